@@ -1,0 +1,23 @@
+# `make demo` and `make test` create .venv when it is missing and install the project's dependencies into it.
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet torch==2.14.1 torchvision==0.29.1
+	$(VENV)/bin/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/python benchmark.py --config configs/samples.yaml
+
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest
+
+clean:
+	rm -rf $(VENV) outputs

@@ -1,0 +1,93 @@
+"""A folder of images read lazily, in a stable order, as 3-channel 8-bit BGR arrays."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import cv2
+import numpy as np
+from torch.utils.data import DataLoader, Dataset
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+
+
+class DatasetError(Exception):
+    pass
+
+
+@dataclass
+class LoadedImage:
+    path: str
+    image: Optional[np.ndarray]
+    error: Optional[str] = None
+
+
+def find_images(root: str | Path, limit: int | None = None) -> list[Path]:
+    root = Path(root)
+    if not root.exists():
+        raise DatasetError(f"dataset.path {root} does not exist; point dataset.path at a folder of images")
+    if not root.is_dir():
+        raise DatasetError(f"dataset.path {root} is not a folder; point dataset.path at a folder of images")
+    found = sorted((p for p in root.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()),
+                   key=lambda p: p.relative_to(root).as_posix())
+    if not found:
+        raise DatasetError(f"dataset.path {root} holds no images ({', '.join(IMAGE_SUFFIXES)}, searched recursively)")
+    return found[:limit] if limit else found
+
+
+def to_bgr8(image: np.ndarray) -> np.ndarray:
+    """Grayscale, alpha and 16-bit images become 3-channel 8-bit BGR."""
+    if image.dtype == np.uint16:
+        image = (image // 257).astype(np.uint8)
+    elif image.dtype in (np.float32, np.float64):
+        image = (np.clip(image, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
+    elif image.dtype != np.uint8:
+        raise ValueError(f"unsupported pixel type {image.dtype}")
+    if image.ndim == 2:
+        return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    channels = image.shape[2]
+    if channels == 1:
+        return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    if channels == 4:
+        return cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+    if channels == 3:
+        return image
+    raise ValueError(f"unsupported channel count {channels}")
+
+
+def decode_image(path: Path) -> LoadedImage:
+    try:
+        data = np.fromfile(path, dtype=np.uint8)
+    except OSError as exc:
+        return LoadedImage(str(path), None, f"cannot read file: {exc.strerror or exc}")
+    if data.size == 0:
+        return LoadedImage(str(path), None, "empty file")
+    image = cv2.imdecode(data, cv2.IMREAD_UNCHANGED)
+    if image is None or image.size == 0:
+        return LoadedImage(str(path), None, "not a decodable image (corrupt or unsupported format)")
+    try:
+        return LoadedImage(str(path), to_bgr8(image))
+    except ValueError as exc:
+        return LoadedImage(str(path), None, str(exc))
+
+
+class ImageFolder(Dataset):
+    def __init__(self, paths: list[Path]):
+        self.paths = paths
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, index: int) -> LoadedImage:
+        return decode_image(self.paths[index])
+
+
+def _keep_list(batch: list[LoadedImage]) -> list[LoadedImage]:
+    return batch
+
+
+def image_loader(paths: list[Path], batch_size: int, workers: int) -> DataLoader:
+    """Images stay arrays of their own sizes; batching into a tensor is the pipeline's job."""
+    return DataLoader(ImageFolder(paths), batch_size=batch_size, shuffle=False, num_workers=workers,
+                      collate_fn=_keep_list, persistent_workers=False)

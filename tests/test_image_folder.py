@@ -1,0 +1,70 @@
+import cv2
+import numpy as np
+import pytest
+
+from datasets.image_folder import DatasetError, decode_image, find_images, image_loader, to_bgr8
+
+
+def test_recursive_sorted_search_with_limit(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a").mkdir()
+    image = np.zeros((8, 8, 3), np.uint8)
+    for rel in ("b/2.png", "a/1.JPG", "top.bmp", "a/z.tiff"):
+        cv2.imwrite(str(tmp_path / rel), image) if not rel.endswith(".JPG") else cv2.imwrite(
+            str(tmp_path / rel), image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    (tmp_path / "notes.txt").write_text("not an image")
+    found = [p.relative_to(tmp_path).as_posix() for p in find_images(tmp_path)]
+    assert found == ["a/1.JPG", "a/z.tiff", "b/2.png", "top.bmp"]
+    assert len(find_images(tmp_path, limit=2)) == 2
+
+
+def test_missing_and_empty_folders(tmp_path):
+    with pytest.raises(DatasetError, match="does not exist"):
+        find_images(tmp_path / "missing")
+    with pytest.raises(DatasetError, match="holds no images"):
+        find_images(tmp_path)
+    file = tmp_path / "x.jpg"
+    file.write_bytes(b"")
+    with pytest.raises(DatasetError, match="not a folder"):
+        find_images(file)
+
+
+def test_conversions_to_three_channel_8bit(tmp_path):
+    gray = np.arange(64, dtype=np.uint8).reshape(8, 8)
+    cv2.imwrite(str(tmp_path / "gray.png"), gray)
+    rgba = np.zeros((8, 8, 4), np.uint8)
+    rgba[..., 0] = 200
+    rgba[..., 3] = 10
+    cv2.imwrite(str(tmp_path / "alpha.png"), rgba)
+    deep = np.full((8, 8, 3), 65535, np.uint16)
+    deep[0, 0] = (257 * 3, 0, 65535)
+    cv2.imwrite(str(tmp_path / "deep.png"), deep)
+    for name in ("gray.png", "alpha.png", "deep.png"):
+        loaded = decode_image(tmp_path / name)
+        assert loaded.error is None
+        assert loaded.image.dtype == np.uint8 and loaded.image.shape == (8, 8, 3)
+    assert (decode_image(tmp_path / "gray.png").image[..., 1] == gray).all()
+    assert (decode_image(tmp_path / "alpha.png").image[..., 0] == 200).all()
+    deep_loaded = decode_image(tmp_path / "deep.png").image
+    assert tuple(deep_loaded[0, 0]) == (3, 0, 255) and deep_loaded[1, 1, 0] == 255
+    assert to_bgr8(np.ones((2, 2), np.float32)).max() == 255
+
+
+def test_undecodable_files_report_a_reason(tmp_path):
+    (tmp_path / "empty.jpg").write_bytes(b"")
+    (tmp_path / "text.png").write_bytes(b"this is not a png")
+    valid = cv2.imencode(".jpg", np.zeros((32, 32, 3), np.uint8))[1].tobytes()
+    (tmp_path / "truncated.jpg").write_bytes(valid[:20])
+    assert decode_image(tmp_path / "empty.jpg").error == "empty file"
+    for name in ("text.png", "truncated.jpg"):
+        loaded = decode_image(tmp_path / name)
+        assert loaded.image is None and "decodable" in loaded.error
+
+
+def test_loader_keeps_batches_as_lists_in_order(tmp_path):
+    for i in range(5):
+        cv2.imwrite(str(tmp_path / f"{i}.png"), np.full((4 + i, 6, 3), i, np.uint8))
+    batches = list(image_loader(find_images(tmp_path), batch_size=2, workers=1))
+    assert [len(b) for b in batches] == [2, 2, 1]
+    flat = [s for b in batches for s in b]
+    assert [s.image.shape[0] for s in flat] == [4, 5, 6, 7, 8]
