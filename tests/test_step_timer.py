@@ -1,0 +1,65 @@
+import time
+
+import pytest
+
+from utils.run_directory import RunDirectory, RunDirectoryExists
+from utils.step_timer import StepTimer
+
+
+def spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+class Recorder:
+    def __init__(self):
+        self.events = []
+
+    def step_started(self, name):
+        self.events.append(("start", name))
+
+    def step_ended(self, name):
+        self.events.append(("end", name))
+
+
+def test_nested_steps_record_parent_context_and_time():
+    listener = Recorder()
+    timer = StepTimer([listener])
+    timer.set_batch("0", 3, 0, False)
+    with timer.step("postprocess"):
+        timer.set_images(2)
+        with timer.step("nms"):
+            spin(0.004)
+        spin(0.002)
+    rows = {r["step"]: r for r in timer.rows()}
+    assert rows["nms"]["parent"] == "postprocess" and rows["postprocess"]["parent"] is None
+    assert rows["nms"]["batch"] == 3 and rows["nms"]["images"] == 2 and rows["nms"]["pass"] == "0"
+    assert 4.0 <= rows["nms"]["ms"] < 4.0 * 1.5 + 1
+    assert rows["postprocess"]["ms"] >= rows["nms"]["ms"] + 2.0
+    assert rows["postprocess"]["start_s"] <= rows["nms"]["start_s"] < rows["nms"]["end_s"] <= rows["postprocess"]["end_s"]
+    assert listener.events == [("start", "postprocess"), ("start", "nms"), ("end", "nms"), ("end", "postprocess")]
+
+
+def test_interrupted_step_is_not_a_measurement_but_listeners_close_it():
+    listener = Recorder()
+    timer = StepTimer([listener])
+    with pytest.raises(KeyboardInterrupt):
+        with timer.step("forward"):
+            raise KeyboardInterrupt
+    with timer.step("load") as handle:
+        handle.discard = True
+    assert timer.records == []
+    assert listener.events[-1] == ("end", "load") and ("end", "forward") in listener.events
+
+
+def test_run_directory_is_never_overwritten(tmp_path):
+    run = RunDirectory(tmp_path / "outputs", "r1")
+    run.create()
+    run.write_csv("t.csv", [{"a": 1, "b": 2}], ["a", "b"])
+    run.write_csv("empty.csv", [], ["a"])
+    assert (run.path / "t.csv").read_text().splitlines() == ["a,b", "1,2"]
+    assert (run.path / "empty.csv").read_text().strip() == "a"
+    with pytest.raises(RunDirectoryExists, match="--set run.id="):
+        RunDirectory(tmp_path / "outputs", "r1").create()
+    assert (run.path / "t.csv").exists()
