@@ -1,0 +1,496 @@
+"""The YOLOv7 network: the Detect head, the Model, and the parser of model-definition files.
+
+A definition (public YOLOv7 cfg format) lists layers as [from, number, module, args]. Arguments are read
+by hand against a per-module signature: nothing from a definition file is ever evaluated.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+import yaml
+from torch import nn
+
+from models.common import MP, SP, SPPCSPC, Concat, Conv, RepConv
+
+DEFINITIONS_DIR = Path(__file__).resolve().parent / "definitions"
+BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
+STRIDE_PROBE_SIZE = 256
+CHANNEL_DIVISOR = 8
+
+
+class ModelDefinitionError(ValueError):
+    """A model-definition file or dict that cannot be turned into a network."""
+
+
+class Detect(nn.Module):
+    """One 1x1 conv per pyramid level; in eval mode decodes to (B, N, 5 + nc) boxes (cx, cy, w, h, obj, cls...)."""
+
+    def __init__(self, nc: int, anchors: list[list[float]], ch: list[int]):
+        super().__init__()
+        self.nc = nc
+        self.no = nc + 5
+        self.nl = len(anchors)
+        self.na = len(anchors[0]) // 2
+        anchor_pixels = torch.tensor(anchors, dtype=torch.float32).view(self.nl, self.na, 2)
+        # `anchors` becomes grid units once Model knows the strides; `anchor_grid` stays in pixels
+        self.register_buffer("anchors", anchor_pixels.clone())
+        self.register_buffer("anchor_grid", anchor_pixels.clone().view(self.nl, 1, self.na, 1, 1, 2))
+        self.m = nn.ModuleList(nn.Conv2d(channels, self.na * self.no, 1) for channels in ch)
+        self.stride = torch.ones(self.nl)
+        self.grids: dict[tuple[int, int], torch.Tensor] = {}
+
+    def cell_grid(self, ny: int, nx: int, like: torch.Tensor) -> torch.Tensor:
+        """(1, 1, ny, nx, 2) cell offsets in (x, y) order, cached per feature-map size."""
+        grid = self.grids.get((ny, nx))
+        if grid is None or grid.dtype != like.dtype or grid.device != like.device:
+            rows, cols = torch.meshgrid(torch.arange(ny, device=like.device), torch.arange(nx, device=like.device),
+                                        indexing="ij")
+            grid = torch.stack((cols, rows), dim=-1).view(1, 1, ny, nx, 2).to(like.dtype)
+            self.grids[(ny, nx)] = grid
+        return grid
+
+    def forward(self, xs: list[torch.Tensor]) -> torch.Tensor | list[torch.Tensor]:
+        maps = []
+        for level, features in enumerate(xs):
+            raw = self.m[level](features)
+            batch, _, ny, nx = raw.shape
+            maps.append(raw.view(batch, self.na, self.no, ny, nx).permute(0, 1, 3, 4, 2).contiguous())
+        if self.training:
+            return maps
+        decoded = []
+        for level, raw in enumerate(maps):
+            batch, _, ny, nx, _ = raw.shape
+            y = raw.sigmoid()
+            xy = (y[..., :2] * 2 - 0.5 + self.cell_grid(ny, nx, y)) * float(self.stride[level])
+            wh = (y[..., 2:4] * 2) ** 2 * self.anchor_grid[level]
+            decoded.append(torch.cat((xy, wh, y[..., 4:]), dim=-1).view(batch, -1, self.no))
+        return torch.cat(decoded, dim=1)
+
+
+# --- argument parsing -----------------------------------------------------------------------------------
+
+ACTIVATION_PATTERN = re.compile(r"^(?:nn\.)?(?P<name>[A-Za-z0-9]+)\((?P<arg>[^()]*)\)$")
+NUMBER_PATTERN = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+# in-place where the reference runtime makes them in-place
+ACTIVATIONS: dict[str, Callable[..., nn.Module]] = {
+    "SiLU": nn.SiLU,
+    "ReLU": lambda: nn.ReLU(inplace=True),
+    "ReLU6": lambda: nn.ReLU6(inplace=True),
+    "LeakyReLU": lambda negative_slope=0.01: nn.LeakyReLU(negative_slope, inplace=True),
+    "Hardswish": lambda: nn.Hardswish(inplace=True),
+    "Mish": nn.Mish,
+    "Sigmoid": nn.Sigmoid,
+    "Identity": nn.Identity,
+}
+ACTIVATIONS_WITH_ARG = {"LeakyReLU"}
+UPSAMPLE_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic", "area")
+
+
+@dataclass(frozen=True)
+class ActivationSpec:
+    """An activation named in a definition; built afresh per layer so no module instance is shared."""
+    name: str
+    arg: float | None
+
+    def build(self) -> nn.Module:
+        factory = ACTIVATIONS[self.name]
+        return factory() if self.arg is None else factory(self.arg)
+
+
+def parse_activation(text: str) -> ActivationSpec | None:
+    """'nn.LeakyReLU(0.1)' -> ActivationSpec; None when the text is not a whitelisted activation call."""
+    match = ACTIVATION_PATTERN.match(text.strip())
+    if match is None or match["name"] not in ACTIVATIONS:
+        return None
+    arg_text = match["arg"].strip()
+    if not arg_text:
+        return ActivationSpec(match["name"], None)
+    if match["name"] in ACTIVATIONS_WITH_ARG and NUMBER_PATTERN.match(arg_text):
+        return ActivationSpec(match["name"], float(arg_text))
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_int(value: Any) -> int:
+    if not _is_int(value):
+        raise ValueError("an integer")
+    return value
+
+
+def _check_positive_int(value: Any) -> int:
+    if not _is_int(value) or value < 1:
+        raise ValueError("a positive integer")
+    return value
+
+
+def _check_int_or_none(value: Any) -> int | None:
+    if value is not None and not _is_int(value):
+        raise ValueError("an integer or None")
+    return value
+
+
+def _check_activation(value: Any) -> bool | ActivationSpec:
+    if isinstance(value, (bool, ActivationSpec)):
+        return value
+    raise ValueError("True, False or an activation such as nn.LeakyReLU(0.1)")
+
+
+def _check_kernel_sizes(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list) or not value or not all(_is_int(v) and v > 0 for v in value):
+        raise ValueError("a list of positive integers")
+    return tuple(value)
+
+
+def _check_scale(value: Any) -> float | None:
+    if value is not None and (not _is_number(value) or value <= 0):
+        raise ValueError("a positive number or None")
+    return value
+
+
+def _check_mode(value: Any) -> str:
+    if value not in UPSAMPLE_MODES:
+        raise ValueError(f"one of {', '.join(UPSAMPLE_MODES)}")
+    return value
+
+
+def _check_any(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    check: Callable[[Any], Any]
+    default: Any = None
+    required: bool = False
+
+
+# signatures of the args column, positional, in the order the public cfg format writes them
+CONV_PARAMS = (Param("c2", _check_positive_int, required=True), Param("k", _check_positive_int, 1),
+               Param("s", _check_positive_int, 1), Param("p", _check_int_or_none, None),
+               Param("g", _check_positive_int, 1), Param("act", _check_activation, True))
+REPCONV_PARAMS = (CONV_PARAMS[0], Param("k", _check_positive_int, 3)) + CONV_PARAMS[2:]
+SIGNATURES: dict[str, tuple[Param, ...]] = {
+    "Conv": CONV_PARAMS,
+    "RepConv": REPCONV_PARAMS,
+    "SPPCSPC": (Param("c2", _check_positive_int, required=True), Param("k", _check_kernel_sizes, [5, 9, 13])),
+    "Concat": (Param("d", _check_int, 1),),
+    "MP": (Param("k", _check_positive_int, 2),),
+    "SP": (Param("k", _check_positive_int, 3), Param("s", _check_positive_int, 1)),
+    "Upsample": (Param("size", _check_int_or_none, None), Param("scale_factor", _check_scale, 2),
+                 Param("mode", _check_mode, "nearest")),
+    "Detect": (Param("nc", _check_positive_int, required=True), Param("anchors", _check_any, required=True)),
+}
+MODULE_ALIASES = {"nn.Upsample": "Upsample"}
+CHANNEL_MODULES = {"Conv": Conv, "RepConv": RepConv, "SPPCSPC": SPPCSPC}
+
+
+def resolve_arg(value: Any, nc: int, anchors: list) -> Any:
+    """Definition-file spelling -> value: 'None', 'nc', 'anchors' and activation calls are the only words."""
+    if not isinstance(value, str):
+        return value
+    if value == "None":
+        return None
+    if value == "nc":
+        return nc
+    if value == "anchors":
+        return anchors
+    if value in UPSAMPLE_MODES:
+        return value
+    activation = parse_activation(value)
+    if activation is None:
+        raise ValueError(f"unsupported argument {value!r} (allowed words: None, nc, anchors, "
+                         f"{', '.join(UPSAMPLE_MODES)}, or an activation like nn.LeakyReLU(0.1))")
+    return activation
+
+
+def bind_args(module: str, args: list[Any]) -> dict[str, Any]:
+    """Positional args -> validated keyword args for `module`'s signature."""
+    params = SIGNATURES[module]
+    if len(args) > len(params):
+        raise ValueError(f"{module} takes at most {len(params)} args ({', '.join(p.name for p in params)}), "
+                         f"got {len(args)}")
+    bound = {}
+    for index, param in enumerate(params):
+        if index < len(args):
+            try:
+                bound[param.name] = param.check(args[index])
+            except ValueError as error:
+                raise ValueError(f"{module} arg {param.name} must be {error}, got {args[index]!r}") from None
+        elif param.required:
+            raise ValueError(f"{module} needs arg {param.name}")
+        else:
+            bound[param.name] = param.default
+    return bound
+
+
+def make_divisible(value: float, divisor: int = CHANNEL_DIVISOR) -> int:
+    return math.ceil(value / divisor) * divisor
+
+
+def scaled_depth(number: int, depth_multiple: float) -> int:
+    return max(round(number * depth_multiple), 1) if number > 1 else number
+
+
+# --- definition -> layers --------------------------------------------------------------------------------
+
+def load_definition(path: str | Path) -> dict:
+    """Read a definition YAML (safe_load only) and check its top-level fields."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ModelDefinitionError(f"{path}: cannot read model definition: {error}") from error
+    try:
+        definition = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ModelDefinitionError(f"{path}: not valid YAML: {error}") from error
+    if not isinstance(definition, dict):
+        raise ModelDefinitionError(f"{path}: a model definition must be a mapping, got {type(definition).__name__}")
+    return definition
+
+
+def definition_path(arch: str) -> Path:
+    """'yolov7' / 'yolov7-tiny' -> the bundled definition; anything else is taken as a path."""
+    if arch in BUILTIN_ARCHS:
+        return DEFINITIONS_DIR / f"{arch}.yaml"
+    return Path(arch)
+
+
+def _check_header(definition: dict, source: str) -> tuple[int, float, float, list[list[float]]]:
+    def fail(problem: str) -> ModelDefinitionError:
+        return ModelDefinitionError(f"{source}: {problem}")
+
+    for key in ("nc", "depth_multiple", "width_multiple", "anchors", "backbone", "head"):
+        if key not in definition:
+            raise fail(f"missing top-level key {key!r}")
+    nc = definition["nc"]
+    if not _is_int(nc) or nc < 1:
+        raise fail(f"nc must be a positive integer, got {nc!r}")
+    multiples = []
+    for key in ("depth_multiple", "width_multiple"):
+        value = definition[key]
+        if not _is_number(value) or value <= 0:
+            raise fail(f"{key} must be a positive number, got {value!r}")
+        multiples.append(float(value))
+    anchors = definition["anchors"]
+    if (not isinstance(anchors, list) or not anchors
+            or not all(isinstance(level, list) and level and len(level) % 2 == 0 for level in anchors)
+            or len({len(level) for level in anchors}) != 1
+            or not all(_is_number(v) and v > 0 for level in anchors for v in level)):
+        raise fail("anchors must be a list of levels, each the same even number of positive pixel sizes")
+    for key in ("backbone", "head"):
+        if not isinstance(definition[key], list):
+            raise fail(f"{key} must be a list of layers")
+    return nc, multiples[0], multiples[1], anchors
+
+
+def _absolute_sources(sources: int | list, index: int) -> list[int]:
+    """`from` entries -> absolute layer indices; -1 (the previous layer, or the image for layer 0) stays -1."""
+    entries = sources if isinstance(sources, list) else [sources]
+    if not entries or not all(_is_int(e) for e in entries):
+        raise ValueError(f"'from' must be an integer or a non-empty list of integers, got {sources!r}")
+    absolute = []
+    for entry in entries:
+        target = entry if entry == -1 or entry >= 0 else index + entry
+        if target != -1 and not 0 <= target < index:
+            raise ValueError(f"'from' entry {entry} does not refer to an earlier layer")
+        absolute.append(target)
+    return absolute
+
+
+def _layer_type(module: nn.Module) -> str:
+    return f"{type(module).__module__}.{type(module).__qualname__}"
+
+
+def parse_definition(definition: dict, input_channels: int = 3, source: str = "<definition>"
+                     ) -> tuple[nn.Sequential, list[list[int]]]:
+    """Definition dict -> (layers, absolute source indices per layer; -1 = the previous output or the image)."""
+    nc, depth_multiple, width_multiple, anchors = _check_header(definition, source)
+    rows = definition["backbone"] + definition["head"]
+    channels: list[int] = []  # output channels per layer
+    layers, sources_per_layer = [], []
+    for index, row in enumerate(rows):
+        try:
+            layer, out_channels, absolute = _build_layer(row, index, channels, input_channels, nc, anchors,
+                                                         depth_multiple, width_multiple, len(rows))
+        except (ValueError, TypeError) as error:
+            raise ModelDefinitionError(f"{source}: layer {index}: {error}") from None
+        channels.append(out_channels)
+        layers.append(layer)
+        sources_per_layer.append(absolute)
+    if not layers or not isinstance(layers[-1], Detect):
+        raise ModelDefinitionError(f"{source}: the last layer must be Detect")
+    return nn.Sequential(*layers), sources_per_layer
+
+
+def _build_layer(row: Any, index: int, channels: list[int], input_channels: int, nc: int, anchors: list,
+                 depth_multiple: float, width_multiple: float, layer_count: int
+                 ) -> tuple[nn.Module, int, list[int]]:
+    if not isinstance(row, list) or len(row) != 4:
+        raise ValueError(f"a layer must be [from, number, module, args], got {row!r}")
+    sources, number, module_name, raw_args = row
+    if not isinstance(module_name, str):
+        raise ValueError(f"module name must be a string, got {module_name!r}")
+    name = MODULE_ALIASES.get(module_name, module_name)
+    if name not in SIGNATURES:
+        raise ValueError(f"unknown module {module_name!r} (allowed: Conv, Concat, MP, SP, SPPCSPC, RepConv, "
+                         "Detect, nn.Upsample)")
+    if not _is_int(number) or number < 1:
+        raise ValueError(f"'number' must be a positive integer, got {number!r}")
+    if not isinstance(raw_args, list):
+        raise ValueError(f"args must be a list, got {raw_args!r}")
+    absolute = _absolute_sources(sources, index)
+    if name != "Concat" and name != "Detect" and len(absolute) != 1:
+        raise ValueError(f"{name} takes one input, 'from' lists {len(absolute)}")
+    if name == "Detect" and index != layer_count - 1:
+        raise ValueError("Detect must be the last layer")
+    previous_channels = channels[-1] if channels else input_channels
+    in_channels = [previous_channels if source == -1 else channels[source] for source in absolute]
+    kwargs = bind_args(name, [resolve_arg(arg, nc, anchors) for arg in raw_args])
+    repeats = scaled_depth(number, depth_multiple)
+
+    if name in CHANNEL_MODULES:
+        kwargs["c2"] = make_divisible(kwargs["c2"] * width_multiple)
+        out_channels = kwargs["c2"]
+    elif name == "Concat":
+        out_channels = sum(in_channels)
+    elif name == "Detect":
+        _check_detect_anchors(kwargs["anchors"], len(absolute))
+        out_channels = 0
+    else:
+        out_channels = in_channels[0]
+
+    if repeats == 1:
+        layer = _make_module(name, kwargs, in_channels)
+    else:
+        layer = nn.Sequential(*(_make_module(name, kwargs, in_channels) for _ in range(repeats)))
+    layer.f = sources
+    layer.i = index
+    layer.type = _layer_type(layer)
+    layer.np = sum(p.numel() for p in layer.parameters())
+    return layer, out_channels, absolute
+
+
+def _make_module(name: str, kwargs: dict[str, Any], in_channels: list[int]) -> nn.Module:
+    if name in CHANNEL_MODULES:
+        built = {k: (v.build() if isinstance(v, ActivationSpec) else v) for k, v in kwargs.items()}
+        return CHANNEL_MODULES[name](in_channels[0], **built)
+    if name == "Concat":
+        return Concat(kwargs["d"])
+    if name == "Detect":
+        return Detect(kwargs["nc"], kwargs["anchors"], in_channels)
+    if name == "Upsample":
+        return nn.Upsample(kwargs["size"], kwargs["scale_factor"], kwargs["mode"])
+    return (MP if name == "MP" else SP)(**kwargs)
+
+
+def _check_detect_anchors(anchors: Any, level_count: int) -> None:
+    if (not isinstance(anchors, list) or len(anchors) != level_count
+            or not all(isinstance(level, list) and level and len(level) % 2 == 0 for level in anchors)
+            or len({len(level) for level in anchors}) != 1):
+        raise ValueError(f"Detect needs one anchor list (of equal even length) per input; it has "
+                         f"{level_count} inputs")
+
+
+def coco_names() -> list[str]:
+    lines = (DEFINITIONS_DIR / "coco80.names").read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip()]
+
+
+# --- the network ------------------------------------------------------------------------------------------
+
+class Model(nn.Module):
+    """A YOLOv7 network built from a definition dict; eval-mode forward returns (B, N, 5 + nc) predictions."""
+
+    def __init__(self, definition: dict, input_channels: int = 3, source: str = "<definition>"):
+        super().__init__()
+        self.yaml = dict(definition, ch=input_channels)
+        self.yaml_file = source
+        self.model, self.sources = parse_definition(definition, input_channels, source)
+        detect = self.model[-1]
+        self.nc = detect.nc
+        self.names = coco_names() if self.nc == 80 else [str(k) for k in range(self.nc)]
+        self.save, self.release_after = _output_lifetimes(self.sources)
+        self.stride = self._probe_strides(input_channels, source)
+        detect.stride = self.stride
+        detect.anchors /= self.stride.view(-1, 1, 1)
+        _initialise_detect_biases(detect)
+
+    def _probe_strides(self, input_channels: int, source: str) -> torch.Tensor:
+        was_training = self.training
+        self.eval()  # running stats stay untouched by the zero image
+        self.model[-1].train()  # Detect then returns the raw per-level maps, all the probe needs
+        probe = torch.zeros(1, input_channels, STRIDE_PROBE_SIZE, STRIDE_PROBE_SIZE)
+        running = {"layer": None}  # which layer to blame when the probe fails
+        hooks = [layer.register_forward_pre_hook(lambda module, _: running.update(layer=module.i))
+                 for layer in self.model]
+        try:
+            with torch.no_grad():
+                maps = self.forward(probe)
+        except RuntimeError as error:
+            raise ModelDefinitionError(f"{source}: layer {running['layer']}: forward of a {STRIDE_PROBE_SIZE}x"
+                                       f"{STRIDE_PROBE_SIZE} image failed: {error}") from error
+        finally:
+            for hook in hooks:
+                hook.remove()
+            self.train(was_training)
+        return torch.tensor([STRIDE_PROBE_SIZE / level.shape[-2] for level in maps])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor | list[torch.Tensor]:
+        kept: dict[int, torch.Tensor] = {}
+        for layer, sources in zip(self.model, self.sources):
+            if layer.f != -1:
+                inputs = [x if source == -1 else kept[source] for source in sources]
+                x = inputs[0] if isinstance(layer.f, int) else inputs
+            x = layer(x)
+            if layer.i in self.save:
+                kept[layer.i] = x
+            for finished in self.release_after.get(layer.i, ()):
+                del kept[finished]
+        return x
+
+
+def _output_lifetimes(sources_per_layer: list[list[int]]) -> tuple[set[int], dict[int, list[int]]]:
+    """Which layer outputs later layers read (besides the next layer), and after which layer each can go."""
+    last_reader: dict[int, int] = {}
+    for reader, sources in enumerate(sources_per_layer):
+        for source in sources:
+            if source != -1:
+                last_reader[source] = reader
+    release_after: dict[int, list[int]] = {}
+    for source, reader in last_reader.items():
+        release_after.setdefault(reader, []).append(source)
+    return set(last_reader), release_after
+
+
+def _initialise_detect_biases(detect: Detect, image_size: int = 640) -> None:
+    """Priors from the reference: about 8 objects per 640 image, class probability about 0.6 / nc."""
+    with torch.no_grad():
+        for conv, stride in zip(detect.m, detect.stride.tolist()):
+            bias = conv.bias.view(detect.na, detect.no)
+            bias[:, 4] += math.log(8 / (image_size / stride) ** 2)
+            bias[:, 5:] += math.log(0.6 / (detect.nc - 0.99))
+
+
+def build_model(arch: str, seed: int | None = 0) -> Model:
+    """'yolov7', 'yolov7-tiny' or a definition path -> unfused float32 Model in eval mode, seeded init."""
+    path = definition_path(arch)
+    definition = load_definition(path)
+    with torch.random.fork_rng(devices=[]):
+        if seed is not None:
+            torch.manual_seed(seed)
+        model = Model(definition, source=str(path))
+    return model.float().eval()

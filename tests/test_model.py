@@ -1,0 +1,297 @@
+import copy
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+import yaml
+from torch import nn
+
+from models import ModelDefinitionError, build_model, fuse_model
+from models.common import Conv, RepConv
+from models.fuse import fold_batchnorm, identity_kernel, pad_to_kernel
+from models.yolo import DEFINITIONS_DIR, ActivationSpec, Detect, load_definition, parse_activation
+
+# README "Known totals": (arch, params unfused, params fused, state_dict keys fused)
+KNOWN_TOTALS = [("yolov7", 37_620_125, 36_905_341, 186), ("yolov7-tiny", 6_227_101, 6_219_709, 118)]
+
+
+@pytest.fixture(scope="module")
+def models_by_arch():
+    return {"yolov7": build_model("yolov7"), "yolov7-tiny": build_model("yolov7-tiny")}
+
+
+def parameter_count(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def randomize_batchnorms(model: nn.Module, seed: int) -> None:
+    """Non-trivial BN statistics, so that folding them is actually exercised."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.BatchNorm2d):
+                shape = module.running_mean.shape
+                module.running_mean.copy_(torch.randn(shape, generator=generator) * 0.5)
+                module.running_var.copy_(torch.rand(shape, generator=generator) * 2 + 0.5)
+                module.weight.copy_(torch.rand(shape, generator=generator) + 0.5)
+                module.bias.copy_(torch.randn(shape, generator=generator) * 0.2)
+
+
+# --- totals, shapes, strides ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("arch, unfused, fused, fused_keys", KNOWN_TOTALS)
+def test_parameter_and_key_counts_match_reference(models_by_arch, arch, unfused, fused, fused_keys):
+    model = models_by_arch[arch]
+    assert parameter_count(model) == unfused
+    fused_model = fuse_model(copy.deepcopy(model))
+    assert parameter_count(fused_model) == fused
+    assert len(fused_model.state_dict()) == fused_keys
+    assert sum(layer.np for layer in fused_model.model) == fused
+
+
+@pytest.mark.parametrize("arch", ["yolov7", "yolov7-tiny"])
+def test_strides_and_layer_attributes(models_by_arch, arch):
+    model = models_by_arch[arch]
+    assert model.stride.tolist() == [8.0, 16.0, 32.0]
+    assert model.model[-1].stride.tolist() == [8.0, 16.0, 32.0]
+    assert model.nc == 80 and len(model.names) == 80 and model.names[0] == "person"
+    assert not model.training and next(model.parameters()).dtype == torch.float32
+    for index, layer in enumerate(model.model):
+        assert layer.i == index
+        assert layer.np == parameter_count(layer)
+    assert sum(layer.np for layer in model.model) == parameter_count(model)
+    assert model.model[0].type == "models.common.Conv"
+    assert isinstance(model.model[-1], Detect) and model.model[-1].type == "models.yolo.Detect"
+
+
+def test_yolov7_tiny_output_shape_at_640(models_by_arch):
+    with torch.no_grad():
+        out = models_by_arch["yolov7-tiny"](torch.rand(1, 3, 640, 640))
+    assert out.shape == (1, 25200, 85)
+
+
+def test_yolov7_small_forward_shape_and_decode_ranges(models_by_arch):
+    with torch.no_grad():
+        out = models_by_arch["yolov7"](torch.rand(2, 3, 64, 96))
+    cells = 3 * (8 * 12 + 4 * 6 + 2 * 3)  # 3 anchors per cell at strides 8, 16, 32
+    assert out.shape == (2, cells, 85)
+    assert torch.all(out[..., 4:] >= 0) and torch.all(out[..., 4:] <= 1)  # sigmoid scores
+    assert torch.all(out[..., 2:4] > 0)
+
+
+def test_forward_matches_keep_everything_reference(models_by_arch):
+    """Our forward drops outputs early; a naive loop that keeps every output must give the same result."""
+    model = models_by_arch["yolov7-tiny"]
+    x = torch.rand(1, 3, 96, 96)
+    with torch.no_grad():
+        outputs, current = [], x
+        for layer in model.model:
+            if layer.f != -1:
+                if isinstance(layer.f, int):
+                    current = outputs[layer.f]
+                else:
+                    current = [current if j == -1 else outputs[j] for j in layer.f]
+            current = layer(current)
+            outputs.append(current)
+        assert torch.equal(model(x), current)
+
+
+def test_same_seed_same_weights_other_seed_other_weights(models_by_arch):
+    again = build_model("yolov7-tiny", seed=0)
+    other = build_model("yolov7-tiny", seed=1)
+    reference = models_by_arch["yolov7-tiny"].state_dict()
+    assert all(torch.equal(reference[k], v) for k, v in again.state_dict().items())
+    assert not torch.equal(reference["model.0.conv.weight"], other.state_dict()["model.0.conv.weight"])
+
+
+def test_batchnorm_defaults_and_activation_per_layer(models_by_arch):
+    model = models_by_arch["yolov7-tiny"]
+    norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    assert norms and all(m.eps == 1e-3 and m.momentum == 0.03 for m in norms)
+    activations = [m.act for m in model.modules() if isinstance(m, Conv)]
+    assert all(isinstance(a, nn.LeakyReLU) and a.negative_slope == 0.1 for a in activations)
+    assert len({id(a) for a in activations}) == len(activations)  # shared modules would confuse layer hooks
+
+
+# --- Detect decoding ----------------------------------------------------------------------------------
+
+def test_detect_decode_against_cell_by_cell_reference():
+    torch.manual_seed(3)
+    nc, anchors, stride = 2, [[10, 14, 30, 20]], 8.0
+    detect = Detect(nc, anchors, [4]).eval()
+    detect.stride = torch.tensor([stride])
+    detect.anchors /= stride
+    features = torch.randn(1, 4, 2, 3)
+    with torch.no_grad():
+        out = detect([features])
+        raw = detect.m[0](features)  # (1, 2 * 7, 2, 3)
+    no, expected = nc + 5, []
+    for a in range(2):
+        for gy in range(2):
+            for gx in range(3):
+                v = [1 / (1 + math.exp(-raw[0, a * no + c, gy, gx].item())) for c in range(no)]
+                expected.append([(2 * v[0] - 0.5 + gx) * stride, (2 * v[1] - 0.5 + gy) * stride,
+                                 (2 * v[2]) ** 2 * anchors[0][2 * a], (2 * v[3]) ** 2 * anchors[0][2 * a + 1]]
+                                + v[4:])
+    assert out.shape == (1, 12, no)
+    torch.testing.assert_close(out[0], torch.tensor(expected), rtol=1e-5, atol=1e-4)
+    assert (2, 3) in detect.grids
+
+
+# --- fusing -----------------------------------------------------------------------------------------------
+
+def test_fold_batchnorm_hand_computed():
+    bn = nn.BatchNorm2d(2, eps=1.0).eval()
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([1.0, 2.0]))
+        bn.bias.copy_(torch.tensor([0.5, -1.0]))
+        bn.running_mean.copy_(torch.tensor([1.0, 0.0]))
+        bn.running_var.copy_(torch.tensor([3.0, 15.0]))
+    weight = torch.tensor([[[[2.0]]], [[[3.0]]]])
+    # sqrt(var + eps) = [2, 4]; scale = gamma / std = [0.5, 0.5]
+    # w' = [2 * 0.5, 3 * 0.5]; b' = beta + (0 - mean) * scale = [0.5 - 0.5, -1 + 0]
+    folded_weight, folded_bias = fold_batchnorm(weight, None, bn)
+    assert folded_weight.flatten().tolist() == [1.0, 1.5]
+    assert folded_bias.tolist() == [0.0, -1.0]
+    # with a conv bias [4, 8]: b' = [0.5 + (4 - 1) * 0.5, -1 + 8 * 0.5]
+    assert fold_batchnorm(weight, torch.tensor([4.0, 8.0]), bn)[1].tolist() == [2.0, 3.0]
+
+
+def test_fold_batchnorm_matches_conv_then_bn():
+    torch.manual_seed(0)
+    conv = nn.Conv2d(3, 4, 3, padding=1, bias=True)
+    bn = nn.BatchNorm2d(4, eps=1e-3)
+    randomize_batchnorms(bn, seed=1)
+    bn.eval()
+    x = torch.randn(2, 3, 5, 5)
+    weight, bias = fold_batchnorm(conv.weight, conv.bias, bn)
+    with torch.no_grad():
+        torch.testing.assert_close(F.conv2d(x, weight, bias, padding=1), bn(conv(x)), rtol=1e-5, atol=1e-5)
+
+
+def test_pad_and_identity_kernels():
+    padded = pad_to_kernel(torch.full((1, 1, 1, 1), 5.0), 3)
+    assert padded.shape == (1, 1, 3, 3) and padded.sum() == 5.0 and padded[0, 0, 1, 1] == 5.0
+    x = torch.randn(1, 4, 5, 5)
+    for groups in (1, 2):
+        kernel = identity_kernel(4, groups, 3, x)
+        assert torch.equal(F.conv2d(x, kernel, padding=1, groups=groups), x)
+
+
+@pytest.mark.parametrize("c1, c2, stride", [(6, 6, 1), (4, 8, 1), (6, 6, 2)])
+def test_repconv_reparameterisation_matches_branches(c1, c2, stride):
+    torch.manual_seed(7)
+    module = RepConv(c1, c2, 3, stride)
+    assert (module.rbr_identity is not None) == (c1 == c2 and stride == 1)
+    randomize_batchnorms(module, seed=2)
+    module.eval()
+    x = torch.randn(2, c1, 9, 9)
+    with torch.no_grad():
+        expected = module(x)
+        fuse_model(module)
+        fused = module(x)
+    assert module.rbr_dense is None and module.rbr_1x1 is None and module.rbr_identity is None
+    assert isinstance(module.rbr_reparam, nn.Conv2d) and module.rbr_reparam.bias is not None
+    assert module.rbr_reparam.kernel_size == (3, 3)
+    torch.testing.assert_close(fused, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_fused_model_matches_unfused(models_by_arch):
+    model = copy.deepcopy(models_by_arch["yolov7-tiny"])
+    randomize_batchnorms(model, seed=5)
+    x = torch.rand(1, 3, 160, 160)
+    with torch.no_grad():
+        expected = model(x)
+        fuse_model(model)
+        fused = model(x)
+    assert all(m.bn is None and m.conv.bias is not None for m in model.modules() if isinstance(m, Conv))
+    assert not any(isinstance(m, nn.BatchNorm2d) for m in model.modules())
+    scale = expected.abs().max().item()
+    torch.testing.assert_close(fused, expected, rtol=0, atol=1e-4 * scale)
+
+
+# --- definitions --------------------------------------------------------------------------------------
+
+def test_parse_activation_whitelist():
+    assert parse_activation("nn.LeakyReLU(0.1)") == ActivationSpec("LeakyReLU", 0.1)
+    assert parse_activation("nn.SiLU()") == ActivationSpec("SiLU", None)
+    assert parse_activation("ReLU()") == ActivationSpec("ReLU", None)
+    for text in ("nn.SiLU(1)", "nn.LeakyReLU(__import__('os'))", "os.system('x')", "nn.Conv2d(1)",
+                 "nn.LeakyReLU(0.1).__class__", "eval('1')"):
+        assert parse_activation(text) is None, text
+    built = parse_activation("nn.LeakyReLU(0.2)").build()
+    assert isinstance(built, nn.LeakyReLU) and built.negative_slope == 0.2
+
+
+def write_tiny_variant(tmp_path, edit) -> str:
+    definition = load_definition(DEFINITIONS_DIR / "yolov7-tiny.yaml")
+    edit(definition)
+    path = tmp_path / "variant.yaml"
+    path.write_text(yaml.safe_dump(definition, sort_keys=False))
+    return str(path)
+
+
+@pytest.mark.parametrize("layer, row, expected", [
+    (3, [-2, 1, "Focus", [32, 1, 1]], "unknown module 'Focus'"),
+    (3, [-2, 1, "Conv", ["__import__('os').system('touch PWNED')", 1, 1]], "unsupported argument"),
+    (3, [-2, 1, "Conv", [32, 1, 1, None, 1, "nn.LeakyReLU(__import__('os'))"]], "unsupported argument"),
+    (4, [9, 1, "Conv", [32, 3, 1]], "does not refer to an earlier layer"),
+    (4, [-1, 1, "Conv", [32, 3, 1, None, 1, True, 5]], "at most 6 args"),
+    (4, [-1, 1, "Conv"], "[from, number, module, args]"),
+    (4, [-1, 1, "Conv", ["wide"]], "unsupported argument 'wide'"),
+    (4, [-1, 1, "Conv", [32.5, 3]], "c2 must be a positive integer"),
+    (9, [[-1, -2], 1, "Concat", [1]], "forward of a 256x256 image failed"),  # /8 map next to a /4 map
+])
+def test_malformed_definition_raises_with_file_and_layer(tmp_path, monkeypatch, layer, row, expected):
+    monkeypatch.chdir(tmp_path)
+    path = write_tiny_variant(tmp_path, lambda d: d["backbone"].__setitem__(layer, row))
+    with pytest.raises(ModelDefinitionError) as raised:
+        build_model(path)
+    message = str(raised.value)
+    assert path in message and f"layer {layer}:" in message and expected in message
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_definition_header_and_yaml_errors(tmp_path):
+    bad_yaml = tmp_path / "broken.yaml"
+    bad_yaml.write_text("nc: [80\n")
+    with pytest.raises(ModelDefinitionError, match="not valid YAML"):
+        build_model(str(bad_yaml))
+    no_anchors = write_tiny_variant(tmp_path, lambda d: d.pop("anchors"))
+    with pytest.raises(ModelDefinitionError, match="missing top-level key 'anchors'"):
+        build_model(no_anchors)
+    with pytest.raises(ModelDefinitionError, match="cannot read"):
+        build_model(str(tmp_path / "absent.yaml"))
+
+
+def test_width_multiple_scales_channels_and_nc_sets_head(tmp_path):
+    def edit(definition):
+        definition["width_multiple"] = 0.25
+        definition["nc"] = 3
+    model = build_model(write_tiny_variant(tmp_path, edit))
+    assert model.model[0].conv.out_channels == 8  # 32 * 0.25, rounded up to a multiple of 8
+    assert model.model[1].conv.out_channels == 16
+    assert model.model[-1].m[0].out_channels == 3 * (3 + 5)
+    assert model.nc == 3 and model.names == ["0", "1", "2"]
+    with torch.no_grad():
+        assert model(torch.rand(1, 3, 64, 64)).shape == (1, 252, 8)
+
+
+def test_model_from_dict_keeps_definition(models_by_arch):
+    definition = load_definition(DEFINITIONS_DIR / "yolov7-tiny.yaml")
+    assert models_by_arch["yolov7-tiny"].yaml["backbone"] == definition["backbone"]
+    assert models_by_arch["yolov7-tiny"].yaml["ch"] == 3
+
+
+def test_number_repeats_the_module_scaled_by_depth(tmp_path):
+    def edit(definition):
+        definition["depth_multiple"] = 0.5
+        definition["backbone"][2] = [-1, 3, "Conv", [64, 1, 1, None, 1, "nn.LeakyReLU(0.1)"]]
+    model = build_model(write_tiny_variant(tmp_path, edit))
+    repeated = model.model[2]
+    assert isinstance(repeated, nn.Sequential) and len(repeated) == 2  # round(3 * 0.5)
+    assert model.model[6].type == "models.common.Concat"
+    assert model.model[7].conv.in_channels == 3 * 32 + 64  # layers 5, 4, 3 and the repeated layer 2
+    with torch.no_grad():
+        assert model(torch.rand(1, 3, 64, 64)).shape == (1, 252, 85)
