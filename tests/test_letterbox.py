@@ -1,0 +1,129 @@
+import cv2
+import numpy as np
+import pytest
+
+from utils.letterbox import LetterboxGeometry, letterbox, letterbox_geometry
+
+
+# Each case: (h, w, new_shape, auto, stride, scaleup, expected geometry), worked out by hand.
+HAND_CASES = [
+    pytest.param(
+        480, 640, 640, False, 32, True,
+        # r = min(640/480, 640/640) = 1; unpad (640, 480); dw = 0, dh = 160
+        # top = round(80 - 0.1) = 80, bottom = round(80 + 0.1) = 80
+        LetterboxGeometry(1.0, (640, 480), 80, 80, 0, 0, (640, 640)),
+        id="480x640-to-640-square",
+    ),
+    pytest.param(
+        500, 375, 640, True, 32, True,
+        # r = min(640/500, 640/375) = 1.28; unpad (round(480.0), round(640.0)) = (480, 640)
+        # dw = 160 -> 160 % 32 = 0, dh = 0: the minimal rectangle needs no padding
+        LetterboxGeometry(1.28, (480, 640), 0, 0, 0, 0, (640, 480)),
+        id="500x375-auto-no-padding",
+    ),
+    pytest.param(
+        427, 640, 640, True, 32, True,
+        # r = 1; unpad (640, 427); dh = 213 -> 213 % 32 = 21; 21 / 2 = 10.5
+        # top = round(10.4) = 10, bottom = round(10.6) = 11; out h = 427 + 21 = 448
+        LetterboxGeometry(1.0, (640, 427), 10, 11, 0, 0, (448, 640)),
+        id="427x640-auto-odd-padding",
+    ),
+    pytest.param(
+        427, 640, 640, False, 32, True,
+        # r = 1; dh = 213 -> 106.5: top = round(106.4) = 106, bottom = round(106.6) = 107
+        LetterboxGeometry(1.0, (640, 427), 106, 107, 0, 0, (640, 640)),
+        id="427x640-odd-padding",
+    ),
+    pytest.param(
+        100, 200, 640, False, 32, False,
+        # r = min(6.4, 3.2) = 3.2 -> min(3.2, 1) = 1; unpad (200, 100)
+        # dw = 440 -> 220 / 220, dh = 540 -> 270 / 270
+        LetterboxGeometry(1.0, (200, 100), 270, 270, 220, 220, (640, 640)),
+        id="small-image-no-scaleup",
+    ),
+    pytest.param(
+        100, 200, 640, False, 32, True,
+        # r = 3.2; unpad (640, 320); dh = 320 -> 160 / 160
+        LetterboxGeometry(3.2, (640, 320), 160, 160, 0, 0, (640, 640)),
+        id="small-image-scaleup",
+    ),
+    pytest.param(
+        480, 640, (320, 480), False, 32, True,
+        # r = min(320/480, 480/640) = 2/3; unpad (round(426.67), round(320.0)) = (427, 320)
+        # dw = 53 -> 26.5: left = round(26.4) = 26, right = round(26.6) = 27
+        LetterboxGeometry(2 / 3, (427, 320), 0, 0, 26, 27, (320, 480)),
+        id="non-square-target",
+    ),
+    pytest.param(
+        2, 5, (1, 100), False, 32, True,
+        # r = min(1/2, 100/5) = 0.5; w * r = 2.5 rounds half to even (Python round) -> 2
+        # dw = 98 -> 49 / 49, dh = 0
+        LetterboxGeometry(0.5, (2, 1), 0, 0, 49, 49, (1, 100)),
+        id="round-half-to-even",
+    ),
+]
+
+
+@pytest.mark.parametrize("h, w, new_shape, auto, stride, scaleup, expected", HAND_CASES)
+def test_geometry_matches_hand_computation(h, w, new_shape, auto, stride, scaleup, expected):
+    geometry = letterbox_geometry(h, w, new_shape, auto=auto, stride=stride, scaleup=scaleup)
+    assert geometry.ratio == pytest.approx(expected.ratio)
+    assert (geometry.new_unpad, geometry.out_shape) == (expected.new_unpad, expected.out_shape)
+    assert (geometry.pad_top, geometry.pad_bottom, geometry.pad_left, geometry.pad_right) == (
+        expected.pad_top, expected.pad_bottom, expected.pad_left, expected.pad_right,
+    )
+
+
+def test_auto_output_is_a_stride_multiple_no_larger_than_target():
+    for h, w in [(427, 640), (333, 500), (640, 359), (17, 23), (1000, 999)]:
+        geometry = letterbox_geometry(h, w, 640, auto=True, stride=32)
+        out_h, out_w = geometry.out_shape
+        assert out_h % 32 == 0 and out_w % 32 == 0
+        assert out_h <= 640 and out_w <= 640
+        assert max(geometry.new_unpad) == 640
+
+
+def test_geometry_is_frozen():
+    geometry = letterbox_geometry(480, 640, 640, auto=False)
+    with pytest.raises(AttributeError):
+        geometry.pad_top = 0
+
+
+def _random_image(h, w, seed=0):
+    return np.random.default_rng(seed).integers(0, 256, size=(h, w, 3), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("h, w, new_shape, auto, stride, scaleup, expected", HAND_CASES)
+def test_image_padding_and_content(h, w, new_shape, auto, stride, scaleup, expected):
+    image = _random_image(h, w)
+    color = (1, 2, 3)  # not the default, so the argument must really be used
+    padded, geometry = letterbox(image, new_shape, color=color, auto=auto, stride=stride, scaleup=scaleup)
+
+    assert padded.shape == (*expected.out_shape, 3)
+    assert padded.dtype == np.uint8
+
+    unpad_w, unpad_h = geometry.new_unpad
+    top, left = geometry.pad_top, geometry.pad_left
+    content = padded[top:top + unpad_h, left:left + unpad_w]
+    if (unpad_w, unpad_h) == (w, h):
+        np.testing.assert_array_equal(content, image)
+    else:
+        np.testing.assert_array_equal(content, cv2.resize(image, (unpad_w, unpad_h), interpolation=cv2.INTER_LINEAR))
+
+    padding = np.ones(padded.shape[:2], dtype=bool)
+    padding[top:top + unpad_h, left:left + unpad_w] = False
+    assert padding.sum() == padded.shape[0] * padded.shape[1] - unpad_w * unpad_h
+    assert (padded[padding] == np.array(color, dtype=np.uint8)).all()
+
+
+def test_default_colour_is_reference_grey():
+    padded, geometry = letterbox(_random_image(480, 640), 640)
+    assert (padded[: geometry.pad_top] == 114).all()
+    assert (padded[-geometry.pad_bottom:] == 114).all()
+
+
+def test_input_image_is_not_modified():
+    image = _random_image(100, 200)
+    before = image.copy()
+    letterbox(image, 640)
+    np.testing.assert_array_equal(image, before)

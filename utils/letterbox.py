@@ -1,0 +1,100 @@
+"""Letterbox resize: scale an image to fit a target shape, keep its aspect ratio, pad the rest.
+
+Arithmetic follows the YOLOv7 reference pipeline so boxes map back exactly the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+PAD_COLOR_BGR = (114, 114, 114)
+
+
+@dataclass(frozen=True)
+class LetterboxGeometry:
+    """Where the resized image sits inside the letterboxed output."""
+
+    ratio: float  # scale applied to both axes of the source image
+    new_unpad: tuple[int, int]  # (w, h) of the resized content before padding
+    pad_top: int
+    pad_bottom: int
+    pad_left: int
+    pad_right: int
+    out_shape: tuple[int, int]  # (h, w) of the letterboxed output
+
+
+def _as_hw(new_shape: int | tuple[int, int]) -> tuple[int, int]:
+    if isinstance(new_shape, int):
+        return new_shape, new_shape
+    target_h, target_w = new_shape
+    return int(target_h), int(target_w)
+
+
+def _split_padding(total: float) -> tuple[int, int]:
+    # The -0.1/+0.1 nudge gives the odd pixel to the bottom/right side, as the reference does.
+    half = total / 2
+    return int(round(half - 0.1)), int(round(half + 0.1))
+
+
+def letterbox_geometry(
+    h: int,
+    w: int,
+    new_shape: int | tuple[int, int],
+    auto: bool,
+    stride: int = 32,
+    scaleup: bool = True,
+) -> LetterboxGeometry:
+    """Pure arithmetic of the letterbox for an h x w source and a target `new_shape` (int or (h, w)).
+
+    `auto` pads only up to the next multiple of `stride` (minimal rectangle) instead of the full target;
+    `scaleup=False` never enlarges the image.
+    """
+    if h <= 0 or w <= 0:
+        raise ValueError(f"image size must be positive, got h={h}, w={w}")
+    target_h, target_w = _as_hw(new_shape)
+    ratio = min(target_h / h, target_w / w)
+    if not scaleup:
+        ratio = min(ratio, 1.0)
+    unpad_w, unpad_h = int(round(w * ratio)), int(round(h * ratio))
+    pad_w, pad_h = target_w - unpad_w, target_h - unpad_h
+    if auto:
+        pad_w, pad_h = pad_w % stride, pad_h % stride
+    pad_top, pad_bottom = _split_padding(pad_h)
+    pad_left, pad_right = _split_padding(pad_w)
+    return LetterboxGeometry(
+        ratio=ratio,
+        new_unpad=(unpad_w, unpad_h),
+        pad_top=pad_top,
+        pad_bottom=pad_bottom,
+        pad_left=pad_left,
+        pad_right=pad_right,
+        out_shape=(unpad_h + pad_top + pad_bottom, unpad_w + pad_left + pad_right),
+    )
+
+
+def letterbox(
+    img: np.ndarray,
+    new_shape: int | tuple[int, int],
+    color: tuple[int, int, int] = PAD_COLOR_BGR,
+    auto: bool = False,
+    stride: int = 32,
+    scaleup: bool = True,
+) -> tuple[np.ndarray, LetterboxGeometry]:
+    """Letterbox an HxWx3 uint8 BGR image; returns the padded image and its geometry."""
+    h, w = img.shape[:2]
+    geometry = letterbox_geometry(h, w, new_shape, auto=auto, stride=stride, scaleup=scaleup)
+    if geometry.new_unpad != (w, h):
+        img = cv2.resize(img, geometry.new_unpad, interpolation=cv2.INTER_LINEAR)
+    padded = cv2.copyMakeBorder(
+        img,
+        geometry.pad_top,
+        geometry.pad_bottom,
+        geometry.pad_left,
+        geometry.pad_right,
+        cv2.BORDER_CONSTANT,
+        value=color,
+    )
+    return padded, geometry

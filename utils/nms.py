@@ -1,0 +1,78 @@
+"""Non-maximum suppression of raw YOLOv7 predictions, with the reference implementation's semantics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torchvision
+
+from utils.boxes import xywh_to_xyxy
+
+# Shifting each class's boxes this far apart lets one NMS call treat classes independently;
+# it must exceed any box coordinate.
+CLASS_OFFSET_PX = 4096
+
+
+def _candidates(
+    image_pred: torch.Tensor, conf_thres: float, multi_label: bool
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Boxes (xyxy), scores and class indices of one image's rows that pass the confidence tests."""
+    rows = image_pred[image_pred[:, 4] > conf_thres]
+    class_scores = rows[:, 5:] * rows[:, 4:5]
+    boxes = xywh_to_xyxy(rows[:, :4])
+    if multi_label:
+        row_idx, class_idx = (class_scores > conf_thres).nonzero(as_tuple=True)
+        return boxes[row_idx], class_scores[row_idx, class_idx], class_idx
+    best_scores, best_class = class_scores.max(dim=1)
+    passing = best_scores > conf_thres
+    return boxes[passing], best_scores[passing], best_class[passing]
+
+
+def _suppress_one_image(
+    image_pred: torch.Tensor,
+    conf_thres: float,
+    iou_thres: float,
+    classes: Sequence[int] | None,
+    agnostic: bool,
+    multi_label: bool,
+    max_det: int,
+    max_nms: int,
+) -> torch.Tensor:
+    boxes, scores, class_idx = _candidates(image_pred, conf_thres, multi_label)
+    if classes is not None:
+        wanted = torch.isin(class_idx, torch.as_tensor(list(classes), device=class_idx.device))
+        boxes, scores, class_idx = boxes[wanted], scores[wanted], class_idx[wanted]
+    if scores.numel() > max_nms:
+        # Stable so that equal scores at the cut are chosen the same way every run.
+        top = torch.sort(scores, descending=True, stable=True).indices[:max_nms]
+        boxes, scores, class_idx = boxes[top], scores[top], class_idx[top]
+    offsets = 0 if agnostic else class_idx[:, None].to(boxes.dtype) * CLASS_OFFSET_PX
+    keep = torchvision.ops.nms(boxes + offsets, scores, iou_thres)[:max_det]
+    return torch.cat((boxes[keep], scores[keep, None], class_idx[keep, None].to(boxes.dtype)), dim=1)
+
+
+def non_max_suppression(
+    prediction: torch.Tensor,
+    conf_thres: float = 0.25,
+    iou_thres: float = 0.45,
+    classes: Sequence[int] | None = None,
+    agnostic: bool = False,
+    multi_label: bool = False,
+    max_det: int = 300,
+    max_nms: int = 30000,
+) -> list[torch.Tensor]:
+    """Filter (B, N, 5 + nc) predictions (cx, cy, w, h, obj, class scores...) into detections.
+
+    Returns one (n, 6) tensor per image: x1, y1, x2, y2, score, class; score = obj * class score,
+    sorted by score descending, at most `max_det` rows. Thresholds are strict (score == conf is dropped).
+    """
+    if prediction.dtype in (torch.float16, torch.bfloat16):
+        # torchvision's CPU NMS only accepts float32/float64.
+        prediction = prediction.float()
+    return [
+        _suppress_one_image(
+            image_pred, conf_thres, iou_thres, classes, agnostic, multi_label, max_det, max_nms
+        )
+        for image_pred in prediction
+    ]

@@ -1,0 +1,57 @@
+"""Summary statistics of repeated timing measurements.
+
+Outliers are only counted and flagged, never dropped: a slow iteration is part of what was measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+OUTLIER_IQR_FACTOR = 1.5
+
+SUMMARY_FIELDS = (
+    "count", "mean", "std", "min", "p50", "p90", "p99", "max", "total", "iqr", "cv", "outliers",
+)
+
+
+def _tukey_fences(values: np.ndarray) -> tuple[float, float]:
+    q1, q3 = np.percentile(values, [25, 75])
+    spread = OUTLIER_IQR_FACTOR * (q3 - q1)
+    return q1 - spread, q3 + spread
+
+
+def outlier_mask(values: Sequence[float]) -> list[bool]:
+    """True for each value outside [Q1 - 1.5 IQR, Q3 + 1.5 IQR] (linear-interpolated quartiles)."""
+    array = np.asarray(values, dtype=float)
+    if array.size == 0:
+        return []
+    low, high = _tukey_fences(array)
+    return [bool(flag) for flag in (array < low) | (array > high)]
+
+
+def describe(values_ms: Sequence[float]) -> dict[str, float | int | None]:
+    """count, mean, sample std (0 below 2 values), min, p50, p90, p99, max, total, iqr, cv = std / mean
+    (None when mean is 0), outliers = how many values fall outside the 1.5 IQR fences.
+    Empty input gives count 0 and None elsewhere."""
+    array = np.asarray(values_ms, dtype=float)
+    if array.size == 0:
+        return {field: (0 if field == "count" else None) for field in SUMMARY_FIELDS}
+    mean = float(array.mean())
+    std = float(array.std(ddof=1)) if array.size > 1 else 0.0
+    p25, p50, p75, p90, p99 = (float(p) for p in np.percentile(array, [25, 50, 75, 90, 99]))
+    return {
+        "count": int(array.size),
+        "mean": mean,
+        "std": std,
+        "min": float(array.min()),
+        "p50": p50,
+        "p90": p90,
+        "p99": p99,
+        "max": float(array.max()),
+        "total": float(array.sum()),
+        "iqr": p75 - p25,
+        "cv": std / mean if mean != 0 else None,
+        "outliers": sum(outlier_mask(array)),
+    }
