@@ -1,0 +1,388 @@
+"""ModelTiming against busy-wait ground truth, hook hygiene, and the layer reports built from it."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from torch import nn
+
+from utils.layer_reports import (LAYER_TIMER_COLUMNS, LAYER_TYPES_COLUMNS, layer_timer_frame, layer_tree_text,
+                                 layer_types_frame, top_self_frame, write_layer_reports)
+from utils.layer_timing import ModelTiming, shapes_of
+
+NS_PER_MS = 1_000_000
+
+
+def spin(ms: float) -> None:
+    """Busy-wait (not sleep) so the time is spent in this thread whatever the scheduler does."""
+    deadline = time.perf_counter_ns() + int(ms * NS_PER_MS)
+    while time.perf_counter_ns() < deadline:
+        pass
+
+
+class Spin(nn.Module):
+    def __init__(self, ms: float):
+        super().__init__()
+        self.ms = ms
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spin(self.ms)
+        return x
+
+
+class Block(nn.Module):
+    """Does its own work, then calls its child."""
+
+    def __init__(self, own_ms: float, child: nn.Module):
+        super().__init__()
+        self.own_ms = own_ms
+        self.child = child
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spin(self.own_ms)
+        return self.child(x)
+
+
+class Net(nn.Module):
+    """first and second share one Spin(2) instance; repeat runs twice per forward; 1 ms in forward itself."""
+
+    def __init__(self):
+        super().__init__()
+        shared = Spin(2)
+        self.first = Block(1, shared)
+        self.second = Block(1, shared)
+        self.repeat = Spin(3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spin(1)
+        x = self.second(self.first(x))
+        return self.repeat(self.repeat(x))
+
+
+class SpinStep:
+    """A plain callable transform (not an nn.Module)."""
+
+    def __init__(self, ms: float):
+        self.ms = ms
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        spin(self.ms)
+        return x + 1
+
+
+class SlottedStep:
+    __slots__ = ("ms",)
+
+    def __init__(self, ms: float):
+        self.ms = ms
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        spin(self.ms)
+        return x
+
+
+# Per forward: path -> (calls, total ms, self ms) of the busy-waits alone.
+EXPECTED_PER_FORWARD = {
+    "first": (1, 3, 1),
+    "first.child": (1, 2, 2),
+    "second": (1, 3, 1),
+    "second.child": (1, 2, 2),
+    "repeat": (2, 6, 6),
+    "Model/unattributed": (1, 1, 1),
+    "Model": (1, 13, 0),
+}
+
+
+def assert_busy_time(measured_ms: float, expected_ms: float) -> None:
+    assert expected_ms <= measured_ms <= expected_ms * 1.5 + 1, (measured_ms, expected_ms)
+
+
+def by_path(timing: ModelTiming) -> dict:
+    return {record.path: record for record in timing.records}
+
+
+def hook_dicts(module: nn.Module) -> list[dict]:
+    return [module._forward_hooks, module._forward_pre_hooks, module._forward_hooks_with_kwargs,
+            module._forward_hooks_always_called, module._forward_pre_hooks_with_kwargs]
+
+
+def assert_no_hooks(model: nn.Module) -> None:
+    for name, module in model.named_modules(remove_duplicate=False):
+        assert all(len(hooks) == 0 for hooks in hook_dicts(module)), name
+
+
+def time_two_forwards() -> ModelTiming:
+    net = Net()
+    pre, post = SpinStep(2), SpinStep(1)
+    with ModelTiming(net, pre_transforms=[pre], post_transforms=[post]) as timing:
+        net(torch.zeros(1))  # warm-up, then dropped
+        timing.reset()
+        for _ in range(2):
+            post(net(pre(torch.zeros(1))))
+    return timing
+
+
+def within_noise(timing: ModelTiming) -> bool:
+    records = by_path(timing)
+    return all(records[path].total_ms <= 2 * total_ms * 1.5 + 1
+               for path, (_, total_ms, _) in EXPECTED_PER_FORWARD.items())
+
+
+@pytest.fixture(scope="module")
+def two_forwards() -> ModelTiming:
+    # Other processes can preempt a busy-wait; a wrong measurement fails on every attempt.
+    for _ in range(3):
+        timing = time_two_forwards()
+        if within_noise(timing):
+            break
+    return timing
+
+
+def test_busy_wait_totals_self_and_calls_per_call_path(two_forwards):
+    records = by_path(two_forwards)
+    assert two_forwards.forwards == 2
+    for path, (calls, total_ms, self_ms) in EXPECTED_PER_FORWARD.items():
+        record = records[path]
+        assert record.calls == 2 * calls, path
+        assert_busy_time(record.total_ms, 2 * total_ms)
+        if path != "Model":
+            assert_busy_time(record.self_ms, 2 * self_ms)
+    assert records["Model"].self_ms == 0
+    assert records["first.child"].type == "Spin"
+    assert records["repeat"].parent == "Model"
+    assert records["first.child"].parent == "first"
+    assert records["first.child"].depth == records["first"].depth + 1
+
+
+def test_shared_instance_is_not_double_counted(two_forwards):
+    records = by_path(two_forwards)
+    shared_paths = [path for path in records if path.endswith(".child")]
+    assert sorted(shared_paths) == ["first.child", "second.child"]
+    layer_self_ns = sum(r.self_ns for r in records.values() if r.kind == "layer")
+    assert layer_self_ns + records["Model/unattributed"].self_ns == records["Model"].total_ns
+
+
+def test_every_node_self_plus_children_equals_total(two_forwards):
+    records = two_forwards.records
+    for record in records:
+        children_ns = sum(child.total_ns for child in records if child.parent == record.path)
+        assert record.self_ns + children_ns == record.total_ns, record.path
+        assert record.self_ns >= 0
+
+
+def test_pipeline_is_the_sum_of_its_steps(two_forwards):
+    records = by_path(two_forwards)
+    top_level = [records["Preprocessing"], records["Model"], records["Postprocessing"]]
+    assert [r.parent for r in top_level] == ["Pipeline"] * 3
+    assert records["Pipeline"].total_ns == sum(r.total_ns for r in top_level)
+    assert [r.path for r in two_forwards.records][:2] == ["Pipeline", "Preprocessing"]
+    assert_busy_time(records["Preprocessing/SpinStep"].total_ms, 4)
+    assert records["Preprocessing/SpinStep"].kind == "transform"
+
+
+def test_unattributed_closes_the_model_total(two_forwards):
+    records = by_path(two_forwards)
+    layer_self_ms = sum(r.self_ms for r in records.values() if r.kind == "layer")
+    assert layer_self_ms + two_forwards.unattributed_ms == pytest.approx(two_forwards.model_total_ms, rel=1e-12)
+    assert two_forwards.model_total_ms == records["Model"].total_ms
+    assert_busy_time(two_forwards.unattributed_ms, 2)
+
+
+def test_per_call_durations_are_kept(two_forwards):
+    record = by_path(two_forwards)["repeat"]
+    assert len(record.call_total_ns) == 4
+    assert sum(record.call_total_ns) == record.total_ns
+    assert all(3 * NS_PER_MS <= duration for duration in record.call_total_ns)
+
+
+def test_reset_drops_calls_and_keeps_first_call_shapes():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU())
+    with ModelTiming(model) as timing:
+        model(torch.zeros(1, 3, 8, 8))
+        timing.reset()
+        assert timing.records == [] and timing.forwards == 0
+        model(torch.zeros(1, 3, 8, 8))
+        model(torch.zeros(1, 3, 8, 8))
+    records = by_path(timing)
+    assert timing.forwards == 2
+    assert records["0"].calls == 2
+    assert records["0"].input_shapes == [[1, 3, 8, 8]]
+    assert records["0"].output_shapes == [1, 4, 6, 6]
+    assert records["0"].macs == 4 * 6 * 6 * 3 * 9
+    assert records["0"].params == 4 * 3 * 9 + 4
+
+
+def test_shapes_of_nested_outputs():
+    value = (torch.zeros(2, 3), [torch.zeros(4), None], {"a": torch.zeros(1, 1)})
+    assert shapes_of(value) == [[2, 3], [[4], None], {"a": [1, 1]}]
+
+
+def test_hooks_removed_outputs_unchanged_and_class_restored():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.SiLU()).eval()
+    step = SlottedStep(0)
+    x = torch.randn(1, 3, 8, 8)
+    before = model(x)
+    with ModelTiming(model, post_transforms=[step]) as timing:
+        inside = step(model(x))
+        assert type(step) is not SlottedStep
+    assert type(step) is SlottedStep
+    assert_no_hooks(model)
+    assert torch.equal(model(x), before) and torch.equal(inside, before)
+    assert by_path(timing)["Postprocessing/SlottedStep"].calls == 1
+
+
+def test_hooks_removed_when_the_body_raises():
+    model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    step = SpinStep(0)
+    with pytest.raises(RuntimeError, match="boom"):
+        with ModelTiming(model, pre_transforms=[step]):
+            model(torch.zeros(1, 2))
+            raise RuntimeError("boom")
+    assert_no_hooks(model)
+    assert type(step) is SpinStep
+
+
+class Failing(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise ValueError("bad layer")
+
+
+def test_a_forward_that_raises_still_closes_its_calls():
+    model = nn.Sequential(Spin(1), Failing())
+    with ModelTiming(model) as timing:
+        with pytest.raises(ValueError):
+            model(torch.zeros(1))
+        model[0](torch.zeros(1))
+    records = by_path(timing)
+    # The stack was unwound: the later standalone call is not filed under the failed forward.
+    assert records["Pipeline/0"].calls == 1
+    assert records["0"].calls == 1 and records["1"].calls == 1
+    assert records["0"].parent == "Model"
+
+
+def test_plain_function_transform_is_rejected_and_nothing_left_behind():
+    model = nn.Sequential(nn.ReLU())
+    with pytest.raises(TypeError, match="wrap plain functions"):
+        with ModelTiming(model, pre_transforms=[lambda x: x]):
+            pass
+    assert_no_hooks(model)
+
+
+def test_duplicate_transform_names_get_distinct_paths():
+    first, second = SpinStep(0), SpinStep(0)
+    model = nn.Identity()
+    with ModelTiming(model, post_transforms=[first, second]) as timing:
+        second(first(model(torch.zeros(1))))
+    assert {"Postprocessing/SpinStep", "Postprocessing/SpinStep#2"} <= set(by_path(timing))
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit:FutureWarning")
+def test_scripted_model_warns_and_times_its_outer_call():
+    scripted = torch.jit.script(nn.Sequential(nn.Conv2d(1, 1, 1), nn.ReLU()))
+    original_class = type(scripted)
+    with pytest.warns(UserWarning, match="cannot see inside"):
+        timing = ModelTiming(scripted)
+        timing.__enter__()
+    try:
+        scripted(torch.zeros(1, 1, 4, 4))
+    finally:
+        timing.__exit__(None, None, None)
+    assert type(scripted) is original_class
+    assert len(timing.warnings) == 1 and "TorchScript" in timing.warnings[0]
+    records = by_path(timing)
+    assert records["Model"].calls == 1 and timing.forwards == 1
+    assert {r.kind for r in records.values()} == {"pipeline", "model", "unattributed"}
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit:FutureWarning")
+def test_traced_model_warns():
+    traced = torch.jit.trace(nn.Sequential(nn.Linear(2, 2)), torch.zeros(1, 2))
+    with pytest.warns(UserWarning, match="TorchScript"):
+        with ModelTiming(traced) as timing:
+            traced(torch.zeros(1, 2))
+    assert by_path(timing)["Model"].calls == 1
+    assert all(len(hooks) == 0 for hooks in hook_dicts(traced))
+
+
+# Reports
+
+
+def reference_percentile(values: list[float], percent: float) -> float:
+    """Linear interpolation between closest ranks, written out."""
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * percent / 100
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def test_layer_timer_frame_columns_and_values(two_forwards):
+    frame = layer_timer_frame(two_forwards.snapshot())
+    assert list(frame.columns) == LAYER_TIMER_COLUMNS
+    row = frame.set_index("path").loc["repeat"]
+    record = by_path(two_forwards)["repeat"]
+    call_ms = [ns / NS_PER_MS for ns in record.call_total_ns]
+    assert row["calls"] == 4
+    assert row["mean_total_ms"] == pytest.approx(sum(call_ms) / 4)
+    assert row["p50_ms"] == pytest.approx(reference_percentile(call_ms, 50))
+    assert row["p90_ms"] == pytest.approx(reference_percentile(call_ms, 90))
+    assert row["name"] == "repeat" and row["type"] == "Spin"
+    assert np.isnan(frame.set_index("path").loc["Pipeline", "p50_ms"])
+
+
+def test_layer_timer_flops_columns():
+    model = nn.Sequential(nn.Conv2d(2, 3, 1))
+    with ModelTiming(model) as timing:
+        model(torch.zeros(1, 2, 4, 4))
+    row = layer_timer_frame(timing.snapshot()).set_index("path").loc["0"]
+    assert row["macs"] == 3 * 16 * 2 and row["flops"] == 2 * row["macs"]
+    assert row["gflops_per_s"] == pytest.approx(row["flops"] / (row["total_ms"] / 1000) / 1e9)
+    assert row["input_shapes"] == "[[1, 2, 4, 4]]" and row["output_shapes"] == "[1, 3, 4, 4]"
+
+
+def test_layer_types_cover_the_model_forward_only(two_forwards):
+    snapshot = two_forwards.snapshot()
+    types = layer_types_frame(snapshot)
+    assert list(types.columns) == LAYER_TYPES_COLUMNS
+    assert set(types["type"]) == {"Spin", "Block", "unattributed"}
+    assert types["share_of_forward"].sum() == pytest.approx(1.0)
+    assert list(types["self_ms"]) == sorted(types["self_ms"], reverse=True)
+    spin_row = types.set_index("type").loc["Spin"]
+    assert spin_row["calls"] == 8
+    assert spin_row["mean_self_ms_per_forward"] == pytest.approx(spin_row["self_ms"] / 2)
+    assert_busy_time(spin_row["self_ms"], 2 * 10)
+
+
+def test_tree_text_has_one_indented_line_per_record(two_forwards):
+    text = layer_tree_text(two_forwards.snapshot())
+    lines = text.splitlines()[1:]
+    records = two_forwards.records
+    assert len(lines) == len(records)
+    for line, record in zip(lines, records):
+        node = line[35:]
+        assert node == "  " * record.depth + f"{record.path} [{record.type}]"
+        assert float(line[:12]) == pytest.approx(record.total_ms, abs=1e-3)
+    assert two_forwards.summarize_tree() == text
+
+
+def test_top_table_is_sorted_by_self_time(two_forwards):
+    top = top_self_frame(two_forwards.snapshot(), top=3)
+    assert len(top) == 3
+    assert list(top["self_ms"]) == sorted(top["self_ms"], reverse=True)
+    assert top.iloc[0]["path"] == "repeat"
+    assert "Model" not in set(top["path"]) and "Pipeline" not in set(top["path"])
+    assert "repeat" in two_forwards.summarize_table(top=3)
+
+
+def test_write_layer_reports(tmp_path: Path, two_forwards):
+    paths = write_layer_reports(two_forwards.snapshot(), tmp_path)
+    timer = pd.read_csv(paths["layer_timer"])
+    assert list(timer.columns) == LAYER_TIMER_COLUMNS
+    assert len(timer) == len(two_forwards.records)
+    assert list(pd.read_csv(paths["layer_types"]).columns) == LAYER_TYPES_COLUMNS
+    assert paths["layer_tree"].read_text().count("\n") == len(two_forwards.records) + 1
