@@ -1,0 +1,100 @@
+"""The YOLO detection pipeline: letterbox preprocessing, batched CPU inference, NMS and box scaling.
+
+Every stage is an nn.Module so that measurement attaches from outside with ordinary forward hooks; the
+pipeline itself holds no timing code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from utils.boxes import scale_boxes_to_original
+from utils.letterbox import LetterboxGeometry, letterbox
+from utils.nms import non_max_suppression
+
+
+@dataclass
+class PreprocessedBatch:
+    tensor: torch.Tensor
+    geometries: list[LetterboxGeometry]
+    original_shapes: list[tuple[int, int]]
+
+
+class Preprocess(nn.Module):
+    """Letterbox each BGR image, then stack as RGB CHW float in [0, 1].
+
+    With `rect` every image gets its own minimal stride-multiple rectangle; a batch of differently shaped
+    rectangles is padded at the bottom and right to the largest, which leaves each image's letterbox
+    geometry (and so the box mapping back) unchanged.
+    """
+
+    def __init__(self, img_size: int, rect: bool, pad_value: int, stride: int):
+        super().__init__()
+        self.img_size = img_size
+        self.rect = rect
+        self.pad_value = pad_value
+        self.stride = stride
+
+    def forward(self, images: list[np.ndarray]) -> PreprocessedBatch:
+        color = (self.pad_value,) * 3
+        boxed = [letterbox(image, self.img_size, color=color, auto=self.rect, stride=self.stride) for image in images]
+        height = max(b[0].shape[0] for b in boxed)
+        width = max(b[0].shape[1] for b in boxed)
+        batch = np.full((len(boxed), height, width, 3), self.pad_value, dtype=np.uint8)
+        for slot, (canvas, _) in zip(batch, boxed):
+            slot[: canvas.shape[0], : canvas.shape[1]] = canvas
+        chw = np.ascontiguousarray(batch[..., ::-1].transpose(0, 3, 1, 2))
+        tensor = torch.from_numpy(chw).float().div_(255.0)
+        return PreprocessedBatch(tensor, [b[1] for b in boxed], [image.shape[:2] for image in images])
+
+
+class NonMaxSuppression(nn.Module):
+    def __init__(self, conf_thres: float, iou_thres: float, max_det: int, classes: list[int] | None,
+                 agnostic: bool):
+        super().__init__()
+        self.conf_thres = conf_thres
+        self.iou_thres = iou_thres
+        self.max_det = max_det
+        self.classes = classes
+        self.agnostic = agnostic
+
+    def forward(self, prediction: torch.Tensor) -> list[torch.Tensor]:
+        return non_max_suppression(prediction, conf_thres=self.conf_thres, iou_thres=self.iou_thres,
+                                   classes=self.classes, agnostic=self.agnostic, max_det=self.max_det)
+
+
+class ScaleBoxes(nn.Module):
+    """Map boxes from letterboxed input pixels back to each original image, clipped to it."""
+
+    def forward(self, detections: list[torch.Tensor], batch: PreprocessedBatch) -> list[torch.Tensor]:
+        scaled = []
+        for det, geometry, shape in zip(detections, batch.geometries, batch.original_shapes):
+            det = det.clone()
+            det[:, :4] = scale_boxes_to_original(det[:, :4], geometry, shape)
+            scaled.append(det)
+        return scaled
+
+
+class YoloObjectDetector:
+    def __init__(self, model: nn.Module, preprocess: Preprocess, nms: NonMaxSuppression, scale_boxes: ScaleBoxes):
+        self.model = model
+        self.preprocessor = preprocess
+        self.nms = nms
+        self.scale_boxes = scale_boxes
+
+    def preprocess(self, images: list[np.ndarray]) -> PreprocessedBatch:
+        return self.preprocessor(images)
+
+    def forward(self, batch: PreprocessedBatch) -> torch.Tensor:
+        with torch.inference_mode():
+            return self.model(batch.tensor)
+
+    def postprocess(self, prediction: torch.Tensor, batch: PreprocessedBatch) -> list[torch.Tensor]:
+        return self.scale_boxes(self.nms(prediction), batch)
+
+    def __call__(self, images: list[np.ndarray]) -> list[torch.Tensor]:
+        batch = self.preprocess(images)
+        return self.postprocess(self.forward(batch), batch)

@@ -1,0 +1,158 @@
+"""End-to-end runs of the shipped quick config with yolov7-tiny at a small image size."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmark import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "datasets" / "samples"
+QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=160"]
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """The bundled photos, one in a subfolder, plus a grayscale PNG and a file that cannot be decoded."""
+    folder = tmp_path_factory.mktemp("images")
+    for i, photo in enumerate(sorted(SAMPLES.glob("*.jpg"))):
+        target = folder / ("nested" if i == 0 else "") / photo.name
+        target.parent.mkdir(exist_ok=True)
+        shutil.copy(photo, target)
+    gray = cv2.cvtColor(cv2.imread(str(SAMPLES / "dog.jpg")), cv2.COLOR_BGR2GRAY)
+    cv2.imwrite(str(folder / "gray.png"), gray)
+    (folder / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 not really a jpeg")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def run(dataset, tmp_path_factory):
+    outputs = tmp_path_factory.mktemp("outputs")
+    code = main(QUICK + ["--set", f"dataset.path={dataset}", "--set", f"run.output_dir={outputs}",
+                         "--set", "run.id=e2e", "--set", "benchmark.repeats=2", "--set", "benchmark.profiler=true",
+                         "--set", "dataset.batch_size=3", "--set", "postprocess.conf_thres=0.00002"])
+    return code, outputs / "e2e"
+
+
+def test_run_completes_and_writes_every_file(run):
+    code, run_dir = run
+    assert code == 0
+    for name in ("config.yaml", "env.json", "summary.json", "detections.csv", "skipped.csv", "steps_timer.csv",
+                 "steps_summary.csv", "layer_timer.csv", "layer_types.csv", "layer_tree.txt", "trace.json",
+                 "profiler_ops.csv", "memory.csv"):
+        assert (run_dir / name).stat().st_size > 0, name
+    env = json.loads((run_dir / "env.json").read_text())
+    assert env["torch"].startswith("2.") and env["torch_threads"] >= 1 and "torch_build_config" in env
+
+
+def test_summary_counts_and_random_weights(run):
+    _, run_dir = run
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "complete"
+    assert summary["images_found"] == 8
+    assert summary["images_processed"] == 7 and summary["images_skipped"] == 1
+    assert summary["weights"] == "random (seed 0)"
+    assert summary["timed_passes"] == 2 and summary["images_timed"] == 14
+    assert summary["pipeline_latency"]["images_per_s"] > 0
+    assert "load" in summary["pipeline_latency"]["definition"]
+    assert summary["energy"]["status"] in ("measured", "unavailable")
+    skipped = pd.read_csv(run_dir / "skipped.csv")
+    assert skipped["image"].tolist() == ["broken.jpg"] and "decodable" in skipped["reason"][0]
+
+
+def test_detections_are_in_original_pixels(run, dataset):
+    _, run_dir = run
+    detections = pd.read_csv(run_dir / "detections.csv")
+    assert list(detections.columns) == ["image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2"]
+    assert len(detections) > 0
+    for image, rows in detections.groupby("image"):
+        height, width = cv2.imread(str(dataset / image)).shape[:2]
+        assert (rows[["x1", "x2"]].to_numpy() >= 0).all() and (rows[["x1", "x2"]].to_numpy() <= width).all()
+        assert (rows[["y1", "y2"]].to_numpy() >= 0).all() and (rows[["y1", "y2"]].to_numpy() <= height).all()
+        assert (rows["x2"] >= rows["x1"]).all() and (rows["score"] > 0.00002).all()
+    annotated = {p.relative_to(run_dir / "images").as_posix() for p in (run_dir / "images").rglob("*.*")}
+    assert annotated == {p.relative_to(dataset).as_posix() for p in dataset.rglob("*.*") if p.name != "broken.jpg"}
+
+
+def test_step_rows_nest_and_add_up(run):
+    _, run_dir = run
+    steps = pd.read_csv(run_dir / "steps_timer.csv")
+    timed = steps[~steps["warmup"] & steps["pass"].isin(["0", "1", 0, 1])]
+    assert set(timed["step"]) >= {"pipeline", "load", "preprocess", "forward", "postprocess", "nms", "scale_boxes",
+                                  "annotate_save"}
+    assert (steps[steps["warmup"]]["pass"].astype(str) == "warmup").all() and steps["warmup"].any()
+    for (_, _), batch in timed.groupby(["pass", "batch"]):
+        by_step = batch.set_index("step")["ms"]
+        children = by_step[["load", "preprocess", "forward", "postprocess"]].sum()
+        assert children <= by_step["pipeline"] + 1e-6
+        assert by_step["pipeline"] - children < 0.05 * by_step["pipeline"] + 1.0
+        assert by_step["nms"] + by_step["scale_boxes"] <= by_step["postprocess"] + 1e-6
+    assert set(timed[timed["step"] == "annotate_save"]["pass"].astype(str)) == {"0"}
+    summary = pd.read_csv(run_dir / "steps_summary.csv").set_index("step")
+    assert summary.loc["forward", "count"] == 6
+    assert summary.loc["forward", "images"] == 14
+    assert abs(summary.loc["forward", "total_ms"] - timed[timed["step"] == "forward"]["ms"].sum()) < 1e-6
+
+
+def test_existing_run_directory_is_refused(run, dataset, capsys):
+    _, run_dir = run
+    before = (run_dir / "summary.json").read_text()
+    code = main(QUICK + ["--set", f"dataset.path={dataset}", "--set", f"run.output_dir={run_dir.parent}",
+                         "--set", "run.id=e2e"])
+    assert code == 2
+    assert "already exists" in capsys.readouterr().err
+    assert (run_dir / "summary.json").read_text() == before
+
+
+def test_missing_dataset_exits_2_with_the_path(tmp_path, capsys):
+    code = main(QUICK + ["--set", f"dataset.path={tmp_path / 'nowhere'}", "--set", f"run.output_dir={tmp_path}"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "nowhere" in err and "does not exist" in err
+    assert not any(tmp_path.iterdir())
+
+
+def _cli(*args, **kwargs):
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.Popen([sys.executable, str(ROOT / "benchmark.py"), *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def test_config_error_has_no_traceback(tmp_path):
+    proc = _cli(*QUICK, "--set", "model.archh=yolov7", "--set", "dataset.batch_size=-1")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in err
+    assert "model.archh" in err and "dataset.batch_size" in err and "-1" in err
+
+
+def test_ctrl_c_writes_what_was_measured(tmp_path):
+    images = tmp_path / "many"
+    images.mkdir()
+    photo = cv2.imread(str(SAMPLES / "dog.jpg"))
+    for i in range(40):
+        cv2.imwrite(str(images / f"{i:03d}.jpg"), photo)
+    proc = _cli(*QUICK, "--set", f"dataset.path={images}", "--set", f"run.output_dir={tmp_path}",
+                "--set", "run.id=stop", "--set", "benchmark.repeats=1000", "--set", "outputs.plots=false")
+    annotated = tmp_path / "stop" / "images"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (annotated.is_dir() and len(list(annotated.iterdir())) >= 4):
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    summary = json.loads((tmp_path / "stop" / "summary.json").read_text())
+    assert summary["status"] == "interrupted"
+    steps = pd.read_csv(tmp_path / "stop" / "steps_timer.csv")
+    assert (steps["step"] == "forward").sum() >= 1

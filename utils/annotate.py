@@ -1,0 +1,45 @@
+"""Drawing detections onto an image copy, with a visible warning when the weights are random."""
+from __future__ import annotations
+
+import colorsys
+
+import cv2
+import numpy as np
+
+
+def class_color(class_id: int) -> tuple[int, int, int]:
+    """A stable, well-separated BGR colour per class (golden-ratio hue steps)."""
+    hue = (class_id * 0.618033988749895) % 1.0
+    r, g, b = colorsys.hsv_to_rgb(hue, 0.85, 0.95)
+    return int(b * 255), int(g * 255), int(r * 255)
+
+
+def draw_detections(image: np.ndarray, detections: np.ndarray, names: list[str], note: str | None = None) -> np.ndarray:
+    """detections: (n, 6) rows of x1, y1, x2, y2, score, class in the image's pixels."""
+    canvas = image.copy()
+    scale = max(canvas.shape[:2]) / 640.0
+    thickness = max(1, round(2 * scale))
+    font_scale = max(0.4, 0.5 * scale)
+    for x1, y1, x2, y2, score, cls in detections:
+        cls = int(cls)
+        color = class_color(cls)
+        name = names[cls] if 0 <= cls < len(names) else str(cls)
+        top_left, bottom_right = (int(round(x1)), int(round(y1))), (int(round(x2)), int(round(y2)))
+        cv2.rectangle(canvas, top_left, bottom_right, color, thickness, cv2.LINE_AA)
+        label = f"{name} {score:.2f}"
+        (tw, th), baseline = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, font_scale, 1)
+        label_top = max(top_left[1] - th - baseline - 2, 0)
+        cv2.rectangle(canvas, (top_left[0], label_top), (top_left[0] + tw + 2, label_top + th + baseline + 2), color,
+                      cv2.FILLED)
+        cv2.putText(canvas, label, (top_left[0] + 1, label_top + th + 1), cv2.FONT_HERSHEY_SIMPLEX, font_scale,
+                    (0, 0, 0), 1, cv2.LINE_AA)
+    if note:
+        _draw_banner(canvas, note, font_scale)
+    return canvas
+
+
+def _draw_banner(canvas: np.ndarray, text: str, font_scale: float) -> None:
+    (tw, th), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, font_scale, 1)
+    height = th + baseline + 8
+    cv2.rectangle(canvas, (0, 0), (canvas.shape[1], height), (0, 0, 200), cv2.FILLED)
+    cv2.putText(canvas, text, (4, th + 4), cv2.FONT_HERSHEY_SIMPLEX, font_scale, (255, 255, 255), 1, cv2.LINE_AA)
