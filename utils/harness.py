@@ -32,6 +32,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STEP_COLUMNS = ("step", "parent", "pass", "batch", "images", "ms", "warmup", "start_s", "end_s")
 WARMUP_PASS, LAYERS_PASS, PROFILER_PASS = "warmup", "layers", "profiler"
 CV_WARNING = 0.10
+MATERIAL_SHARE = 0.05
+RUN_STEP = "run"  # brackets the whole run for the energy and memory recorders
 MEMORY_COLUMNS = ("t_s", "rss_mb", "step")
 MEMORY_STEP_COLUMNS = ("step", "start_s", "end_s")
 
@@ -191,7 +193,7 @@ class Benchmark:
             if bench.energy.enabled and bench.energy.idle_s > 0:
                 energy.measure_idle(bench.energy.idle_s)
             try:
-                with timer.step("run"):
+                with timer.step(RUN_STEP):
                     self._run_passes(runner, state, writer, progress, batches)
             except KeyboardInterrupt:
                 state.status = "interrupted"
@@ -250,8 +252,8 @@ class Benchmark:
     def _write_outputs(self, timer: StepTimer, energy: EnergyRecorder, memory: Optional[MemorySampler],
                        writer: DetectionWriter, state: RunState, wall_s: float, note: Optional[str]) -> dict:
         config, run_dir = self.config, self.run_dir
-        rows = timer.rows()
-        run_dir.write_csv("steps_timer.csv", [r for r in rows if r["step"] != "run"], STEP_COLUMNS)
+        rows = [r for r in timer.rows() if r["step"] != RUN_STEP]
+        run_dir.write_csv("steps_timer.csv", rows, STEP_COLUMNS)
         step_summary = summarize_steps(rows, set(state.timed_passes))
         run_dir.write_csv("steps_summary.csv", step_summary, STEP_SUMMARY_COLUMNS)
         summary = self._summary(rows, step_summary, energy, memory, writer, state, wall_s)
@@ -288,8 +290,10 @@ class Benchmark:
         by_step = {s["step"]: s for s in step_summary}
         pipeline = by_step.get(PIPELINE_STEP, {})
         forward = by_step.get("forward", {})
+        # Sub-millisecond steps always scatter; warn where the spread moves the pipeline's numbers.
         noisy = [f"{s['step']} {s['cv']:.0%}" for s in step_summary
-                 if s["cv"] is not None and s["cv"] > CV_WARNING and s["count"] > 1]
+                 if s["cv"] is not None and s["cv"] > CV_WARNING and s["count"] > 1
+                 and (s["share_of_pipeline"] or 0) >= MATERIAL_SHARE]
         if noisy:
             state.warnings.append(f"noisy timings, coefficient of variation above {CV_WARNING:.0%}: {', '.join(noisy)}; "
                                   "quote medians (p50), and repeat on a quieter machine or with more repeats")
