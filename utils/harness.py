@@ -34,7 +34,7 @@ WARMUP_PASS, LAYERS_PASS, PROFILER_PASS = "warmup", "layers", "profiler"
 CV_WARNING = 0.10
 MATERIAL_SHARE = 0.05
 RUN_STEP = "run"  # brackets the whole run for the energy and memory recorders
-MEMORY_COLUMNS = ("t_s", "rss_mb", "step")
+MEMORY_COLUMNS = ("t_s", "rss_mb", "self_rss_mb", "children_rss_mb", "step")
 MEMORY_STEP_COLUMNS = ("step", "start_s", "end_s")
 
 

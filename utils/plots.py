@@ -1,0 +1,249 @@
+"""PNG plots of a run's CSVs (layer types, top layers, step latency, memory timeline, energy).
+
+Figures are built with matplotlib.figure.Figure, rendered by Agg, never through pyplot: no global backend
+switch, no figure left open, safe in a notebook or a headless run.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+PIPELINE_ORDER = ("run", "pipeline", "load", "preprocess", "forward", "postprocess", "nms", "scale_boxes",
+                  "annotate_save")
+LABEL_WIDTH = 48
+_PALETTE = colormaps["tab10"].colors
+
+
+def shorten(text: str, width: int = LABEL_WIDTH) -> str:
+    """Keeps the end of a long layer path, the part that tells layers apart."""
+    text = str(text)
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def _step_order(steps) -> list[str]:
+    known = [step for step in PIPELINE_ORDER if step in set(steps)]
+    return known + sorted(set(steps) - set(known))
+
+
+def step_colors(steps) -> dict[str, tuple]:
+    """One stable colour per step name: the pipeline steps keep theirs whatever else is present."""
+    ordered = list(PIPELINE_ORDER) + sorted(set(steps) - set(PIPELINE_ORDER))
+    return {step: _PALETTE[i % len(_PALETTE)] for i, step in enumerate(ordered)}
+
+
+def _bar_figure(rows: int) -> tuple[Figure, object]:
+    figure = Figure(figsize=(10, max(3.0, 1.2 + 0.32 * rows)))
+    return figure, figure.add_subplot()
+
+
+def _save(figure: Figure, path: Path | str, note: str | None) -> Path:
+    """Lays out, stamps the note (e.g. "random weights (seed 0)") at the bottom right, writes the PNG."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if note:
+        figure.text(0.995, 0.005, note, ha="right", va="bottom", fontsize=8, color="0.4", style="italic")
+    figure.tight_layout(rect=(0, 0.03 if note else 0, 1, 1))
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def _label_bars(axes, bars, labels: list[str]) -> None:
+    axes.bar_label(bars, labels=labels, padding=3, fontsize=8)
+    axes.margins(x=0.15)
+
+
+def plot_layer_types(df: pd.DataFrame, path: Path | str, *, note: str | None = None, top: int = 30) -> Path:
+    """Horizontal bars of self time per layer type, per forward when layer_types.csv has that column."""
+    per_forward = "mean_self_ms_per_forward" in df.columns
+    value = "mean_self_ms_per_forward" if per_forward else "self_ms"
+    data = df.sort_values(value, ascending=False).head(top).iloc[::-1]
+    figure, axes = _bar_figure(len(data))
+    bars = axes.barh([str(t) for t in data["type"]], data[value], color=_PALETTE[0])
+    if "share_of_forward" in data.columns:
+        _label_bars(axes, bars, [f"{share:.1%}" if pd.notna(share) else "" for share in data["share_of_forward"]])
+    axes.set_xlabel("self time per model forward (ms)" if per_forward else "self time, total over the run (ms)")
+    axes.set_ylabel("layer type")
+    axes.set_title("Where the forward pass spends its time, by layer type (labels: share of forward)")
+    axes.grid(axis="x", alpha=0.3)
+    return _save(figure, path, note)
+
+
+def plot_top_layers(df: pd.DataFrame, path: Path | str, *, top: int = 20, note: str | None = None) -> Path:
+    """The `top` layers (call paths) by self time, coloured by layer type."""
+    data = df.sort_values("self_ms", ascending=False).head(top).iloc[::-1]
+    colors = {kind: _PALETTE[i % len(_PALETTE)] for i, kind in enumerate(dict.fromkeys(data["type"][::-1]))}
+    figure, axes = _bar_figure(len(data))
+    bars = axes.barh([shorten(p) for p in data["path"]], data["self_ms"], color=[colors[t] for t in data["type"]])
+    if "mean_self_ms" in data.columns:
+        _label_bars(axes, bars, [f"{ms:.2f} ms/call" if pd.notna(ms) else "" for ms in data["mean_self_ms"]])
+    axes.legend(handles=[Patch(color=c, label=k) for k, c in colors.items()], title="layer type",
+                loc="lower right", fontsize=8)
+    axes.set_xlabel("self time, total over the run (ms)")
+    axes.set_ylabel("layer (call path)")
+    axes.set_title(f"Top {len(data)} layers by self time")
+    axes.grid(axis="x", alpha=0.3)
+    return _save(figure, path, note)
+
+
+def _milliseconds(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms >= 100 else f"{ms:.3g} ms"
+
+
+def _is_warmup(column: pd.Series) -> pd.Series:
+    return column.astype(str).str.strip().str.lower().isin(("true", "1"))
+
+
+def timed_step_rows(df: pd.DataFrame, exclude: tuple[str, ...] = ("run",)) -> pd.DataFrame:
+    """steps_timer rows without warm-up and without the whole-run bracket, which would dwarf every step."""
+    return df[~_is_warmup(df["warmup"]) & ~df["step"].isin(exclude)]
+
+
+def plot_step_latency(df: pd.DataFrame, path: Path | str, *, note: str | None = None,
+                      exclude: tuple[str, ...] = ("run",)) -> Path:
+    """Box plot of per-batch milliseconds per step (and per pass when there are several), warm-up excluded."""
+    data = timed_step_rows(df, exclude)
+    if data.empty:
+        raise ValueError("no timed (non warm-up) step rows to plot")
+    several_passes = "pass" in data.columns and data["pass"].nunique() > 1
+    groups, labels, colors = [], [], step_colors(data["step"])
+    for step in _step_order(data["step"]):
+        by_step = data[data["step"] == step]
+        for pass_name, rows in (by_step.groupby("pass", sort=False) if several_passes else [(None, by_step)]):
+            groups.append((step, rows["ms"].to_numpy()))
+            labels.append(f"{step} [{pass_name}] (n={len(rows)})" if several_passes else f"{step} (n={len(rows)})")
+    groups, labels = groups[::-1], labels[::-1]  # first pipeline step on top
+    figure, axes = _bar_figure(len(groups))
+    boxes = axes.boxplot([values for _, values in groups], orientation="horizontal", tick_labels=labels,
+                         patch_artist=True, widths=0.6, medianprops={"color": "black"})
+    for box, (step, values) in zip(boxes["boxes"], groups):
+        box.set_facecolor(colors[step])
+        box.set_alpha(0.7)
+    for row, (_, values) in enumerate(groups, start=1):
+        axes.annotate(f"median {_milliseconds(pd.Series(values).median())}", (1.0, row), xycoords=("axes fraction", "data"),
+                      xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+    all_values = pd.Series([v for _, values in groups for v in values])
+    if len(all_values) and all_values.min() > 0 and all_values.max() / all_values.min() > 50:
+        axes.set_xscale("log")
+    axes.set_xlabel("time per batch (ms" + (", log scale)" if axes.get_xscale() == "log" else ")"))
+    axes.set_title("Latency per pipeline step (timed batches, warm-up excluded)")
+    axes.grid(axis="x", alpha=0.3, which="both")
+    figure.subplots_adjust(right=0.85)
+    return _save(figure, path, note)
+
+
+def spans_from_labels(df: pd.DataFrame) -> pd.DataFrame:
+    """(step, start_s, end_s) from consecutive samples sharing a step label: a coarse stand-in for the exact
+    step intervals, only the innermost step shows."""
+    spans = []
+    labels = df["step"].fillna("").astype(str).tolist()
+    times = df["t_s"].tolist()
+    start = 0
+    for i in range(1, len(labels) + 1):
+        if i == len(labels) or labels[i] != labels[start]:
+            if labels[start]:
+                spans.append({"step": labels[start], "start_s": times[start], "end_s": times[i - 1]})
+            start = i
+    return pd.DataFrame(spans, columns=["step", "start_s", "end_s"])
+
+
+def plot_memory_timeline(df: pd.DataFrame, path: Path | str, steps_df: pd.DataFrame | None = None, *,
+                         note: str | None = None) -> Path:
+    """RSS over time with one lane per step below it showing when each step ran (same time axis)."""
+    spans = steps_df if steps_df is not None else spans_from_labels(df)
+    lanes = list(spans.sort_values("start_s")["step"].drop_duplicates())  # in the order the steps first ran
+    colors = step_colors(lanes)
+    figure = Figure(figsize=(11, 4.5 + 0.3 * len(lanes)))
+    rss_axes, lane_axes = figure.subplots(2, 1, sharex=True,
+                                          gridspec_kw={"height_ratios": (3, max(1.0, 0.35 * len(lanes)))})
+    with_children = "children_rss_mb" in df.columns and (df["children_rss_mb"].fillna(0) > 0).any()
+    rss_axes.plot(df["t_s"], df["rss_mb"], color="0.15", linewidth=1.2,
+                  label="process + children (children count pages shared with the process)")
+    if with_children:
+        rss_axes.plot(df["t_s"], df["self_rss_mb"], color="tab:blue", linewidth=1.0, linestyle="--",
+                      label="process alone")
+        rss_axes.legend(fontsize=8, loc="best", framealpha=0.9)
+    peak = df["rss_mb"].idxmax()
+    rss_axes.plot(df["t_s"][peak], df["rss_mb"][peak], "o", color="tab:red", markersize=4)
+    rss_axes.annotate(f"peak {df['rss_mb'][peak]:.0f} MiB", (df["t_s"][peak], df["rss_mb"][peak]),
+                      xytext=(6, -4), textcoords="offset points", va="top", fontsize=8, color="tab:red",
+                      bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+    rss_axes.set_ylabel("RSS (MiB)")
+    rss_axes.set_title("Resident memory during the run")
+    rss_axes.grid(alpha=0.3)
+    rss_axes.tick_params(labelbottom=False)
+    for lane, step in enumerate(lanes):
+        rows = spans[spans["step"] == step]
+        lane_axes.broken_barh(list(zip(rows["start_s"], rows["end_s"] - rows["start_s"])), (lane - 0.4, 0.8),
+                              color=colors[step])
+    lane_axes.set_yticks(range(len(lanes)), lanes, fontsize=8)
+    lane_axes.set_ylim(len(lanes) - 0.5, -0.5)
+    lane_axes.set_ylabel("step")
+    lane_axes.set_xlabel("time since sampling started (s)")
+    lane_axes.grid(axis="x", alpha=0.3)
+    return _save(figure, path, note)
+
+
+def energy_domains(df: pd.DataFrame) -> list[str]:
+    return [column[:-2] for column in df.columns if column.endswith("_j")]
+
+
+def plot_energy(df: pd.DataFrame, path: Path | str, *, note: str | None = None, total_tag: str = "run") -> Path:
+    """Grouped bars: joules per step and RAPL domain, summed over occurrences; the run total goes in the title
+    rather than a bar that would dwarf the steps."""
+    domains = energy_domains(df)
+    steps = df[df["tag"] != total_tag] if (df["tag"] != total_tag).any() else df
+    order = _step_order(steps["tag"])[::-1]
+    steps = steps.set_index("tag").loc[order]
+    figure, axes = _bar_figure(len(order) * max(1, len(domains)) // 2 + len(order))
+    height = 0.8 / max(1, len(domains))
+    for i, domain in enumerate(domains):
+        positions = [row + (i - (len(domains) - 1) / 2) * height for row in range(len(order))]
+        bars = axes.barh(positions, steps[f"{domain}_j"], height=height, label=domain, color=_PALETTE[i])
+        _label_bars(axes, bars, [f"{j:.3g} J" for j in steps[f"{domain}_j"]])
+    axes.set_yticks(range(len(order)), [f"{tag} (×{count})" for tag, count in zip(order, steps["count"])])
+    axes.set_xlabel("energy, summed over all occurrences of the step (J)")
+    axes.set_ylabel("step")
+    title = "Energy per step and RAPL domain"
+    if total_tag in set(df["tag"]):
+        total = df[df["tag"] == total_tag].iloc[0]
+        title += f" (whole run {total['duration_s']:.1f} s: " + ", ".join(
+            f"{domain} {total[f'{domain}_j']:.1f} J" for domain in domains) + ")"
+    axes.set_title(title)
+    axes.legend(title="domain", fontsize=8, loc="lower right")
+    axes.grid(axis="x", alpha=0.3)
+    return _save(figure, path, note)
+
+
+def _read_table(path: Path) -> pd.DataFrame | None:
+    if not path.is_file():
+        return None
+    try:
+        table = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return None
+    return table if len(table) else None
+
+
+def write_all_plots(run_dir: Path | str, *, note: str | None = None) -> list[Path]:
+    """Writes into run_dir/plots/ every plot whose CSV exists and has rows; returns the written paths."""
+    run_dir = Path(run_dir)
+    plots_dir = run_dir / "plots"
+    written = []
+    tables = {name: _read_table(run_dir / f"{name}.csv")
+              for name in ("layer_types", "layer_timer", "steps_timer", "memory", "memory_steps", "energy")}
+    if tables["layer_types"] is not None:
+        written.append(plot_layer_types(tables["layer_types"], plots_dir / "layer_types.png", note=note))
+    if tables["layer_timer"] is not None:
+        written.append(plot_top_layers(tables["layer_timer"], plots_dir / "top_layers.png", note=note))
+    if tables["steps_timer"] is not None and not timed_step_rows(tables["steps_timer"]).empty:
+        written.append(plot_step_latency(tables["steps_timer"], plots_dir / "step_latency.png", note=note))
+    if tables["memory"] is not None:
+        written.append(plot_memory_timeline(tables["memory"], plots_dir / "memory_timeline.png",
+                                            tables["memory_steps"], note=note))
+    if tables["energy"] is not None and energy_domains(tables["energy"]):
+        written.append(plot_energy(tables["energy"], plots_dir / "energy.png", note=note))
+    return written
