@@ -88,6 +88,10 @@ def _keep_list(batch: list[LoadedImage]) -> list[LoadedImage]:
 
 
 def image_loader(paths: list[Path], batch_size: int, workers: int) -> DataLoader:
-    """Images stay arrays of their own sizes; batching into a tensor is the pipeline's job."""
+    """Images stay arrays of their own sizes; batching into a tensor is the pipeline's job.
+
+    Workers persist across passes: forking a fresh worker from a process holding the model at the start of
+    every pass would make each pass's first batch slower than the rest.
+    """
     return DataLoader(ImageFolder(paths), batch_size=batch_size, shuffle=False, num_workers=workers,
-                      collate_fn=_keep_list, persistent_workers=False)
+                      collate_fn=_keep_list, persistent_workers=workers > 0)

@@ -94,13 +94,13 @@ class PassRunner:
         self.timer = timer
         self.progress = progress
         self.batches = -(-len(paths) // config.dataset.batch_size)
+        self.loader = image_loader(paths, config.dataset.batch_size, config.dataset.workers)
 
     def run(self, pass_label: str, warmup: bool = False, max_batches: int | None = None,
             writer: DetectionWriter | None = None, after_batch: Callable[[], None] | None = None) -> int:
         """Returns the number of images run through the model."""
-        loader = image_loader(self.paths, self.config.dataset.batch_size, self.config.dataset.workers)
         timer, detector, images_done = self.timer, self.detector, 0
-        batches = iter(loader)
+        batches = iter(self.loader)
         for index in range(self.batches if max_batches is None else min(max_batches, self.batches)):
             timer.set_batch(pass_label, index, 0, warmup)
             with timer.step(PIPELINE_STEP):
