@@ -130,7 +130,8 @@ def test_children_are_sampled_apart_from_the_process():
     assert summary["peak_children_rss_mb"] >= size_mb
     assert max(r["self_rss_mb"] for r in rows) < rows[0]["self_rss_mb"] + 0.3 * size_mb
     assert summary["peak_sampled_rss_mb"] >= rows[0]["self_rss_mb"] + size_mb
-    assert rows[-1]["children_rss_mb"] == 0.0  # the child has exited
+    # The child has exited (other children of the test process, if any, may remain).
+    assert rows[-1]["children_rss_mb"] <= summary["peak_children_rss_mb"] - 0.8 * size_mb
 
 
 def test_without_children_the_children_column_is_empty():
