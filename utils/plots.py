@@ -82,11 +82,14 @@ def plot_top_layers(df: pd.DataFrame, path: Path | str, *, top: int = 20, note: 
         _label_bars(axes, bars, [f"{ms:.2f} ms/call" if pd.notna(ms) else "" for ms in data["mean_self_ms"]])
     axes.legend(handles=[Patch(color=c, label=k) for k, c in colors.items()], title="layer type",
                 loc="lower right", fontsize=8)
-    axes.set_xlabel("self time, total over the run (ms)")
+    axes.set_xlabel("self time, total over the instrumented pass (ms)")
     axes.set_ylabel("layer (call path)")
     axes.set_title(f"Top {len(data)} layers by self time")
     axes.grid(axis="x", alpha=0.3)
     return _save(figure, path, note)
+
+
+INSTRUMENTED_PASSES = ("layers", "profiler")
 
 
 def _milliseconds(ms: float) -> str:
@@ -98,23 +101,23 @@ def _is_warmup(column: pd.Series) -> pd.Series:
 
 
 def timed_step_rows(df: pd.DataFrame, exclude: tuple[str, ...] = ("run",)) -> pd.DataFrame:
-    """steps_timer rows without warm-up and without the whole-run bracket, which would dwarf every step."""
-    return df[~_is_warmup(df["warmup"]) & ~df["step"].isin(exclude)]
+    """steps_timer rows of the clean timed passes: no warm-up, no hooked or profiled pass (their overhead
+    would blur the distribution) and no whole-run bracket, which would dwarf every step."""
+    passes = df["pass"].astype(str)
+    return df[~_is_warmup(df["warmup"]) & ~df["step"].isin(exclude) & ~passes.isin(INSTRUMENTED_PASSES)]
 
 
 def plot_step_latency(df: pd.DataFrame, path: Path | str, *, note: str | None = None,
                       exclude: tuple[str, ...] = ("run",)) -> Path:
-    """Box plot of per-batch milliseconds per step (and per pass when there are several), warm-up excluded."""
+    """Box plot of per-batch milliseconds per step over the timed passes, warm-up excluded."""
     data = timed_step_rows(df, exclude)
     if data.empty:
         raise ValueError("no timed (non warm-up) step rows to plot")
-    several_passes = "pass" in data.columns and data["pass"].nunique() > 1
     groups, labels, colors = [], [], step_colors(data["step"])
     for step in _step_order(data["step"]):
-        by_step = data[data["step"] == step]
-        for pass_name, rows in (by_step.groupby("pass", sort=False) if several_passes else [(None, by_step)]):
-            groups.append((step, rows["ms"].to_numpy()))
-            labels.append(f"{step} [{pass_name}] (n={len(rows)})" if several_passes else f"{step} (n={len(rows)})")
+        values = data[data["step"] == step]["ms"].to_numpy()
+        groups.append((step, values))
+        labels.append(f"{step} (n={len(values)})")
     groups, labels = groups[::-1], labels[::-1]  # first pipeline step on top
     figure, axes = _bar_figure(len(groups))
     boxes = axes.boxplot([values for _, values in groups], orientation="horizontal", tick_labels=labels,
