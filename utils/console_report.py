@@ -34,8 +34,9 @@ def format_summary(summary: dict, run_path: Path) -> str:
         lines.append(f"  energy: {energy.get('status')} ({energy.get('reason')})")
     memory = summary["memory"]
     if "peak_rss_mb" in memory:
-        lines.append(f"  memory: baseline {_fmt(memory.get('baseline_rss_mb'), '.0f')} MB, "
-                     f"peak {_fmt(memory.get('peak_rss_mb'), '.0f')} MB RSS")
+        lines.append(f"  memory: baseline {_fmt(memory.get('baseline_rss_mb'), '.0f')} MiB, "
+                     f"peak {_fmt(memory.get('peak_self_rss_mb'), '.0f')} MiB RSS of the process "
+                     f"({_fmt(memory.get('peak_rss_mb'), '.0f')} MiB with loader workers, which share its pages)")
     steps_csv = run_path / "steps_summary.csv"
     if steps_csv.exists():
         table = pd.read_csv(steps_csv)
