@@ -156,3 +156,58 @@ def test_ctrl_c_writes_what_was_measured(tmp_path):
     assert summary["status"] == "interrupted"
     steps = pd.read_csv(tmp_path / "stop" / "steps_timer.csv")
     assert (steps["step"] == "forward").sum() >= 1
+
+
+def test_energy_is_unavailable_here_with_the_reason(run):
+    _, run_dir = run
+    energy = json.loads((run_dir / "summary.json").read_text())["energy"]
+    if Path("/sys/class/powercap").exists():
+        pytest.skip("this machine has a powercap tree")
+    assert energy == {"status": "unavailable", "reason": energy["reason"]}
+    assert "no powercap directory" in energy["reason"]
+    assert not (run_dir / "energy.csv").exists() and not (run_dir / "plots" / "energy.png").exists()
+
+
+def test_energy_measured_end_to_end_on_a_ticking_fake_powercap(tmp_path, monkeypatch):
+    """A fake RAPL package counter that rises at 100 W and wraps around every 0.5 s, many times per run."""
+    import functools
+    import threading
+
+    import utils.harness
+    from utils.energy import EnergyRecorder
+
+    max_range = 50_000_000  # 50 J
+    zone = tmp_path / "powercap" / "intel-rapl" / "intel-rapl:0"
+    zone.mkdir(parents=True)
+    (zone / "name").write_text("package-0\n")
+    (zone / "max_energy_range_uj").write_text(f"{max_range}\n")
+    counter = zone / "energy_uj"
+    counter.write_text(f"{0:020d}\n")
+    stop = threading.Event()
+
+    def tick():
+        # Fixed-width writes in place: pyJoules keeps the file open and never sees it half written.
+        fd = os.open(counter, os.O_WRONLY)
+        start = time.perf_counter()
+        while not stop.wait(0.001):
+            os.pwrite(fd, f"{int((time.perf_counter() - start) * 100e6) % max_range:020d}\n".encode(), 0)
+        os.close(fd)
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    monkeypatch.setattr(utils.harness, "EnergyRecorder",
+                        functools.partial(EnergyRecorder, root=tmp_path / "powercap"))
+    try:
+        code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=energy",
+                             "--set", "benchmark.layer_timing=false", "--set", "benchmark.repeats=1"])
+    finally:
+        stop.set()
+        ticker.join()
+    assert code == 0
+    energy = json.loads((tmp_path / "energy" / "summary.json").read_text())["energy"]
+    assert energy["status"] == "measured" and energy["domains"] == ["package_0"]
+    assert 60 < energy["average_watts"]["package_0"] < 140  # 100 W simulated, file writes are coarse
+    table = pd.read_csv(tmp_path / "energy" / "energy.csv").set_index("tag")
+    assert table.loc["forward", "package_0_j"] > 0
+    assert table.loc["forward", "package_0_j"] == pytest.approx(100 * table.loc["forward", "duration_s"], rel=0.4)
+    assert (tmp_path / "energy" / "plots" / "energy.png").stat().st_size > 0

@@ -156,6 +156,38 @@ def test_recorder_corrects_a_counter_wrap(tmp_path):
     assert recorder.rows()[0]["package_0_j"] == pytest.approx(1500e-6)
 
 
+def test_run_total_survives_several_wraps_read_at_step_boundaries(tmp_path):
+    """A window longer than one wrap period is right when the steps inside read the counter often enough."""
+    root = make_powercap(tmp_path)
+    recorder = EnergyRecorder(root)
+    counter, spent = MAX_RANGE_UJ - 10, 0
+    set_counters(root, package_0=counter)
+    recorder.step_started("run")
+    for _ in range(5):  # each step spends 60% of the counter's range: the run wraps three times
+        recorder.step_started("forward")
+        step = int(MAX_RANGE_UJ * 0.6)
+        counter, spent = (counter + step) % MAX_RANGE_UJ, spent + step
+        set_counters(root, package_0=counter)
+        recorder.step_ended("forward")
+    recorder.step_ended("run")
+    rows = {row["tag"]: row for row in recorder.rows()}
+    assert rows["run"]["package_0_j"] == pytest.approx(spent / 1e6)
+    assert rows["forward"]["package_0_j"] == pytest.approx(spent / 1e6)
+
+
+def test_a_counter_that_fails_mid_run_ends_measurement_not_the_run(tmp_path):
+    root = make_powercap(tmp_path)
+    recorder = EnergyRecorder(root)
+    recorder.step_started("run")
+    (root / "intel-rapl" / LABEL_DIRS["package_0"] / "energy_uj").write_text("")
+    recorder.step_started("forward")
+    recorder.step_ended("forward")
+    recorder.step_ended("run")
+    summary = recorder.summary(images=1)
+    assert summary["status"] == "unavailable" and "failed during the run" in summary["reason"]
+    assert recorder.rows() == []
+
+
 def test_idle_baseline_gives_net_figures(tmp_path):
     root = make_powercap(tmp_path)
     recorder = EnergyRecorder(root)

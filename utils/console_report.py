@@ -28,8 +28,10 @@ def format_summary(summary: dict, run_path: Path) -> str:
                      f"of {_fmt(layer['model_forward_ms'])} ms model time")
     energy = summary["energy"]
     if energy.get("status") == "measured":
-        lines.append(f"  energy: {_fmt(energy.get('joules_per_image'), '.2f')} J/image, "
-                     f"{_fmt(energy.get('average_watts'), '.1f')} W average")
+        per_image, watts = energy.get("joules_per_image") or {}, energy.get("average_watts") or {}
+        domains = ", ".join(f"{domain} {_fmt(per_image.get(domain), '.2f')} J/image {_fmt(watts.get(domain), '.1f')} W"
+                            for domain in energy["domains"])
+        lines.append(f"  energy (RAPL): {domains}")
     else:
         lines.append(f"  energy: {energy.get('status')} ({energy.get('reason')})")
     memory = summary["memory"]

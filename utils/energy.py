@@ -202,6 +202,8 @@ class EnergyRecorder:
                 self.status = _unavailable(f"pyJoules could not open the RAPL counters under {self.root}: "
                                            f"{type(error).__name__} {error}")
         self._open: list[tuple[str, int, list[int]]] = []
+        self._last_counters: list[int] | None = None
+        self._accumulated: list[int] = []
         self._totals: dict[str, _TagTotals] = {}
         self._run = _TagTotals(microjoules=[0] * len(self.domains))
         self._idle: tuple[float, list[int]] | None = None
@@ -215,25 +217,46 @@ class EnergyRecorder:
         return [zone.label for zone in self.status.domains] if self.available else []
 
     def _read(self) -> tuple[int, list[int]]:
-        return time.perf_counter_ns(), [int(value) for value in self._device.get_energy()]
+        """(perf_counter_ns, energy in uJ accumulated since the first reading).
+
+        Every reading adds the wrap-corrected difference from the previous one, so a window of any length
+        stays right as long as consecutive readings (step boundaries) are less than one wrap period apart.
+        """
+        now, counters = time.perf_counter_ns(), [int(value) for value in self._device.get_energy()]
+        if self._last_counters is None:
+            self._accumulated = [0] * len(counters)
+        else:
+            self._accumulated = [total + delta for total, delta in
+                                 zip(self._accumulated, self._deltas_uj(self._last_counters, counters))]
+        self._last_counters = counters
+        return now, list(self._accumulated)
 
     def _deltas_uj(self, before: list[int], after: list[int]) -> list[int]:
         return [counter_delta_uj(b, a, zone.max_energy_range_uj)
                 for b, a, zone in zip(before, after, self.status.domains)]
 
+    def _read_or_give_up(self) -> tuple[int, list[int]] | None:
+        """A counter that stops reading mid-run ends the energy measurement, never the run."""
+        try:
+            return self._read()
+        except (OSError, ValueError) as error:
+            self._device = None
+            self.status = _unavailable(f"reading the RAPL counters failed during the run "
+                                       f"({type(error).__name__}: {error}); no energy figures are reported")
+            return None
+
     def step_started(self, name: str) -> None:
-        if self.available:
-            now, counters = self._read()
-            self._open.append((name, now, counters))
+        if self.available and (reading := self._read_or_give_up()) is not None:
+            self._open.append((name, *reading))
 
     def step_ended(self, name: str) -> None:
-        if not self.available:
+        if not self.available or (reading := self._read_or_give_up()) is None:
             return
-        now, counters = self._read()
+        now, counters = reading
         opened, start_ns, start_counters = self._open.pop()
         if opened != name:
             raise ValueError(f"step_ended({name!r}) while the innermost open step is {opened!r}")
-        deltas = self._deltas_uj(start_counters, counters)
+        deltas = [end - start for start, end in zip(start_counters, counters)]
         if name not in self._totals:
             self._totals[name] = _TagTotals(microjoules=[0] * len(deltas))
         targets = [self._totals[name]]
@@ -253,7 +276,7 @@ class EnergyRecorder:
         sleep(seconds)
         end_ns, after = self._read()
         idle_seconds = (end_ns - start_ns) / 1e9
-        self._idle = (idle_seconds, self._deltas_uj(before, after))
+        self._idle = (idle_seconds, [end - start for start, end in zip(before, after)])
         return self._idle_watts()
 
     def _idle_watts(self) -> dict[str, float]:
