@@ -154,6 +154,7 @@ def test_ctrl_c_writes_what_was_measured(tmp_path):
     assert "Traceback" not in err
     summary = json.loads((tmp_path / "stop" / "summary.json").read_text())
     assert summary["status"] == "interrupted"
+    assert summary["images_processed"] >= 4
     steps = pd.read_csv(tmp_path / "stop" / "steps_timer.csv")
     assert (steps["step"] == "forward").sum() >= 1
 

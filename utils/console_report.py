@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 
-_STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "cv", "share_of_pipeline", "ms_per_image")
+_STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
+               "cv_per_image")
 
 
 def _fmt(value, spec: str = ".1f", missing: str = "n/a") -> str:

@@ -30,6 +30,7 @@ class DetectionWriter:
         self._detections.writerow(DETECTION_COLUMNS)
         self._skipped.writerow(SKIPPED_COLUMNS)
         self.detections_written = 0
+        self.images_written = 0
         self.skipped = 0
 
     def relative(self, path: str) -> str:
@@ -52,6 +53,7 @@ class DetectionWriter:
                 self._detections.writerow((name, cls, class_name, f"{score:.5f}", f"{x1:.2f}", f"{y1:.2f}",
                                            f"{x2:.2f}", f"{y2:.2f}"))
             self.detections_written += len(rows)
+            self.images_written += 1
             if self.images_dir is not None:
                 target = self.images_dir / name
                 target.parent.mkdir(parents=True, exist_ok=True)

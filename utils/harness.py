@@ -54,7 +54,6 @@ class RunState:
     warnings: list[str] = field(default_factory=list)
     layer_timing: Optional[TimingSnapshot] = None
     profiler: Optional[dict] = None
-    images_processed: int = 0
 
 
 def load_model(config: Config) -> LoadedModel:
@@ -97,9 +96,8 @@ class PassRunner:
         self.loader = image_loader(paths, config.dataset.batch_size, config.dataset.workers)
 
     def run(self, pass_label: str, warmup: bool = False, max_batches: int | None = None,
-            writer: DetectionWriter | None = None, after_batch: Callable[[], None] | None = None) -> int:
-        """Returns the number of images run through the model."""
-        timer, detector, images_done = self.timer, self.detector, 0
+            writer: DetectionWriter | None = None) -> None:
+        timer, detector = self.timer, self.detector
         batches = iter(self.loader)
         for index in range(self.batches if max_batches is None else min(max_batches, self.batches)):
             timer.set_batch(pass_label, index, 0, warmup)
@@ -125,11 +123,7 @@ class PassRunner:
                 if valid:
                     with timer.step("annotate_save"):
                         writer.write_batch(valid, detections)
-            images_done += len(valid)
             self.progress.update(1)
-            if after_batch is not None:
-                after_batch()
-        return images_done
 
 
 def _forward_ms_per_image(rows: list[dict], passes: set[str]) -> dict[int, list[float]]:
@@ -183,6 +177,7 @@ class Benchmark:
         batches = -(-len(self.paths) // config.dataset.batch_size)
         planned = min(bench.warmup, batches) + bench.repeats * batches
         planned += (min(bench.layer_timing_batches or batches, batches) if bench.layer_timing else 0)
+        planned += 1 if bench.profiler else 0
         progress = tqdm(total=planned, unit="batch", desc=config.run.id, disable=None, leave=False)
         runner = PassRunner(detector, self.paths, config, timer, progress)
         started = time.perf_counter()
@@ -216,9 +211,8 @@ class Benchmark:
                 progress.total += batches
             label = str(pass_index)
             state.timed_passes.append(label)
-            done = runner.run(label, writer=writer if pass_index == 0 else None)
+            runner.run(label, writer=writer if pass_index == 0 else None)
             if pass_index == 0:
-                state.images_processed = done
                 writer.flush()
             pass_index += 1
         if bench.layer_timing:
@@ -291,11 +285,12 @@ class Benchmark:
         pipeline = by_step.get(PIPELINE_STEP, {})
         forward = by_step.get("forward", {})
         # Sub-millisecond steps always scatter; warn where the spread moves the pipeline's numbers.
-        noisy = [f"{s['step']} {s['cv']:.0%}" for s in step_summary
-                 if s["cv"] is not None and s["cv"] > CV_WARNING and s["count"] > 1
+        noisy = [f"{s['step']} {s['cv_per_image']:.0%}" for s in step_summary
+                 if s["cv_per_image"] is not None and s["cv_per_image"] > CV_WARNING and s["count"] > 1
                  and (s["share_of_pipeline"] or 0) >= MATERIAL_SHARE]
         if noisy:
-            state.warnings.append(f"noisy timings, coefficient of variation above {CV_WARNING:.0%}: {', '.join(noisy)}; "
+            state.warnings.append(f"noisy timings, coefficient of variation per image above {CV_WARNING:.0%}: "
+                                  f"{', '.join(noisy)}; "
                                   "quote medians (p50), and repeat on a quieter machine or with more repeats")
         images_timed = pipeline.get("images", 0)
         return {
@@ -308,7 +303,7 @@ class Benchmark:
             "batch_size": config.dataset.batch_size,
             "threads": torch.get_num_threads(),
             "images_found": len(self.paths),
-            "images_processed": state.images_processed,
+            "images_processed": writer.images_written,
             "images_skipped": writer.skipped,
             "detections": writer.detections_written,
             "timed_passes": len(state.timed_passes),
@@ -322,8 +317,8 @@ class Benchmark:
                 "ms_per_image": pipeline.get("ms_per_image"),
                 "images_per_s": pipeline.get("images_per_s"),
             },
-            "forward": {"p50_ms_per_batch": forward.get("p50_ms"), "cv": forward.get("cv"),
-                        "ms_per_image": forward.get("ms_per_image")},
+            "forward": {"p50_ms_per_batch": forward.get("p50_ms"), "p50_ms_per_image": forward.get("p50_ms_per_image"),
+                        "cv_per_image": forward.get("cv_per_image"), "ms_per_image": forward.get("ms_per_image")},
             "steps": {s["step"]: {"total_ms": s["total_ms"], "p50_ms": s["p50_ms"], "share_of_pipeline":
                                   s["share_of_pipeline"], "images_per_s": s["images_per_s"]} for s in step_summary},
             "wall_s": wall_s,

@@ -7,12 +7,15 @@ from utils.statistics import describe
 
 STEP_SUMMARY_COLUMNS = ("step", "parent", "count", "images", "mean_ms", "std_ms", "min_ms", "p50_ms", "p90_ms",
                         "p99_ms", "max_ms", "total_ms", "cv", "iqr_ms", "outliers", "share_of_pipeline",
-                        "ms_per_image", "images_per_s")
+                        "ms_per_image", "images_per_s", "p50_ms_per_image", "cv_per_image")
 PIPELINE_STEP = "pipeline"
 
 
 def summarize_steps(rows: list[dict], timed_passes: set[str]) -> list[dict]:
-    """Warm-up rows and rows of instrumented passes are excluded; outliers are counted, never dropped."""
+    """Warm-up rows and rows of instrumented passes are excluded; outliers are counted, never dropped.
+
+    Statistics are per batch; p50 and CV are also given per image, which stays comparable when batch
+    sizes differ."""
     grouped: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         if row["pass"] in timed_passes and not row["warmup"]:
@@ -21,6 +24,8 @@ def summarize_steps(rows: list[dict], timed_passes: set[str]) -> list[dict]:
     summary = []
     for step, step_rows in grouped.items():
         stats = describe([r["ms"] for r in step_rows])
+        # Batches of different sizes (the last one is often short) only compare per image.
+        per_image = describe([r["ms"] / r["images"] for r in step_rows if r["images"]])
         images = sum(r["images"] for r in step_rows)
         total = stats["total"]
         summary.append({
@@ -34,6 +39,8 @@ def summarize_steps(rows: list[dict], timed_passes: set[str]) -> list[dict]:
             "share_of_pipeline": total / pipeline_total if pipeline_total else None,
             "ms_per_image": total / images if images else None,
             "images_per_s": images / (total / 1000.0) if images and total else None,
+            "p50_ms_per_image": per_image["p50"],
+            "cv_per_image": per_image["cv"],
         })
     order = {name: i for i, name in enumerate(
         (PIPELINE_STEP, "load", "preprocess", "forward", "postprocess", "nms", "scale_boxes", "annotate_save"))}

@@ -37,11 +37,6 @@ class _BatchContext:
     warmup: bool = False
 
 
-@dataclass
-class _StepHandle:
-    discard: bool = False
-
-
 class StepTimer:
     """Times named steps with time.perf_counter_ns; steps may nest (postprocess -> nms)."""
 
@@ -60,25 +55,23 @@ class StepTimer:
         self._context.images = images
 
     @contextmanager
-    def step(self, name: str) -> Iterator[_StepHandle]:
+    def step(self, name: str) -> Iterator[None]:
         parent = self._stack[-1] if self._stack else None
         self._stack.append(name)
         for listener in self.listeners:
             listener.step_started(name)
-        handle = _StepHandle()
+        completed = False
         start = time.perf_counter_ns()
         try:
-            yield handle
-        except BaseException:
-            # An interrupted or failed step is not a measurement: listeners close it, no record is kept.
-            handle.discard = True
-            raise
+            yield
+            completed = True
         finally:
             end = time.perf_counter_ns()
             for listener in reversed(self.listeners):
                 listener.step_ended(name)
             self._stack.pop()
-            if not handle.discard:
+            # An interrupted or failed step is not a measurement: listeners close it, no record is kept.
+            if completed:
                 ctx = self._context
                 self.records.append(StepRecord(name, parent, ctx.pass_, ctx.batch, ctx.images, ctx.warmup, start, end))
 

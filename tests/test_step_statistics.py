@@ -1,0 +1,48 @@
+import statistics
+
+import pytest
+
+from utils.harness import overhead_ratio
+from utils.step_statistics import summarize_steps
+
+
+def row(step, ms, images, pass_="0", batch=0, warmup=False, parent=None):
+    return {"step": step, "parent": parent, "pass": pass_, "batch": batch, "images": images, "ms": ms,
+            "warmup": warmup}
+
+
+ROWS = [
+    row("pipeline", 999.0, 4, pass_="warmup", warmup=True),
+    row("forward", 900.0, 4, pass_="warmup", warmup=True, parent="pipeline"),
+    row("pipeline", 110.0, 4, batch=0), row("forward", 100.0, 4, batch=0, parent="pipeline"),
+    row("pipeline", 56.0, 2, batch=1), row("forward", 50.0, 2, batch=1, parent="pipeline"),
+    row("pipeline", 108.0, 4, pass_="1", batch=0), row("forward", 100.0, 4, pass_="1", batch=0, parent="pipeline"),
+    row("pipeline", 54.0, 2, pass_="1", batch=1), row("forward", 50.0, 2, pass_="1", batch=1, parent="pipeline"),
+    row("forward", 500.0, 4, pass_="layers", batch=0, parent="pipeline"),
+]
+
+
+def test_timed_passes_only_with_shares_and_per_image_figures():
+    summary = {s["step"]: s for s in summarize_steps(ROWS, {"0", "1"})}
+    forward, pipeline = summary["forward"], summary["pipeline"]
+    assert forward["count"] == 4 and forward["images"] == 12
+    assert forward["total_ms"] == pytest.approx(300.0)
+    assert forward["share_of_pipeline"] == pytest.approx(300.0 / 328.0)
+    assert pipeline["share_of_pipeline"] == pytest.approx(1.0)
+    assert forward["ms_per_image"] == pytest.approx(25.0)
+    assert forward["images_per_s"] == pytest.approx(40.0)
+    assert forward["parent"] == "pipeline" and pipeline["parent"] == ""
+    # Per batch the 4-image and 2-image batches look noisy; per image they are identical.
+    assert forward["cv"] == pytest.approx(statistics.stdev([100, 50, 100, 50]) / 75.0)
+    assert forward["cv_per_image"] == pytest.approx(0.0)
+    assert forward["p50_ms_per_image"] == pytest.approx(25.0)
+    assert [s["step"] for s in summarize_steps(ROWS, {"0", "1"})] == ["pipeline", "forward"]
+
+
+def test_overhead_ratio_matches_batches_and_uses_medians():
+    rows = [row("forward", 100.0, 4, batch=0), row("forward", 120.0, 4, pass_="1", batch=0),
+            row("forward", 50.0, 2, batch=1), row("forward", 50.0, 2, pass_="1", batch=1),
+            row("forward", 121.0, 4, pass_="layers", batch=0), row("forward", 55.0, 2, pass_="layers", batch=1)]
+    # batch 0: 30.25 / median(25, 30) = 1.1; batch 1: 27.5 / 25 = 1.1
+    assert overhead_ratio(rows, {"0", "1"}, "layers") == pytest.approx(1.1)
+    assert overhead_ratio(rows, {"0", "1"}, "profiler") is None
