@@ -26,7 +26,9 @@ class LoadedImage:
 def find_images(root: str | Path, limit: int | None = None) -> list[Path]:
     root = Path(root)
     if not root.exists():
-        raise DatasetError(f"dataset.path {root} does not exist; point dataset.path at a folder of images")
+        raise DatasetError(f"dataset.path {root} does not exist; point dataset.path at a folder of images, e.g. "
+                           f"--set dataset.path=datasets/samples (the README's imagenet-mini section says where to "
+                           f"get that dataset and where to unpack it)")
     if not root.is_dir():
         raise DatasetError(f"dataset.path {root} is not a folder; point dataset.path at a folder of images")
     found = sorted((p for p in root.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()),

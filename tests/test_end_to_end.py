@@ -212,3 +212,43 @@ def test_energy_measured_end_to_end_on_a_ticking_fake_powercap(tmp_path, monkeyp
     assert table.loc["forward", "package_0_j"] > 0
     assert table.loc["forward", "package_0_j"] == pytest.approx(100 * table.loc["forward", "duration_s"], rel=0.4)
     assert (tmp_path / "energy" / "plots" / "energy.png").stat().st_size > 0
+
+
+class TouchesAFile:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.path}",)
+
+
+def test_weights_through_the_cli(tmp_path, capsys):
+    """An official-layout checkpoint replaces the random weights; hostile or mismatched files exit 2."""
+    import torch
+
+    from models import build_model
+
+    network = build_model("yolov7-tiny", seed=11).half()
+    checkpoint = tmp_path / "yolov7-tiny.pt"
+    torch.save({"epoch": -1, "best_fitness": None, "training_results": None, "model": None, "ema": network,
+                "updates": 0, "optimizer": None, "wandb_id": None}, checkpoint)
+    common = QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "benchmark.layer_timing=false",
+                      "--set", "dataset.limit=2", "--set", "outputs.plots=false"]
+    assert main(common + ["--set", f"model.weights={checkpoint}", "--set", "run.id=real"]) == 0
+    summary = json.loads((tmp_path / "real" / "summary.json").read_text())
+    assert "checkpoint" in summary["weights"] and "random" not in summary["weights"]
+    assert "RANDOM" not in capsys.readouterr().out
+
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "evil.pt"
+    torch.save({"ema": TouchesAFile(marker)}, evil)
+    assert main(common + ["--set", f"model.weights={evil}", "--set", "run.id=evil"]) == 2
+    err = capsys.readouterr().err
+    assert "forbidden global" in err and "posix.system" in err
+    assert not marker.exists() and not (tmp_path / "evil").exists()
+
+    assert main(common + ["--set", f"model.weights={checkpoint}", "--set", "model.arch=yolov7",
+                          "--set", "run.id=mismatch"]) == 2
+    err = capsys.readouterr().err
+    assert "shape" in err or "missing" in err
+    assert not (tmp_path / "mismatch").exists()
