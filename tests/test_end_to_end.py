@@ -252,3 +252,19 @@ def test_weights_through_the_cli(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "shape" in err or "missing" in err
     assert not (tmp_path / "mismatch").exists()
+
+
+def test_min_time_adds_passes_and_layer_batches_limit_the_hooked_pass(tmp_path):
+    code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=long", "--set", "dataset.limit=2",
+                         "--set", "dataset.batch_size=1", "--set", "benchmark.repeats=1",
+                         "--set", "benchmark.min_time_s=1.0", "--set", "benchmark.layer_timing_batches=1",
+                         "--set", "outputs.save_images=false", "--set", "outputs.plots=false"])
+    assert code == 0
+    summary = json.loads((tmp_path / "long" / "summary.json").read_text())
+    steps = pd.read_csv(tmp_path / "long" / "steps_timer.csv")
+    steps["pass"] = steps["pass"].astype(str)
+    timed = steps[steps["pass"].str.isdigit() & (steps["step"] == "pipeline")]
+    assert summary["timed_passes"] > 1 and timed["pass"].nunique() == summary["timed_passes"]
+    assert timed["end_s"].max() - timed["start_s"].min() >= 1.0
+    assert (steps[steps["step"] == "forward"]["pass"] == "layers").sum() == 1
+    assert not (tmp_path / "long" / "images").exists()
