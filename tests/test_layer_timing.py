@@ -368,6 +368,9 @@ def test_tree_text_has_one_indented_line_per_record(two_forwards):
         assert node == "  " * record.depth + f"{record.path} [{record.type}]"
         assert float(line[:12]) == pytest.approx(record.total_ms, abs=1e-3)
     assert two_forwards.summarize_tree() == text
+    shallow = layer_tree_text(two_forwards.snapshot(), max_depth=1).splitlines()[1:]
+    assert shallow == [line for line, record in zip(lines, records) if record.depth <= 1]
+    assert 0 < len(shallow) < len(lines)
 
 
 def test_top_table_is_sorted_by_self_time(two_forwards):

@@ -19,7 +19,7 @@ from utils.config import Config, config_to_yaml
 from utils.detection_writer import DetectionWriter
 from utils.energy import EnergyRecorder, RaplStatus
 from utils.environment import describe_environment
-from utils.layer_reports import top_self_table, write_layer_reports
+from utils.layer_reports import layer_tree_text, top_self_table, write_layer_reports
 from utils.layer_timing import ModelTiming, TimingSnapshot
 from utils.memory import MemorySampler
 from utils.plots import write_all_plots
@@ -263,6 +263,8 @@ class Benchmark:
                 "gflops_per_forward": timing.flops_per_forward / 1e9,
                 "files": ["layer_timer.csv", "layer_types.csv", "layer_tree.txt"],
             }
+            self.console("Pipeline tree, instrumented pass (every module: layer_tree.txt):\n"
+                         + layer_tree_text(timing, max_depth=1))
             self.console("Top 20 layers by self time (instrumented pass):\n" + top_self_table(timing, top=20))
         if state.profiler is not None:
             profiled = overhead_ratio(rows, set(state.timed_passes), PROFILER_PASS)

@@ -93,10 +93,12 @@ def layer_types_frame(snapshot: TimingSnapshot) -> pd.DataFrame:
     return by_type[LAYER_TYPES_COLUMNS].reset_index(drop=True)
 
 
-def layer_tree_text(snapshot: TimingSnapshot) -> str:
+def layer_tree_text(snapshot: TimingSnapshot, max_depth: int | None = None) -> str:
     """Indented tree, Pipeline at the root: total and self ms over all calls, and the call count."""
     lines = [f"{'total_ms':>12} {'self_ms':>12} {'calls':>7}  node"]
     for record in snapshot.records:
+        if max_depth is not None and record.depth > max_depth:
+            continue
         indent = "  " * record.depth
         lines.append(f"{record.total_ms:12.3f} {record.self_ms:12.3f} {record.calls:7d}  "
                      f"{indent}{record.path} [{record.type}]")
