@@ -268,3 +268,16 @@ def test_min_time_adds_passes_and_layer_batches_limit_the_hooked_pass(tmp_path):
     assert timed["end_s"].max() - timed["start_s"].min() >= 1.0
     assert (steps[steps["step"] == "forward"]["pass"] == "layers").sum() == 1
     assert not (tmp_path / "long" / "images").exists()
+
+
+def test_instrumented_passes_sit_between_clean_passes(run):
+    _, run_dir = run
+    steps = pd.read_csv(run_dir / "steps_timer.csv")
+    steps["pass"] = steps["pass"].astype(str)
+    span = steps[steps["step"] == "pipeline"].groupby("pass").agg(start=("start_s", "min"), end=("end_s", "max"))
+    assert span.loc["0", "end"] <= span.loc["layers", "start"]
+    assert span.loc["layers", "end"] <= span.loc["profiler", "start"]
+    assert span.loc["profiler", "end"] <= span.loc["1", "start"]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["layer_timing"]["hook_overhead_ratio"] > 0
+    assert summary["profiler"]["forward_overhead_ratio"] > 0

@@ -204,21 +204,24 @@ class Benchmark:
         bench = self.config.benchmark
         if bench.warmup:
             runner.run(WARMUP_PASS, warmup=True, max_batches=bench.warmup)
-        measuring_since = time.perf_counter()
-        pass_index = 0
-        while pass_index < bench.repeats or time.perf_counter() - measuring_since < bench.min_time_s:
+        measured_s, pass_index = 0.0, 0
+        while pass_index < bench.repeats or measured_s < bench.min_time_s:
             if pass_index >= bench.repeats:
                 progress.total += batches
             label = str(pass_index)
             state.timed_passes.append(label)
+            started = time.perf_counter()
             runner.run(label, writer=writer if pass_index == 0 else None)
+            measured_s += time.perf_counter() - started
             if pass_index == 0:
                 writer.flush()
+                # Instrumented passes go between timed passes, so that with two or more repeats their
+                # overhead is judged against clean passes on both sides rather than against a drifting past.
+                if bench.layer_timing:
+                    self._layer_pass(runner, state)
+                if bench.profiler:
+                    self._profiler_pass(runner, state)
             pass_index += 1
-        if bench.layer_timing:
-            self._layer_pass(runner, state)
-        if bench.profiler:
-            self._profiler_pass(runner, state)
 
     def _layer_pass(self, runner: PassRunner, state: RunState) -> None:
         detector = runner.detector
