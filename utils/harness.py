@@ -174,12 +174,11 @@ class Benchmark:
         writer = DetectionWriter(run_dir.path, Path(config.dataset.path), loaded.names, config.outputs.save_images, note)
         state = RunState()
         bench = config.benchmark
-        batches = -(-len(self.paths) // config.dataset.batch_size)
-        planned = min(bench.warmup, batches) + bench.repeats * batches
-        planned += (min(bench.layer_timing_batches or batches, batches) if bench.layer_timing else 0)
-        planned += 1 if bench.profiler else 0
-        progress = tqdm(total=planned, unit="batch", desc=config.run.id, disable=None, leave=False)
+        progress = tqdm(unit="batch", desc=config.run.id, disable=None, leave=False)
         runner = PassRunner(detector, self.paths, config, timer, progress)
+        batches = runner.batches
+        progress.total = (min(bench.warmup, batches) + bench.repeats * batches + (1 if bench.profiler else 0)
+                          + (min(bench.layer_timing_batches or batches, batches) if bench.layer_timing else 0))
         started = time.perf_counter()
         with ExitStack() as stack:
             if memory is not None:
@@ -189,7 +188,7 @@ class Benchmark:
                 energy.measure_idle(bench.energy.idle_s)
             try:
                 with timer.step(RUN_STEP):
-                    self._run_passes(runner, state, writer, progress, batches)
+                    self._run_passes(runner, state, writer, progress)
             except KeyboardInterrupt:
                 state.status = "interrupted"
                 self.console("Interrupted: writing what was measured so far.")
@@ -199,15 +198,14 @@ class Benchmark:
         wall_s = time.perf_counter() - started
         return self._write_outputs(timer, energy, memory, writer, state, wall_s, note)
 
-    def _run_passes(self, runner: PassRunner, state: RunState, writer: DetectionWriter, progress: tqdm,
-                    batches: int) -> None:
+    def _run_passes(self, runner: PassRunner, state: RunState, writer: DetectionWriter, progress: tqdm) -> None:
         bench = self.config.benchmark
         if bench.warmup:
             runner.run(WARMUP_PASS, warmup=True, max_batches=bench.warmup)
         measured_s, pass_index = 0.0, 0
         while pass_index < bench.repeats or measured_s < bench.min_time_s:
             if pass_index >= bench.repeats:
-                progress.total += batches
+                progress.total += runner.batches
             label = str(pass_index)
             state.timed_passes.append(label)
             started = time.perf_counter()
