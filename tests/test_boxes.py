@@ -1,18 +1,8 @@
 import pytest
 import torch
 
-from utils.boxes import box_iou, clip_boxes, scale_boxes_to_original, xywh_to_xyxy
+from utils.boxes import clip_boxes, scale_boxes_to_original, xywh_to_xyxy
 from utils.letterbox import letterbox_geometry
-
-
-def _brute_force_iou(a, b):
-    ix1, iy1 = max(a[0], b[0]), max(a[1], b[1])
-    ix2, iy2 = min(a[2], b[2]), min(a[3], b[3])
-    inter = max(0.0, ix2 - ix1) * max(0.0, iy2 - iy1)
-    area_a = max(0.0, a[2] - a[0]) * max(0.0, a[3] - a[1])
-    area_b = max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
-    union = area_a + area_b - inter
-    return inter / union if union > 0 else 0.0
 
 
 def test_xywh_to_xyxy_hand_case():
@@ -29,28 +19,6 @@ def test_xywh_to_xyxy_keeps_leading_dims_and_input():
     assert converted.shape == (2, 5, 4)
     assert torch.equal(boxes, before)
     torch.testing.assert_close(converted[..., 2] - converted[..., 0], boxes[..., 2])
-
-
-def test_box_iou_hand_cases():
-    a = torch.tensor([[0.0, 0.0, 2.0, 2.0], [0.0, 0.0, 1.0, 1.0]])
-    b = torch.tensor([[1.0, 1.0, 3.0, 3.0], [0.0, 0.0, 2.0, 2.0], [5.0, 5.0, 5.0, 5.0]])
-    # [0,0,2,2] vs [1,1,3,3]: inter 1, union 4 + 4 - 1 = 7; identical boxes -> 1;
-    # [0,0,1,1] vs [0,0,2,2]: inter 1, union 4; zero-area box vs anything -> 0
-    expected = torch.tensor([[1 / 7, 1.0, 0.0], [0.0, 1 / 4, 0.0]])
-    torch.testing.assert_close(box_iou(a, b), expected)
-
-
-def test_box_iou_matches_brute_force():
-    generator = torch.Generator().manual_seed(3)
-    top_left = torch.rand(12, 2, generator=generator) * 50
-    boxes_a = torch.cat((top_left, top_left + torch.rand(12, 2, generator=generator) * 30), 1)
-    top_left = torch.rand(9, 2, generator=generator) * 50
-    boxes_b = torch.cat((top_left, top_left + torch.rand(9, 2, generator=generator) * 30), 1)
-    iou = box_iou(boxes_a, boxes_b)
-    assert iou.shape == (12, 9)
-    expected = torch.tensor([[_brute_force_iou(a, b) for b in boxes_b.tolist()] for a in boxes_a.tolist()])
-    assert (expected > 0).any()
-    torch.testing.assert_close(iou, expected)
 
 
 def test_clip_boxes_hand_case():

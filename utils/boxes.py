@@ -1,4 +1,4 @@
-"""Box format conversion, IoU, and mapping boxes from letterbox space back to the source image."""
+"""Box format conversion and mapping boxes from letterbox space back to the source image."""
 
 from __future__ import annotations
 
@@ -12,18 +12,6 @@ def xywh_to_xyxy(boxes_xywh: torch.Tensor) -> torch.Tensor:
     centre = boxes_xywh[..., :2]
     half_size = boxes_xywh[..., 2:4] / 2
     return torch.cat((centre - half_size, centre + half_size), dim=-1)
-
-
-def box_iou(boxes_a: torch.Tensor, boxes_b: torch.Tensor) -> torch.Tensor:
-    """Pairwise IoU of (N, 4) and (M, 4) xyxy boxes -> (N, M); 0 where both boxes have no area."""
-    area_a = (boxes_a[:, 2] - boxes_a[:, 0]).clamp(min=0) * (boxes_a[:, 3] - boxes_a[:, 1]).clamp(min=0)
-    area_b = (boxes_b[:, 2] - boxes_b[:, 0]).clamp(min=0) * (boxes_b[:, 3] - boxes_b[:, 1]).clamp(min=0)
-    top_left = torch.maximum(boxes_a[:, None, :2], boxes_b[None, :, :2])
-    bottom_right = torch.minimum(boxes_a[:, None, 2:4], boxes_b[None, :, 2:4])
-    overlap_wh = (bottom_right - top_left).clamp(min=0)
-    intersection = overlap_wh[..., 0] * overlap_wh[..., 1]
-    union = area_a[:, None] + area_b[None, :] - intersection
-    return torch.where(union > 0, intersection / union, 0.0)
 
 
 def clip_boxes(boxes: torch.Tensor, shape_hw: tuple[int, int]) -> torch.Tensor:

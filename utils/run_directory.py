@@ -29,11 +29,6 @@ class RunDirectory:
     def file(self, name: str) -> Path:
         return self.path / name
 
-    def subdir(self, name: str) -> Path:
-        folder = self.path / name
-        folder.mkdir(exist_ok=True)
-        return folder
-
     def write_text(self, name: str, text: str) -> Path:
         target = self.file(name)
         target.write_text(text)
