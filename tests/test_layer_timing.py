@@ -97,8 +97,12 @@ EXPECTED_PER_FORWARD = {
 }
 
 
+def busy_time_ok(measured_ms: float, expected_ms: float) -> bool:
+    return expected_ms <= measured_ms <= expected_ms * 1.5 + 1
+
+
 def assert_busy_time(measured_ms: float, expected_ms: float) -> None:
-    assert expected_ms <= measured_ms <= expected_ms * 1.5 + 1, (measured_ms, expected_ms)
+    assert busy_time_ok(measured_ms, expected_ms), (measured_ms, expected_ms)
 
 
 def by_path(timing: ModelTiming) -> dict:
@@ -127,15 +131,18 @@ def time_two_forwards() -> ModelTiming:
 
 
 def within_noise(timing: ModelTiming) -> bool:
+    """Every busy-time bound the tests check, totals and self times alike (small self times are the first
+    to be pushed over by a preempted busy-wait)."""
     records = by_path(timing)
-    return all(records[path].total_ms <= 2 * total_ms * 1.5 + 1
-               for path, (_, total_ms, _) in EXPECTED_PER_FORWARD.items())
+    return all(busy_time_ok(records[path].total_ms, 2 * total_ms)
+               and (path == "Model" or busy_time_ok(records[path].self_ms, 2 * self_ms))
+               for path, (_, total_ms, self_ms) in EXPECTED_PER_FORWARD.items())
 
 
 @pytest.fixture(scope="module")
 def two_forwards() -> ModelTiming:
     # Other processes can preempt a busy-wait; a wrong measurement fails on every attempt.
-    for _ in range(3):
+    for _ in range(5):
         timing = time_two_forwards()
         if within_noise(timing):
             break
