@@ -21,6 +21,12 @@ DEFINITIONS_DIR = Path(__file__).resolve().parent / "definitions"
 BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
 STRIDE_PROBE_SIZE = 256
 CHANNEL_DIVISOR = 8
+# Checked before anything is allocated. YOLOv7 has 37.6 million parameters and at most 2,048 channels per
+# layer; the bounds leave room for much larger variants but stop a typo from asking for terabytes.
+MAX_PARAMETERS = 2_000_000_000  # 8 GB as float32
+MAX_CHANNELS = 16_384
+# What building or probing a malformed definition can raise; each becomes a ModelDefinitionError naming the layer.
+BUILD_ERRORS = (ValueError, TypeError, IndexError, KeyError, RuntimeError, ArithmeticError)
 
 
 class ModelDefinitionError(ValueError):
@@ -120,7 +126,8 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite int or float (YAML spells infinity and NaN as .inf and .nan)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _check_int(value: Any) -> int:
@@ -155,7 +162,7 @@ def _check_kernel_sizes(value: Any) -> tuple[int, ...]:
 
 def _check_scale(value: Any) -> float | None:
     if value is not None and (not _is_number(value) or value <= 0):
-        raise ValueError("a positive number or None")
+        raise ValueError("a positive finite number or None")
     return value
 
 
@@ -253,6 +260,11 @@ def load_definition(path: str | Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ModelDefinitionError(f"{path}: cannot read model definition: {error}") from error
+    except UnicodeDecodeError as error:
+        raise ModelDefinitionError(
+            f"{path}: not a text YAML model definition (byte 0x{error.object[error.start]:02x} at offset "
+            f"{error.start} is not UTF-8 text); model.arch must be yolov7, yolov7-tiny or the path of a "
+            f"model-definition .yaml file in the YOLOv7 cfg format") from None
     try:
         definition = yaml.safe_load(text)
     except yaml.YAMLError as error:
@@ -283,7 +295,7 @@ def _check_header(definition: dict, source: str) -> tuple[int, float, float, lis
     for key in ("depth_multiple", "width_multiple"):
         value = definition[key]
         if not _is_number(value) or value <= 0:
-            raise fail(f"{key} must be a positive number, got {value!r}")
+            raise fail(f"{key} must be a positive finite number, got {value!r}")
         multiples.append(float(value))
     anchors = definition["anchors"]
     if (not isinstance(anchors, list) or not anchors
@@ -315,30 +327,54 @@ def _layer_type(module: nn.Module) -> str:
     return f"{type(module).__module__}.{type(module).__qualname__}"
 
 
+@dataclass
+class LayerPlan:
+    """One definition row, validated and sized, before any tensor of it exists."""
+    index: int
+    name: str
+    sources: int | list  # the row's 'from' as written
+    absolute: list[int]
+    in_channels: list[int]
+    out_channels: int  # what the next layers receive; 0 for Detect
+    kwargs: dict[str, Any]
+    repeats: int
+    parameters: int
+
+
 def parse_definition(definition: dict, input_channels: int = 3, source: str = "<definition>"
                      ) -> tuple[nn.Sequential, list[list[int]]]:
     """Definition dict -> (layers, absolute source indices per layer; -1 = the previous output or the image)."""
     nc, depth_multiple, width_multiple, anchors = _check_header(definition, source)
     rows = definition["backbone"] + definition["head"]
     channels: list[int] = []  # output channels per layer
-    layers, sources_per_layer = [], []
+    plans = []
+    total = 0
     for index, row in enumerate(rows):
         try:
-            layer, out_channels, absolute = _build_layer(row, index, channels, input_channels, nc, anchors,
-                                                         depth_multiple, width_multiple, len(rows))
-        except (ValueError, TypeError) as error:
+            plan = _plan_layer(row, index, channels, input_channels, nc, anchors, depth_multiple, width_multiple,
+                               len(rows))
+        except BUILD_ERRORS as error:
             raise ModelDefinitionError(f"{source}: layer {index}: {error}") from None
-        channels.append(out_channels)
-        layers.append(layer)
-        sources_per_layer.append(absolute)
-    if not layers or not isinstance(layers[-1], Detect):
+        total += plan.parameters
+        if total > MAX_PARAMETERS:
+            raise ModelDefinitionError(f"{source}: layer {index}: {_too_many_parameters(plan, total)}; check c2 "
+                                       f"and number of this layer and the ones before it, width_multiple "
+                                       f"({width_multiple:g}) and depth_multiple ({depth_multiple:g})")
+        channels.append(plan.out_channels)
+        plans.append(plan)
+    if not plans or plans[-1].name != "Detect":
         raise ModelDefinitionError(f"{source}: the last layer must be Detect")
-    return nn.Sequential(*layers), sources_per_layer
+    layers = []
+    for plan in plans:
+        try:
+            layers.append(_build_layer(plan))
+        except BUILD_ERRORS as error:
+            raise ModelDefinitionError(f"{source}: layer {plan.index}: {error}") from None
+    return nn.Sequential(*layers), [plan.absolute for plan in plans]
 
 
-def _build_layer(row: Any, index: int, channels: list[int], input_channels: int, nc: int, anchors: list,
-                 depth_multiple: float, width_multiple: float, layer_count: int
-                 ) -> tuple[nn.Module, int, list[int]]:
+def _plan_layer(row: Any, index: int, channels: list[int], input_channels: int, nc: int, anchors: list,
+                depth_multiple: float, width_multiple: float, layer_count: int) -> LayerPlan:
     if not isinstance(row, list) or len(row) != 4:
         raise ValueError(f"a layer must be [from, number, module, args], got {row!r}")
     sources, number, module_name, raw_args = row
@@ -357,31 +393,87 @@ def _build_layer(row: Any, index: int, channels: list[int], input_channels: int,
         raise ValueError(f"{name} takes one input, 'from' lists {len(absolute)}")
     if name == "Detect" and index != layer_count - 1:
         raise ValueError("Detect must be the last layer")
+    if name == "Detect" and not isinstance(sources, list):
+        # a bare index hands Detect one tensor instead of the list of per-level maps it decodes
+        raise ValueError(f"Detect's 'from' must be a list of layers, one per detection level (e.g. [74, 75, 76]), "
+                         f"got {sources!r}")
     previous_channels = channels[-1] if channels else input_channels
     in_channels = [previous_channels if source == -1 else channels[source] for source in absolute]
     kwargs = bind_args(name, [resolve_arg(arg, nc, anchors) for arg in raw_args])
     repeats = scaled_depth(number, depth_multiple)
 
     if name in CHANNEL_MODULES:
-        kwargs["c2"] = make_divisible(kwargs["c2"] * width_multiple)
-        out_channels = kwargs["c2"]
+        written = kwargs["c2"]
+        kwargs["c2"] = out_channels = make_divisible(written * width_multiple)
+        if out_channels > MAX_CHANNELS:
+            raise ValueError(f"{name} would have {out_channels} output channels (c2 {written} x width_multiple "
+                             f"{width_multiple:g}), more than the {MAX_CHANNELS} allowed; check c2 and "
+                             "width_multiple")
     elif name == "Concat":
         out_channels = sum(in_channels)
+        if out_channels > MAX_CHANNELS:
+            raise ValueError(f"Concat would have {out_channels} output channels (the sum of its inputs' "
+                             f"{in_channels}), more than the {MAX_CHANNELS} allowed; check the c2 and "
+                             "width_multiple of the layers it concatenates")
     elif name == "Detect":
         _check_detect_anchors(kwargs["anchors"], len(absolute))
+        outputs = _detect_outputs(kwargs)
+        if outputs > MAX_CHANNELS:
+            raise ValueError(f"Detect would have {outputs} output channels per level (anchors per level x "
+                             f"(nc + 5), nc = {kwargs['nc']}), more than the {MAX_CHANNELS} allowed; check nc")
         out_channels = 0
     else:
         out_channels = in_channels[0]
+    parameters = repeats * _parameter_count(name, kwargs, in_channels)
+    return LayerPlan(index, name, sources, absolute, in_channels, out_channels, kwargs, repeats, parameters)
 
-    if repeats == 1:
-        layer = _make_module(name, kwargs, in_channels)
+
+def _detect_outputs(kwargs: dict[str, Any]) -> int:
+    """Output channels of each Detect conv: anchors per level x (nc + 5)."""
+    return len(kwargs["anchors"][0]) // 2 * (kwargs["nc"] + 5)
+
+
+def _parameter_count(name: str, kwargs: dict[str, Any], in_channels: list[int]) -> int:
+    """Parameters one module of the layer will hold (weights, biases, BatchNorm affine), from its arguments."""
+    c1 = in_channels[0]
+    if name == "Conv":
+        return kwargs["c2"] * (c1 // kwargs["g"]) * kwargs["k"] ** 2 + 2 * kwargs["c2"]
+    if name == "RepConv":
+        c2, g = kwargs["c2"], kwargs["g"]
+        identity = 2 * c1 if c1 == c2 and kwargs["s"] == 1 else 0
+        return c2 * (c1 // g) * (kwargs["k"] ** 2 + 1) + 4 * c2 + identity
+    if name == "SPPCSPC":
+        c = kwargs["c2"]  # hidden width = c2, see SPPCSPC
+        weights = 2 * c1 * c + 9 * c * c + c * c + (len(kwargs["k"]) + 1) * c * c + 9 * c * c + 2 * c * c
+        return weights + 7 * 2 * c
+    if name == "Detect":
+        outputs = _detect_outputs(kwargs)
+        return sum(channels * outputs + outputs for channels in in_channels)
+    return 0
+
+
+def _too_many_parameters(plan: LayerPlan, total: int) -> str:
+    if plan.name == "Detect":
+        layer = f"Detect on inputs of {', '.join(map(str, plan.in_channels))} channels"
     else:
-        layer = nn.Sequential(*(_make_module(name, kwargs, in_channels) for _ in range(repeats)))
-    layer.f = sources
-    layer.i = index
+        layer = f"{plan.name} with {plan.in_channels[0]} input and {plan.out_channels} output channels"
+    if plan.repeats > 1:
+        layer += f" repeated {plan.repeats} times"
+    return (f"{layer} brings the network to {total:,} parameters ({total * 4 / 1e9:,.1f} GB as float32), "
+            f"more than the {MAX_PARAMETERS:,} allowed")
+
+
+def _build_layer(plan: LayerPlan) -> nn.Module:
+    if plan.repeats == 1:
+        layer = _make_module(plan.name, plan.kwargs, plan.in_channels)
+    else:
+        layer = nn.Sequential(*(_make_module(plan.name, plan.kwargs, plan.in_channels)
+                                for _ in range(plan.repeats)))
+    layer.f = plan.sources
+    layer.i = plan.index
     layer.type = _layer_type(layer)
     layer.np = sum(p.numel() for p in layer.parameters())
-    return layer, out_channels, absolute
+    return layer
 
 
 def _make_module(name: str, kwargs: dict[str, Any], in_channels: list[int]) -> nn.Module:
@@ -440,14 +532,29 @@ class Model(nn.Module):
         try:
             with torch.no_grad():
                 maps = self.forward(probe)
-        except RuntimeError as error:
+        except BUILD_ERRORS as error:
             raise ModelDefinitionError(f"{source}: layer {running['layer']}: forward of a {STRIDE_PROBE_SIZE}x"
-                                       f"{STRIDE_PROBE_SIZE} image failed: {error}") from error
+                                       f"{STRIDE_PROBE_SIZE} image failed ({type(error).__name__}: {error}); "
+                                       "check this layer's 'from' and the channels and sizes it receives"
+                                       ) from error
         finally:
             for hook in hooks:
                 hook.remove()
             self.train(was_training)
-        return torch.tensor([STRIDE_PROBE_SIZE / level.shape[-2] for level in maps])
+        return torch.tensor([self._level_stride(level, features, source) for level, features in enumerate(maps)])
+
+    def _level_stride(self, level: int, features: torch.Tensor, source: str) -> float:
+        """A Detect input's stride; the decode needs the same whole stride across and down."""
+        ny, nx = features.shape[2:4]  # Detect's raw maps are (B, na, ny, nx, no)
+        if ny == nx and STRIDE_PROBE_SIZE % ny == 0:
+            return float(STRIDE_PROBE_SIZE // ny)
+        detect = self.model[-1]
+        layer = self.sources[-1][level] if self.sources[-1][level] != -1 else detect.i - 1
+        raise ModelDefinitionError(
+            f"{source}: layer {detect.i}: Detect input {level} (layer {layer}) is a {ny}x{nx} map for a "
+            f"{STRIDE_PROBE_SIZE}x{STRIDE_PROBE_SIZE} image, not a whole stride; Detect's inputs must be "
+            f"square maps downsampled by a stride that divides {STRIDE_PROBE_SIZE} (8, 16 and 32 in YOLOv7): "
+            "check the strides of the layers that lead to it")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor | list[torch.Tensor]:
         kept: dict[int, torch.Tensor] = {}

@@ -8,7 +8,7 @@ import yaml
 from torch import nn
 
 from models import ModelDefinitionError, build_model, fuse_model
-from models.common import Conv, RepConv
+from models.common import MP, SP, Conv, RepConv
 from models.fuse import fold_batchnorm, identity_kernel, pad_to_kernel
 from models.yolo import DEFINITIONS_DIR, ActivationSpec, Detect, load_definition, parse_activation
 
@@ -295,3 +295,100 @@ def test_number_repeats_the_module_scaled_by_depth(tmp_path):
     assert model.model[7].conv.in_channels == 3 * 32 + 64  # layers 5, 4, 3 and the repeated layer 2
     with torch.no_grad():
         assert model(torch.rand(1, 3, 64, 64)).shape == (1, 252, 85)
+
+
+# --- user mistakes in definitions -------------------------------------------------------------------------
+
+def test_binary_file_as_definition_names_the_file(tmp_path):
+    path = tmp_path / "weights.yaml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    with pytest.raises(ModelDefinitionError) as raised:
+        build_model(str(path))
+    message = str(raised.value)
+    assert message.startswith(f"{path}: not a text YAML model definition") and "0x89 at offset 0" in message
+
+
+def test_detect_fed_a_single_tensor_is_refused_by_layer(tmp_path):
+    def edit(definition):
+        definition["anchors"] = definition["anchors"][:1]
+        definition["head"][-1] = [-1, 1, "Detect", ["nc", "anchors"]]
+    path = write_tiny_variant(tmp_path, edit)
+    with pytest.raises(ModelDefinitionError, match=r"layer 77: Detect's 'from' must be a list of layers"):
+        build_model(path)
+
+
+def test_detect_input_without_a_whole_stride_is_refused(tmp_path):
+    def edit(definition):
+        definition["anchors"] = definition["anchors"][:2]
+        definition["backbone"] = [[-1, 1, "Conv", [16, 3, 3]], [-1, 1, "Conv", [16, 3, 2]]]
+        definition["head"] = [[[0, 1], 1, "Detect", ["nc", "anchors"]]]
+    path = write_tiny_variant(tmp_path, edit)
+    with pytest.raises(ModelDefinitionError) as raised:
+        build_model(path)
+    message = str(raised.value)
+    assert "layer 2: Detect input 0 (layer 0) is a 86x86 map for a 256x256 image, not a whole stride" in message
+
+
+def first_layer_of(module: str) -> int:
+    definition = load_definition(DEFINITIONS_DIR / "yolov7-tiny.yaml")
+    return next(i for i, row in enumerate(definition["backbone"] + definition["head"]) if row[2] == module)
+
+
+@pytest.mark.parametrize("error", [ValueError, TypeError, IndexError, RuntimeError])
+def test_any_probe_failure_names_the_layer(monkeypatch, error):
+    def fail(self, x):
+        raise error("boom")
+    monkeypatch.setattr(SP, "forward", fail)
+    with pytest.raises(ModelDefinitionError) as raised:
+        build_model("yolov7-tiny")
+    assert f"layer {first_layer_of('SP')}: forward of a 256x256 image failed" in str(raised.value)
+    assert f"{error.__name__}: boom" in str(raised.value)
+
+
+@pytest.mark.parametrize("error", [ValueError, TypeError, IndexError, RuntimeError])
+def test_any_construction_failure_names_the_layer(monkeypatch, error):
+    def fail(self, *args, **kwargs):
+        raise error("boom")
+    monkeypatch.setattr(MP, "__init__", fail)
+    with pytest.raises(ModelDefinitionError, match=rf"yolov7-tiny.yaml: layer {first_layer_of('MP')}: boom"):
+        build_model("yolov7-tiny")
+
+
+@pytest.mark.parametrize("rows, width, expected", [
+    ({2: [-1, 1, "Conv", [1000000, 3, 1]], 3: [-1, 1, "Conv", [1000000, 3, 1]]}, 1.0,
+     "layer 2: Conv would have 1000000 output channels (c2 1000000 x width_multiple 1)"),
+    ({}, 400.0, "layer 1: Conv would have 25600 output channels (c2 64 x width_multiple 400)"),
+    ({4: [-1, 1, "Conv", [16384, 1, 1]], 5: [-1, 1, "Conv", [16384, 3, 1]]}, 1.0,
+     "layer 5: Conv with 16384 input and 16384 output channels brings the network to 2,4"),
+    ({2: [-1, 100000, "Conv", [2048, 3, 1]]}, 1.0, "layer 2: Conv with 64 input and 2048 output channels repeated "
+                                                   "100000 times brings the network to 118,374,419,488 parameters"),
+])
+def test_absurd_sizes_are_refused_before_allocating(tmp_path, monkeypatch, rows, width, expected):
+    def edit(definition):
+        definition["width_multiple"] = width
+        for index, row in rows.items():
+            definition["backbone"][index] = row
+    path = write_tiny_variant(tmp_path, edit)
+    allocated = []
+    monkeypatch.setattr(Conv, "__init__", lambda *args, **kwargs: allocated.append(args))
+    with pytest.raises(ModelDefinitionError) as raised:
+        build_model(path)
+    message = str(raised.value)
+    assert expected in message and "check c2" in message and "width_multiple" in message
+    assert allocated == []
+
+
+@pytest.mark.parametrize("arch, parameters", [(arch, unfused) for arch, unfused, _, _ in KNOWN_TOTALS])
+def test_parameter_bound_counts_exactly(monkeypatch, arch, parameters):
+    monkeypatch.setattr("models.yolo.MAX_PARAMETERS", parameters)
+    build_model(arch)
+    monkeypatch.setattr("models.yolo.MAX_PARAMETERS", parameters - 1)
+    with pytest.raises(ModelDefinitionError, match=rf"layer {105 if arch == 'yolov7' else 77}: Detect on inputs "
+                                                   rf"of .* {parameters:,} parameters"):
+        build_model(arch)
+
+
+def test_infinite_width_is_refused_in_the_header(tmp_path):
+    path = write_tiny_variant(tmp_path, lambda d: d.__setitem__("width_multiple", float("inf")))
+    with pytest.raises(ModelDefinitionError, match="width_multiple must be a positive finite number, got inf"):
+        build_model(path)
