@@ -7,6 +7,7 @@ every other global. Stand-ins only keep their pickled state; the state_dict is c
 """
 from __future__ import annotations
 
+import functools
 import io
 import pickle
 import warnings
@@ -19,7 +20,7 @@ from typing import Any
 import torch
 
 from models.fuse import is_fused
-from models.yolo import Model
+from models.yolo import BUILTIN_ARCHS, Model, definition_path, load_definition, parse_definition
 
 MAX_LISTED = 10
 NETWORK_CLASS = "models.yolo.Model"
@@ -40,6 +41,14 @@ STORAGE_DTYPES = {
     "ShortStorage": torch.int16, "CharStorage": torch.int8, "ByteStorage": torch.uint8,
     "BoolStorage": torch.bool,
 }
+# What users pass as weights by mistake, by leading bytes. torch.save writes a zip ("PK") or, in the legacy
+# format, a pickle (0x80, the protocol marker); anything else is refused before it reaches an unpickler.
+SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", ""), (b"\xff\xd8\xff", "a JPEG image", ""), (b"GIF8", "a GIF image", ""),
+    (b"\x1f\x8b", "a gzip file", ""), (b"BZh", "a bzip2 file", ""), (b"\xfd7zXZ", "an xz file", ""),
+    (b"version https://git-lfs", "a Git LFS pointer", "fetch the real file with git lfs pull"),
+)
+HEAD_BYTES = 64
 # Errors a corrupt or hostile pickle can raise while being read by the restricted unpickler.
 READ_ERRORS = (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
                RuntimeError, zipfile.BadZipFile, OverflowError, MemoryError)
@@ -177,8 +186,42 @@ def _read_torch_zip(path: Path) -> Any:
         return RestrictedUnpickler(data, archive, prefix).load()
 
 
+def _unsupported_format(head: bytes) -> tuple[str, str] | None:
+    """(what the file looks like with its first bytes, a hint) for a file torch.save cannot have written."""
+    if head.startswith((b"PK", b"\x80")):
+        return None
+    if not head:
+        return "the file is empty", ""
+    hex_bytes = f"first bytes {head[:8].hex(' ')}"
+    for signature, what, hint in SIGNATURES:
+        if head.startswith(signature):
+            return f"looks like {what}, {hex_bytes}", hint
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(head) - 3:  # only a multi-byte character cut off by HEAD_BYTES is still text
+            return f"unknown format, {hex_bytes}", ""
+        text = head[:error.start].decode("utf-8")
+    if not all(char.isprintable() or char in "\t\r\n" for char in text):
+        return f"unknown format, {hex_bytes}", ""
+    if text.lstrip().lower().startswith(("<!doctype html", "<html")):
+        return f"looks like an HTML page, {hex_bytes}", "download the file itself, not the page that links to it"
+    return f"looks like text, e.g. YAML, first bytes {text[:24]!r}", ""
+
+
+def check_format(path: Path) -> None:
+    """Refuses a file torch.save cannot have written, before any unpickler sees it."""
+    with open(path, "rb") as file:
+        unsupported = _unsupported_format(file.read(HEAD_BYTES))
+    if unsupported is not None:
+        found, hint = unsupported
+        raise CheckpointError(f"{path}: not a PyTorch checkpoint ({found}){'; ' + hint if hint else ''}; "
+                              "model.weights must point at a .pt file saved by torch.save")
+
+
 def read_checkpoint(path: Path) -> Any:
     """The unpickled top-level object; torch's weights-only loader first, the restricted reader otherwise."""
+    check_format(path)
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Detected pickle protocol")  # raw pickles; harmless
@@ -303,6 +346,41 @@ def _layer_count(state_dict: dict[str, torch.Tensor]) -> int:
     return max(indices) + 1 if indices else 0
 
 
+@functools.cache
+def builtin_layouts() -> dict[str, dict[str, torch.Size]]:
+    """Key -> shape of each builtin arch's unfused state_dict; built on the meta device, so nothing is allocated."""
+    layouts = {}
+    for arch in BUILTIN_ARCHS:
+        with torch.device("meta"):
+            layers, _ = parse_definition(load_definition(definition_path(arch)), source=arch)
+        layouts[arch] = {f"model.{key}": tensor.shape for key, tensor in layers.state_dict().items()}
+    return layouts
+
+
+def suggest_arch(model: Model, state_dict: dict[str, torch.Tensor]) -> str | None:
+    """'set model.arch: ...' when the checkpoint has the layout of a builtin arch the model does not have."""
+    if is_fused(model):  # its layout differs from any unfused checkpoint; the fuse hint says what to do
+        return None
+    model_layout = {key: tensor.shape for key, tensor in model.state_dict().items()}
+    for arch, layout in builtin_layouts().items():
+        if layout.keys() != state_dict.keys() or layout == model_layout:
+            continue
+        head = f"model.{_layer_count(layout) - 1}."
+        differing = [key for key, shape in layout.items() if state_dict[key].shape != shape]
+        if not all(key.startswith(f"{head}m.") for key in differing):
+            continue
+        layers = f"{_layer_count(layout)} layers"
+        if not differing:
+            return (f"this checkpoint is for {arch} ({layers}), the model has {len(model.model)} layers: set "
+                    f"model.arch: {arch} (--set model.arch={arch})")
+        # only the Detect convs differ: the same network trained for another class count
+        nc = state_dict[f"{head}m.0.weight"].shape[0] // layout[f"{head}anchors"][1] - 5
+        return (f"this checkpoint is for {arch} ({layers}) trained for {nc} classes, the model has "
+                f"{len(model.model)} layers: copy models/definitions/{arch}.yaml, set nc: {nc} in the copy and "
+                f"point model.arch at it (--set model.arch=my-{arch}.yaml)")
+    return None
+
+
 def _main_dtype(state_dict: dict[str, torch.Tensor]) -> str:
     counts = Counter(str(t.dtype).removeprefix("torch.") for t in state_dict.values() if t.is_floating_point())
     return counts.most_common(1)[0][0] if counts else "no floating tensors"
@@ -325,6 +403,10 @@ def load_weights(model: Model, path: str | Path) -> WeightsInfo:
     expected = model.state_dict()
     problems = describe_mismatch(expected, state_dict)
     if problems:
+        suggestion = suggest_arch(model, state_dict)
+        if suggestion is not None:
+            raise CheckpointError(f"{path}: weights do not match the model: {suggestion}. The differences: "
+                                  + "; ".join(problems) + ".")
         layers = f"the checkpoint has {_layer_count(state_dict)} layers, the model {len(model.model)}"
         hint = " The model is fused: load weights before fuse_model." if is_fused(model) else ""
         raise CheckpointError(f"{path}: weights do not match the model ({layers}): " + "; ".join(problems)

@@ -1,5 +1,6 @@
 import builtins
 import copy
+import gzip
 import os
 import pickle
 import pickletools
@@ -10,7 +11,7 @@ import torch
 from torch import nn
 
 from models import CheckpointError, build_model, fuse_model, load_weights
-from models.checkpoint import StandIn, read_restricted
+from models.checkpoint import MAX_LISTED, StandIn, read_restricted
 from models.yolo import DEFINITIONS_DIR, Model, load_definition
 
 # The globals the official yolov7.pt / yolov7-tiny.pt pickles name (README, "The official checkpoint files").
@@ -35,6 +36,11 @@ def official_layout(network: nn.Module | None, ema: nn.Module | None) -> dict:
 @pytest.fixture(scope="module")
 def tiny():
     return build_model("yolov7-tiny", seed=0)
+
+
+@pytest.fixture(scope="module")
+def yolov7():
+    return build_model("yolov7", seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -168,11 +174,33 @@ def test_truncated_checkpoint(official_tiny_file, tmp_path, tiny):
         load_weights(tiny, path)
 
 
-@pytest.mark.parametrize("content", [b"", b"just some text, not weights\n", bytes(range(256)) * 4])
-def test_not_a_checkpoint(tmp_path, tiny, content):
-    path = tmp_path / "junk.pt"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+
+
+@pytest.mark.parametrize("content, found", [
+    (PNG, "looks like a PNG image, first bytes 89 50 4e 47 0d 0a 1a 0a)"),
+    (b"\xff\xd8\xff\xe0\x00\x10JFIF\x00", "looks like a JPEG image, first bytes ff d8 ff e0"),
+    (gzip.compress(b"weights"), "looks like a gzip file, first bytes 1f 8b"),
+    (b"", "(the file is empty)"),
+    (b"model:\n  arch: yolov7\n", "looks like text, e.g. YAML, first bytes 'model:\\n  arch: yolov7\\n'"),
+    (b"<!DOCTYPE html>\n<html>", "looks like an HTML page, first bytes 3c 21 44 4f"),
+    (b"version https://git-lfs.github.com/spec/v1\n", "looks like a Git LFS pointer, first bytes 76 65"),
+    (bytes(range(256)) * 4, "unknown format, first bytes 00 01 02 03 04 05 06 07"),
+])
+def test_not_a_checkpoint_says_what_the_file_looks_like(tmp_path, tiny, content, found):
+    path = tmp_path / "yolov7.pt"
     path.write_bytes(content)
-    with pytest.raises(CheckpointError, match="not a checkpoint|corrupt"):
+    with pytest.raises(CheckpointError) as raised:
+        load_weights(tiny, path)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: not a PyTorch checkpoint (") and found in message
+    assert message.endswith("model.weights must point at a .pt file saved by torch.save")
+
+
+def test_garbage_after_a_pickle_marker_is_reported_as_corrupt(tmp_path, tiny):
+    path = tmp_path / "garbage.pt"
+    path.write_bytes(b"\x80\x05" + bytes(range(256)))
+    with pytest.raises(CheckpointError, match="corrupt, truncated or not a checkpoint"):
         load_weights(tiny, path)
 
 
@@ -184,15 +212,47 @@ def test_zip_without_torch_records(tmp_path, tiny):
         load_weights(tiny, path)
 
 
-def test_tiny_checkpoint_into_yolov7_lists_keys_and_shapes(official_tiny_file):
+def test_tiny_checkpoint_into_yolov7_suggests_the_arch_then_lists_keys_and_shapes(yolov7, official_tiny_file):
     with pytest.raises(CheckpointError) as raised:
-        load_weights(build_model("yolov7"), official_tiny_file)
+        load_weights(yolov7, official_tiny_file)
     message = str(raised.value)
-    assert "the checkpoint has 78 layers, the model 106" in message
+    suggestion = ("weights do not match the model: this checkpoint is for yolov7-tiny (78 layers), the model has "
+                  "106 layers: set model.arch: yolov7-tiny (--set model.arch=yolov7-tiny). The differences: ")
+    assert suggestion in message
     assert "missing keys: model." in message and "unexpected keys: model." in message
     # layer 2 is a 1x1 conv 64 -> 32 in yolov7-tiny, a 3x3 conv 64 -> 64 in yolov7
     assert "model.2.conv.weight checkpoint (32, 64, 1, 1) vs model (64, 64, 3, 3)" in message
-    assert "more)" in message  # long lists are cut
+    assert message.count("more)") == 3 and message.count(", model.") <= 3 * (MAX_LISTED - 1)  # lists are cut
+
+
+def test_yolov7_state_dict_into_tiny_suggests_yolov7(tmp_path, tiny, yolov7):
+    path = tmp_path / "yolov7_weights.pt"
+    torch.save(yolov7.state_dict(), path)
+    with pytest.raises(CheckpointError, match=r"this checkpoint is for yolov7 \(106 layers\), the model has 78 "
+                                              r"layers: set model.arch: yolov7 \(--set model.arch=yolov7\)"):
+        load_weights(tiny, path)
+
+
+def test_other_class_count_of_a_builtin_suggests_a_definition_copy(tmp_path, yolov7):
+    definition = load_definition(DEFINITIONS_DIR / "yolov7-tiny.yaml")
+    definition["nc"] = 3
+    path = tmp_path / "tiny_three_classes.pt"
+    torch.save(Model(definition).state_dict(), path)
+    with pytest.raises(CheckpointError) as raised:
+        load_weights(yolov7, path)
+    assert ("this checkpoint is for yolov7-tiny (78 layers) trained for 3 classes, the model has 106 layers: copy "
+            "models/definitions/yolov7-tiny.yaml, set nc: 3 in the copy") in str(raised.value)
+
+
+def test_checkpoint_of_no_builtin_arch_gets_no_suggestion(tmp_path, tiny):
+    definition = load_definition(DEFINITIONS_DIR / "yolov7-tiny.yaml")
+    definition["width_multiple"] = 0.5
+    path = tmp_path / "narrow.pt"
+    torch.save(Model(definition).state_dict(), path)
+    with pytest.raises(CheckpointError) as raised:
+        load_weights(tiny, path)
+    assert "the checkpoint has 78 layers, the model 78" in str(raised.value)
+    assert "model.arch" not in str(raised.value)
 
 
 def test_class_count_mismatch(tmp_path, tiny):
@@ -210,6 +270,7 @@ def test_fused_model_refuses_unfused_weights_with_hint(tiny, official_tiny_file)
     with pytest.raises(CheckpointError) as raised:
         load_weights(fused, official_tiny_file)
     assert "load weights before fuse_model" in str(raised.value)
+    assert "model.arch" not in str(raised.value)  # same arch, so no arch to suggest
     assert "model.0.bn.weight" in str(raised.value)
 
 
