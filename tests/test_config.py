@@ -86,3 +86,77 @@ def test_shipped_configs_validate():
     for name in ("samples", "samples_tiny", "imagenet_mini"):
         config = load_config(f"configs/{name}.yaml")
         assert config.dataset.path.startswith("datasets/")
+
+
+@pytest.mark.parametrize("override, expected", [
+    ("dataset.batch_size=true", "dataset.batch_size: must be a whole number written without quotes, e.g. 4 (got True)"),
+    ("dataset.batch_size='4'", "dataset.batch_size: must be a whole number written without quotes, e.g. 4 (got '4')"),
+    ("postprocess.max_det=1.5", "postprocess.max_det: must be a whole number written without quotes, e.g. 4 (got 1.5)"),
+    ("postprocess.classes=[0, true]", "postprocess.classes.1: must be a whole number"),
+    ("model.fuse=1", "model.fuse: must be true or false, written without quotes (got 1)"),
+    ("model.fuse='true'", "model.fuse: must be true or false, written without quotes (got 'true')"),
+    ("postprocess.conf_thres=true", "postprocess.conf_thres: must be a number written without quotes, e.g. 0.5"),
+    ("postprocess.conf_thres='0.5'", "postprocess.conf_thres: must be a number written without quotes"),
+    ("benchmark.min_time_s=.inf", "benchmark.min_time_s: Input should be a finite number (got inf)"),
+])
+def test_types_are_strict(tmp_path, override, expected):
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, minimal()), [override])
+    assert expected in str(info.value)
+
+
+def test_yaml_values_of_the_right_type_still_validate(tmp_path):
+    data = minimal()
+    data["preprocess"] = {"img_size": 640, "rect": True}
+    data["postprocess"] = {"conf_thres": 1, "classes": [0, 2]}  # an int where a float belongs is fine
+    config = load_config(write(tmp_path, data))
+    assert config.preprocess.img_size == 640 and config.preprocess.rect is True
+    assert config.postprocess.conf_thres == 1.0 and isinstance(config.postprocess.conf_thres, float)
+
+
+def test_yaml_syntax_error_names_the_file_line_and_column(tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("dataset:\n  path: datasets/samples\n  batch_size: [2\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(broken)
+    message = str(info.value)
+    assert message.startswith(f"config file {broken} is not valid YAML: ") and "<unicode string>" not in message
+    assert "at line 4, column 1 (while parsing a flow sequence that starts at line 3, column 15)" in message
+
+
+def test_control_character_and_binary_config_files(tmp_path):
+    control = tmp_path / "control.yaml"
+    control.write_text('dataset:\n  path: "a\x01b"\n')
+    with pytest.raises(ConfigError, match=r"control.yaml is not valid YAML: character '\\x01' is not allowed at "
+                                          r"line 2, column 11"):
+        load_config(control)
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    with pytest.raises(ConfigError, match=r"binary.yaml is not a text YAML file"):
+        load_config(binary)
+
+
+def test_invalid_set_value_is_blamed_on_the_set(tmp_path):
+    path = write(tmp_path, minimal())
+    with pytest.raises(ConfigError) as info:
+        load_config(path, ["postprocess.classes=[0, 2"])
+    message = str(info.value)
+    assert message.startswith("--set 'postprocess.classes=[0, 2': the value '[0, 2' is not valid YAML (")
+    assert str(path) not in message and "<unicode string>" not in message
+
+
+def test_validation_errors_say_which_set_or_file_the_value_came_from(tmp_path):
+    data = minimal()
+    data["postprocess"] = {"iou_thres": 2}
+    path = write(tmp_path, data)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, ["dataset.batch_size=4", "dataset.batch_size=true", "benchmark.energy={idle_s: -1}"])
+    lines = str(info.value).splitlines()
+    assert lines[0] == "invalid configuration:"
+    by_key = {line.split(":")[0].strip(): line for line in lines[1:]}
+    assert by_key["dataset.batch_size"].endswith("(from --set dataset.batch_size=true)")
+    assert by_key["benchmark.energy.idle_s"].endswith("(from --set benchmark.energy={idle_s: -1})")
+    assert by_key["postprocess.iou_thres"].endswith(f"(in {path})")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, ["dataset.batch_size=4"])
+    assert str(info.value).startswith(f"invalid configuration in {path}:") and "--set" not in str(info.value)

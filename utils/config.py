@@ -16,7 +16,9 @@ class ConfigError(Exception):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # Strict: YAML already types every value, so `true` or "4" where a number belongs is a mistake to report,
+    # not a value to coerce (ints may still stand for floats). Infinity and NaN would make waits endless.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False)
 
 
 class RunSection(_Section):
@@ -117,15 +119,32 @@ class Config(_Section):
     outputs: OutputsSection = OutputsSection()
 
 
-def apply_override(data: dict, assignment: str) -> None:
-    """Apply one `dotted.key=value` override in place; the value is parsed as YAML."""
+def _yaml_error(error: yaml.YAMLError, text: str) -> str:
+    """'<problem> at line L, column C' from a PyYAML error, without PyYAML's '<unicode string>' placeholder."""
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        message = f"{error.problem} at line {mark.line + 1}, column {mark.column + 1}"
+        if error.context and error.context_mark is not None:
+            start = error.context_mark
+            message += f" ({error.context} that starts at line {start.line + 1}, column {start.column + 1})"
+        return message
+    if isinstance(error, yaml.reader.ReaderError):  # a character YAML does not allow
+        line = text.count("\n", 0, error.position) + 1
+        column = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
+        return f"character {chr(error.character)!r} is not allowed at line {line}, column {column}"
+    return str(error)
+
+
+def apply_override(data: dict, assignment: str) -> tuple[str, ...]:
+    """Apply one `dotted.key=value` override in place (the value is parsed as YAML); returns the key path."""
     key, sep, raw = assignment.partition("=")
     if not sep or not key.strip():
         raise ConfigError(f"--set {assignment!r}: expected dotted.key=value, e.g. --set dataset.batch_size=4")
     try:
         value = yaml.safe_load(raw) if raw.strip() else None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--set {assignment!r}: the value is not valid YAML ({exc.problem})") from None
+        raise ConfigError(f"--set {assignment!r}: the value {raw!r} is not valid YAML ({_yaml_error(exc, raw)}); "
+                          f"fix its syntax, or quote it to pass text: --set '{key.strip()}=\"...\"'") from None
     parts = key.strip().split(".")
     node = data
     for depth, part in enumerate(parts[:-1]):
@@ -135,20 +154,47 @@ def apply_override(data: dict, assignment: str) -> None:
             raise ConfigError(f"--set {assignment!r}: {where} is a value, not a section")
         node = child
     node[parts[-1]] = value
+    return tuple(parts)
 
 
-def _describe_errors(error: ValidationError, source: str) -> str:
-    lines = [f"invalid configuration in {source}:"]
+def _origin(loc: tuple, overrides: dict[tuple[str, ...], str]) -> str | None:
+    """The --set that put the value at `loc` there (the last one wins), or None when it came from the file."""
+    path = tuple(str(part) for part in loc)
+    for key_path, assignment in reversed(overrides.items()):
+        depth = min(len(key_path), len(path))
+        if key_path[:depth] == path[:depth]:
+            return assignment
+    return None
+
+
+# Strict-mode type errors, said as what to write instead.
+TYPE_HINTS = {
+    "int_type": "must be a whole number written without quotes, e.g. 4",
+    "float_type": "must be a number written without quotes, e.g. 0.5",
+    "bool_type": "must be true or false, written without quotes",
+    "string_type": "must be text; quote a value that YAML would read as a number or boolean, e.g. \"123\"",
+}
+
+
+def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[str, ...], str]) -> str:
+    lines = []
+    origins = []
     for item in error.errors():
         path = ".".join(str(p) for p in item["loc"])
         if item["type"] == "extra_forbidden":
-            lines.append(f"  {path}: unknown key (value {item['input']!r}); check its spelling against the README")
+            line = f"  {path}: unknown key (value {item['input']!r}); check its spelling against the README"
         elif item["type"] == "missing":
-            lines.append(f"  {path}: required key is missing")
+            line = f"  {path}: required key is missing"
         else:
-            message = item["msg"].removeprefix("Value error, ")
-            lines.append(f"  {path}: {message} (got {item['input']!r})")
-    return "\n".join(lines)
+            message = TYPE_HINTS.get(item["type"]) or item["msg"].removeprefix("Value error, ")
+            line = f"  {path}: {message} (got {item['input']!r})"
+        origin = _origin(item["loc"], overrides)
+        origins.append(origin)
+        lines.append(line if origin is None else f"{line} (from --set {origin})")
+    if all(origin is None for origin in origins):
+        return "\n".join([f"invalid configuration in {source}:"] + lines)
+    lines = [line if origin is not None else f"{line} (in {source})" for line, origin in zip(lines, origins)]
+    return "\n".join(["invalid configuration:"] + lines)
 
 
 def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
@@ -157,17 +203,25 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist; pass --config with a file from configs/")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not a text YAML file (not UTF-8); pass --config with a file "
+                          "from configs/") from None
+    try:
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+        raise ConfigError(f"config file {path} is not valid YAML: {_yaml_error(exc, text)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold a mapping of sections (run, dataset, model, ...)")
+    overridden: dict[tuple[str, ...], str] = {}
     for assignment in overrides:
-        apply_override(data, assignment)
+        key_path = apply_override(data, assignment)
+        overridden.pop(key_path, None)  # re-insert, so the latest --set of a key is found first
+        overridden[key_path] = assignment
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe_errors(exc, str(path))) from None
+        raise ConfigError(_describe_errors(exc, str(path), overridden)) from None
     if config.run.id is None:
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         config.run.id = f"{stamp}_{path.stem}"
