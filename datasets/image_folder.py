@@ -10,6 +10,10 @@ import numpy as np
 from torch.utils.data import DataLoader, Dataset
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+# Keeps 16-bit and grayscale as IMREAD_UNCHANGED does and drops alpha, but unlike IMREAD_UNCHANGED applies the
+# EXIF orientation, so a photo comes out upright as viewers show it. Measured on the sample photos: no slower
+# than IMREAD_UNCHANGED for upright files, and as fast as decoding unchanged and rotating by hand otherwise.
+DECODE_FLAGS = cv2.IMREAD_ANYDEPTH | cv2.IMREAD_ANYCOLOR
 
 
 class DatasetError(Exception):
@@ -39,7 +43,7 @@ def find_images(root: str | Path, limit: int | None = None) -> list[Path]:
 
 
 def to_bgr8(image: np.ndarray) -> np.ndarray:
-    """Grayscale, alpha and 16-bit images become 3-channel 8-bit BGR."""
+    """Grayscale, 16-bit and float images become 3-channel 8-bit BGR (DECODE_FLAGS already dropped alpha)."""
     if image.dtype == np.uint16:
         image = (image // 257).astype(np.uint8)
     elif image.dtype in (np.float32, np.float64):
@@ -48,14 +52,9 @@ def to_bgr8(image: np.ndarray) -> np.ndarray:
         raise ValueError(f"unsupported pixel type {image.dtype}")
     if image.ndim == 2:
         return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-    channels = image.shape[2]
-    if channels == 1:
-        return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-    if channels == 4:
-        return cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
-    if channels == 3:
+    if image.shape[2] == 3:
         return image
-    raise ValueError(f"unsupported channel count {channels}")
+    raise ValueError(f"unsupported channel count {image.shape[2]}")
 
 
 def decode_image(path: Path) -> LoadedImage:
@@ -65,7 +64,7 @@ def decode_image(path: Path) -> LoadedImage:
         return LoadedImage(str(path), None, f"cannot read file: {exc.strerror or exc}")
     if data.size == 0:
         return LoadedImage(str(path), None, "empty file")
-    image = cv2.imdecode(data, cv2.IMREAD_UNCHANGED)
+    image = cv2.imdecode(data, DECODE_FLAGS)
     if image is None or image.size == 0:
         return LoadedImage(str(path), None, "not a decodable image (corrupt or unsupported format)")
     try:

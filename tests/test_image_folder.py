@@ -1,3 +1,5 @@
+import struct
+
 import cv2
 import numpy as np
 import pytest
@@ -68,3 +70,34 @@ def test_loader_keeps_batches_as_lists_in_order(tmp_path):
     assert [len(b) for b in batches] == [2, 2, 1]
     flat = [s for b in batches for s in b]
     assert [s.image.shape[0] for s in flat] == [4, 5, 6, 7, 8]
+
+
+def exif_segment(orientation: int, byte_order: str) -> bytes:
+    """A JPEG APP1 segment holding one EXIF tag, Orientation (0x0112), as a camera writes it."""
+    mark = b"MM" if byte_order == ">" else b"II"
+    ifd = struct.pack(byte_order + "H", 1) + struct.pack(byte_order + "HHIHH", 0x0112, 3, 1, orientation, 0)
+    tiff = mark + struct.pack(byte_order + "HI", 42, 8) + ifd + struct.pack(byte_order + "I", 0)
+    payload = b"Exif\0\0" + tiff
+    return b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload
+
+
+# EXIF orientation -> how a viewer turns the stored pixels upright
+UPRIGHT = {
+    1: lambda a: a, 2: lambda a: a[:, ::-1], 3: lambda a: a[::-1, ::-1], 4: lambda a: a[::-1],
+    5: lambda a: a.transpose(1, 0, 2), 6: lambda a: np.rot90(a, -1), 7: lambda a: np.rot90(a, -1)[::-1],
+    8: lambda a: np.rot90(a, 1),
+}
+
+
+@pytest.mark.parametrize("byte_order", [">", "<"])
+@pytest.mark.parametrize("orientation", sorted(UPRIGHT))
+def test_exif_orientation_is_applied_as_viewers_do(tmp_path, orientation, byte_order):
+    stored = np.zeros((32, 64, 3), np.uint8)  # landscape, with a marker in the top-left corner only
+    stored[:8, :8] = 255
+    jpeg = cv2.imencode(".jpg", stored, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
+    (tmp_path / "photo.jpg").write_bytes(jpeg[:2] + exif_segment(orientation, byte_order) + jpeg[2:])
+    loaded = decode_image(tmp_path / "photo.jpg")
+    pixels = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_UNCHANGED)
+    assert loaded.error is None
+    assert loaded.image.shape == ((64, 32, 3) if orientation >= 5 else (32, 64, 3))
+    assert np.array_equal(loaded.image, UPRIGHT[orientation](pixels))
