@@ -1,6 +1,9 @@
 """detbench: where every millisecond, joule and megabyte of a CPU detection pipeline goes.
 
     python benchmark.py --config configs/samples.yaml [--set dotted.key=value ...]
+
+Exit status: 0 complete; 1 an output could not be written; 2 a mistake in the config or the inputs;
+128 + the signal's number when Ctrl-C (130) or SIGTERM (143) stopped the run.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import sys
 # Set before torch loads: hides the CUDA build's harmless profiler ERROR line.
 os.environ.setdefault("KINETO_LOG_LEVEL", "5")
 
+EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
@@ -36,22 +40,29 @@ def main(argv: list[str] | None = None) -> int:
 
     from datasets.image_folder import DatasetError
     from models import CheckpointError, ModelDefinitionError
-    from utils.console_report import format_summary
-    from utils.harness import Benchmark
-    from utils.run_directory import RunDirectoryExists
+    from pipelines.registry import UnknownArchitecture
+    from utils.harness.composition import Benchmark
+    from utils.writers.atomic import OutputWriteError
+    from utils.writers.run_directory import RunDirectoryError
 
-    benchmark = Benchmark(config)
+    benchmark = Benchmark(config, args.config)
     try:
         benchmark.prepare()
-    except (DatasetError, CheckpointError, ModelDefinitionError, RunDirectoryExists) as exc:
+    except (DatasetError, CheckpointError, ModelDefinitionError, RunDirectoryError, UnknownArchitecture) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OutputWriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("interrupted before the run started; nothing was written", file=sys.stderr)
         return EXIT_INTERRUPTED
-    summary = benchmark.execute()
-    print(format_summary(summary, benchmark.run_dir.path))
-    return EXIT_INTERRUPTED if summary["status"] == "interrupted" else 0
+    outcome = benchmark.execute()
+    print(outcome.report)
+    if outcome.exit_status == EXIT_FAILED:
+        print(f"error: {outcome.summary.get('stop_reason')}; summary.json says status: failed where it could "
+              "still be written", file=sys.stderr)
+    return outcome.exit_status
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """ModelTiming against busy-wait ground truth, hook hygiene, and the layer reports built from it."""
 from __future__ import annotations
 
+import io
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,9 +10,9 @@ import pytest
 import torch
 from torch import nn
 
-from utils.layer_reports import (LAYER_TIMER_COLUMNS, LAYER_TYPES_COLUMNS, layer_timer_frame, layer_tree_text,
-                                 layer_types_frame, top_self_frame, write_layer_reports)
-from utils.layer_timing import ModelTiming, shapes_of
+from utils.record.layer_tables import (LAYER_TIMER_COLUMNS, LAYER_TYPES_COLUMNS, layer_timer_frame, layer_tree_text,
+                                 layer_types_frame, top_self_frame)
+from utils.recorders.layer_timing import ModelTiming, shapes_of
 
 NS_PER_MS = 1_000_000
 
@@ -389,10 +389,29 @@ def test_top_table_is_sorted_by_self_time(two_forwards):
     assert "repeat" in two_forwards.summarize_table(top=3)
 
 
-def test_write_layer_reports(tmp_path: Path, two_forwards):
-    paths = write_layer_reports(two_forwards.snapshot(), tmp_path)
-    timer = pd.read_csv(paths["layer_timer"])
+def test_layer_timer_csv_round_trip(two_forwards):
+    frame = layer_timer_frame(two_forwards.snapshot())
+    timer = pd.read_csv(io.StringIO(frame.to_csv(index=False)))
     assert list(timer.columns) == LAYER_TIMER_COLUMNS
     assert len(timer) == len(two_forwards.records)
-    assert list(pd.read_csv(paths["layer_types"]).columns) == LAYER_TYPES_COLUMNS
-    assert paths["layer_tree"].read_text().count("\n") == len(two_forwards.records) + 1
+    assert timer["self_ms"].tolist() == pytest.approx(frame["self_ms"].tolist())
+
+
+def test_macs_count_every_calls_real_shapes():
+    """A batch of 3 after a batch of 1, and a differently shaped image: MACs follow each call, not the first."""
+    conv = nn.Conv2d(2, 3, 3, padding=1)
+    model = nn.Sequential(conv, nn.ReLU())
+    per_output_element = 2 * 9
+    with ModelTiming(model) as timing:
+        model(torch.zeros(1, 2, 4, 4))
+        model(torch.zeros(3, 2, 4, 4))
+        model(torch.zeros(1, 2, 8, 2))
+    record = by_path(timing)["0"]
+    expected = per_output_element * 3 * (1 * 16 + 3 * 16 + 1 * 16)
+    assert record.macs_total == expected
+    assert record.macs == pytest.approx(expected / 3)
+    snapshot = timing.snapshot()
+    assert snapshot.forwards == 3 and snapshot.images == 5
+    assert snapshot.flops_per_image == pytest.approx(2 * expected / 5)
+    row = layer_timer_frame(snapshot).set_index("path").loc["0"]
+    assert row["macs_total"] == expected and row["flops_total"] == 2 * expected

@@ -2,7 +2,7 @@ import cv2
 import numpy as np
 import pytest
 
-from utils.letterbox import LetterboxGeometry, letterbox, letterbox_geometry
+from pipelines.yolo.letterbox import LetterboxGeometry, letterbox, letterbox_geometry
 
 
 # Each case: (h, w, new_shape, auto, stride, scaleup, expected geometry), worked out by hand.

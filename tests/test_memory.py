@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from utils.memory import NO_STEP, MemorySampler, peak_increase_per_step
+from utils.recorders.memory import NO_STEP, MemorySampler, peak_increase_per_step
 
 
 def brute_peak_increase(samples, intervals):
@@ -48,7 +48,7 @@ def test_peak_increase_matches_brute_force():
 
 def test_samples_are_labelled_with_the_innermost_step():
     readings = iter([(90.0, 10.0), (100.0, 10.0), (110.0, 10.0), (120.0, 10.0), (130.0, 10.0)])
-    sampler = MemorySampler(interval_s=60.0, read_rss_mb=lambda: next(readings))
+    sampler = MemorySampler(interval_s=60.0, read_rss_mib=lambda: next(readings))
     with sampler:  # takes 100.0; the thread waits a minute, so only explicit samples follow
         assert sampler.mark_baseline() == 110.0
         sampler.step_started("postprocess")
@@ -58,16 +58,16 @@ def test_samples_are_labelled_with_the_innermost_step():
         sampler.mark_baseline()  # 130.0, back in postprocess
         sampler.step_ended("postprocess")
     rows = sampler.rows()
-    assert [(r["rss_mb"], r["step"]) for r in rows] == [
+    assert [(r["rss_mib"], r["step"]) for r in rows] == [
         (100.0, NO_STEP), (110.0, NO_STEP), (120.0, "nms"), (130.0, "postprocess"), (140.0, NO_STEP)]
     assert [r["t_s"] for r in rows] == sorted(r["t_s"] for r in rows)
-    assert all(r["rss_mb"] == r["self_rss_mb"] + r["children_rss_mb"] for r in rows)
+    assert all(r["rss_mib"] == r["self_rss_mib"] + r["children_rss_mib"] for r in rows)
     assert [r["step"] for r in sampler.step_rows()] == ["nms", "postprocess"]
     summary = sampler.summary()
-    assert summary["baseline_rss_mb"] == 130.0
-    assert summary["peak_sampled_rss_mb"] == 140.0
-    assert summary["peak_increase_mb_per_step"] == {"nms": 10.0, "postprocess": 20.0}  # both start from 110
-    assert summary["peak_children_rss_mb"] == 10.0
+    assert summary["baseline_rss_mib"] == 130.0
+    assert summary["peak_sampled_rss_mib"] == 140.0
+    assert summary["peak_increase_mib_per_step"] == {"nms": 10.0, "postprocess": 20.0}  # both start from 110
+    assert summary["peak_children_rss_mib"] == 10.0
 
 
 def test_real_samples_are_plausible():
@@ -77,14 +77,14 @@ def test_real_samples_are_plausible():
         time.sleep(0.15)
     rows = sampler.rows()
     assert len(rows) >= 5
-    assert all(10 < r["rss_mb"] < machine_mb for r in rows)
+    assert all(10 < r["rss_mib"] < machine_mb for r in rows)
     times = [r["t_s"] for r in rows]
     assert times == sorted(times) and times[0] >= 0
     summary = sampler.summary()
     assert summary["samples"] == len(rows) and summary["source"] == "memory_profiler"
-    assert summary["peak_rss_mb"] >= max(r["rss_mb"] for r in rows)
-    assert summary["peak_rss_mb"] >= summary["ru_maxrss_mb"] > 10
-    assert summary["baseline_rss_mb"] <= summary["peak_rss_mb"]
+    assert summary["peak_rss_mib"] >= max(r["rss_mib"] for r in rows)
+    assert summary["peak_rss_mib"] >= summary["ru_maxrss_mib"] > 10
+    assert summary["baseline_rss_mib"] <= summary["peak_rss_mib"]
 
 
 def test_a_big_allocation_shows_in_its_step():
@@ -100,7 +100,7 @@ def test_a_big_allocation_shows_in_its_step():
         del block
         sampler.step_ended("forward")
         sampler.step_ended("run")
-    increases = sampler.summary()["peak_increase_mb_per_step"]
+    increases = sampler.summary()["peak_increase_mib_per_step"]
     assert 0.8 * size_mb <= increases["forward"] <= 1.3 * size_mb
     assert increases["nms"] < 0.2 * size_mb
     assert increases["run"] >= increases["forward"] - 5
@@ -127,15 +127,15 @@ def test_children_are_sampled_apart_from_the_process():
         child.join(10)
     rows = sampler.rows()
     summary = sampler.summary()
-    assert summary["peak_children_rss_mb"] >= size_mb
-    assert max(r["self_rss_mb"] for r in rows) < rows[0]["self_rss_mb"] + 0.3 * size_mb
-    assert summary["peak_sampled_rss_mb"] >= rows[0]["self_rss_mb"] + size_mb
+    assert summary["peak_children_rss_mib"] >= size_mb
+    assert max(r["self_rss_mib"] for r in rows) < rows[0]["self_rss_mib"] + 0.3 * size_mb
+    assert summary["peak_sampled_rss_mib"] >= rows[0]["self_rss_mib"] + size_mb
     # The child has exited (other children of the test process, if any, may remain).
-    assert rows[-1]["children_rss_mb"] <= summary["peak_children_rss_mb"] - 0.8 * size_mb
+    assert rows[-1]["children_rss_mib"] <= summary["peak_children_rss_mib"] - 0.8 * size_mb
 
 
 def test_without_children_the_children_column_is_empty():
     with MemorySampler(interval_s=0.01, include_children=False) as sampler:
         time.sleep(0.05)
-    assert all(r["children_rss_mb"] is None and r["rss_mb"] == r["self_rss_mb"] for r in sampler.rows())
+    assert all(r["children_rss_mib"] is None and r["rss_mib"] == r["self_rss_mib"] for r in sampler.rows())
     assert sampler.summary()["peak_children_rss_mb"] is None

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from utils.nms import non_max_suppression
+from pipelines.yolo.nms import non_max_suppression
 
 
 def _iou(a, b):

@@ -3,7 +3,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from utils.plots import (plot_energy, plot_layer_types, plot_memory_timeline, plot_step_latency, plot_top_layers,
+from utils.writers.plots import (plot_energy, plot_layer_types, plot_memory_timeline, plot_step_latency, plot_top_layers,
                          shorten, spans_from_labels, timed_step_rows, write_all_plots)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -27,15 +27,18 @@ def layer_timer() -> pd.DataFrame:
 
 
 def steps_timer() -> pd.DataFrame:
-    rows = [{"step": step, "pass": "timed", "batch": batch, "images": 2, "warmup": batch == 0, "ms": ms * (1 + batch)}
+    rows = [{"step": step, "pass_kind": "warmup" if batch == 0 else "timed", "pass_index": 0, "batch": batch,
+             "images": 2, "warmup": batch == 0, "ms": ms * (1 + batch)}
             for batch in range(4) for step, ms in (("load", 2.0), ("forward", 300.0), ("nms", 0.5))]
-    rows.append({"step": "run", "pass": "", "batch": -1, "images": 0, "warmup": False, "ms": 5000.0})
+    # A batch whose every file was skipped: only the loader ran.
+    rows.append({"step": "load", "pass_kind": "timed", "pass_index": 0, "batch": 4, "images": 0, "warmup": False,
+                 "ms": 0.3})
     return pd.DataFrame(rows)
 
 
 def memory() -> pd.DataFrame:
     return pd.DataFrame({"t_s": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
-                         "rss_mb": [100.0, 120.0, 300.0, 310.0, 150.0, 140.0],
+                         "rss_mib": [100.0, 120.0, 300.0, 310.0, 150.0, 140.0],
                          "step": ["", "load", "forward", "forward", "nms", ""]})
 
 
@@ -61,21 +64,21 @@ def test_each_plot_writes_a_png(tmp_path, plot, table, kwargs):
 
 
 def test_step_latency_with_several_passes(tmp_path):
-    table = pd.concat([steps_timer(), steps_timer().assign(**{"pass": "layers"})])
+    table = pd.concat([steps_timer(), steps_timer().assign(pass_kind="layers"),
+                       steps_timer().assign(pass_index=1)])
     assert_png(plot_step_latency(table, tmp_path / "latency.png"))
 
 
-def test_timed_step_rows_drop_warmup_and_the_run_bracket():
-    table = steps_timer()
-    table["warmup"] = table["warmup"].map({True: "True", False: "False"})  # as a CSV round trip may leave it
+def test_timed_step_rows_drop_warmup_instrumented_passes_and_empty_batches():
+    table = pd.concat([steps_timer(), steps_timer().assign(pass_kind="profiler")])
     timed = timed_step_rows(table)
     assert len(timed) == 9 and set(timed["step"]) == {"load", "forward", "nms"}
-    assert (timed["batch"] > 0).all()
+    assert (timed["batch"] > 0).all() and (timed["batch"] < 4).all()
 
 
 def test_step_latency_refuses_a_table_of_warmup_only(tmp_path):
     with pytest.raises(ValueError, match="warm-up"):
-        plot_step_latency(steps_timer().assign(warmup=True), tmp_path / "latency.png")
+        plot_step_latency(steps_timer().assign(pass_kind="warmup"), tmp_path / "latency.png")
 
 
 def test_spans_from_labels():

@@ -7,7 +7,6 @@ os.environ.setdefault("KINETO_LOG_LEVEL", "5")
 
 import json
 from itertools import combinations
-from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -15,7 +14,8 @@ import pytest
 import torch
 from torch import nn
 
-from utils.profiler_trace import PROFILER_OPS_COLUMNS, profile_pipeline, profiler_ops_frame, step_range
+from utils.recorders.profiler import (PROFILER_OPS_COLUMNS, native_output_filtered, profile_pipeline, profiler_ops_frame,
+                                     step_range)
 
 SLACK_US = 1.0
 
@@ -57,13 +57,12 @@ def profiled(tmp_path_factory):
         with step_range("postprocess"):
             post(y)
 
-    out_dir = tmp_path_factory.mktemp("profile")
-    result = profile_pipeline(run_once, model, out_dir, pre_transforms=[pre], post_transforms=[post])
+    result = profile_pipeline(run_once, model, pre_transforms=[pre], post_transforms=[post])
     return result, model, post
 
 
-def complete_events(trace_path: Path) -> list[dict]:
-    trace = json.loads(trace_path.read_text())
+def complete_events(trace_json: str) -> list[dict]:
+    trace = json.loads(trace_json)
     assert isinstance(trace["traceEvents"], list)
     events = [event for event in trace["traceEvents"] if event.get("ph") == "X"]
     for event in events:
@@ -86,15 +85,15 @@ def only(events: list[dict], name: str) -> dict:
     return matches[0]
 
 
-def test_files_written(profiled):
+def test_result_is_plain_data(profiled):
     result, _, _ = profiled
-    assert result.trace_path.name == "trace.json" and result.trace_path.is_file()
-    assert result.ops_csv_path.name == "profiler_ops.csv" and result.ops_csv_path.is_file()
+    assert json.loads(result.trace_json)["traceEvents"]
+    assert result.ops.columns == tuple(PROFILER_OPS_COLUMNS) and result.ops.rows
     assert result.wall_ms > 0
 
 
 def test_ranges_on_one_thread_are_disjoint_or_nested(profiled):
-    events = complete_events(profiled[0].trace_path)
+    events = complete_events(profiled[0].trace_json)
     by_thread: dict[tuple, list[dict]] = {}
     for event in events:
         by_thread.setdefault((event.get("pid"), event.get("tid")), []).append(event)
@@ -107,7 +106,7 @@ def test_ranges_on_one_thread_are_disjoint_or_nested(profiled):
 
 
 def test_layers_lie_inside_their_steps(profiled):
-    events = complete_events(profiled[0].trace_path)
+    events = complete_events(profiled[0].trace_json)
     inference = only(events, "inference")
     for path in LAYER_PATHS:
         assert contains(inference, only(events, path)), path
@@ -128,7 +127,7 @@ def test_hooks_and_wrappers_removed(profiled):
 
 
 def test_ops_csv(profiled):
-    ops = pd.read_csv(profiled[0].ops_csv_path)
+    ops = pd.DataFrame(profiled[0].ops.rows, columns=profiled[0].ops.columns)
     assert list(ops.columns) == PROFILER_OPS_COLUMNS
     conv_rows = ops[ops["name"] == "aten::conv2d"]
     # Grouped by input shape: the two convolutions see different inputs.
@@ -161,5 +160,14 @@ def test_hooks_removed_when_run_once_raises(tmp_path):
         raise RuntimeError("pipeline failed")
 
     with pytest.raises(RuntimeError, match="pipeline failed"):
-        profile_pipeline(run_once, model, tmp_path)
+        profile_pipeline(run_once, model)
     assert all(not module._forward_hooks and not module._forward_pre_hooks for module in model.modules())
+
+
+def test_native_profiler_noise_is_dropped_and_other_lines_kept(capfd):
+    with native_output_filtered():
+        os.write(1, b"USDT profiler_start line from native code\n")
+        os.write(2, b"a real warning\n")
+    captured = capfd.readouterr()
+    assert "USDT" not in captured.out + captured.err
+    assert "a real warning" in captured.err

@@ -4,7 +4,7 @@ import statistics as stdlib_statistics
 
 import pytest
 
-from utils.statistics import SUMMARY_FIELDS, describe, outlier_mask
+from utils.record.statistics import SUMMARY_FIELDS, describe, outlier_mask
 
 
 def test_hand_computed_case():

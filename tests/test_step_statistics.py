@@ -2,28 +2,32 @@ import statistics
 
 import pytest
 
-from utils.harness import overhead_ratio
-from utils.step_statistics import summarize_steps
+from utils.record.step_statistics import overhead_ratio, summarize_steps
+from utils.record.steps import PassKind, StepRecord
+
+TIMED, WARMUP, LAYERS = PassKind.TIMED, PassKind.WARMUP, PassKind.LAYERS
 
 
-def row(step, ms, images, pass_="0", batch=0, warmup=False, parent=None):
-    return {"step": step, "parent": parent, "pass": pass_, "batch": batch, "images": images, "ms": ms,
-            "warmup": warmup}
+def row(step, ms, images, kind=TIMED, index=0, batch=0, parent=None):
+    return StepRecord(step, parent, kind, index, batch, images, 0, int(ms * 1e6))
 
 
 ROWS = [
-    row("pipeline", 999.0, 4, pass_="warmup", warmup=True),
-    row("forward", 900.0, 4, pass_="warmup", warmup=True, parent="pipeline"),
+    row("pipeline", 999.0, 4, kind=WARMUP),
+    row("forward", 900.0, 4, kind=WARMUP, parent="pipeline"),
     row("pipeline", 110.0, 4, batch=0), row("forward", 100.0, 4, batch=0, parent="pipeline"),
     row("pipeline", 56.0, 2, batch=1), row("forward", 50.0, 2, batch=1, parent="pipeline"),
-    row("pipeline", 108.0, 4, pass_="1", batch=0), row("forward", 100.0, 4, pass_="1", batch=0, parent="pipeline"),
-    row("pipeline", 54.0, 2, pass_="1", batch=1), row("forward", 50.0, 2, pass_="1", batch=1, parent="pipeline"),
-    row("forward", 500.0, 4, pass_="layers", batch=0, parent="pipeline"),
+    row("pipeline", 108.0, 4, index=1, batch=0), row("forward", 100.0, 4, index=1, batch=0, parent="pipeline"),
+    row("pipeline", 54.0, 2, index=1, batch=1), row("forward", 50.0, 2, index=1, batch=1, parent="pipeline"),
+    row("forward", 500.0, 4, kind=LAYERS, batch=0, parent="pipeline"),
+    # a batch whose every file was skipped: it only waited for the loader
+    row("pipeline", 0.3, 0, batch=2), row("load", 0.3, 0, batch=2, parent="pipeline"),
 ]
+ORDER = ("pipeline", "load", "forward")
 
 
 def test_timed_passes_only_with_shares_and_per_image_figures():
-    summary = {s["step"]: s for s in summarize_steps(ROWS, {"0", "1"})}
+    summary = {s["step"]: s for s in summarize_steps(ROWS, ORDER)}
     forward, pipeline = summary["forward"], summary["pipeline"]
     assert forward["count"] == 4 and forward["images"] == 12
     assert forward["total_ms"] == pytest.approx(300.0)
@@ -36,13 +40,15 @@ def test_timed_passes_only_with_shares_and_per_image_figures():
     assert forward["cv"] == pytest.approx(statistics.stdev([100, 50, 100, 50]) / 75.0)
     assert forward["cv_per_image"] == pytest.approx(0.0)
     assert forward["p50_ms_per_image"] == pytest.approx(25.0)
-    assert [s["step"] for s in summarize_steps(ROWS, {"0", "1"})] == ["pipeline", "forward"]
+    assert [s["step"] for s in summarize_steps(ROWS, ORDER)] == ["pipeline", "forward"]
+    # the empty batch is in no statistic: count 4, not 5, and the mean batch holds 3 images
+    assert pipeline["count"] == 4 and pipeline["mean_images_per_batch"] == pytest.approx(3.0)
 
 
 def test_overhead_ratio_matches_batches_and_uses_medians():
-    rows = [row("forward", 100.0, 4, batch=0), row("forward", 120.0, 4, pass_="1", batch=0),
-            row("forward", 50.0, 2, batch=1), row("forward", 50.0, 2, pass_="1", batch=1),
-            row("forward", 121.0, 4, pass_="layers", batch=0), row("forward", 55.0, 2, pass_="layers", batch=1)]
+    rows = [row("forward", 100.0, 4, batch=0), row("forward", 120.0, 4, index=1, batch=0),
+            row("forward", 50.0, 2, batch=1), row("forward", 50.0, 2, index=1, batch=1),
+            row("forward", 121.0, 4, kind=LAYERS, batch=0), row("forward", 55.0, 2, kind=LAYERS, batch=1)]
     # batch 0: 30.25 / median(25, 30) = 1.1; batch 1: 27.5 / 25 = 1.1
-    assert overhead_ratio(rows, {"0", "1"}, "layers") == pytest.approx(1.1)
-    assert overhead_ratio(rows, {"0", "1"}, "profiler") is None
+    assert overhead_ratio(rows, LAYERS) == pytest.approx(1.1)
+    assert overhead_ratio(rows, PassKind.PROFILER) is None

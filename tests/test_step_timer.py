@@ -2,8 +2,9 @@ import time
 
 import pytest
 
-from utils.run_directory import RunDirectory, RunDirectoryExists
-from utils.step_timer import StepTimer
+from utils.record.steps import PassKind
+from utils.recorders.step_timer import StepTimer
+from utils.writers.run_directory import RunDirectory, RunDirectoryExists
 
 
 def spin(seconds):
@@ -26,15 +27,16 @@ class Recorder:
 def test_nested_steps_record_parent_context_and_time():
     listener = Recorder()
     timer = StepTimer([listener])
-    timer.set_batch("0", 3, 0, False)
+    timer.set_batch(PassKind.TIMED, 1, 3)
     with timer.step("postprocess"):
         timer.set_images(2)
         with timer.step("nms"):
             spin(0.004)
         spin(0.002)
     rows = {r["step"]: r for r in timer.rows()}
-    assert rows["nms"]["parent"] == "postprocess" and rows["postprocess"]["parent"] is None
-    assert rows["nms"]["batch"] == 3 and rows["nms"]["images"] == 2 and rows["nms"]["pass"] == "0"
+    assert rows["nms"]["parent"] == "postprocess" and rows["postprocess"]["parent"] == ""
+    assert rows["nms"]["batch"] == 3 and rows["nms"]["images"] == 2
+    assert (rows["nms"]["pass_kind"], rows["nms"]["pass_index"], rows["nms"]["warmup"]) == ("timed", 1, False)
     assert 4.0 <= rows["nms"]["ms"] < 4.0 * 1.5 + 1
     assert rows["postprocess"]["ms"] >= rows["nms"]["ms"] + 2.0
     assert rows["postprocess"]["start_s"] <= rows["nms"]["start_s"] < rows["nms"]["end_s"] <= rows["postprocess"]["end_s"]

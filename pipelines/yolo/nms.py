@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import torch
 import torchvision
 
-from utils.boxes import xywh_to_xyxy
+from pipelines.yolo.boxes import xywh_to_xyxy
 
 # Shifting each class's boxes this far apart lets one NMS call treat classes independently;
 # it must exceed any box coordinate.

@@ -1,40 +1,21 @@
-"""StepTimer: hand timing of pipeline steps into plain records, with listeners for other recorders."""
+"""StepTimer: hand timing of pipeline steps into plain StepRecords, telling listeners as steps start and end."""
 from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
-from typing import Iterator, Optional, Protocol
+from dataclasses import dataclass
+from typing import Iterator
 
-
-class StepListener(Protocol):
-    def step_started(self, name: str) -> None: ...
-
-    def step_ended(self, name: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    step: str
-    parent: Optional[str]
-    pass_: str
-    batch: int
-    images: int
-    warmup: bool
-    start_ns: int
-    end_ns: int
-
-    @property
-    def ms(self) -> float:
-        return (self.end_ns - self.start_ns) / 1e6
+from utils.record.steps import PassKind, StepRecord, step_rows
+from utils.recorders.listener import StepListener
 
 
 @dataclass
 class _BatchContext:
-    pass_: str = ""
+    pass_kind: PassKind = PassKind.TIMED
+    pass_index: int = 0
     batch: int = -1
     images: int = 0
-    warmup: bool = False
 
 
 class StepTimer:
@@ -47,8 +28,8 @@ class StepTimer:
         self._context = _BatchContext()
         self._stack: list[str] = []
 
-    def set_batch(self, pass_: str, batch: int, images: int, warmup: bool) -> None:
-        self._context = _BatchContext(pass_, batch, images, warmup)
+    def set_batch(self, pass_kind: PassKind, pass_index: int, batch: int) -> None:
+        self._context = _BatchContext(pass_kind, pass_index, batch, 0)
 
     def set_images(self, images: int) -> None:
         """The image count is only known once the loader has delivered the batch."""
@@ -73,17 +54,9 @@ class StepTimer:
             # An interrupted or failed step is not a measurement: listeners close it, no record is kept.
             if completed:
                 ctx = self._context
-                self.records.append(StepRecord(name, parent, ctx.pass_, ctx.batch, ctx.images, ctx.warmup, start, end))
+                self.records.append(StepRecord(name, parent, ctx.pass_kind, ctx.pass_index, ctx.batch, ctx.images,
+                                               start, end))
 
     def rows(self) -> list[dict]:
         """Long-form rows for steps_timer.csv; times relative to the timer's creation."""
-        rows = []
-        for record in self.records:
-            row = asdict(record)
-            row["pass"] = row.pop("pass_")
-            start_ns, end_ns = row.pop("start_ns"), row.pop("end_ns")
-            row["ms"] = (end_ns - start_ns) / 1e6
-            row["start_s"] = (start_ns - self.origin_ns) / 1e9
-            row["end_s"] = (end_ns - self.origin_ns) / 1e9
-            rows.append(row)
-        return rows
+        return step_rows(self.records, self.origin_ns)

@@ -6,29 +6,21 @@ to 1; pre/post transforms are pipeline steps, not model layers, and appear in th
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from utils.flops import achieved_gflops_per_s
-
-if TYPE_CHECKING:
-    from utils.layer_timing import LayerRecord, TimingSnapshot
+from utils.record.flops import achieved_gflops_per_s
+from utils.record.layers import MODEL_FORWARD_KINDS, NS_PER_MS, SUM_KINDS, LayerRecord, TimingSnapshot
 
 LAYER_TIMER_COLUMNS = [
     "path", "name", "type", "depth", "parent", "calls", "total_ms", "mean_total_ms", "self_ms", "mean_self_ms",
-    "child_ms", "mean_child_ms", "p50_ms", "p90_ms", "params", "macs", "flops", "gflops_per_s",
+    "child_ms", "mean_child_ms", "p50_ms", "p90_ms", "params", "macs", "flops", "macs_total", "flops_total", "gflops_per_s",
     "input_shapes", "output_shapes",
 ]
 LAYER_TYPES_COLUMNS = ["type", "calls", "self_ms", "mean_self_ms_per_forward", "share_of_forward"]
 
-# Kept in step with utils.layer_timing (not imported, so that module can import this one lazily).
-_MODEL_FORWARD_KINDS = ("layer", "unattributed")
-_SUM_KINDS = ("pipeline", "group", "model")
-
-_NS_PER_MS = 1_000_000
 
 
 def _per_call(value: float, calls: int) -> float | None:
@@ -38,7 +30,7 @@ def _per_call(value: float, calls: int) -> float | None:
 def _percentile_ms(durations_ns: tuple[int, ...], percent: float) -> float | None:
     if not durations_ns:
         return None
-    return float(np.percentile(np.asarray(durations_ns, dtype=float), percent)) / _NS_PER_MS
+    return float(np.percentile(np.asarray(durations_ns, dtype=float), percent)) / NS_PER_MS
 
 
 def _shapes_text(shapes: Any) -> str:
@@ -64,14 +56,16 @@ def _timer_row(record: LayerRecord) -> dict[str, Any]:
         "params": record.params,
         "macs": record.macs,
         "flops": record.flops,
-        "gflops_per_s": achieved_gflops_per_s(record.flops * record.calls, record.total_ns / 1e9),
+        "macs_total": record.macs_total,
+        "flops_total": record.flops_total,
+        "gflops_per_s": achieved_gflops_per_s(record.flops_total, record.total_ns / 1e9),
         "input_shapes": _shapes_text(record.input_shapes),
         "output_shapes": _shapes_text(record.output_shapes),
     }
 
 
 def layer_timer_frame(snapshot: TimingSnapshot) -> pd.DataFrame:
-    """One row per call path in tree order; macs/flops per call; p50/p90 of per-call totals."""
+    """One row per call path in tree order; macs/flops mean per call and total; p50/p90 of per-call totals."""
     return pd.DataFrame([_timer_row(record) for record in snapshot.records], columns=LAYER_TIMER_COLUMNS)
 
 
@@ -79,12 +73,12 @@ def layer_types_frame(snapshot: TimingSnapshot) -> pd.DataFrame:
     """Self time per module type over the model forward, `unattributed` as its own type."""
     rows = [
         {"type": record.type, "calls": record.calls, "self_ns": record.self_ns}
-        for record in snapshot.records if record.kind in _MODEL_FORWARD_KINDS
+        for record in snapshot.records if record.kind in MODEL_FORWARD_KINDS
     ]
     if not rows:
         return pd.DataFrame(columns=LAYER_TYPES_COLUMNS)
     by_type = pd.DataFrame(rows).groupby("type", as_index=False, sort=False).sum()
-    by_type["self_ms"] = by_type["self_ns"] / _NS_PER_MS
+    by_type["self_ms"] = by_type["self_ns"] / NS_PER_MS
     forwards = snapshot.forwards
     by_type["mean_self_ms_per_forward"] = by_type["self_ms"] / forwards if forwards else None
     model_total_ms = snapshot.model_total_ms
@@ -117,7 +111,7 @@ def top_self_frame(snapshot: TimingSnapshot, top: int = 20) -> pd.DataFrame:
             "mean_self_ms": _per_call(record.self_ms, record.calls),
             "share_of_pipeline": record.self_ms / pipeline_ms if pipeline_ms > 0 else None,
         }
-        for record in snapshot.records if record.kind not in _SUM_KINDS
+        for record in snapshot.records if record.kind not in SUM_KINDS
     ]
     rows.sort(key=lambda row: row["self_ms"], reverse=True)
     return pd.DataFrame(rows[:top], columns=["path", "type", "calls", "self_ms", "mean_self_ms",
@@ -129,18 +123,3 @@ def top_self_table(snapshot: TimingSnapshot, top: int = 20) -> str:
     if frame.empty:
         return "(no calls recorded)\n"
     return frame.to_string(index=False, float_format=lambda value: f"{value:.3f}") + "\n"
-
-
-def write_layer_reports(snapshot: TimingSnapshot, out_dir: str | Path) -> dict[str, Path]:
-    """Write layer_timer.csv, layer_types.csv and layer_tree.txt into `out_dir`; returns their paths."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "layer_timer": out_dir / "layer_timer.csv",
-        "layer_types": out_dir / "layer_types.csv",
-        "layer_tree": out_dir / "layer_tree.txt",
-    }
-    layer_timer_frame(snapshot).to_csv(paths["layer_timer"], index=False)
-    layer_types_frame(snapshot).to_csv(paths["layer_types"], index=False)
-    paths["layer_tree"].write_text(layer_tree_text(snapshot))
-    return paths

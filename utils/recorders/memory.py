@@ -1,11 +1,12 @@
 """Resident memory (RSS) over a run: a background sampler through memory_profiler, labelled by pipeline step.
 
-"MB" here is MiB (2**20 bytes), the unit memory_profiler reports. Sampling misses peaks shorter than the
+Figures are kept in MiB (2**20 bytes), the unit memory_profiler reports, under names ending in `_mib`; every
+table and summary also gives them in MB (10**6 bytes) under the same name ending in `_mb`. Sampling misses peaks shorter than the
 interval, so the kernel's high-water mark (ru_maxrss) is recorded beside the samples.
 
-rss_mb is this process plus its children, as memory_profiler's include_children sums them. A forked child (a
+rss_mib is this process plus its children, as memory_profiler's include_children sums them. A forked child (a
 DataLoader worker) counts the pages it still shares with this process, so the sum overstates physical memory:
-the main process alone is kept beside it (self_rss_mb).
+the main process alone is kept beside it (self_rss_mib).
 """
 from __future__ import annotations
 
@@ -21,9 +22,27 @@ from typing import Callable
 from memory_profiler import memory_usage
 
 NO_STEP = ""
+MEMORY_COLUMNS = ("t_s", "rss_mb", "self_rss_mb", "children_rss_mb", "rss_mib", "self_rss_mib", "children_rss_mib",
+                  "step")
+MEMORY_STEP_COLUMNS = ("step", "start_s", "end_s")
+MB_PER_MIB = 2**20 / 10**6
 
 
-def _memory_profiler_rss_mb(pid: int, include_children: bool) -> tuple[float, float | None]:
+def with_megabytes(record: dict) -> dict:
+    """`record` plus, for every key holding MiB (`..._mib...`), the same figure in MB under `..._mb...`."""
+    def convert(value):
+        if isinstance(value, dict):
+            return {key: convert(item) for key, item in value.items()}
+        return value * MB_PER_MIB if isinstance(value, (int, float)) else value
+
+    extended = dict(record)
+    for key, value in record.items():
+        if "_mib" in key:
+            extended[key.replace("_mib", "_mb")] = convert(value)
+    return extended
+
+
+def _memory_profiler_rss_mib(pid: int, include_children: bool) -> tuple[float, float | None]:
     """(this process, sum of its children or None when not included) in MiB."""
     # With a pid and no timeout, memory_usage takes exactly one sample (then sleeps `interval`, here 0);
     # multiprocess=True lists the children one by one after the process itself.
@@ -37,7 +56,7 @@ def peak_increase_per_step(samples: Sequence[tuple[float, float]],
                            intervals: Sequence[tuple[str, float, float]]) -> dict[str, float]:
     """Per step name, the largest (peak RSS during one occurrence - RSS at its start) over its occurrences.
 
-    samples: (t, rss_mb) sorted by t. intervals: (step, start, end) on the same clock. The RSS at a start is the
+    samples: (t, rss_mib) sorted by t. intervals: (step, start, end) on the same clock. The RSS at a start is the
     last sample at or before it (else the first sample inside). Occurrences with no sample inside are skipped.
     """
     times = [t for t, _ in samples]
@@ -57,15 +76,15 @@ class MemorySampler:
     """Context manager sampling RSS every interval_s in a daemon thread; also a StepTimer listener, so every
     sample carries the innermost step active when it was taken.
 
-    Times are seconds since the sampler started (time.perf_counter_ns). read_rss_mb, injectable for tests,
+    Times are seconds since the sampler started (time.perf_counter_ns). read_rss_mib, injectable for tests,
     returns (this process, its children or None) in MiB.
     """
 
     def __init__(self, interval_s: float = 0.05, include_children: bool = True,
-                 read_rss_mb: Callable[[], tuple[float, float | None]] | None = None):
+                 read_rss_mib: Callable[[], tuple[float, float | None]] | None = None):
         self.interval_s = interval_s
         self.include_children = include_children
-        self._read_rss_mb = read_rss_mb or partial(_memory_profiler_rss_mb, os.getpid(), include_children)
+        self._read_rss_mib = read_rss_mib or partial(_memory_profiler_rss_mib, os.getpid(), include_children)
         self.start_ns = time.perf_counter_ns()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -73,9 +92,9 @@ class MemorySampler:
         self._samples: list[tuple[int, float, float | None, str]] = []
         self._open_steps: list[tuple[str, int]] = []
         self._intervals: list[tuple[str, int, int]] = []
-        self.baseline_rss_mb: float | None = None
-        self.ru_maxrss_mb: float | None = None
-        self.ru_maxrss_children_mb: float | None = None
+        self.baseline_rss_mib: float | None = None
+        self.ru_maxrss_mib: float | None = None
+        self.ru_maxrss_children_mib: float | None = None
 
     def __enter__(self) -> MemorySampler:
         self.start_ns = time.perf_counter_ns()
@@ -90,25 +109,25 @@ class MemorySampler:
         self._thread.join()
         self._sample()
         # ru_maxrss is in kB on Linux.
-        self.ru_maxrss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        self.ru_maxrss_children_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        self.ru_maxrss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        self.ru_maxrss_children_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
     def _sample_until_stopped(self) -> None:
         while not self._stop.wait(self.interval_s):
             self._sample()
 
     def _sample(self) -> float:
-        own_mb, children_mb = self._read_rss_mb()
+        own_mib, children_mib = self._read_rss_mib()
         now = time.perf_counter_ns()
         with self._lock:
             step = self._open_steps[-1][0] if self._open_steps else NO_STEP
-            self._samples.append((now, own_mb, children_mb, step))
-        return own_mb + (children_mb or 0.0)
+            self._samples.append((now, own_mib, children_mib, step))
+        return own_mib + (children_mib or 0.0)
 
     def mark_baseline(self) -> float:
         """RSS right now (the runner calls this once the model is loaded); summary() reports it."""
-        self.baseline_rss_mb = self._sample()
-        return self.baseline_rss_mb
+        self.baseline_rss_mib = self._sample()
+        return self.baseline_rss_mib
 
     def step_started(self, name: str) -> None:
         now = time.perf_counter_ns()
@@ -127,12 +146,13 @@ class MemorySampler:
         return (ns - self.start_ns) / 1e9
 
     def rows(self) -> list[dict]:
-        """Rows of memory.csv: t_s, rss_mb (process + children), step ("" outside any step), and the two
-        parts self_rss_mb, children_rss_mb (None when children are not included)."""
+        """Rows of memory.csv: t_s, rss_mib (process + children), step ("" outside any step), and the two
+        parts self_rss_mib, children_rss_mib (None when children are not included)."""
         with self._lock:
             samples = sorted(self._samples, key=lambda sample: sample[0])
-        return [{"t_s": self._seconds(t), "rss_mb": own + (children or 0.0), "step": step, "self_rss_mb": own,
-                 "children_rss_mb": children} for t, own, children, step in samples]
+        return [with_megabytes({"t_s": self._seconds(t), "rss_mib": own + (children or 0.0), "step": step,
+                                "self_rss_mib": own, "children_rss_mib": children})
+                for t, own, children, step in samples]
 
     def step_rows(self) -> list[dict]:
         """Rows of memory_steps.csv (step, start_s, end_s) on the samples' clock, for the memory plot."""
@@ -142,28 +162,28 @@ class MemorySampler:
     def summary(self) -> dict:
         """summary.json `memory`."""
         rows = self.rows()
-        samples = [(row["t_s"], row["rss_mb"]) for row in rows]
-        own_samples = [(row["t_s"], row["self_rss_mb"]) for row in rows]
+        samples = [(row["t_s"], row["rss_mib"]) for row in rows]
+        own_samples = [(row["t_s"], row["self_rss_mib"]) for row in rows]
         intervals = [(step, self._seconds(start), self._seconds(end)) for step, start, end in self._intervals]
         sampled_peak = max((rss for _, rss in samples), default=None)
-        peak = max((value for value in (sampled_peak, self.ru_maxrss_mb) if value is not None), default=None)
-        children_peak = max((row["children_rss_mb"] for row in rows if row["children_rss_mb"] is not None),
+        peak = max((value for value in (sampled_peak, self.ru_maxrss_mib) if value is not None), default=None)
+        children_peak = max((row["children_rss_mib"] for row in rows if row["children_rss_mib"] is not None),
                             default=None)
-        return {
+        return with_megabytes({
             "source": "memory_profiler",
-            "baseline_rss_mb": self.baseline_rss_mb,
-            "peak_rss_mb": peak,
-            "peak_sampled_rss_mb": sampled_peak,
-            "ru_maxrss_mb": self.ru_maxrss_mb,
-            "ru_maxrss_children_mb": self.ru_maxrss_children_mb,
-            "peak_increase_over_baseline_mb": (peak - self.baseline_rss_mb
-                                               if peak is not None and self.baseline_rss_mb is not None else None),
-            "peak_increase_mb_per_step": peak_increase_per_step(samples, intervals),
-            "peak_self_rss_mb": max((value for value in (*(rss for _, rss in own_samples), self.ru_maxrss_mb)
+            "baseline_rss_mib": self.baseline_rss_mib,
+            "peak_rss_mib": peak,
+            "peak_sampled_rss_mib": sampled_peak,
+            "ru_maxrss_mib": self.ru_maxrss_mib,
+            "ru_maxrss_children_mib": self.ru_maxrss_children_mib,
+            "peak_increase_over_baseline_mib": (peak - self.baseline_rss_mib
+                                               if peak is not None and self.baseline_rss_mib is not None else None),
+            "peak_increase_mib_per_step": peak_increase_per_step(samples, intervals),
+            "peak_self_rss_mib": max((value for value in (*(rss for _, rss in own_samples), self.ru_maxrss_mib)
                                      if value is not None), default=None),
-            "peak_children_rss_mb": children_peak,
-            "peak_increase_self_mb_per_step": peak_increase_per_step(own_samples, intervals),
+            "peak_children_rss_mib": children_peak,
+            "peak_increase_self_mib_per_step": peak_increase_per_step(own_samples, intervals),
             "samples": len(samples),
             "interval_s": self.interval_s,
             "include_children": self.include_children,
-        }
+        })

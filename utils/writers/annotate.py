@@ -34,12 +34,23 @@ def draw_detections(image: np.ndarray, detections: np.ndarray, names: list[str],
         cv2.putText(canvas, label, (top_left[0] + 1, label_top + th + 1), cv2.FONT_HERSHEY_SIMPLEX, font_scale,
                     (0, 0, 0), 1, cv2.LINE_AA)
     if note:
-        _draw_banner(canvas, note, font_scale)
+        return with_banner(canvas, note, font_scale)
     return canvas
 
 
-def _draw_banner(canvas: np.ndarray, text: str, font_scale: float) -> None:
+BANNER_BGR = (0, 0, 200)
+
+
+def with_banner(image: np.ndarray, text: str, font_scale: float) -> np.ndarray:
+    """A red strip with the note added above the image, so that no pixel or label of the photo is hidden;
+    the text shrinks to fit narrow images."""
+    width = image.shape[1]
     (tw, th), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, font_scale, 1)
+    if tw + 8 > width:
+        font_scale *= (width - 8) / (tw + 8)
+        (tw, th), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, font_scale, 1)
     height = th + baseline + 8
-    cv2.rectangle(canvas, (0, 0), (canvas.shape[1], height), (0, 0, 200), cv2.FILLED)
-    cv2.putText(canvas, text, (4, th + 4), cv2.FONT_HERSHEY_SIMPLEX, font_scale, (255, 255, 255), 1, cv2.LINE_AA)
+    strip = np.empty((height, width, 3), dtype=image.dtype)
+    strip[:] = BANNER_BGR
+    cv2.putText(strip, text, (4, th + 4), cv2.FONT_HERSHEY_SIMPLEX, font_scale, (255, 255, 255), 1, cv2.LINE_AA)
+    return np.vstack((strip, image))

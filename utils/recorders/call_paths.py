@@ -1,8 +1,4 @@
-"""ModelTiming: wall time of every module call of a detection pipeline, keyed by call path.
-
-    with ModelTiming(model, pre_transforms=[pre], post_transforms=[nms, scale]) as timing:
-        ...run the pipeline any number of times...
-    print(timing.summarize_table(top=20))
+"""HookedCalls: brackets every call of a model's modules and of its pipeline transforms, from outside.
 
 How calls are seen:
 - nn.Modules (the model, every submodule, nn.Module transforms) get a forward pre-hook and a forward hook
@@ -17,118 +13,20 @@ Call paths: a stack of active calls, pushed and popped by the hooks, gives each 
 direct child of the active module is named `<parent path>.<attribute>` (the model's own children start
 fresh, so paths read `model.24.conv`), which names a shared module (one SiLU used by many Conv layers) by
 each parent it runs under. Any other call is named `<parent path>/<its first qualified name>`. The same
-module called twice under the same parent path is one path with calls=2.
-
-Tree: Pipeline -> Preprocessing (pre transforms) -> Model (the model's root call) -> its modules ->
-Postprocessing (post transforms). Pipeline and the two groups are sums of their children.
-
-Self time = total - direct children's totals, from the same perf_counter_ns clock, per call. Hook bookkeeping
-outside a child's own timestamps lands in its parent's self time. The model root's self time (work in
-Model.forward outside any submodule: the Detect decode, torch.cat, ...) is reported as an explicit
-`Model/unattributed` row and the Model row's own self time is 0, so the layer rows' self times plus
-unattributed add up exactly to the model total.
-
-Input/output shapes and MACs of a path are taken on its first call and kept across reset(), so measured
-passes after a warm-up carry no shape bookkeeping. The hooks assume calls come from one thread.
+module called twice under the same parent path is one path with calls=2. The hooks assume calls come from
+one thread.
 """
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 
-from utils.flops import flops_from_macs, module_macs
-
-PIPELINE = "Pipeline"
-PREPROCESSING = "Preprocessing"
-POSTPROCESSING = "Postprocessing"
-MODEL = "Model"
-UNATTRIBUTED = "unattributed"
-
-# Kinds of rows: pipeline and group rows are sums; model is the root call; layers sit under it.
-KIND_PIPELINE = "pipeline"
-KIND_GROUP = "group"
-KIND_TRANSFORM = "transform"
-KIND_MODEL = "model"
-KIND_LAYER = "layer"
-KIND_UNATTRIBUTED = "unattributed"
-
-_NS_PER_MS = 1_000_000
-
-
-@dataclass(frozen=True)
-class LayerRecord:
-    """One call path: totals over all recorded calls, per-call durations, first-call shapes."""
-
-    path: str
-    name: str
-    type: str
-    kind: str
-    depth: int
-    parent: str
-    calls: int
-    total_ns: int
-    self_ns: int
-    call_total_ns: tuple[int, ...]
-    call_self_ns: tuple[int, ...]
-    params: int
-    macs: int
-    flops: int
-    input_shapes: Any
-    output_shapes: Any
-
-    @property
-    def total_ms(self) -> float:
-        return self.total_ns / _NS_PER_MS
-
-    @property
-    def self_ms(self) -> float:
-        return self.self_ns / _NS_PER_MS
-
-    @property
-    def child_ms(self) -> float:
-        return (self.total_ns - self.self_ns) / _NS_PER_MS
-
-
-@dataclass(frozen=True)
-class TimingSnapshot:
-    """Plain data (no torch objects): records in tree order, Pipeline first."""
-
-    records: tuple[LayerRecord, ...]
-    forwards: int
-    warnings: tuple[str, ...]
-
-    def _sum_ns(self, kind: str) -> int:
-        return sum(record.total_ns for record in self.records if record.kind == kind)
-
-    @property
-    def model_total_ms(self) -> float:
-        return self._sum_ns(KIND_MODEL) / _NS_PER_MS
-
-    @property
-    def unattributed_ms(self) -> float:
-        return self._sum_ns(KIND_UNATTRIBUTED) / _NS_PER_MS
-
-    @property
-    def pipeline_total_ms(self) -> float:
-        return self._sum_ns(KIND_PIPELINE) / _NS_PER_MS
-
-    @property
-    def macs_per_forward(self) -> float:
-        if self.forwards == 0:
-            return 0.0
-        macs = sum(record.macs * record.calls for record in self.records if record.kind == KIND_LAYER)
-        return macs / self.forwards
-
-    @property
-    def flops_per_forward(self) -> float:
-        return flops_from_macs(self.macs_per_forward)
-
+from utils.record.layers import (KIND_GROUP, KIND_LAYER, KIND_MODEL, KIND_PIPELINE, KIND_TRANSFORM, MODEL,
+                                 PIPELINE, POSTPROCESSING, PREPROCESSING)
 
 def shapes_of(value: Any) -> Any:
     """Tensor (or array) -> list of sizes; list/tuple -> list of those; dict -> dict; anything else None."""
@@ -171,7 +69,7 @@ class _Node:
     """One call path while recording; turned into a LayerRecord by snapshot()."""
 
     __slots__ = ("target_id", "path", "name", "type_name", "kind", "depth", "parent", "children",
-                 "child_prefix", "params", "captured", "input_shapes", "output_shapes", "macs",
+                 "child_prefix", "params", "captured", "input_shapes", "output_shapes", "mac_rule", "macs_total",
                  "total_ns", "self_ns")
 
     def __init__(self, target_id: int | None, path: str, name: str, type_name: str, kind: str,
@@ -190,7 +88,8 @@ class _Node:
         self.captured = False
         self.input_shapes: Any = None
         self.output_shapes: Any = None
-        self.macs = 0
+        self.mac_rule: tuple[str, int] | None = None
+        self.macs_total = 0
         self.total_ns: list[int] = []
         self.self_ns: list[int] = []
         if parent is not None:
@@ -219,6 +118,7 @@ class HookedCalls:
         self.pre_transforms = list(pre_transforms)
         self.post_transforms = list(post_transforms)
         self.forwards = 0
+        self.images = 0
         self.warnings: list[str] = []
         self._stack: list[list[Any]] = []
         self._targets: dict[int, _Target] = {}
@@ -315,7 +215,7 @@ class HookedCalls:
 
         def bracketed_call(instance: Any, *args: Any, **kwargs: Any) -> Any:
             if is_root:
-                hooked.forwards += 1
+                hooked._count_forward(args)
             hooked._before_call(instance, args)
             output = None
             try:
@@ -333,8 +233,13 @@ class HookedCalls:
                             "__call__ can be bracketed; wrap plain functions in such an object") from error
         self._swapped.append((obj, original_class))
 
-    def _root_before_hook(self, module: nn.Module, args: Any) -> None:
+    def _count_forward(self, args: Any) -> None:
         self.forwards += 1
+        batch = args[0] if args else None
+        self.images += int(batch.shape[0]) if getattr(batch, "ndim", 0) >= 1 else 1
+
+    def _root_before_hook(self, module: nn.Module, args: Any) -> None:
+        self._count_forward(args)
         self._before_call(module, args)
 
     def _node_for(self, target: Any) -> _Node:
@@ -383,107 +288,3 @@ class HookedCalls:
             if frame[0].target_id == id(target):
                 return frame
         return None
-
-
-class ModelTiming(HookedCalls):
-    """Context manager timing every module call of `model` and every transform call, per call path."""
-
-    def _before_call(self, target: Any, args: Any) -> None:
-        frame = [self._node_for(target), 0, 0]
-        self._stack.append(frame)
-        frame[1] = time.perf_counter_ns()
-
-    def _after_call(self, target: Any, args: Any, output: Any) -> None:
-        end_ns = time.perf_counter_ns()
-        frame = self._pop_frame(target)
-        if frame is None:
-            return
-        node, start_ns, children_ns = frame
-        total_ns = end_ns - start_ns
-        node.total_ns.append(total_ns)
-        node.self_ns.append(total_ns - children_ns)
-        if self._stack:
-            self._stack[-1][2] += total_ns
-        if not node.captured:
-            self._capture(node, target, args, output)
-
-    @staticmethod
-    def _capture(node: _Node, target: Any, args: Any, output: Any) -> None:
-        node.input_shapes = shapes_of(args)
-        node.output_shapes = shapes_of(output)
-        if isinstance(target, nn.Module):
-            node.macs = module_macs(target, node.input_shapes, node.output_shapes)
-        node.captured = True
-
-    def reset(self) -> None:
-        """Drop recorded calls and the forward count (after warm-up); shapes and MACs are kept."""
-        for node in self._nodes.values():
-            node.total_ns.clear()
-            node.self_ns.clear()
-        self.forwards = 0
-        self._stack.clear()
-
-    def snapshot(self) -> TimingSnapshot:
-        return TimingSnapshot(tuple(self._collect(self._pipeline)), self.forwards, tuple(self.warnings))
-
-    @property
-    def records(self) -> list[LayerRecord]:
-        return list(self.snapshot().records)
-
-    @property
-    def model_total_ms(self) -> float:
-        return self.snapshot().model_total_ms
-
-    @property
-    def unattributed_ms(self) -> float:
-        return self.snapshot().unattributed_ms
-
-    def summarize_table(self, top: int = 20) -> str:
-        from utils.layer_reports import top_self_table
-
-        return top_self_table(self.snapshot(), top)
-
-    def summarize_tree(self) -> str:
-        from utils.layer_reports import layer_tree_text
-
-        return layer_tree_text(self.snapshot())
-
-    def _collect(self, node: _Node) -> list[LayerRecord]:
-        """Records of `node`'s subtree in tree order; empty when nothing under it was called."""
-        children = node.children
-        if node is self._pipeline:
-            order = {PREPROCESSING: 0, POSTPROCESSING: 2}
-            children = sorted(children, key=lambda child: order.get(child.path, 1))
-        subtrees = [rows for rows in (self._collect(child) for child in children) if rows]
-        below = [row for rows in subtrees for row in rows]
-        if node.kind in (KIND_PIPELINE, KIND_GROUP):
-            if not subtrees:
-                return []
-            heads = [rows[0] for rows in subtrees]
-            total_ns = sum(head.total_ns for head in heads)
-            calls = max(head.calls for head in heads)
-            return [self._record(node, calls, total_ns, 0, (), ())] + below
-        if not node.total_ns:
-            return []
-        calls, total_ns = len(node.total_ns), sum(node.total_ns)
-        if node.kind != KIND_MODEL:
-            own = self._record(node, calls, total_ns, sum(node.self_ns), tuple(node.total_ns),
-                               tuple(node.self_ns))
-            return [own] + below
-        unattributed = LayerRecord(
-            path=f"{node.path}/{UNATTRIBUTED}", name=UNATTRIBUTED, type=UNATTRIBUTED, kind=KIND_UNATTRIBUTED,
-            depth=node.depth + 1, parent=node.path, calls=calls, total_ns=sum(node.self_ns),
-            self_ns=sum(node.self_ns), call_total_ns=tuple(node.self_ns), call_self_ns=tuple(node.self_ns),
-            params=0, macs=0, flops=0, input_shapes=None, output_shapes=None)
-        own = self._record(node, calls, total_ns, 0, tuple(node.total_ns), (0,) * calls)
-        return [own] + below + [unattributed]
-
-    @staticmethod
-    def _record(node: _Node, calls: int, total_ns: int, self_ns: int, call_total_ns: tuple[int, ...],
-                call_self_ns: tuple[int, ...]) -> LayerRecord:
-        return LayerRecord(
-            path=node.path, name=node.name, type=node.type_name, kind=node.kind, depth=node.depth,
-            parent=node.parent.path if node.parent is not None else "", calls=calls, total_ns=total_ns,
-            self_ns=self_ns, call_total_ns=call_total_ns, call_self_ns=call_self_ns, params=node.params,
-            macs=node.macs, flops=flops_from_macs(node.macs), input_shapes=node.input_shapes,
-            output_shapes=node.output_shapes)

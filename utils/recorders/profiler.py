@@ -1,4 +1,4 @@
-"""One profiled pass of the pipeline under torch.profiler: trace.json (Chrome trace) and profiler_ops.csv.
+"""One profiled batch of the pipeline under torch.profiler: a Chrome trace and an operator table, as data.
 
 Every module and transform call gets a record_function range named by its call path (the same paths as
 layer_timer.csv), opened in the pre-hook and closed in the post-hook, so pipeline steps, layers and aten
@@ -9,10 +9,12 @@ KINETO_LOG_LEVEL=5 before importing torch to hide the ERROR line.
 """
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +22,11 @@ import pandas as pd
 from torch import nn
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from utils.layer_timing import HookedCalls
+from utils.record.run_record import ProfileResult, Table
+from utils.recorders.call_paths import HookedCalls
 
 PROFILER_OPS_COLUMNS = ["name", "self_cpu_ms", "total_cpu_ms", "calls", "input_shapes"]
-
-
-@dataclass(frozen=True)
-class ProfileResult:
-    trace_path: Path
-    ops_csv_path: Path
-    wall_ms: float
+NATIVE_NOISE = ("USDT", "gpuGetDeviceCount")
 
 
 @contextmanager
@@ -85,24 +82,52 @@ def profiler_ops_frame(key_averages: Iterable[Any]) -> pd.DataFrame:
     return frame.sort_values("self_cpu_ms", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def profile_pipeline(run_once: Callable[[], None], model: nn.Module, out_dir: str | Path,
-                     pre_transforms: Iterable[Any] = (), post_transforms: Iterable[Any] = (),
-                     record_shapes: bool = True) -> ProfileResult:
+@contextmanager
+def native_output_filtered(noise: tuple[str, ...] = NATIVE_NOISE) -> Iterator[None]:
+    """Catches what native code prints on stdout and stderr (torch's CUDA build announces profiler start and
+    stop as USDT lines, which would break the progress bar) and passes on every other line."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    with tempfile.TemporaryFile() as caught:
+        try:
+            for fd in saved:
+                os.dup2(caught.fileno(), fd)
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, original in saved.items():
+                os.dup2(original, fd)
+                os.close(original)
+            caught.seek(0)
+            kept = [line for line in caught.read().decode(errors="replace").splitlines()
+                    if line.strip() and not any(marker in line for marker in noise)]
+            if kept:
+                print("\n".join(kept), file=sys.stderr)
+
+
+def profile_pipeline(run_once: Callable[[], None], model: nn.Module | None, pre_transforms: Iterable[Any] = (),
+                     post_transforms: Iterable[Any] = (), record_shapes: bool = True) -> ProfileResult:
     """Run `run_once` (one batch through the whole pipeline) under torch.profiler with a range per call.
 
-    Writes `trace.json` and `profiler_ops.csv` (grouped by input shape) into `out_dir`; `wall_ms` is the
-    wall time of `run_once` under the profiler, which adds overhead (more with record_shapes).
+    Returns the Chrome trace and the operator table (grouped by input shape) as data; `wall_ms` is the wall
+    time of `run_once` under the profiler, which adds overhead (more with record_shapes).
     """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    trace_path = out_dir / "trace.json"
-    ops_csv_path = out_dir / "profiler_ops.csv"
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=record_shapes) as profiler:
-        with _CallRanges(model, pre_transforms, post_transforms):
+    profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=record_shapes)
+    with native_output_filtered():
+        profiler.__enter__()
+    try:
+        with _CallRanges(model, pre_transforms, post_transforms) if model is not None else nullcontext():
             start_ns = time.perf_counter_ns()
             run_once()
             wall_ms = (time.perf_counter_ns() - start_ns) / 1e6
-    profiler.export_chrome_trace(str(trace_path))
-    profiler_ops_frame(profiler.key_averages(group_by_input_shape=record_shapes)).to_csv(ops_csv_path,
-                                                                                      index=False)
-    return ProfileResult(trace_path, ops_csv_path, wall_ms)
+    finally:
+        with native_output_filtered():
+            profiler.__exit__(None, None, None)
+    with tempfile.TemporaryDirectory() as scratch:
+        exported = Path(scratch) / "trace.json"
+        profiler.export_chrome_trace(str(exported))
+        trace_json = exported.read_text()
+    ops = profiler_ops_frame(profiler.key_averages(group_by_input_shape=record_shapes))
+    return ProfileResult(trace_json, Table(ops.to_dict("records"), tuple(PROFILER_OPS_COLUMNS)), wall_ms)

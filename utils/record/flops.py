@@ -55,6 +55,18 @@ def _is_shape(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and all(isinstance(size, int) for size in value)
 
 
+def macs_rule(module: nn.Module) -> tuple[str, int] | None:
+    """("output" or "input", MACs per element of that tensor) for a module whose MACs scale with one tensor's
+    size; None for modules counted as 0. Applying it per call costs one numel()."""
+    if isinstance(module, _TRANSPOSED_CONVOLUTIONS):
+        return "input", (module.out_channels // module.groups) * math.prod(module.kernel_size)
+    if isinstance(module, _CONVOLUTIONS):
+        return "output", (module.in_channels // module.groups) * math.prod(module.kernel_size)
+    if isinstance(module, nn.Linear):
+        return "output", module.in_features
+    return None
+
+
 def module_macs(module: nn.Module, input_shapes: Sequence[Any] | None, output_shapes: Any) -> int:
     """MACs of one call of `module` (its own work, not its children's).
 

@@ -1,7 +1,6 @@
-"""The YOLO detection pipeline: letterbox preprocessing, batched CPU inference, NMS and box scaling.
+"""YOLO's pre- and post-processing transforms: letterbox to a batch tensor, NMS, boxes back to the originals.
 
-Every stage is an nn.Module so that measurement attaches from outside with ordinary forward hooks; the
-pipeline itself holds no timing code.
+Each is an nn.Module so that per-layer timing attaches from outside with ordinary forward hooks.
 """
 from __future__ import annotations
 
@@ -11,9 +10,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from utils.boxes import scale_boxes_to_original
-from utils.letterbox import LetterboxGeometry, letterbox
-from utils.nms import non_max_suppression
+from pipelines.yolo.boxes import scale_boxes_to_original
+from pipelines.yolo.letterbox import LetterboxGeometry, letterbox
+from pipelines.yolo.nms import non_max_suppression
 
 
 @dataclass
@@ -76,25 +75,3 @@ class ScaleBoxes(nn.Module):
             det[:, :4] = scale_boxes_to_original(det[:, :4], geometry, shape)
             scaled.append(det)
         return scaled
-
-
-class YoloObjectDetector:
-    def __init__(self, model: nn.Module, preprocess: Preprocess, nms: NonMaxSuppression, scale_boxes: ScaleBoxes):
-        self.model = model
-        self.preprocessor = preprocess
-        self.nms = nms
-        self.scale_boxes = scale_boxes
-
-    def preprocess(self, images: list[np.ndarray]) -> PreprocessedBatch:
-        return self.preprocessor(images)
-
-    def forward(self, batch: PreprocessedBatch) -> torch.Tensor:
-        with torch.inference_mode():
-            return self.model(batch.tensor)
-
-    def postprocess(self, prediction: torch.Tensor, batch: PreprocessedBatch) -> list[torch.Tensor]:
-        return self.scale_boxes(self.nms(prediction), batch)
-
-    def __call__(self, images: list[np.ndarray]) -> list[torch.Tensor]:
-        batch = self.preprocess(images)
-        return self.postprocess(self.forward(batch), batch)

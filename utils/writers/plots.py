@@ -5,15 +5,19 @@ switch, no figure left open, safe in a notebook or a headless run.
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 from matplotlib import colormaps
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 
-PIPELINE_ORDER = ("run", "pipeline", "load", "preprocess", "forward", "postprocess", "nms", "scale_boxes",
-                  "annotate_save")
+from utils.writers import layout
+from utils.writers.atomic import atomic_write_bytes
+
+RUN_TAG = "run"  # the whole-run bracket in energy.csv
 LABEL_WIDTH = 48
 _PALETTE = colormaps["tab10"].colors
 
@@ -24,14 +28,14 @@ def shorten(text: str, width: int = LABEL_WIDTH) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
-def _step_order(steps) -> list[str]:
-    known = [step for step in PIPELINE_ORDER if step in set(steps)]
+def _step_order(steps, order: Sequence[str]) -> list[str]:
+    known = [step for step in order if step in set(steps)]
     return known + sorted(set(steps) - set(known))
 
 
-def step_colors(steps) -> dict[str, tuple]:
-    """One stable colour per step name: the pipeline steps keep theirs whatever else is present."""
-    ordered = list(PIPELINE_ORDER) + sorted(set(steps) - set(PIPELINE_ORDER))
+def step_colors(steps, order: Sequence[str]) -> dict[str, tuple]:
+    """One stable colour per step name: the pipeline's steps keep theirs whatever else is present."""
+    ordered = list(order) + sorted(set(steps) - set(order))
     return {step: _PALETTE[i % len(_PALETTE)] for i, step in enumerate(ordered)}
 
 
@@ -40,14 +44,25 @@ def _bar_figure(rows: int) -> tuple[Figure, object]:
     return figure, figure.add_subplot()
 
 
+BANNER_COLOR = "#c80000"  # the red of the annotated images' banner
+
+
 def _save(figure: Figure, path: Path | str, note: str | None) -> Path:
-    """Lays out, stamps the note (e.g. "random weights (seed 0)") at the bottom right, writes the PNG."""
+    """Lays out, puts the note (e.g. the random-weights warning) in a red banner across the top, and writes
+    the PNG atomically."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if note:
-        figure.text(0.995, 0.005, note, ha="right", va="bottom", fontsize=8, color="0.4", style="italic")
-    figure.tight_layout(rect=(0, 0.03 if note else 0, 1, 1))
-    figure.savefig(path, dpi=110)
+        banner_height = 0.42 / figure.get_figheight()  # about 0.4 inch whatever the figure's size
+        figure.patches.append(Rectangle((0, 1 - banner_height), 1, banner_height, transform=figure.transFigure,
+                                        color=BANNER_COLOR, zorder=10))
+        figure.text(0.5, 1 - banner_height / 2, note, ha="center", va="center", fontsize=11, color="white",
+                    weight="bold", zorder=11)
+        figure.tight_layout(rect=(0, 0, 1, 1 - banner_height))
+    else:
+        figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, dpi=110, format="png")
+    atomic_write_bytes(path, buffer.getvalue())
     return path
 
 
@@ -89,32 +104,24 @@ def plot_top_layers(df: pd.DataFrame, path: Path | str, *, top: int = 20, note: 
     return _save(figure, path, note)
 
 
-INSTRUMENTED_PASSES = ("layers", "profiler")
-
-
 def _milliseconds(ms: float) -> str:
     return f"{ms:.0f} ms" if ms >= 100 else f"{ms:.3g} ms"
 
 
-def _is_warmup(column: pd.Series) -> pd.Series:
-    return column.astype(str).str.strip().str.lower().isin(("true", "1"))
+def timed_step_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """steps_timer rows of the clean timed passes with images: no warm-up, no hooked or profiled pass (their
+    overhead would blur the distribution), no batch whose files were all skipped."""
+    return df[(df["pass_kind"] == "timed") & (df["images"] > 0)]
 
 
-def timed_step_rows(df: pd.DataFrame, exclude: tuple[str, ...] = ("run",)) -> pd.DataFrame:
-    """steps_timer rows of the clean timed passes: no warm-up, no hooked or profiled pass (their overhead
-    would blur the distribution) and no whole-run bracket, which would dwarf every step."""
-    passes = df["pass"].astype(str)
-    return df[~_is_warmup(df["warmup"]) & ~df["step"].isin(exclude) & ~passes.isin(INSTRUMENTED_PASSES)]
-
-
-def plot_step_latency(df: pd.DataFrame, path: Path | str, *, note: str | None = None,
-                      exclude: tuple[str, ...] = ("run",)) -> Path:
+def plot_step_latency(df: pd.DataFrame, path: Path | str, *, order: Sequence[str] = (),
+                      note: str | None = None) -> Path:
     """Box plot of per-batch milliseconds per step over the timed passes, warm-up excluded."""
-    data = timed_step_rows(df, exclude)
+    data = timed_step_rows(df)
     if data.empty:
         raise ValueError("no timed (non warm-up) step rows to plot")
-    groups, labels, colors = [], [], step_colors(data["step"])
-    for step in _step_order(data["step"]):
+    groups, labels, colors = [], [], step_colors(data["step"], order)
+    for step in _step_order(data["step"], order):
         values = data[data["step"] == step]["ms"].to_numpy()
         groups.append((step, values))
         labels.append(f"{step} (n={len(values)})")
@@ -154,24 +161,24 @@ def spans_from_labels(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_memory_timeline(df: pd.DataFrame, path: Path | str, steps_df: pd.DataFrame | None = None, *,
-                         note: str | None = None) -> Path:
+                         order: Sequence[str] = (), note: str | None = None) -> Path:
     """RSS over time with one lane per step below it showing when each step ran (same time axis)."""
     spans = steps_df if steps_df is not None else spans_from_labels(df)
     lanes = list(spans.sort_values("start_s")["step"].drop_duplicates())  # in the order the steps first ran
-    colors = step_colors(lanes)
+    colors = step_colors(lanes, (RUN_TAG, *order))
     figure = Figure(figsize=(11, 4.5 + 0.3 * len(lanes)))
     rss_axes, lane_axes = figure.subplots(2, 1, sharex=True,
                                           gridspec_kw={"height_ratios": (3, max(1.0, 0.35 * len(lanes)))})
-    with_children = "children_rss_mb" in df.columns and (df["children_rss_mb"].fillna(0) > 0).any()
-    rss_axes.plot(df["t_s"], df["rss_mb"], color="0.15", linewidth=1.2,
+    with_children = "children_rss_mib" in df.columns and (df["children_rss_mib"].fillna(0) > 0).any()
+    rss_axes.plot(df["t_s"], df["rss_mib"], color="0.15", linewidth=1.2,
                   label="process + children (children count pages shared with the process)")
     if with_children:
-        rss_axes.plot(df["t_s"], df["self_rss_mb"], color="tab:blue", linewidth=1.0, linestyle="--",
+        rss_axes.plot(df["t_s"], df["self_rss_mib"], color="tab:blue", linewidth=1.0, linestyle="--",
                       label="process alone")
         rss_axes.legend(fontsize=8, loc="best", framealpha=0.9)
-    peak = df["rss_mb"].idxmax()
-    rss_axes.plot(df["t_s"][peak], df["rss_mb"][peak], "o", color="tab:red", markersize=4)
-    rss_axes.annotate(f"peak {df['rss_mb'][peak]:.0f} MiB", (df["t_s"][peak], df["rss_mb"][peak]),
+    peak = df["rss_mib"].idxmax()
+    rss_axes.plot(df["t_s"][peak], df["rss_mib"][peak], "o", color="tab:red", markersize=4)
+    rss_axes.annotate(f"peak {df['rss_mib'][peak]:.0f} MiB", (df["t_s"][peak], df["rss_mib"][peak]),
                       xytext=(6, -4), textcoords="offset points", va="top", fontsize=8, color="tab:red",
                       bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
     rss_axes.set_ylabel("RSS (MiB)")
@@ -194,20 +201,21 @@ def energy_domains(df: pd.DataFrame) -> list[str]:
     return [column[:-2] for column in df.columns if column.endswith("_j")]
 
 
-def plot_energy(df: pd.DataFrame, path: Path | str, *, note: str | None = None, total_tag: str = "run") -> Path:
+def plot_energy(df: pd.DataFrame, path: Path | str, *, order: Sequence[str] = (), note: str | None = None,
+                total_tag: str = RUN_TAG) -> Path:
     """Grouped bars: joules per step and RAPL domain, summed over occurrences; the run total goes in the title
     rather than a bar that would dwarf the steps."""
     domains = energy_domains(df)
     steps = df[df["tag"] != total_tag] if (df["tag"] != total_tag).any() else df
-    order = _step_order(steps["tag"])[::-1]
-    steps = steps.set_index("tag").loc[order]
-    figure, axes = _bar_figure(len(order) * max(1, len(domains)) // 2 + len(order))
+    rows = _step_order(steps["tag"], order)[::-1]
+    steps = steps.set_index("tag").loc[rows]
+    figure, axes = _bar_figure(len(rows) * max(1, len(domains)) // 2 + len(rows))
     height = 0.8 / max(1, len(domains))
     for i, domain in enumerate(domains):
-        positions = [row + (i - (len(domains) - 1) / 2) * height for row in range(len(order))]
+        positions = [row + (i - (len(domains) - 1) / 2) * height for row in range(len(rows))]
         bars = axes.barh(positions, steps[f"{domain}_j"], height=height, label=domain, color=_PALETTE[i])
         _label_bars(axes, bars, [f"{j:.3g} J" for j in steps[f"{domain}_j"]])
-    axes.set_yticks(range(len(order)), [f"{tag} (×{count})" for tag, count in zip(order, steps["count"])])
+    axes.set_yticks(range(len(rows)), [f"{tag} (×{count})" for tag, count in zip(rows, steps["count"])])
     axes.set_xlabel("energy, summed over all occurrences of the step (J)")
     axes.set_ylabel("step")
     title = "Energy per step and RAPL domain"
@@ -231,22 +239,25 @@ def _read_table(path: Path) -> pd.DataFrame | None:
     return table if len(table) else None
 
 
-def write_all_plots(run_dir: Path | str, *, note: str | None = None) -> list[Path]:
-    """Writes into run_dir/plots/ every plot whose CSV exists and has rows; returns the written paths."""
+def write_all_plots(run_dir: Path | str, *, order: Sequence[str] = (), note: str | None = None) -> list[Path]:
+    """Writes into run_dir/plots/ every plot whose CSV exists and has rows; returns the written paths.
+    `order` is the run's step order (the record's identity), which keeps colours and rows stable."""
     run_dir = Path(run_dir)
-    plots_dir = run_dir / "plots"
+    table = {name: _read_table(run_dir / name) for name in (layout.LAYER_TYPES, layout.LAYER_TIMER,
+                                                            layout.STEPS_TIMER, layout.MEMORY,
+                                                            layout.MEMORY_STEPS, layout.ENERGY)}
     written = []
-    tables = {name: _read_table(run_dir / f"{name}.csv")
-              for name in ("layer_types", "layer_timer", "steps_timer", "memory", "memory_steps", "energy")}
-    if tables["layer_types"] is not None:
-        written.append(plot_layer_types(tables["layer_types"], plots_dir / "layer_types.png", note=note))
-    if tables["layer_timer"] is not None:
-        written.append(plot_top_layers(tables["layer_timer"], plots_dir / "top_layers.png", note=note))
-    if tables["steps_timer"] is not None and not timed_step_rows(tables["steps_timer"]).empty:
-        written.append(plot_step_latency(tables["steps_timer"], plots_dir / "step_latency.png", note=note))
-    if tables["memory"] is not None:
-        written.append(plot_memory_timeline(tables["memory"], plots_dir / "memory_timeline.png",
-                                            tables["memory_steps"], note=note))
-    if tables["energy"] is not None and energy_domains(tables["energy"]):
-        written.append(plot_energy(tables["energy"], plots_dir / "energy.png", note=note))
+    if table[layout.LAYER_TYPES] is not None:
+        written.append(plot_layer_types(table[layout.LAYER_TYPES], run_dir / layout.LAYER_TYPES_PLOT, note=note))
+    if table[layout.LAYER_TIMER] is not None:
+        written.append(plot_top_layers(table[layout.LAYER_TIMER], run_dir / layout.TOP_LAYERS_PLOT, note=note))
+    steps = table[layout.STEPS_TIMER]
+    if steps is not None and not timed_step_rows(steps).empty:
+        written.append(plot_step_latency(steps, run_dir / layout.STEP_LATENCY_PLOT, order=order, note=note))
+    if table[layout.MEMORY] is not None:
+        written.append(plot_memory_timeline(table[layout.MEMORY], run_dir / layout.MEMORY_PLOT,
+                                            table[layout.MEMORY_STEPS], order=order, note=note))
+    energy = table[layout.ENERGY]
+    if energy is not None and energy_domains(energy):
+        written.append(plot_energy(energy, run_dir / layout.ENERGY_PLOT, order=order, note=note))
     return written

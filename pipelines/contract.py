@@ -1,0 +1,98 @@
+"""What every detector family's pipeline offers the harness, and what it returns.
+
+A pipeline is a chain of stages: each leaf stage takes the previous stage's output (the first takes the list
+of decoded BGR images) and the last returns one `Detections` per image. A stage may name a parent group
+(YOLO's `nms` and `scale_boxes` sit inside `postprocess`), and the harness times leaves and groups from
+outside. The pipeline never knows it is measured.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Protocol
+
+import numpy as np
+import torch
+from torch import nn
+
+
+@dataclass(frozen=True)
+class Detections:
+    """One image's detections in its original pixels, as torchvision's detection models return them."""
+
+    boxes: torch.Tensor  # (N, 4) float, x1 y1 x2 y2
+    scores: torch.Tensor  # (N,) float
+    labels: torch.Tensor  # (N,) int64 class ids
+    masks: Optional[torch.Tensor] = None  # (N, H, W) in the original image's pixels, for families that segment
+
+    def __len__(self) -> int:
+        return int(self.boxes.shape[0])
+
+
+@dataclass
+class LoadedNetwork:
+    """A detector network as its family built it: unfused, float32, with where its weights came from."""
+
+    module: nn.Module
+    class_names: list[str]
+    weights: str  # e.g. "random (seed 0)" or "checkpoint yolov7.pt (ema, float16)"
+    random_weights: bool
+    fuse: Optional[Callable[[nn.Module], Any]] = None  # the family's inference-time simplification, if any
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    run: Callable[[Any], Any]
+    parent: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class LayerTimingTargets:
+    """What per-layer timing may hook: the network (None when the runtime runs no torch module) and the
+    pre- and post-processing transforms, each an nn.Module or an object with __call__."""
+
+    model: Optional[nn.Module]
+    pre_transforms: tuple[Any, ...] = field(default_factory=tuple)
+    post_transforms: tuple[Any, ...] = field(default_factory=tuple)
+
+
+class DetectionPipeline(ABC):
+    family: str
+    class_names: list[str]
+
+    @abstractmethod
+    def stages(self) -> tuple[Stage, ...]:
+        """Leaf stages in the order they run."""
+
+    @abstractmethod
+    def layer_timing_targets(self) -> LayerTimingTargets: ...
+
+    def step_order(self) -> tuple[str, ...]:
+        """Stage and group names in running order, groups before their first child."""
+        names: list[str] = []
+        for stage in self.stages():
+            if stage.parent is not None and stage.parent not in names:
+                names.append(stage.parent)
+            names.append(stage.name)
+        return tuple(names)
+
+    def __call__(self, images: list[np.ndarray]) -> list[Detections]:
+        value: Any = images
+        for stage in self.stages():
+            value = stage.run(value)
+        return value
+
+
+class DetectorFamily(Protocol):
+    """A family module (pipelines/<family>/family.py) offers these names."""
+
+    NAME: str
+    ARCHS: tuple[str, ...]
+
+    def accepts(self, arch: str) -> bool: ...
+
+    def load_network(self, arch: str, weights: Optional[str], seed: int) -> LoadedNetwork: ...
+
+    def build_pipeline(self, network: LoadedNetwork, forward: Any, preprocess: Any,
+                       postprocess: Any) -> DetectionPipeline: ...

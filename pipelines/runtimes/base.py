@@ -1,0 +1,36 @@
+"""The runtime seam: the one place that prepares a network and runs its forward.
+
+A runtime takes the loaded network and returns a `PreparedForward`: a callable from the input batch tensor
+to the network's raw output, plus the torch module behind it when hooks can see one. `settings()` reports
+what the runtime really uses (threads, precision, ...), for env.json and summary.json.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import torch
+from torch import nn
+
+from pipelines.contract import LoadedNetwork
+
+
+@dataclass
+class PreparedForward:
+    run: Callable[[torch.Tensor], Any]
+    module: Optional[nn.Module]  # what per-layer hooks may attach to; None for runtimes outside torch
+
+    def __call__(self, batch: torch.Tensor) -> Any:
+        return self.run(batch)
+
+
+class Runtime(ABC):
+    name: str
+
+    @abstractmethod
+    def prepare(self, network: LoadedNetwork) -> PreparedForward: ...
+
+    @abstractmethod
+    def settings(self) -> dict[str, Any]:
+        """What the runtime actually uses, read back after prepare()."""

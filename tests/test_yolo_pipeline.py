@@ -1,0 +1,117 @@
+import numpy as np
+import pytest
+import torch
+
+from types import SimpleNamespace
+
+from pipelines.contract import Detections
+from pipelines.registry import UnknownArchitecture, family_for
+from pipelines.runtimes import TorchEager
+from pipelines.yolo import family as yolo_family
+from pipelines.yolo.letterbox import letterbox
+from pipelines.yolo.pipeline import Forwarded, YoloPipeline
+from pipelines.yolo.stages import NonMaxSuppression, Preprocess, ScaleBoxes
+
+
+@pytest.fixture(scope="module")
+def network():
+    return yolo_family.load_network("yolov7-tiny", None, seed=3)
+
+
+@pytest.fixture(scope="module")
+def model(network):
+    return TorchEager(fuse=True).prepare(network)
+
+
+def images():
+    rng = np.random.default_rng(0)
+    return [rng.integers(0, 255, (90, 160, 3), dtype=np.uint8), rng.integers(0, 255, (200, 100, 3), dtype=np.uint8)]
+
+
+def detector(model, rect=False, conf=0.00002):
+    return YoloPipeline(model, [str(i) for i in range(80)], Preprocess(128, rect, 114, 32),
+                        NonMaxSuppression(conf, 0.45, 300, None, False), ScaleBoxes())
+
+
+def test_square_preprocess_is_rgb_chw_unit_range():
+    image = np.zeros((64, 128, 3), np.uint8)
+    image[..., 0] = 255  # pure blue in BGR
+    batch = Preprocess(128, False, 114, 32)([image])
+    assert batch.tensor.shape == (1, 3, 128, 128) and batch.tensor.dtype == torch.float32
+    content = batch.tensor[0, :, 64, 64]
+    assert content.tolist() == [0.0, 0.0, 1.0]
+    assert torch.allclose(batch.tensor[0, :, 0, 0], torch.full((3,), 114 / 255))
+    assert batch.original_shapes == [(64, 128)]
+
+
+def test_rect_batch_pads_each_minimal_rectangle_at_bottom_right():
+    batch = Preprocess(128, True, 114, 32)(images())
+    first, _ = letterbox(images()[0], 128, auto=True, stride=32)
+    second, _ = letterbox(images()[1], 128, auto=True, stride=32)
+    assert first.shape[:2] == (96, 128) and second.shape[:2] == (128, 64)
+    assert batch.tensor.shape == (2, 3, 128, 128)
+    expected = torch.from_numpy(np.ascontiguousarray(second[..., ::-1].transpose(2, 0, 1))).float() / 255
+    assert torch.equal(batch.tensor[1, :, :128, :64], expected)
+    assert torch.all(batch.tensor[1, :, :, 64:] == 114 / 255)
+
+
+def test_batched_run_equals_one_image_at_a_time(model):
+    pipeline = detector(model)
+    together = pipeline.forward(pipeline.preprocess(images()))
+    for index, image in enumerate(images()):
+        single = pipeline.forward(pipeline.preprocess([image]))
+        assert torch.allclose(together.prediction[index], single.prediction[0], rtol=1e-4, atol=1e-3)
+    detections = pipeline.to_original(pipeline.suppress(together))
+    one_by_one = [pipeline.to_original(pipeline.suppress(
+        Forwarded(pipeline.preprocess([image]), together.prediction[i:i + 1])))[0] for i, image in enumerate(images())]
+    assert [len(d) for d in detections] == [len(d) for d in one_by_one]
+    assert sum(len(d) for d in detections) > 0
+
+
+def test_boxes_are_clipped_to_each_original_image(model):
+    for found, image in zip(detector(model, rect=True)(images()), images()):
+        height, width = image.shape[:2]
+        assert isinstance(found, Detections) and len(found) > 0
+        boxes = found.boxes
+        assert (boxes[:, [0, 2]] >= 0).all() and (boxes[:, [0, 2]] <= width).all()
+        assert (boxes[:, [1, 3]] >= 0).all() and (boxes[:, [1, 3]] <= height).all()
+        assert found.labels.dtype == torch.int64 and found.scores.shape == (len(found),)
+        assert found.masks is None
+
+
+def test_stages_declare_their_order_and_groups(model):
+    pipeline = detector(model)
+    assert [(s.name, s.parent) for s in pipeline.stages()] == [
+        ("preprocess", None), ("forward", None), ("nms", "postprocess"), ("scale_boxes", "postprocess")]
+    assert pipeline.step_order() == ("preprocess", "forward", "postprocess", "nms", "scale_boxes")
+    targets = pipeline.layer_timing_targets()
+    assert targets.model is model.module
+    assert targets.pre_transforms == (pipeline.preprocessor,)
+    assert targets.post_transforms == (pipeline.nms, pipeline.scale_boxes)
+
+
+def test_registry_picks_the_family_and_names_the_choices():
+    assert family_for("yolov7") is yolo_family and family_for("my/yolo.yaml") is yolo_family
+    with pytest.raises(UnknownArchitecture, match="yolov7-tiny"):
+        family_for("resnet50")
+
+
+def test_family_builds_its_pipeline_from_the_config_sections(network, model):
+    preprocess = SimpleNamespace(img_size=96, rect=True, pad_value=0)
+    postprocess = SimpleNamespace(conf_thres=0.5, iou_thres=0.4, max_det=7, classes=[1], agnostic=True)
+    pipeline = yolo_family.build_pipeline(network, model, preprocess, postprocess)
+    assert (pipeline.preprocessor.img_size, pipeline.preprocessor.stride) == (96, 32)
+    assert (pipeline.nms.max_det, pipeline.nms.classes, pipeline.nms.agnostic) == (7, [1], True)
+    assert pipeline.class_names == network.class_names and len(pipeline.class_names) == 80
+
+
+def test_torch_runtime_fuses_and_reports_what_it_uses(model):
+    settings = TorchEager(fuse=True).settings()
+    assert settings["fused"] is False  # nothing prepared yet: it says so
+    runtime = TorchEager(fuse=True, threads=torch.get_num_threads())
+    prepared = runtime.prepare(yolo_family.load_network("yolov7-tiny", None, seed=0))
+    settings = runtime.settings()
+    assert settings["fused"] is True and settings["precision"] == "fp32"
+    assert settings["threads"] == torch.get_num_threads()
+    assert not any(type(m).__name__ == "BatchNorm2d" for m in prepared.module.modules())
+    assert torch.is_inference(prepared(torch.zeros(1, 3, 64, 64)))

@@ -1,0 +1,225 @@
+"""The composition root: the one reader of the config. It builds the dataset, the pipeline with its runtime,
+the recorders and the writers, runs the pass plan and hands the run record to the writers.
+
+config -> dataset -> pipeline (+ runtime) -> recorders -> run record -> writers -> outputs/<run_id>/
+"""
+from __future__ import annotations
+
+import signal
+import time
+import warnings
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from tqdm import tqdm
+
+from datasets.image_folder import find_images, image_loader
+from pipelines.contract import DetectionPipeline
+from pipelines.registry import family_for
+from pipelines.runtimes import TorchEager
+from utils.config import Config, config_to_yaml
+from utils.harness.interruption import DeferredStops, Stopped, exit_status, stop_signals_interrupt
+from utils.harness.pass_plan import PassPlan, PlannedPass
+from utils.harness.runner import PassRunner, shutdown_workers
+from utils.record.run_record import RunIdentity, RunRecord, Status, Table
+from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
+from utils.recorders.energy import EnergyRecorder, RaplStatus
+from utils.recorders.environment import describe_environment
+from utils.recorders.layer_timing import ModelTiming
+from utils.recorders.memory import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS, MemorySampler
+from utils.recorders.profiler import StepRanges, profile_pipeline
+from utils.recorders.step_timer import StepTimer
+from utils.writers.atomic import OutputWriteError
+from utils.writers.console import format_summary, layer_overview
+from utils.writers.detections import DetectionWriter
+from utils.writers.run_directory import RunDirectory
+from utils.writers.run_writer import RunWriter
+from utils.writers.summary import summary_document
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+@dataclass
+class Outcome:
+    summary: dict
+    exit_status: int
+    report: str
+
+
+class Benchmark:
+    def __init__(self, config: Config, config_file: str, console: Callable[[str], None] = print):
+        self.config = config
+        self.config_file = config_file
+        self.console = console
+
+    def prepare(self) -> None:
+        """Everything that can fail because of the user's input happens here, before any output is written."""
+        config = self.config
+        self.family = family_for(config.model.arch)
+        self.paths = find_images(config.dataset.path, config.dataset.limit)
+        self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
+        self.runtime = TorchEager(fuse=config.model.fuse, threads=config.model.threads)
+        self.pipeline: DetectionPipeline = self.family.build_pipeline(
+            self.network, self.runtime.prepare(self.network), config.preprocess, config.postprocess)
+        self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
+        self.run_dir.create()
+
+    def identity(self) -> RunIdentity:
+        config = self.config
+        return RunIdentity(
+            run_id=config.run.id, config_file=self.config_file, family=self.family.NAME, arch=config.model.arch,
+            weights=self.network.weights, random_weights=self.network.random_weights, seed=config.run.seed,
+            img_size=config.preprocess.img_size, batch_size=config.dataset.batch_size,
+            runtime=self.runtime.settings(), step_order=step_order(self.pipeline.step_order()))
+
+    def execute(self) -> Outcome:
+        config = self.config
+        record = RunRecord(self.identity())
+        record.images.found = len(self.paths)
+        writer = RunWriter(self.run_dir, config.outputs.plots, self.console)
+        if record.identity.random_weights:
+            self.console(f"WARNING: no model.weights given: {config.model.arch} runs on {record.identity.weights} "
+                         "weights; its boxes are not real detections.")
+        try:
+            environment = dict(describe_environment(PROJECT_ROOT), runtime=record.identity.runtime)
+            writer.write_start(record, config_to_yaml(config), environment)
+        except OutputWriteError as error:
+            return self._failed_before_start(record, writer, error)
+        stop_signal: Optional[int] = None
+        bench = config.benchmark
+        energy = EnergyRecorder() if bench.energy.enabled else EnergyRecorder(
+            status=RaplStatus(available=False, reason="disabled by the config (benchmark.energy.enabled: false)"))
+        memory = MemorySampler(interval_s=bench.memory.interval_s) if bench.memory.enabled else None
+        timer = StepTimer([recorder for recorder in (energy, memory) if recorder is not None])
+        record.steps, record.steps_origin_ns = timer.records, timer.origin_ns
+        batches = -(-len(self.paths) // config.dataset.batch_size)
+        plan = PassPlan(batches, bench.warmup, bench.repeats, bench.min_time_s, bench.layer_timing,
+                        bench.layer_timing_batches, bench.profiler)
+        progress = tqdm(total=plan.total_batches, unit="batch", desc=config.run.id, disable=None, leave=False)
+        loader = image_loader(self.paths, config.dataset.batch_size, config.dataset.workers)
+        runner = PassRunner(self.pipeline, loader, batches, timer, record.images, on_batch=progress.update)
+        started = time.perf_counter()
+        detections: Optional[DetectionWriter] = None
+        with stop_signals_interrupt():
+            try:
+                with ExitStack() as stack:
+                    stack.callback(shutdown_workers, loader)
+                    detections = DetectionWriter(self.run_dir.path, Path(config.dataset.path),
+                                                 self.pipeline.class_names, config.outputs.save_images,
+                                                 record.identity.random_weights_note)
+                    if memory is not None:
+                        stack.enter_context(memory)
+                        memory.mark_baseline()
+                    if bench.energy.enabled and bench.energy.idle_s > 0:
+                        energy.measure_idle(bench.energy.idle_s)
+                    with timer.step(RUN_STEP):
+                        self._run_passes(plan, runner, record, detections, progress)
+                record.status = Status.COMPLETE
+            except KeyboardInterrupt as stop:
+                stop_signal = stop.signal_number if isinstance(stop, Stopped) else signal.SIGINT
+                record.status, record.stop_reason = Status.INTERRUPTED, signal.Signals(stop_signal).name
+                self.console(f"Interrupted ({record.stop_reason}): writing what was measured so far.")
+            except OutputWriteError as error:
+                record.status, record.stop_reason = Status.FAILED, str(error)
+            finally:
+                progress.close()
+        record.wall_s = time.perf_counter() - started
+        return self._finish(record, writer, detections, energy, memory, stop_signal)
+
+    def _run_passes(self, plan: PassPlan, runner: PassRunner, record: RunRecord, detections: DetectionWriter,
+                    progress: tqdm) -> None:
+        for planned in plan.passes():
+            if planned.kind is PassKind.LAYERS:
+                self._layer_pass(runner, planned, record)
+            elif planned.kind is PassKind.PROFILER:
+                self._profiler_pass(runner, planned, record)
+            else:
+                first_new = len(record.steps)
+                runner.run(planned, detections if planned.writes_outputs else None)
+                if planned.kind is PassKind.TIMED:
+                    # What min_time_s asks for is measured pipeline time, not the writing of images.
+                    plan.add_measured(sum(r.ms for r in record.steps[first_new:] if r.step == PIPELINE_STEP) / 1e3)
+                    record.timed_passes += 1
+                if planned.writes_outputs:
+                    # Detections go under their real name now, so an interrupted run still has them.
+                    detections.close()
+            progress.total = plan.total_batches
+            progress.refresh()
+
+    def _layer_pass(self, runner: PassRunner, planned: PlannedPass, record: RunRecord) -> None:
+        targets = self.pipeline.layer_timing_targets()
+        if targets.model is None:
+            record.warnings.append("layer timing skipped: this runtime runs no torch module that hooks can see")
+            return
+        with warnings.catch_warnings(record=True):  # the snapshot carries them; reported once below
+            warnings.simplefilter("always")
+            with ModelTiming(targets.model, pre_transforms=targets.pre_transforms,
+                             post_transforms=targets.post_transforms) as timing:
+                runner.run(planned)
+        record.layer_timing = timing.snapshot()
+        for message in record.layer_timing.warnings:
+            record.warnings.append(message)
+            self.console(f"WARNING: {message}")
+
+    def _profiler_pass(self, runner: PassRunner, planned: PlannedPass, record: RunRecord) -> None:
+        targets, ranges = self.pipeline.layer_timing_targets(), StepRanges()
+        runner.timer.listeners.append(ranges)
+        try:
+            record.profile = profile_pipeline(lambda: runner.run(planned), targets.model, targets.pre_transforms,
+                                              targets.post_transforms)
+        finally:
+            runner.timer.listeners.remove(ranges)
+
+    def _collect(self, record: RunRecord, energy: EnergyRecorder, memory: Optional[MemorySampler]) -> None:
+        images = sum(r.images for r in record.steps if r.step == PIPELINE_STEP)
+        record.energy = energy.summary(images=images)
+        if energy.available:
+            record.energy_table = Table(energy.rows(), tuple(energy.columns()))
+        if memory is not None:
+            record.memory = memory.summary()
+            record.memory_samples = Table(memory.rows(), MEMORY_COLUMNS)
+            record.memory_steps = Table(memory.step_rows(), MEMORY_STEP_COLUMNS)
+        else:
+            record.memory = {"status": "disabled"}
+
+    def _finish(self, record: RunRecord, writer: RunWriter, detections: Optional[DetectionWriter],
+                energy: EnergyRecorder, memory: Optional[MemorySampler], stop_signal: Optional[int]) -> Outcome:
+        stops = DeferredStops(self.console)
+        with stops.deferred():
+            self._collect(record, energy, memory)
+            try:
+                if detections is not None:
+                    if record.status == Status.FAILED:
+                        detections.discard()
+                    else:
+                        detections.close()
+                record.finish(record.status, record.stop_reason)
+                summary = writer.write_record(record)
+            except OutputWriteError as error:
+                record.finish(Status.FAILED, str(error))
+                summary = self._write_failed_summary(writer, record)
+            except BaseException as error:
+                record.finish(Status.FAILED, f"{type(error).__name__}: {error}")
+                self._write_failed_summary(writer, record)
+                raise
+        if record.status == Status.COMPLETE and record.layer_timing is not None:
+            self.console(layer_overview(record.layer_timing))
+        report = format_summary(summary, self.run_dir.path)
+        if record.status == Status.FAILED:
+            return Outcome(summary, EXIT_FAILED, report)
+        stop = stop_signal or stops.received
+        return Outcome(summary, exit_status(stop) if stop else EXIT_OK, report)
+
+    def _write_failed_summary(self, writer: RunWriter, record: RunRecord) -> dict:
+        try:
+            return writer.write_summary(record)
+        except OutputWriteError:
+            return summary_document(record)
+
+    def _failed_before_start(self, record: RunRecord, writer: RunWriter, error: OutputWriteError) -> Outcome:
+        record.finish(Status.FAILED, str(error))
+        summary = self._write_failed_summary(writer, record)
+        return Outcome(summary, EXIT_FAILED, format_summary(summary, self.run_dir.path))

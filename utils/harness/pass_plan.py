@@ -1,0 +1,63 @@
+"""The schedule of passes over the data: the one source of what runs, in which order, and how many batches
+the progress bar expects.
+
+warm-up -> timed pass 0 (writes detections and images) -> layer-timing pass -> profiled batch -> timed passes
+1, 2, ... With two or more repeats, clean passes lie on both sides of the instrumented ones, so a machine that
+drifts during the run does not show up as hook overhead. `benchmark.min_time_s` adds timed passes until that
+much time has been measured.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+from utils.record.steps import PassKind
+
+
+@dataclass(frozen=True)
+class PlannedPass:
+    kind: PassKind
+    index: int
+    max_batches: Optional[int]  # None: the whole dataset
+    writes_outputs: bool = False
+
+
+class PassPlan:
+    def __init__(self, batches: int, warmup: int, repeats: int, min_time_s: float, layer_timing: bool,
+                 layer_timing_batches: Optional[int], profiler: bool):
+        self.batches = batches
+        self.warmup = min(warmup, batches)
+        self.repeats = repeats
+        self.min_time_s = min_time_s
+        self.layer_timing = layer_timing
+        self.layer_batches = min(layer_timing_batches or batches, batches)
+        self.profiler = profiler
+        self.measured_s = 0.0
+        self.extra_timed_passes = 0
+
+    def batches_in(self, planned: PlannedPass) -> int:
+        return self.batches if planned.max_batches is None else min(planned.max_batches, self.batches)
+
+    @property
+    def total_batches(self) -> int:
+        """What the progress bar expects; grows when min_time_s adds a pass."""
+        instrumented = (self.layer_batches if self.layer_timing else 0) + (1 if self.profiler else 0)
+        return self.warmup + (self.repeats + self.extra_timed_passes) * self.batches + instrumented
+
+    def add_measured(self, seconds: float) -> None:
+        self.measured_s += seconds
+
+    def passes(self) -> Iterator[PlannedPass]:
+        if self.warmup:
+            yield PlannedPass(PassKind.WARMUP, 0, self.warmup)
+        index = 0
+        while index < self.repeats or self.measured_s < self.min_time_s:
+            if index >= self.repeats:
+                self.extra_timed_passes += 1
+            yield PlannedPass(PassKind.TIMED, index, None, writes_outputs=index == 0)
+            if index == 0:
+                if self.layer_timing:
+                    yield PlannedPass(PassKind.LAYERS, 0, self.layer_batches)
+                if self.profiler:
+                    yield PlannedPass(PassKind.PROFILER, 0, 1)
+            index += 1

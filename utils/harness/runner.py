@@ -1,0 +1,79 @@
+"""PassRunner: runs the pipeline over the data once per planned pass, timing every step from outside."""
+from __future__ import annotations
+
+from contextlib import ExitStack
+from typing import Callable, Optional
+
+from torch.utils.data import DataLoader
+
+from pipelines.contract import DetectionPipeline
+from utils.harness.pass_plan import PlannedPass
+from utils.record.run_record import ImageCounts
+from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP
+from utils.recorders.step_timer import StepTimer
+from utils.writers.detections import DetectionWriter
+
+
+class PassRunner:
+    def __init__(self, pipeline: DetectionPipeline, loader: DataLoader, batches: int, timer: StepTimer,
+                 counts: ImageCounts, on_batch: Callable[[], None] = lambda: None):
+        self.pipeline = pipeline
+        self.loader = loader
+        self.batches = batches
+        self.timer = timer
+        self.counts = counts
+        self.on_batch = on_batch
+        self.stages = pipeline.stages()
+
+    def run(self, planned: PlannedPass, writer: Optional[DetectionWriter] = None) -> None:
+        timer = self.timer
+        batches = iter(self.loader)
+        limit = self.batches if planned.max_batches is None else min(planned.max_batches, self.batches)
+        for index in range(limit):
+            timer.set_batch(planned.kind, planned.index, index)
+            detections = None
+            with timer.step(PIPELINE_STEP):
+                with timer.step(LOAD_STEP):
+                    samples = next(batches)
+                    valid = [s for s in samples if s.image is not None]
+                    timer.set_images(len(valid))
+                if valid:
+                    detections = self._run_stages([s.image for s in valid])
+            if writer is not None:
+                self._write(writer, samples, valid, detections)
+            self.on_batch()
+
+    def _run_stages(self, images: list) -> list:
+        """Leaf stages in order; a stage's parent group (postprocess) stays open across its children."""
+        value = images
+        with ExitStack() as groups:
+            open_group = None
+            for stage in self.stages:
+                if stage.parent != open_group:
+                    groups.close()
+                    if stage.parent is not None:
+                        groups.enter_context(self.timer.step(stage.parent))
+                    open_group = stage.parent
+                with self.timer.step(stage.name):
+                    value = stage.run(value)
+        return value
+
+    def _write(self, writer: DetectionWriter, samples: list, valid: list, detections: Optional[list]) -> None:
+        for sample in samples:
+            if sample.image is None:
+                writer.write_skipped(sample)
+        if valid:
+            with self.timer.step(ANNOTATE_STEP):
+                writer.write_batch(valid, detections)
+        self.counts.processed = writer.images_written
+        self.counts.skipped = writer.skipped
+        self.counts.detections = writer.detections_written
+
+
+def shutdown_workers(loader: DataLoader) -> None:
+    """Stop a loader's persistent worker processes now. Left to the garbage collector, a worker of a run that
+    ends on a signal can outlive it (blocked joining its queue), holding its memory."""
+    iterator = getattr(loader, "_iterator", None)
+    if iterator is not None and hasattr(iterator, "_shutdown_workers"):
+        iterator._shutdown_workers()
+    loader._iterator = None

@@ -1,0 +1,106 @@
+"""The run record: who the run is (its identity) and everything it measured, as plain data.
+
+Writers turn a record into the files of outputs/<run_id>/; nothing here knows about files. summary.json
+carries `schema_version`, raised whenever a key changes meaning or disappears.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, Optional
+
+from utils.record.layers import TimingSnapshot
+from utils.record.steps import StepRecord
+
+SCHEMA_VERSION = 2
+
+
+def detbench_version() -> str:
+    try:
+        return metadata.version("detbench")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed; run the README's setup command)"
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class Status:
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    run_id: str
+    config_file: str
+    family: str
+    arch: str
+    weights: str
+    random_weights: bool
+    seed: int
+    img_size: int
+    batch_size: int
+    runtime: dict[str, Any]  # what the runtime really uses, read back after preparing the model
+    step_order: tuple[str, ...]
+    started_utc: str = field(default_factory=utc_now)
+    detbench_version: str = field(default_factory=detbench_version)
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def random_weights_note(self) -> Optional[str]:
+        """The banner every image and plot of a random-weights run carries."""
+        if not self.random_weights:
+            return None
+        return f"RANDOM WEIGHTS (seed {self.seed}): boxes are not real detections"
+
+
+@dataclass
+class Table:
+    rows: list[dict]
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    trace_json: str  # Chrome trace format, as torch.profiler exports it
+    ops: Table  # operator table by self time
+    wall_ms: float
+
+
+@dataclass
+class ImageCounts:
+    found: int = 0
+    processed: int = 0
+    skipped: int = 0
+    detections: int = 0
+
+
+@dataclass
+class RunRecord:
+    identity: RunIdentity
+    status: str = Status.RUNNING
+    ended_utc: Optional[str] = None
+    stop_reason: Optional[str] = None  # the signal or the failure that ended the run early
+    images: ImageCounts = field(default_factory=ImageCounts)
+    steps: list[StepRecord] = field(default_factory=list)
+    steps_origin_ns: int = 0
+    timed_passes: int = 0
+    wall_s: Optional[float] = None
+    layer_timing: Optional[TimingSnapshot] = None
+    profile: Optional[ProfileResult] = None
+    energy: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
+    energy_table: Optional[Table] = None
+    memory: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
+    memory_samples: Optional[Table] = None
+    memory_steps: Optional[Table] = None
+    warnings: list[str] = field(default_factory=list)
+
+    def finish(self, status: str, stop_reason: Optional[str] = None) -> None:
+        self.status = status
+        self.stop_reason = stop_reason
+        self.ended_utc = utc_now()

@@ -1,0 +1,59 @@
+"""Step timings as plain data: one StepRecord per timed step of one batch of one pass."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Optional
+
+# Steps the harness brackets around the pipeline's own stages.
+RUN_STEP = "run"  # the whole run, for the energy and memory recorders; never in the step tables
+PIPELINE_STEP = "pipeline"  # one batch: load + the pipeline's stages
+LOAD_STEP = "load"  # the wait for the data loader
+ANNOTATE_STEP = "annotate_save"  # writing detections and annotated images, outside the pipeline latency
+
+
+class PassKind(str, Enum):
+    WARMUP = "warmup"
+    TIMED = "timed"
+    LAYERS = "layers"  # per-layer hooks attached
+    PROFILER = "profiler"  # under torch.profiler
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    step: str
+    parent: Optional[str]
+    pass_kind: PassKind
+    pass_index: int
+    batch: int
+    images: int
+    start_ns: int
+    end_ns: int
+
+    @property
+    def ms(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e6
+
+    @property
+    def warmup(self) -> bool:
+        return self.pass_kind is PassKind.WARMUP
+
+
+STEP_TIMER_COLUMNS = ("step", "parent", "pass_kind", "pass_index", "batch", "images", "ms", "warmup", "start_s",
+                      "end_s")
+
+
+def step_rows(records: list[StepRecord], origin_ns: int) -> list[dict]:
+    """Long-form rows for steps_timer.csv, times in seconds since `origin_ns`; the run bracket left out."""
+    return [{"step": r.step, "parent": r.parent or "", "pass_kind": r.pass_kind.value, "pass_index": r.pass_index,
+             "batch": r.batch, "images": r.images, "ms": r.ms, "warmup": r.warmup,
+             "start_s": (r.start_ns - origin_ns) / 1e9, "end_s": (r.end_ns - origin_ns) / 1e9}
+            for r in records if r.step != RUN_STEP]
+
+
+def step_order(pipeline_steps: tuple[str, ...]) -> tuple[str, ...]:
+    """Every step name in running order: the harness's brackets around the pipeline's own stages."""
+    return (PIPELINE_STEP, LOAD_STEP, *pipeline_steps, ANNOTATE_STEP)

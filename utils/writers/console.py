@@ -1,0 +1,71 @@
+"""What the console shows: the layer overview after a run, and the summary that ends with the headline."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from utils.record.layer_tables import layer_tree_text, top_self_table
+from utils.record.layers import TimingSnapshot
+from utils.writers import layout
+
+_STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
+               "cv_per_image")
+
+
+def _fmt(value, spec: str = ".1f", missing: str = "n/a") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def layer_overview(snapshot: TimingSnapshot) -> str:
+    return ("Pipeline tree, instrumented pass (every module: layer_tree.txt):\n" + layer_tree_text(snapshot, max_depth=1)
+            + "Top 20 layers by self time (instrumented pass):\n" + top_self_table(snapshot, top=20))
+
+
+def headline(summary: dict) -> str:
+    latency = summary["pipeline_latency"]
+    runtime = summary.get("runtime") or {}
+    batch = latency.get("mean_images_per_batch")
+    return (f"{summary['model']} on {runtime.get('backend', '?')} {runtime.get('precision', '')}, "
+            f"{summary.get('threads')} thread(s): {_fmt(latency['images_per_s'], '.2f')} images/s, "
+            f"{_fmt(latency['ms_per_image'])} ms/image (p50 {_fmt(latency.get('p50_ms_per_image'))} ms/image, "
+            f"{_fmt(batch, '.2g')} images per batch)")
+
+
+def format_summary(summary: dict, run_path: Path) -> str:
+    lines = [f"detbench run {summary['run_id']}: {summary['status']}"
+             + (f" ({summary['stop_reason']})" if summary.get("stop_reason") else ""),
+             f"  model {summary['model']} ({'fused' if summary.get('fused') else 'unfused'}), "
+             f"weights: {summary['weights']}",
+             f"  images: {summary['images_processed']} processed, {summary['images_skipped']} skipped, "
+             f"{summary['detections']} detections; {summary['timed_passes']} timed pass(es)"]
+    layer = summary.get("layer_timing")
+    if layer:
+        lines.append(f"  layer hooks: overhead {layer.get('hook_overhead') or 'n/a'}; unattributed "
+                     f"{_fmt(layer['unattributed_ms'])} ms of {_fmt(layer['model_forward_ms'])} ms model time")
+    energy = summary["energy"]
+    if energy.get("status") == "measured":
+        per_image, watts = energy.get("joules_per_image") or {}, energy.get("average_watts") or {}
+        domains = ", ".join(f"{domain} {_fmt(per_image.get(domain), '.2f')} J/image {_fmt(watts.get(domain), '.1f')} W"
+                            for domain in energy["domains"])
+        lines.append(f"  energy (RAPL): {domains}")
+    else:
+        lines.append(f"  energy: {energy.get('status')} ({energy.get('reason')})")
+    memory = summary["memory"]
+    if "peak_rss_mib" in memory:
+        lines.append(f"  memory: baseline {_fmt(memory.get('baseline_rss_mib'), '.0f')} MiB, "
+                     f"peak {_fmt(memory.get('peak_self_rss_mib'), '.0f')} MiB RSS of the process "
+                     f"({_fmt(memory.get('peak_rss_mib'), '.0f')} MiB with loader workers, which share its pages)")
+    steps_csv = run_path / layout.STEPS_SUMMARY
+    if steps_csv.exists():
+        table = pd.read_csv(steps_csv)
+        if not table.empty:
+            lines.append("")
+            lines.append(table[list(_STEP_TABLE)].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    for warning in summary.get("warnings", []):
+        lines.append(f"WARNING: {warning}")
+    lines.append(f"outputs: {run_path}")
+    if summary.get("random_weights"):
+        lines.append("RANDOM WEIGHTS: timings are real, boxes are not")
+    lines.append(headline(summary))
+    return "\n".join(lines)

@@ -1,0 +1,127 @@
+"""Streams detections, skipped files and annotated images to the run directory as batches finish.
+
+Rows go to disk per batch so memory stays flat however many images a dataset holds. The two CSVs grow under
+temporary names and take their real names at close(), so a reader never sees one cut mid-row.
+"""
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+from typing import Optional
+
+import cv2
+import numpy as np
+
+from datasets.image_folder import LoadedImage
+from pipelines.contract import Detections
+from utils.writers import layout
+from utils.writers.annotate import draw_detections
+from utils.writers.atomic import OutputWriteError, atomic_write_bytes, temporary_name
+
+DETECTION_COLUMNS = ("image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2")
+SKIPPED_COLUMNS = ("image", "reason")
+
+
+class _StreamedCsv:
+    def __init__(self, target: Path, columns: tuple[str, ...]):
+        self.target = target
+        self.temporary = temporary_name(target)
+        try:
+            self.handle = open(self.temporary, "w", newline="")
+            self.writer = csv.writer(self.handle)
+            self.writer.writerow(columns)
+        except OSError as error:
+            raise OutputWriteError(target, error) from error
+
+    def write(self, row: tuple) -> None:
+        try:
+            self.writer.writerow(row)
+        except OSError as error:
+            raise OutputWriteError(self.target, error) from error
+
+    def publish(self) -> None:
+        """Flush, close and rename into place; a write that fails here leaves no file of that name."""
+        if self.handle.closed:
+            return
+        try:
+            self.handle.close()
+            os.replace(self.temporary, self.target)
+        except OSError as error:
+            self.discard()
+            raise OutputWriteError(self.target, error) from error
+
+    def discard(self) -> None:
+        if not self.handle.closed:
+            try:
+                self.handle.close()
+            except OSError:
+                pass
+        try:
+            self.temporary.unlink()
+        except OSError:
+            pass
+
+
+class DetectionWriter:
+    def __init__(self, run_path: Path, dataset_root: Path, names: list[str], save_images: bool,
+                 note: Optional[str]):
+        self.dataset_root = dataset_root
+        self.names = names
+        self.note = note
+        self.images_dir = run_path / layout.IMAGES_DIR if save_images else None
+        self._detections = _StreamedCsv(run_path / layout.DETECTIONS, DETECTION_COLUMNS)
+        self._skipped = _StreamedCsv(run_path / layout.SKIPPED, SKIPPED_COLUMNS)
+        self.detections_written = 0
+        self.images_written = 0
+        self.skipped = 0
+
+    def relative(self, path: str) -> str:
+        try:
+            return Path(path).relative_to(self.dataset_root).as_posix()
+        except ValueError:
+            return Path(path).name
+
+    def write_skipped(self, sample: LoadedImage) -> None:
+        self._skipped.write((self.relative(sample.path), sample.error))
+        self.skipped += 1
+
+    def write_batch(self, samples: list[LoadedImage], detections: list[Detections]) -> None:
+        for sample, found in zip(samples, detections):
+            name = self.relative(sample.path)
+            rows = detection_rows(found)
+            for x1, y1, x2, y2, score, cls in rows:
+                cls = int(cls)
+                class_name = self.names[cls] if 0 <= cls < len(self.names) else str(cls)
+                self._detections.write((name, cls, class_name, f"{score:.5f}", f"{x1:.2f}", f"{y1:.2f}",
+                                        f"{x2:.2f}", f"{y2:.2f}"))
+            self.detections_written += len(rows)
+            self.images_written += 1
+            if self.images_dir is not None:
+                self._save_image(self.images_dir / name, draw_detections(sample.image, rows, self.names, self.note))
+
+    @staticmethod
+    def _save_image(target: Path, image: np.ndarray) -> None:
+        extension = target.suffix if cv2.haveImageWriter(f"x{target.suffix}") else ".png"
+        ok, encoded = cv2.imencode(extension, image)
+        if not ok:
+            raise OutputWriteError(target, OSError(f"OpenCV could not encode the image as {extension}"))
+        atomic_write_bytes(target if extension == target.suffix else target.with_suffix(extension),
+                           encoded.tobytes())
+
+    def close(self) -> None:
+        """Publish both CSVs under their real names; call once, after the last batch (also after Ctrl-C)."""
+        self._detections.publish()
+        self._skipped.publish()
+
+    def discard(self) -> None:
+        self._detections.discard()
+        self._skipped.discard()
+
+
+def detection_rows(found: Detections) -> np.ndarray:
+    """(n, 6) float64 rows of x1, y1, x2, y2, score, class."""
+    if len(found) == 0:
+        return np.zeros((0, 6))
+    return np.column_stack((found.boxes.detach().cpu().numpy(), found.scores.detach().cpu().numpy(),
+                            found.labels.detach().cpu().numpy())).astype(np.float64)

@@ -1,0 +1,62 @@
+"""Turns a run record into the files of outputs/<run_id>/ (names from layout.py), each written atomically.
+
+summary.json is written first at the start (`status: running`) and last at the end, so it always describes
+the files beside it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from utils.record.layer_tables import layer_timer_frame, layer_tree_text, layer_types_frame
+from utils.record.run_record import RunRecord
+from utils.record.step_statistics import STEP_SUMMARY_COLUMNS, summarize_steps
+from utils.record.steps import STEP_TIMER_COLUMNS, step_rows
+from utils.writers import layout
+from utils.writers.plots import write_all_plots
+from utils.writers.run_directory import RunDirectory
+from utils.writers.summary import summary_document
+
+
+class RunWriter:
+    def __init__(self, run_dir: RunDirectory, plots: bool, console: Callable[[str], None] = print):
+        self.run_dir = run_dir
+        self.plots = plots
+        self.console = console
+
+    def write_start(self, record: RunRecord, config_yaml: str, environment: dict[str, Any]) -> None:
+        self.run_dir.write_text(layout.CONFIG, config_yaml)
+        self.run_dir.write_json(layout.ENV, environment)
+        self.write_summary(record)
+
+    def write_summary(self, record: RunRecord, step_summary: list[dict] | None = None,
+                      extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        document = summary_document(record, step_summary)
+        document.update(extra or {})
+        self.run_dir.write_json(layout.SUMMARY, document)
+        return document
+
+    def write_record(self, record: RunRecord) -> dict[str, Any]:
+        """Every table of the record, then the plots drawn from them, then summary.json."""
+        run_dir, identity = self.run_dir, record.identity
+        run_dir.write_csv(layout.STEPS_TIMER, step_rows(record.steps, record.steps_origin_ns), STEP_TIMER_COLUMNS)
+        step_summary = summarize_steps(record.steps, identity.step_order)
+        run_dir.write_csv(layout.STEPS_SUMMARY, step_summary, STEP_SUMMARY_COLUMNS)
+        if record.layer_timing is not None:
+            run_dir.write_text(layout.LAYER_TIMER, layer_timer_frame(record.layer_timing).to_csv(index=False))
+            run_dir.write_text(layout.LAYER_TYPES, layer_types_frame(record.layer_timing).to_csv(index=False))
+            run_dir.write_text(layout.LAYER_TREE, layer_tree_text(record.layer_timing))
+        if record.profile is not None:
+            run_dir.write_text(layout.TRACE, record.profile.trace_json)
+            run_dir.write_csv(layout.PROFILER_OPS, record.profile.ops.rows, record.profile.ops.columns)
+        if record.energy_table is not None:
+            run_dir.write_csv(layout.ENERGY, record.energy_table.rows, record.energy_table.columns)
+        if record.memory_samples is not None:
+            run_dir.write_csv(layout.MEMORY, record.memory_samples.rows, record.memory_samples.columns)
+        if record.memory_steps is not None:
+            run_dir.write_csv(layout.MEMORY_STEPS, record.memory_steps.rows, record.memory_steps.columns)
+        extra: dict[str, Any] = {}
+        if self.plots:
+            written = write_all_plots(run_dir.path, order=identity.step_order,
+                                      note=identity.random_weights_note)
+            extra["plots"] = [path.name for path in written]
+        return self.write_summary(record, step_summary, extra)

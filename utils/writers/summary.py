@@ -1,0 +1,115 @@
+"""summary.json: the run record's identity, headline figures and recorder summaries in one document.
+
+Derived here from raw data on every write, so the document written at the start (`status: running`), after an
+interruption and at the end always agrees with the CSVs beside it.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from utils.record.run_record import RunRecord
+from utils.record.step_statistics import overhead_ratio, summarize_steps
+from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind
+from utils.writers import layout
+
+CV_WARNING = 0.10  # torch.utils.benchmark flags IQR/median above 10% the same way
+MATERIAL_SHARE = 0.05
+PIPELINE_LATENCY_DEFINITION = (
+    "per batch: load (wait for the data loader) + the pipeline's stages ({stages}); annotate_save is excluded "
+    "and reported separately. Timed passes only, warm-up, instrumented passes and batches without images excluded.")
+
+
+def overhead_verdict(ratio: Optional[float]) -> Optional[str]:
+    """Words for an instrumented/clean ratio: below 1 cannot be a cost, only the machine's noise."""
+    if ratio is None:
+        return None
+    if ratio < 1.0:
+        return f"x{ratio:.3f}: below 1, so within the machine's noise (no measurable overhead)"
+    return f"x{ratio:.3f}: the instrumented pass ran {ratio - 1:.1%} slower than the timed passes"
+
+
+def noisy_steps_warning(step_summary: list[dict]) -> Optional[str]:
+    # Sub-millisecond steps always scatter; warn where the spread moves the pipeline's numbers.
+    noisy = [f"{s['step']} {s['cv_per_image']:.0%}" for s in step_summary
+             if s["cv_per_image"] is not None and s["cv_per_image"] > CV_WARNING and s["count"] > 1
+             and (s["share_of_pipeline"] or 0) >= MATERIAL_SHARE]
+    if not noisy:
+        return None
+    return (f"noisy timings, coefficient of variation per image above {CV_WARNING:.0%}: {', '.join(noisy)}; "
+            "quote medians (p50), and repeat on a quieter machine or with more repeats")
+
+
+def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = None) -> dict[str, Any]:
+    identity = record.identity
+    if step_summary is None:
+        step_summary = summarize_steps(record.steps, identity.step_order)
+    by_step = {s["step"]: s for s in step_summary}
+    pipeline, forward = by_step.get(PIPELINE_STEP, {}), by_step.get("forward", {})
+    warnings = list(record.warnings)
+    noisy = noisy_steps_warning(step_summary)
+    if noisy:
+        warnings.append(noisy)
+    stages = [name for name in identity.step_order if name not in (PIPELINE_STEP, LOAD_STEP, ANNOTATE_STEP)]
+    document: dict[str, Any] = {
+        "schema_version": identity.schema_version,
+        "detbench_version": identity.detbench_version,
+        "run_id": identity.run_id,
+        "status": record.status,
+        "stop_reason": record.stop_reason,
+        "started_utc": identity.started_utc,
+        "ended_utc": record.ended_utc,
+        "config_file": identity.config_file,
+        "family": identity.family,
+        "model": identity.arch,
+        "weights": identity.weights,
+        "random_weights": identity.random_weights,
+        "fused": identity.runtime.get("fused"),
+        "runtime": identity.runtime,
+        "img_size": identity.img_size,
+        "batch_size": identity.batch_size,
+        "threads": identity.runtime.get("threads"),
+        "images_found": record.images.found,
+        "images_processed": record.images.processed,
+        "images_skipped": record.images.skipped,
+        "detections": record.images.detections,
+        "timed_passes": record.timed_passes,
+        "images_timed": pipeline.get("images", 0),
+        "pipeline_latency": {
+            "definition": PIPELINE_LATENCY_DEFINITION.format(stages=" + ".join(stages)),
+            "p50_ms_per_batch": pipeline.get("p50_ms"),
+            "mean_ms_per_batch": pipeline.get("mean_ms"),
+            "mean_images_per_batch": pipeline.get("mean_images_per_batch"),
+            "ms_per_image": pipeline.get("ms_per_image"),
+            "p50_ms_per_image": pipeline.get("p50_ms_per_image"),
+            "images_per_s": pipeline.get("images_per_s"),
+        },
+        "forward": {"p50_ms_per_batch": forward.get("p50_ms"), "p50_ms_per_image": forward.get("p50_ms_per_image"),
+                    "cv_per_image": forward.get("cv_per_image"), "ms_per_image": forward.get("ms_per_image")},
+        "steps": {s["step"]: {"total_ms": s["total_ms"], "p50_ms": s["p50_ms"], "share_of_pipeline":
+                              s["share_of_pipeline"], "images_per_s": s["images_per_s"]} for s in step_summary},
+        "wall_s": record.wall_s,
+        "energy": record.energy,
+        "memory": record.memory,
+        "warnings": warnings,
+    }
+    if record.layer_timing is not None:
+        timing = record.layer_timing
+        ratio = overhead_ratio(record.steps, PassKind.LAYERS)
+        document["layer_timing"] = {
+            "pass": PassKind.LAYERS.value,
+            "hook_overhead_ratio": ratio,
+            "hook_overhead": overhead_verdict(ratio),
+            "model_forward_ms": timing.model_total_ms,
+            "unattributed_ms": timing.unattributed_ms,
+            "forwards": timing.forwards,
+            "images": timing.images,
+            "gflops_per_forward": timing.flops_per_forward / 1e9,
+            "gflops_per_image": (timing.flops_per_image or 0) / 1e9 if timing.images else None,
+            "files": list(layout.LAYER_FILES),
+        }
+    if record.profile is not None:
+        ratio = overhead_ratio(record.steps, PassKind.PROFILER)
+        document["profiler"] = {"trace": layout.TRACE, "ops_csv": layout.PROFILER_OPS,
+                                "wall_ms": record.profile.wall_ms, "forward_overhead_ratio": ratio,
+                                "forward_overhead": overhead_verdict(ratio)}
+    return document
