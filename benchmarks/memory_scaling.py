@@ -6,7 +6,7 @@ own process through the real pipeline (benchmark.py).
 
 Every copy has the same size (640x480), so batches are identical and a ratio near 1 means memory does not
 accumulate per image; a ratio well above 1 points at something kept per image (detections, annotated images,
-per-call timings). Reads memory.peak_rss_mb (process + children) and memory.peak_self_rss_mb (the process
+per-call timings). Reads memory.peak_rss_mib (process + children) and memory.peak_self_rss_mib (the process
 alone: a forked DataLoader worker's RSS counts pages it shares with it) from each run's summary.json and prints
 both runs and their ratio.
 """
@@ -24,6 +24,9 @@ import cv2
 import numpy as np
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT_ROOT))
+
+from utils.writers import layout  # noqa: E402
 
 
 def synthetic_image(width: int = 640, height: int = 480, seed: int = 0) -> np.ndarray:
@@ -52,7 +55,7 @@ def memory_summary(config: str, dataset: Path, run_id: str, output_dir: str, ove
         command += ["--set", override]
     print("$", " ".join(command), flush=True)
     subprocess.run(command, cwd=PROJECT_ROOT, check=True)
-    return json.loads((PROJECT_ROOT / output_dir / run_id / "summary.json").read_text())["memory"]
+    return json.loads((PROJECT_ROOT / output_dir / run_id / layout.SUMMARY).read_text())["memory"]
 
 
 def main() -> None:
@@ -74,7 +77,7 @@ def main() -> None:
             run_id = f"memory_scaling_{stamp}_{count}"
             memory[count] = memory_summary(args.config, dataset, run_id, args.output_dir, args.overrides)
 
-    for key, what in (("peak_rss_mb", "process + children"), ("peak_self_rss_mb", "process alone")):
+    for key, what in (("peak_rss_mib", "process + children"), ("peak_self_rss_mib", "process alone")):
         small, large = memory[args.images].get(key), memory[4 * args.images].get(key)
         if small is None or large is None:
             continue

@@ -16,6 +16,9 @@ import torch
 from torch import nn
 
 
+FORWARD_STAGE = "forward"  # every pipeline's stage that runs the network is named this: overheads compare it
+
+
 @dataclass(frozen=True)
 class Detections:
     """One image's detections in its original pixels, as torchvision's detection models return them."""

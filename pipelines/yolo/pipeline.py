@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pipelines.contract import DetectionPipeline, Detections, LayerTimingTargets, Stage
+from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections, LayerTimingTargets, Stage
 from pipelines.runtimes.base import PreparedForward
 from pipelines.yolo.stages import NonMaxSuppression, PreprocessedBatch, Preprocess, ScaleBoxes
 
@@ -50,7 +50,7 @@ class YoloPipeline(DetectionPipeline):
                 for det in self.scale_boxes(suppressed.detections, suppressed.batch)]
 
     def stages(self) -> tuple[Stage, ...]:
-        return (Stage("preprocess", self.preprocess), Stage("forward", self.forward),
+        return (Stage("preprocess", self.preprocess), Stage(FORWARD_STAGE, self.forward),
                 Stage("nms", self.suppress, POSTPROCESS), Stage("scale_boxes", self.to_original, POSTPROCESS))
 
     def layer_timing_targets(self) -> LayerTimingTargets:

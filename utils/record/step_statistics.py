@@ -6,6 +6,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from pipelines.contract import FORWARD_STAGE
 from utils.record.statistics import describe
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
 
@@ -61,7 +62,7 @@ def _forward_ms_per_image(records: Iterable[StepRecord], kind: PassKind, step: s
     return by_batch
 
 
-def overhead_ratio(records: Sequence[StepRecord], instrumented: PassKind, step: str = "forward") -> float | None:
+def overhead_ratio(records: Sequence[StepRecord], instrumented: PassKind, step: str = FORWARD_STAGE) -> float | None:
     """Median over batches of (instrumented time / median clean time of the same batch), per image."""
     clean = _forward_ms_per_image(records, PassKind.TIMED, step)
     hooked = _forward_ms_per_image(records, instrumented, step)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pipelines.contract import FORWARD_STAGE
 from utils.record.run_record import RunRecord
 from utils.record.step_statistics import overhead_ratio, summarize_steps
 from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind
@@ -44,7 +45,7 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
     if step_summary is None:
         step_summary = summarize_steps(record.steps, identity.step_order)
     by_step = {s["step"]: s for s in step_summary}
-    pipeline, forward = by_step.get(PIPELINE_STEP, {}), by_step.get("forward", {})
+    pipeline, forward = by_step.get(PIPELINE_STEP, {}), by_step.get(FORWARD_STAGE, {})
     warnings = list(record.warnings)
     noisy = noisy_steps_warning(step_summary)
     if noisy:
