@@ -40,6 +40,7 @@ class LoadedNetwork:
     class_names: list[str]
     weights: str  # e.g. "random (seed 0)" or "checkpoint yolov7.pt (ema, float16)"
     random_weights: bool
+    cache_key: str  # what determines the network's weights and structure, for caches of exported models
     fuse: Optional[Callable[[nn.Module], Any]] = None  # the family's inference-time simplification, if any
 
 
@@ -96,6 +97,9 @@ class DetectorFamily(Protocol):
     def accepts(self, arch: str) -> bool: ...
 
     def load_network(self, arch: str, weights: Optional[str], seed: int) -> LoadedNetwork: ...
+
+    def example_input(self, preprocess: Any) -> torch.Tensor:
+        """One input batch of the shape the config's preprocess section produces."""
 
     def build_pipeline(self, network: LoadedNetwork, forward: Any, preprocess: Any,
                        postprocess: Any) -> DetectionPipeline: ...

@@ -20,7 +20,7 @@ def network():
 
 @pytest.fixture(scope="module")
 def model(network):
-    return TorchEager(fuse=True).prepare(network)
+    return TorchEager(fuse=True).prepare(network, torch.zeros(1, 3, 128, 128))
 
 
 def images():
@@ -109,9 +109,20 @@ def test_torch_runtime_fuses_and_reports_what_it_uses(model):
     settings = TorchEager(fuse=True).settings()
     assert settings["fused"] is False  # nothing prepared yet: it says so
     runtime = TorchEager(fuse=True, threads=torch.get_num_threads())
-    prepared = runtime.prepare(yolo_family.load_network("yolov7-tiny", None, seed=0))
+    prepared = runtime.prepare(yolo_family.load_network("yolov7-tiny", None, seed=0), torch.zeros(1, 3, 64, 64))
     settings = runtime.settings()
     assert settings["fused"] is True and settings["precision"] == "fp32"
     assert settings["threads"] == torch.get_num_threads()
     assert not any(type(m).__name__ == "BatchNorm2d" for m in prepared.module.modules())
     assert torch.is_inference(prepared(torch.zeros(1, 3, 64, 64)))
+
+
+def test_cache_key_follows_weights_and_seed(tmp_path):
+    first, again = (yolo_family.load_network("yolov7-tiny", None, seed=s) for s in (0, 0))
+    other = yolo_family.load_network("yolov7-tiny", None, seed=1)
+    assert first.cache_key == again.cache_key != other.cache_key
+    weights = tmp_path / "w.pt"
+    torch.save(first.module.state_dict(), weights)
+    loaded = yolo_family.load_network("yolov7-tiny", str(weights), seed=0)
+    assert "weights-" in loaded.cache_key and loaded.cache_key != first.cache_key
+    assert yolo_family.example_input(SimpleNamespace(img_size=96)).shape == (1, 3, 96, 96)

@@ -1,6 +1,6 @@
 """The runtime seam: the one place that prepares a network and runs its forward.
 
-A runtime takes the loaded network and returns a `PreparedForward`: a callable from the input batch tensor
+A runtime takes the loaded network and an example input and returns a `PreparedForward`: a callable from the input batch tensor
 to the network's raw output, plus the torch module behind it when hooks can see one. `settings()` reports
 what the runtime really uses (threads, precision, ...), for env.json and summary.json.
 """
@@ -29,7 +29,9 @@ class Runtime(ABC):
     name: str
 
     @abstractmethod
-    def prepare(self, network: LoadedNetwork) -> PreparedForward: ...
+    def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
+        """`example` is an input batch of the run's shape (exporters trace with it; dynamic axes keep the
+        batch size and the spatial size free)."""
 
     @abstractmethod
     def settings(self) -> dict[str, Any]:

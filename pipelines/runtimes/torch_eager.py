@@ -15,7 +15,7 @@ class TorchEager(Runtime):
         self.threads = threads
         self._fused = False
 
-    def prepare(self, network: LoadedNetwork) -> PreparedForward:
+    def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
         # Threads are process-wide in torch: set once here, read back in settings().
         if self.threads:
             torch.set_num_threads(self.threads)

@@ -63,7 +63,8 @@ class Benchmark:
         self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
         self.runtime = TorchEager(fuse=config.model.fuse, threads=config.model.threads)
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
-            self.network, self.runtime.prepare(self.network), config.preprocess, config.postprocess)
+            self.network, self.runtime.prepare(self.network, self.family.example_input(config.preprocess)),
+            config.preprocess, config.postprocess)
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
         self.run_dir.create()
 
