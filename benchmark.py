@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     from datasets.image_folder import DatasetError
     from models import CheckpointError, ModelDefinitionError
     from pipelines.registry import UnknownArchitecture
+    from pipelines.runtimes.base import RuntimeNotSupported
     from utils.harness.composition import Benchmark
     from utils.writers.atomic import OutputWriteError
     from utils.writers.run_directory import RunDirectoryError
@@ -48,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     benchmark = Benchmark(config, args.config)
     try:
         benchmark.prepare()
-    except (DatasetError, CheckpointError, ModelDefinitionError, RunDirectoryError, UnknownArchitecture) as exc:
+    except (DatasetError, CheckpointError, ModelDefinitionError, RunDirectoryError, UnknownArchitecture,
+            RuntimeNotSupported) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OutputWriteError as exc:

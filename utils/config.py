@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
 
@@ -45,7 +45,14 @@ class ModelSection(_Section):
     arch: str = "yolov7"
     weights: Optional[str] = None
     fuse: bool = True
-    threads: Optional[int] = Field(None, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "threads" in data:
+            raise ValueError("model.threads is now runtime.threads: move the value there "
+                             f"(e.g. --set runtime.threads={data['threads']})")
+        return data
 
     @field_validator("arch")
     @classmethod
@@ -93,6 +100,39 @@ class MemorySection(_Section):
     interval_s: float = Field(0.05, gt=0.0)
 
 
+# Precisions each backend offers; the runtimes check what the CPU supports when they start.
+BACKEND_PRECISIONS = {"torch": ("fp32", "bf16"), "onnxruntime": ("fp32",), "openvino": ("fp32", "bf16")}
+
+
+class RuntimeSection(_Section):
+    backend: Literal["torch", "onnxruntime", "openvino"] = "torch"
+    precision: Literal["fp32", "bf16", "int8"] = "fp32"
+    channels_last: bool = False
+    compile: bool = False
+    threads: Optional[int] = Field(None, ge=1)
+    cache_dir: Optional[str] = None  # exported models; None: $XDG_CACHE_HOME/detbench or ~/.cache/detbench
+
+    @model_validator(mode="after")
+    def _possible_combination(self) -> "RuntimeSection":
+        offered = BACKEND_PRECISIONS[self.backend]
+        if self.precision not in offered:
+            others = [b for b, p in BACKEND_PRECISIONS.items() if self.precision in p]
+            hint = f"use runtime.backend {' or '.join(others)}" if others else "no backend offers it yet"
+            raise ValueError(f"runtime.backend {self.backend} runs precision {', '.join(offered)}, not "
+                             f"{self.precision}: {hint}")
+        for key in ("channels_last", "compile"):
+            if getattr(self, key) and self.backend != "torch":
+                raise ValueError(f"runtime.{key} applies to runtime.backend torch only (got backend "
+                                 f"{self.backend}); remove it or set runtime.backend: torch")
+        return self
+
+
+class AgreementSection(_Section):
+    enabled: bool = True
+    images: int = Field(8, ge=1)  # the first N images are run through the torch fp32 reference too
+    top_k: int = Field(100, ge=1)  # candidates per image compared, ranked by the reference's score
+
+
 class BenchmarkSection(_Section):
     warmup: int = Field(1, ge=0)
     repeats: int = Field(1, ge=1)
@@ -102,6 +142,7 @@ class BenchmarkSection(_Section):
     profiler: bool = False
     energy: EnergySection = EnergySection()
     memory: MemorySection = MemorySection()
+    agreement: AgreementSection = AgreementSection()
 
 
 class OutputsSection(_Section):
@@ -113,6 +154,7 @@ class Config(_Section):
     run: RunSection = RunSection()
     dataset: DatasetSection
     model: ModelSection = ModelSection()
+    runtime: RuntimeSection = RuntimeSection()
     preprocess: PreprocessSection = PreprocessSection()
     postprocess: PostprocessSection = PostprocessSection()
     benchmark: BenchmarkSection = BenchmarkSection()
@@ -187,7 +229,9 @@ def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[
             line = f"  {path}: required key is missing"
         else:
             message = TYPE_HINTS.get(item["type"]) or item["msg"].removeprefix("Value error, ")
-            line = f"  {path}: {message} (got {item['input']!r})"
+            # A whole section's input repeats what the message names already.
+            shown = "" if isinstance(item["input"], dict) else f" (got {item['input']!r})"
+            line = f"  {path}: {message}{shown}"
         origin = _origin(item["loc"], overrides)
         origins.append(origin)
         lines.append(line if origin is None else f"{line} (from --set {origin})")

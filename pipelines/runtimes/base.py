@@ -16,6 +16,10 @@ from torch import nn
 from pipelines.contract import LoadedNetwork
 
 
+class RuntimeNotSupported(Exception):
+    """A runtime setting this machine or this runtime cannot do; the message says what to use instead."""
+
+
 @dataclass
 class PreparedForward:
     run: Callable[[torch.Tensor], Any]

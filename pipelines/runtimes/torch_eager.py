@@ -1,19 +1,38 @@
-"""torch eager on the CPU: fused float32 modules under inference_mode."""
+"""torch on the CPU: fused float32 modules under inference_mode, optionally channels_last, bf16 autocast or
+torch.compile."""
 from __future__ import annotations
 
+import time
+from contextlib import nullcontext
 from typing import Any, Optional
 
 import torch
-from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime
+
+from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
+
+
+def cpu_runs_bf16() -> bool:
+    """oneDNN's own check: without native bf16 (AVX512-BF16 or AMX) autocast would emulate it slowly."""
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 class TorchEager(Runtime):
     name = "torch"
 
-    def __init__(self, fuse: bool = True, threads: Optional[int] = None):
+    def __init__(self, fuse: bool = True, threads: Optional[int] = None, precision: str = "fp32",
+                 channels_last: bool = False, compile: bool = False):
+        if precision not in ("fp32", "bf16"):
+            raise RuntimeNotSupported(f"runtime.backend torch runs fp32 or bf16, not {precision}")
+        if precision == "bf16" and not cpu_runs_bf16():
+            raise RuntimeNotSupported("runtime.precision bf16: this CPU has no native bf16 (AVX512-BF16 or AMX), "
+                                      "so torch would emulate it; use runtime.precision fp32")
         self.fuse = fuse
         self.threads = threads
+        self.precision = precision
+        self.channels_last = channels_last
+        self.compile = compile
         self._fused = False
+        self._preparation: dict[str, Any] = {}
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
         # Threads are process-wide in torch: set once here, read back in settings().
@@ -24,20 +43,35 @@ class TorchEager(Runtime):
             network.fuse(module)
             self._fused = True
         module.float().eval()
+        memory_format = torch.channels_last if self.channels_last else torch.contiguous_format
+        if self.channels_last:
+            module.to(memory_format=memory_format)
+        autocast = self.precision == "bf16"
+        callable_module = torch.compile(module) if self.compile else module
 
         def run(batch: torch.Tensor) -> Any:
-            with torch.inference_mode():
-                return module(batch)
+            with torch.inference_mode(), (torch.autocast("cpu", dtype=torch.bfloat16) if autocast
+                                          else nullcontext()):
+                output = callable_module(batch.contiguous(memory_format=memory_format))
+            # NMS and box scaling stay in float32 whatever the network ran in.
+            return output.float() if autocast else output
 
-        return PreparedForward(run, module)
+        started = time.perf_counter()
+        run(example)
+        self._preparation = {"first_inference_ms": (time.perf_counter() - started) * 1e3}
+        # Hooks on a compiled module force graph breaks and time another program: no layer timing there.
+        return PreparedForward(run, None if self.compile else module)
 
     def settings(self) -> dict[str, Any]:
         return {
             "backend": self.name,
-            "precision": "fp32",
+            "precision": self.precision,
+            "autocast": "bfloat16" if self.precision == "bf16" else None,
+            "channels_last": self.channels_last,
+            "compile": self.compile,
             "fused": self._fused,
             "threads": torch.get_num_threads(),
             "interop_threads": torch.get_num_interop_threads(),
             "inference_mode": True,
+            "preparation": self._preparation,
         }
-

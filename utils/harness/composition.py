@@ -18,7 +18,7 @@ from tqdm import tqdm
 from datasets.image_folder import find_images, image_loader
 from pipelines.contract import DetectionPipeline
 from pipelines.registry import family_for
-from pipelines.runtimes import TorchEager
+from pipelines.runtimes.registry import build_runtime
 from utils.config import Config, config_to_yaml
 from utils.harness.interruption import DeferredStops, Stopped, exit_status, stop_signals_interrupt
 from utils.harness.pass_plan import PassPlan, PlannedPass
@@ -61,7 +61,10 @@ class Benchmark:
         self.family = family_for(config.model.arch)
         self.paths = find_images(config.dataset.path, config.dataset.limit)
         self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
-        self.runtime = TorchEager(fuse=config.model.fuse, threads=config.model.threads)
+        runtime = config.runtime
+        options = {"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch" else {}
+        self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
+                                     precision=runtime.precision, **options)
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.runtime.prepare(self.network, self.family.example_input(config.preprocess)),
             config.preprocess, config.postprocess)

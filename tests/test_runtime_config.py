@@ -1,0 +1,75 @@
+"""The runtime section: choices, impossible combinations refused at start-up, the moved threads key, and the
+torch variants it selects."""
+import pytest
+import torch
+
+from benchmark import main
+from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.runtimes.registry import RUNTIMES, build_runtime
+from pipelines.runtimes.torch_eager import TorchEager, cpu_runs_bf16
+from pipelines.yolo import family as yolo
+from utils.config import BACKEND_PRECISIONS, ConfigError, RuntimeSection, load_config
+
+CONFIG = "configs/samples_tiny.yaml"
+
+
+def test_defaults_are_torch_fp32():
+    runtime = load_config(CONFIG).runtime
+    assert (runtime.backend, runtime.precision, runtime.channels_last, runtime.compile, runtime.threads) == (
+        "torch", "fp32", False, False, None)
+
+
+def test_every_backend_the_config_offers_is_registered():
+    assert set(BACKEND_PRECISIONS) == set(RuntimeSection.model_fields["backend"].annotation.__args__)
+    assert set(BACKEND_PRECISIONS) <= set(RUNTIMES) | {"onnxruntime", "openvino"}
+
+
+@pytest.mark.parametrize("overrides, words", [
+    (["runtime.backend=onnxruntime", "runtime.precision=bf16"], ["onnxruntime", "bf16", "torch or openvino"]),
+    (["runtime.precision=int8"], ["int8", "no backend offers it"]),
+    (["runtime.backend=openvino", "runtime.channels_last=true"], ["runtime.channels_last", "torch only"]),
+    (["runtime.backend=onnxruntime", "runtime.compile=true"], ["runtime.compile", "torch only"]),
+    (["runtime.backend=tensorrt"], ["runtime.backend", "tensorrt"]),
+    (["model.threads=2"], ["model.threads is now runtime.threads", "--set runtime.threads=2"]),
+])
+def test_impossible_combinations_name_the_keys(overrides, words):
+    with pytest.raises(ConfigError) as error:
+        load_config(CONFIG, overrides)
+    for word in words:
+        assert word in str(error.value)
+    assert "{" not in str(error.value)  # no dump of the whole section
+
+
+def test_cli_exits_2_on_a_runtime_mistake(tmp_path, capsys):
+    code = main(["--config", CONFIG, "--set", "runtime.precision=int8", "--set", f"run.output_dir={tmp_path}"])
+    assert code == 2 and "int8" in capsys.readouterr().err and not any(tmp_path.iterdir())
+
+
+@pytest.fixture(scope="module")
+def example():
+    return torch.rand(2, 3, 96, 96)
+
+
+def reference(example):
+    network = yolo.load_network("yolov7-tiny", None, seed=0)
+    return TorchEager().prepare(network, example)(example)
+
+
+def test_channels_last_gives_the_same_output(example):
+    prepared = build_runtime("torch", channels_last=True).prepare(yolo.load_network("yolov7-tiny", None, seed=0),
+                                                                  example)
+    assert torch.allclose(prepared(example), reference(example), atol=1e-3, rtol=1e-4)
+
+
+def test_bf16_autocast_runs_in_bf16_and_returns_float32(example):
+    if not cpu_runs_bf16():
+        with pytest.raises(RuntimeNotSupported, match="bf16"):
+            TorchEager(precision="bf16")
+        return
+    runtime = TorchEager(precision="bf16")
+    prepared = runtime.prepare(yolo.load_network("yolov7-tiny", None, seed=0), example)
+    output = prepared(example)
+    assert output.dtype == torch.float32
+    assert not torch.equal(output, reference(example))  # it really ran in reduced precision
+    assert runtime.settings()["precision"] == "bf16" and runtime.settings()["autocast"] == "bfloat16"
+    assert runtime.settings()["preparation"]["first_inference_ms"] > 0
