@@ -73,3 +73,15 @@ def test_bf16_autocast_runs_in_bf16_and_returns_float32(example):
     assert not torch.equal(output, reference(example))  # it really ran in reduced precision
     assert runtime.settings()["precision"] == "bf16" and runtime.settings()["autocast"] == "bfloat16"
     assert runtime.settings()["preparation"]["first_inference_ms"] > 0
+
+
+def test_a_section_check_blames_only_the_set_it_names(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("dataset: {path: datasets/samples}\nmodel: {threads: 2}\n")
+    with pytest.raises(ConfigError) as error:
+        load_config(config, ["model.arch=yolov7-tiny"])
+    assert "model.arch" not in str(error.value) and str(config) in str(error.value)
+    with pytest.raises(ConfigError) as error:
+        load_config(CONFIG, ["runtime.backend=openvino", "runtime.compile=true", "model.arch=yolov7"])
+    assert "(from --set runtime.backend=openvino, runtime.compile=true)" in str(error.value)
+    assert "model.arch" not in str(error.value)

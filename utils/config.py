@@ -232,7 +232,12 @@ def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[
             # A whole section's input repeats what the message names already.
             shown = "" if isinstance(item["input"], dict) else f" (got {item['input']!r})"
             line = f"  {path}: {message}{shown}"
-        origin = _origin(item["loc"], overrides)
+        if isinstance(item["input"], dict):
+            # A check of a whole section names its keys: blame the --set of a key it names, if any.
+            named = [assignment for key_path, assignment in overrides.items() if ".".join(key_path) in line]
+            origin = ", ".join(named) or None
+        else:
+            origin = _origin(item["loc"], overrides)
         origins.append(origin)
         lines.append(line if origin is None else f"{line} (from --set {origin})")
     if all(origin is None for origin in origins):
