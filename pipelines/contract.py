@@ -72,6 +72,20 @@ class DetectionPipeline(ABC):
     @abstractmethod
     def layer_timing_targets(self) -> LayerTimingTargets: ...
 
+    # What agreement checks between two runtimes compare: the forward stage's raw output, a score per
+    # candidate to rank them by, and detections at a threshold chosen to keep the top candidates.
+    @abstractmethod
+    def raw_output(self, forwarded: Any) -> torch.Tensor:
+        """(B, candidates, values) from the forward stage's output."""
+
+    @abstractmethod
+    def candidate_scores(self, raw: torch.Tensor) -> torch.Tensor:
+        """(B, candidates) confidence of each raw candidate."""
+
+    @abstractmethod
+    def postprocess_at(self, forwarded: Any, conf_thres: float) -> list[Detections]:
+        """The stages after forward, at another score threshold."""
+
     def step_order(self) -> tuple[str, ...]:
         """Stage and group names in running order, groups before their first child."""
         names: list[str] = []

@@ -126,3 +126,18 @@ def test_cache_key_follows_weights_and_seed(tmp_path):
     loaded = yolo_family.load_network("yolov7-tiny", str(weights), seed=0)
     assert "weights-" in loaded.cache_key and loaded.cache_key != first.cache_key
     assert yolo_family.example_input(SimpleNamespace(img_size=96)).shape == (1, 3, 96, 96)
+
+
+def test_agreement_view_of_the_pipeline(model):
+    pipeline = detector(model, conf=0.25)
+    forwarded = pipeline.forward(pipeline.preprocess(images()))
+    raw = pipeline.raw_output(forwarded)
+    scores = pipeline.candidate_scores(raw)
+    assert scores.shape == raw.shape[:2]
+    row = raw[0, 7]
+    assert scores[0, 7] == pytest.approx(float(row[4] * row[5:].max()))
+    threshold = float(scores[0].topk(5).values[-1]) - 1e-9
+    at_low = pipeline.postprocess_at(forwarded, threshold)
+    assert len(at_low[0]) >= 1 and pipeline.nms.conf_thres == 0.25  # the pipeline's own threshold is untouched
+    assert [len(d) for d in pipeline.postprocess_at(forwarded, 0.25)] == [len(d) for d in pipeline.to_original(
+        pipeline.suppress(forwarded))]

@@ -1,6 +1,7 @@
 """The YOLO detection pipeline: preprocess (letterbox), forward, postprocess (nms, scale_boxes)."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +49,18 @@ class YoloPipeline(DetectionPipeline):
     def to_original(self, suppressed: Suppressed) -> list[Detections]:
         return [Detections(boxes=det[:, :4], scores=det[:, 4], labels=det[:, 5].long())
                 for det in self.scale_boxes(suppressed.detections, suppressed.batch)]
+
+    def raw_output(self, forwarded: Forwarded) -> torch.Tensor:
+        return forwarded.prediction
+
+    def candidate_scores(self, raw: torch.Tensor) -> torch.Tensor:
+        """obj x best class probability, the score NMS thresholds."""
+        return (raw[..., 4:5] * raw[..., 5:]).amax(dim=-1)
+
+    def postprocess_at(self, forwarded: Forwarded, conf_thres: float) -> list[Detections]:
+        nms = copy.copy(self.nms)
+        nms.conf_thres = conf_thres
+        return self.to_original(Suppressed(forwarded.batch, nms(forwarded.prediction)))
 
     def stages(self) -> tuple[Stage, ...]:
         return (Stage("preprocess", self.preprocess), Stage(FORWARD_STAGE, self.forward),
