@@ -86,3 +86,27 @@ def test_returns_plain_python_numbers():
     summary = describe([1.0, 2.0, 3.0])
     assert type(summary["count"]) is int and type(summary["outliers"]) is int
     assert all(type(summary[f]) is float for f in SUMMARY_FIELDS if f not in ("count", "outliers"))
+
+
+def test_median_interval_ranks_match_the_binomial_tables():
+    from utils.record.statistics import median_confidence_interval
+    assert median_confidence_interval([1, 2, 3, 4, 5]) is None  # 2 / 2**5 > 0.05: no 95% interval from 5
+    assert median_confidence_interval([6, 5, 4, 3, 2, 1]) == (1, 6)
+    assert median_confidence_interval(list(range(1, 11))) == (2, 9)
+    assert median_confidence_interval(list(range(1, 101))) == (40, 61)
+    assert median_confidence_interval(list(range(3000)))[0] > 1400  # large n: no overflow
+
+
+def test_median_interval_covers_the_true_median_at_least_as_promised():
+    import numpy as np
+
+    from utils.record.statistics import median_ci_half_width, median_confidence_interval
+    rng = np.random.default_rng(1)
+    true_median = np.log(2) / 1.0  # exponential with rate 1: skewed, like latencies
+    covered = 0
+    for _ in range(2000):
+        low, high = median_confidence_interval(rng.exponential(1.0, 25).tolist())
+        covered += low <= true_median <= high
+    assert covered / 2000 >= 0.95
+    assert median_ci_half_width([10.0] * 10) == 0.0
+    assert 0 < median_ci_half_width(list(range(90, 111))) < 0.1

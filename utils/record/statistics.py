@@ -5,6 +5,7 @@ Outliers are only counted and flagged, never dropped: a slow iteration is part o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -55,3 +56,33 @@ def describe(values_ms: Sequence[float]) -> dict[str, float | int | None]:
         "cv": std / mean if mean != 0 else None,
         "outliers": sum(outlier_mask(array)),
     }
+
+
+def median_confidence_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """Distribution-free confidence interval of the median: the order statistics x_(j) and x_(n+1-j) with j
+    the largest rank such that P(Binomial(n, 1/2) < j) <= (1 - confidence) / 2. Timings are skewed and
+    heavy-tailed, so no normal approximation. None when n is too small for that confidence (n < 6 at 95%)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        return None
+    alpha_half = (1.0 - confidence) / 2.0
+    cumulative, rank = 0.0, 0
+    for j in range(n + 1):
+        # cumulative = P(X < j) = P(X <= j - 1)
+        if cumulative > alpha_half:
+            break
+        rank = j
+        cumulative += math.comb(n, j) / 2 ** n  # integer power: exact for any n, no float overflow
+    if rank < 1:
+        return None
+    return ordered[rank - 1], ordered[n - rank]
+
+
+def median_ci_half_width(values: Sequence[float], confidence: float = 0.95) -> float | None:
+    """Half the confidence interval's width as a fraction of the median (0.02 = within +-2%)."""
+    interval = median_confidence_interval(values, confidence)
+    if interval is None:
+        return None
+    median = float(np.median(values))
+    return (interval[1] - interval[0]) / 2.0 / median if median > 0 else None
