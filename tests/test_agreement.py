@@ -8,6 +8,7 @@ import torch
 
 from pipelines.contract import Detections
 from pipelines.yolo.nms import non_max_suppression
+from pipelines.yolo.pipeline import YoloPipeline
 from utils.record.agreement import (
     MatchCounts,
     MatchCriteria,
@@ -19,7 +20,6 @@ from utils.record.agreement import (
     raw_output_error,
     topk_threshold,
     verdict,
-    yolo_candidate_scores,
 )
 
 
@@ -227,7 +227,7 @@ def random_predictions(generator: torch.Generator, batch: int, rows: int, classe
 def test_yolo_candidate_scores_against_loop():
     pred = random_predictions(torch.Generator().manual_seed(1), 2, 30, 4)
     expected = [[row[4] * max(row[5:]) for row in image] for image in pred.double().tolist()]
-    torch.testing.assert_close(yolo_candidate_scores(pred).double(), torch.tensor(expected, dtype=torch.float64))
+    torch.testing.assert_close(YoloPipeline.candidate_scores(pred).double(), torch.tensor(expected, dtype=torch.float64))
 
 
 def slow_raw_error(reference: torch.Tensor, candidate: torch.Tensor, top_k: int) -> tuple[float, float, int]:
@@ -246,7 +246,7 @@ def test_raw_error_top_k_against_loop(top_k):
     generator = torch.Generator().manual_seed(top_k)
     reference = random_predictions(generator, 3, 40, 5)
     candidate = (reference + torch.randn(reference.shape, generator=generator) * 0.01).bfloat16()
-    raw = raw_output_error(reference, candidate, top_k, yolo_candidate_scores)
+    raw = raw_output_error(reference, candidate, top_k, YoloPipeline.candidate_scores)
     expected_max, expected_mean, expected_rows = slow_raw_error(reference, candidate, top_k)
     assert raw.candidates == expected_rows == 3 * min(top_k, 40)
     assert raw.max_abs == pytest.approx(expected_max, rel=1e-12)
@@ -260,7 +260,7 @@ def test_raw_error_ignores_rows_outside_top_k():
     candidate = reference.clone()
     candidate[0, 0, 0] += 100.0  # lowest-scoring row: outside the top 2
     candidate[0, 2, 1] += 0.25  # second-highest row: inside
-    raw = raw_output_error(reference, candidate, 2, yolo_candidate_scores)
+    raw = raw_output_error(reference, candidate, 2, YoloPipeline.candidate_scores)
     assert raw == RawError(max_abs=0.25, mean_abs=0.25 / 12, candidates=2)
 
 
@@ -268,9 +268,9 @@ def test_raw_error_batches_add_up_to_whole():
     generator = torch.Generator().manual_seed(5)
     reference = random_predictions(generator, 4, 25, 3)
     candidate = reference + torch.randn(reference.shape, generator=generator)
-    whole = raw_output_error(reference, candidate, 6, yolo_candidate_scores)
-    parts = (raw_output_error(reference[:1], candidate[:1], 6, yolo_candidate_scores)
-             + raw_output_error(reference[1:], candidate[1:], 6, yolo_candidate_scores))
+    whole = raw_output_error(reference, candidate, 6, YoloPipeline.candidate_scores)
+    parts = (raw_output_error(reference[:1], candidate[:1], 6, YoloPipeline.candidate_scores)
+             + raw_output_error(reference[1:], candidate[1:], 6, YoloPipeline.candidate_scores))
     assert parts.candidates == whole.candidates == 24
     assert parts.max_abs == whole.max_abs
     assert parts.mean_abs == pytest.approx(whole.mean_abs, rel=1e-12)
@@ -280,22 +280,22 @@ def test_raw_error_non_finite():
     reference = torch.zeros(1, 2, 6)
     reference[0, :, 4:] = 1.0
     reference[0, 0, 2] = math.inf
-    same_infinity = raw_output_error(reference, reference.clone(), 2, yolo_candidate_scores)
+    same_infinity = raw_output_error(reference, reference.clone(), 2, YoloPipeline.candidate_scores)
     assert same_infinity.max_abs == 0.0
     candidate = reference.clone()
     candidate[0, 1, 0] = math.nan
-    broken = raw_output_error(reference, candidate, 2, yolo_candidate_scores)
+    broken = raw_output_error(reference, candidate, 2, YoloPipeline.candidate_scores)
     assert math.isnan(broken.max_abs)
     assert math.isnan((RawError(1.0, 1.0, 1) + broken).max_abs)
 
 
 def test_raw_error_refuses_bad_input():
     with pytest.raises(ValueError, match="one shape"):
-        raw_output_error(torch.zeros(1, 5, 6), torch.zeros(1, 4, 6), 2, yolo_candidate_scores)
+        raw_output_error(torch.zeros(1, 5, 6), torch.zeros(1, 4, 6), 2, YoloPipeline.candidate_scores)
     with pytest.raises(ValueError, match="top_k"):
-        raw_output_error(torch.zeros(1, 5, 6), torch.zeros(1, 5, 6), 0, yolo_candidate_scores)
+        raw_output_error(torch.zeros(1, 5, 6), torch.zeros(1, 5, 6), 0, YoloPipeline.candidate_scores)
     with pytest.raises(ValueError, match="no predictions"):
-        raw_output_error(torch.zeros(0, 5, 6), torch.zeros(0, 5, 6), 2, yolo_candidate_scores)
+        raw_output_error(torch.zeros(0, 5, 6), torch.zeros(0, 5, 6), 2, YoloPipeline.candidate_scores)
 
 
 # --- topk_threshold --------------------------------------------------------------------------------------
@@ -324,7 +324,7 @@ def test_topk_threshold_makes_nms_keep_k():
     pred[..., 1:4] = torch.tensor([50.0, 20.0, 20.0])
     pred[..., 4] = SCORES
     pred[..., 5] = 1.0
-    threshold = topk_threshold(yolo_candidate_scores(pred), 2, conf_thres=0.9)
+    threshold = topk_threshold(YoloPipeline.candidate_scores(pred), 2, conf_thres=0.9)
     kept = [len(image) for image in non_max_suppression(pred, conf_thres=threshold)]
     assert kept == [3, 2]  # image 0 has three scores above 0.5, image 1 exactly k
     assert [len(image) for image in non_max_suppression(pred, conf_thres=0.5)] == [3, 1]  # why the step down

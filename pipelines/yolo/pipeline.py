@@ -53,9 +53,10 @@ class YoloPipeline(DetectionPipeline):
     def raw_output(self, forwarded: Forwarded) -> torch.Tensor:
         return forwarded.prediction
 
-    def candidate_scores(self, raw: torch.Tensor) -> torch.Tensor:
-        """obj x best class probability, the score NMS thresholds."""
-        return (raw[..., 4:5] * raw[..., 5:]).amax(dim=-1)
+    @staticmethod
+    def candidate_scores(raw: torch.Tensor) -> torch.Tensor:
+        """obj x best class probability, the score NMS thresholds (per class product, then the max)."""
+        return (raw[..., 5:] * raw[..., 4:5]).amax(dim=-1)
 
     def postprocess_at(self, forwarded: Forwarded, conf_thres: float) -> list[Detections]:
         nms = copy.copy(self.nms)

@@ -172,12 +172,6 @@ class RawError:
         return RawError(largest, mean, rows)
 
 
-def yolo_candidate_scores(pred: torch.Tensor) -> torch.Tensor:
-    """(B, N, 5 + nc) YOLO predictions -> (B, N) score obj x best class probability, computed as NMS computes
-    it (the product per class, then the max), so the ranking here is the ranking NMS thresholds."""
-    return (pred[..., 5:] * pred[..., 4:5]).max(dim=-1).values
-
-
 def raw_output_error(
     reference: torch.Tensor,
     candidate: torch.Tensor,
