@@ -1,31 +1,42 @@
-"""Resident memory (RSS) over a run: a background sampler through memory_profiler, labelled by pipeline step.
+"""Memory over a run: the process's RSS sampled cheaply, the process tree's PSS read less often, both labelled
+by pipeline step.
 
-Figures are kept in MiB (2**20 bytes), the unit memory_profiler reports, under names ending in `_mib`; every
-table and summary also gives them in MB (10**6 bytes) under the same name ending in `_mb`. Sampling misses peaks shorter than the
-interval, so the kernel's high-water mark (ru_maxrss) is recorded beside the samples.
+Figures are kept in MiB (2**20 bytes) under names ending in `_mib`; every table and summary also gives them in
+MB (10**6 bytes) under the same name ending in `_mb`.
 
-rss_mib is this process plus its children, as memory_profiler's include_children sums them. A forked child (a
-DataLoader worker) counts the pages it still shares with this process, so the sum overstates physical memory:
-the main process alone is kept beside it (self_rss_mib).
+Every interval the sampler reads the RSS of the process and of each of its descendants from /proc/<pid>/statm
+(microseconds). RSS overstates what a process tree holds: a forked DataLoader worker counts every page it still
+shares with the process, so rss_mib (process + children) counts those pages twice. The honest figure is the
+tree's PSS (proportional set size: a shared page is split between the processes that map it), summed from
+/proc/<pid>/smaps_rollup of the process and its descendants. That read walks the page tables (about 10 ms for a
+1 GB process, 30 ms under load), so it is spaced to take at most PSS_BUDGET of one core, and never less than
+pss_min_interval_s apart. PSS also splits file pages (torch's libraries) with unrelated processes that map the
+same files, so it drifts a little with what else runs; pss_anon_mib (anonymous pages only) does not.
+
+Sampling misses peaks shorter than the interval, so the kernel's high-water mark of the process's RSS
+(ru_maxrss) is recorded beside the samples.
 """
 from __future__ import annotations
 
 import bisect
 import os
 import resource
+import statistics
 import threading
 import time
 from collections.abc import Sequence
-from functools import partial
+from pathlib import Path
 from typing import Callable
 
-from memory_profiler import memory_usage
-
 NO_STEP = ""
-MEMORY_COLUMNS = ("t_s", "rss_mb", "self_rss_mb", "children_rss_mb", "rss_mib", "self_rss_mib", "children_rss_mib",
-                  "step")
+MEMORY_COLUMNS = ("t_s", "pss_mb", "pss_anon_mb", "rss_mb", "self_rss_mb", "children_rss_mb",
+                  "pss_mib", "pss_anon_mib", "rss_mib", "self_rss_mib", "children_rss_mib", "step")
 MEMORY_STEP_COLUMNS = ("step", "start_s", "end_s")
 MB_PER_MIB = 2**20 / 10**6
+PROC_ROOT = Path("/proc")
+# Share of one core the smaps_rollup reads may take: on 2 cores every stolen millisecond delays a compute thread.
+PSS_BUDGET = 0.01
+_PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def with_megabytes(record: dict) -> dict:
@@ -42,14 +53,92 @@ def with_megabytes(record: dict) -> dict:
     return extended
 
 
-def _memory_profiler_rss_mib(pid: int, include_children: bool) -> tuple[float, float | None]:
-    """(this process, sum of its children or None when not included) in MiB."""
-    # With a pid and no timeout, memory_usage takes exactly one sample (then sleeps `interval`, here 0);
-    # multiprocess=True lists the children one by one after the process itself.
-    if not include_children:
-        return memory_usage(pid, interval=0)[0], None
-    own, *children = memory_usage(pid, interval=0, multiprocess=True)[0]
-    return own, sum(children)
+class PssUnavailable(Exception):
+    """smaps_rollup cannot be read; the message says why."""
+
+
+class ProcessTree:
+    """Reads the memory of a process and (with include_children) of all its descendants from a /proc tree."""
+
+    def __init__(self, pid: int | None = None, include_children: bool = True, root: Path | str = PROC_ROOT):
+        self.pid = pid if pid is not None else os.getpid()
+        self.include_children = include_children
+        self.root = Path(root)
+
+    def descendants(self) -> list[int]:
+        """Children are listed per thread (/proc/<pid>/task/<tid>/children), then their children in turn."""
+        found, pending = [], [self.pid]
+        while pending:
+            parent = pending.pop()
+            try:
+                tids = os.listdir(self.root / str(parent) / "task")
+            except OSError:  # exited since it was listed
+                continue
+            for tid in tids:
+                try:
+                    children = (self.root / str(parent) / "task" / tid / "children").read_text().split()
+                except OSError:
+                    continue
+                found.extend(int(child) for child in children)
+                pending.extend(int(child) for child in children)
+        return found
+
+    def _rss_mib(self, pid: int) -> float:
+        with open(self.root / str(pid) / "statm") as handle:
+            return int(handle.read().split()[1]) * _PAGE_MIB
+
+    def rss_mib(self) -> tuple[float, float | None]:
+        """(this process, sum of its descendants or None when children are not included) in MiB."""
+        own = self._rss_mib(self.pid)
+        if not self.include_children:
+            return own, None
+        children = 0.0
+        for child in self.descendants():
+            try:
+                children += self._rss_mib(child)
+            except (OSError, IndexError, ValueError):  # exited between listing and reading
+                continue
+        return own, children
+
+    def _rollup_mib(self, pid: int) -> tuple[float, float | None]:
+        fields = {}
+        with open(self.root / str(pid) / "smaps_rollup") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key in ("Pss", "Pss_Anon"):
+                    fields[key] = int(value.split()[0]) / 1024  # kB
+        if "Pss" not in fields:
+            raise PssUnavailable(f"{self.root / str(pid) / 'smaps_rollup'} has no Pss line")
+        # Pss_Anon appeared in Linux 5.14; before it only the total is known.
+        return fields["Pss"], fields.get("Pss_Anon")
+
+    def pss_mib(self) -> tuple[float, float | None]:
+        """(PSS, anonymous PSS or None before Linux 5.14) of the process and its descendants in MiB; raises
+        PssUnavailable."""
+        try:
+            pss, anon = self._rollup_mib(self.pid)
+        except FileNotFoundError as error:
+            raise PssUnavailable(f"no {error.filename}: smaps_rollup needs Linux 4.14 or later") from error
+        except PermissionError as error:
+            raise PssUnavailable(f"{error.filename} is not readable by this user") from error
+        except OSError as error:
+            raise PssUnavailable(f"reading {error.filename} failed: {error.strerror or error}") from error
+        if not self.include_children:
+            return pss, anon
+        for child in self.descendants():
+            try:
+                child_pss, child_anon = self._rollup_mib(child)
+            except (FileNotFoundError, ProcessLookupError):  # exited: it holds no memory any more
+                continue
+            except PermissionError as error:
+                raise PssUnavailable(f"{error.filename} of child process {child} is not readable by this user; "
+                                     f"the tree's PSS would leave it out") from error
+            except OSError as error:
+                raise PssUnavailable(f"reading {error.filename} of child process {child} failed: "
+                                     f"{error.strerror or error}") from error
+            pss = pss + child_pss
+            anon = anon + child_anon if anon is not None and child_anon is not None else None
+        return pss, anon
 
 
 def peak_increase_per_step(samples: Sequence[tuple[float, float]],
@@ -72,34 +161,51 @@ def peak_increase_per_step(samples: Sequence[tuple[float, float]],
     return increases
 
 
-class MemorySampler:
-    """Context manager sampling RSS every interval_s in a daemon thread; also a StepTimer listener, so every
-    sample carries the innermost step active when it was taken.
+def _peak(*values: float | None) -> float | None:
+    return max((value for value in values if value is not None), default=None)
 
-    Times are seconds since the sampler started (time.perf_counter_ns). read_rss_mib, injectable for tests,
-    returns (this process, its children or None) in MiB.
+
+class MemorySampler:
+    """Context manager sampling RSS every interval_s in a daemon thread, and the tree's PSS at entry, at
+    mark_baseline(), at exit and every pss_min_interval_s or more in between (see PSS_BUDGET). Also a StepTimer
+    listener, so every sample carries the innermost step active when it was taken; PSS is not read at step
+    boundaries, where its cost would land inside the timed steps.
+
+    Times are seconds since the sampler started (time.perf_counter_ns). Injectable for tests: read_rss_mib
+    returns (this process, its children or None) in MiB; read_pss_mib returns (PSS, anonymous PSS) in MiB or
+    raises PssUnavailable.
     """
 
     def __init__(self, interval_s: float = 0.05, include_children: bool = True,
-                 read_rss_mib: Callable[[], tuple[float, float | None]] | None = None):
+                 read_rss_mib: Callable[[], tuple[float, float | None]] | None = None,
+                 read_pss_mib: Callable[[], tuple[float, float | None]] | None = None,
+                 pss_min_interval_s: float = 0.5):
         self.interval_s = interval_s
         self.include_children = include_children
-        self._read_rss_mib = read_rss_mib or partial(_memory_profiler_rss_mib, os.getpid(), include_children)
+        self.pss_min_interval_s = pss_min_interval_s
+        tree = ProcessTree(include_children=include_children)
+        self._read_rss_mib = read_rss_mib or tree.rss_mib
+        self._read_pss_mib = read_pss_mib or tree.pss_mib
         self.start_ns = time.perf_counter_ns()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._samples: list[tuple[int, float, float | None, str]] = []
+        # (t_ns, own rss, children rss or None, step, pss or None, anonymous pss or None)
+        self._samples: list[tuple[int, float, float | None, str, float | None, float | None]] = []
         self._open_steps: list[tuple[str, int]] = []
         self._intervals: list[tuple[str, int, int]] = []
+        self._pss_read_s: list[float] = []
+        self._next_pss_ns = 0
+        self.pss_unavailable: str | None = None
         self.baseline_rss_mib: float | None = None
+        self.baseline_pss_mib: float | None = None
         self.ru_maxrss_mib: float | None = None
         self.ru_maxrss_children_mib: float | None = None
 
     def __enter__(self) -> MemorySampler:
         self.start_ns = time.perf_counter_ns()
         self._stop.clear()
-        self._sample()
+        self._sample(with_pss=True)
         self._thread = threading.Thread(target=self._sample_until_stopped, name="memory-sampler", daemon=True)
         self._thread.start()
         return self
@@ -107,26 +213,44 @@ class MemorySampler:
     def __exit__(self, *exc_info) -> None:
         self._stop.set()
         self._thread.join()
-        self._sample()
+        self._sample(with_pss=True)
         # ru_maxrss is in kB on Linux.
         self.ru_maxrss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         self.ru_maxrss_children_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
     def _sample_until_stopped(self) -> None:
         while not self._stop.wait(self.interval_s):
-            self._sample()
+            self._sample(with_pss=time.perf_counter_ns() >= self._next_pss_ns)
 
-    def _sample(self) -> float:
+    def _read_pss(self) -> tuple[float | None, float | None]:
+        if self.pss_unavailable is not None:
+            return None, None
+        start = time.perf_counter()
+        try:
+            pss, anon = self._read_pss_mib()
+        except PssUnavailable as error:
+            self.pss_unavailable = str(error)
+            return None, None
+        cost_s = time.perf_counter() - start
+        self._pss_read_s.append(cost_s)
+        spacing_s = max(self.pss_min_interval_s, cost_s / PSS_BUDGET)
+        self._next_pss_ns = time.perf_counter_ns() + int(spacing_s * 1e9)
+        return pss, anon
+
+    def _sample(self, with_pss: bool = False) -> tuple[float, float | None]:
+        """Takes one sample; returns (RSS of process + children, tree PSS or None)."""
         own_mib, children_mib = self._read_rss_mib()
         now = time.perf_counter_ns()
+        pss, anon = self._read_pss() if with_pss else (None, None)
         with self._lock:
             step = self._open_steps[-1][0] if self._open_steps else NO_STEP
-            self._samples.append((now, own_mib, children_mib, step))
-        return own_mib + (children_mib or 0.0)
+            self._samples.append((now, own_mib, children_mib, step, pss, anon))
+        return own_mib + (children_mib or 0.0), pss
 
     def mark_baseline(self) -> float:
-        """RSS right now (the runner calls this once the model is loaded); summary() reports it."""
-        self.baseline_rss_mib = self._sample()
+        """RSS (process + children) right now; the runner calls this once the model is loaded. The tree's PSS
+        is read too, and summary() reports both."""
+        self.baseline_rss_mib, self.baseline_pss_mib = self._sample(with_pss=True)
         return self.baseline_rss_mib
 
     def step_started(self, name: str) -> None:
@@ -146,42 +270,67 @@ class MemorySampler:
         return (ns - self.start_ns) / 1e9
 
     def rows(self) -> list[dict]:
-        """Rows of memory.csv: t_s, rss_mib (process + children), step ("" outside any step), and the two
-        parts self_rss_mib, children_rss_mib (None when children are not included)."""
+        """Rows of memory.csv: t_s, pss_mib and pss_anon_mib (the tree, None where not read), rss_mib
+        (process + children), its parts self_rss_mib and children_rss_mib (None when children are not
+        included), and step ("" outside any step)."""
         with self._lock:
             samples = sorted(self._samples, key=lambda sample: sample[0])
-        return [with_megabytes({"t_s": self._seconds(t), "rss_mib": own + (children or 0.0), "step": step,
-                                "self_rss_mib": own, "children_rss_mib": children})
-                for t, own, children, step in samples]
+        return [with_megabytes({"t_s": self._seconds(t), "pss_mib": pss, "pss_anon_mib": anon,
+                                "rss_mib": own + (children or 0.0), "self_rss_mib": own,
+                                "children_rss_mib": children, "step": step})
+                for t, own, children, step, pss, anon in samples]
 
     def step_rows(self) -> list[dict]:
         """Rows of memory_steps.csv (step, start_s, end_s) on the samples' clock, for the memory plot."""
         return [{"step": step, "start_s": self._seconds(start), "end_s": self._seconds(end)}
                 for step, start, end in self._intervals]
 
+    def _pss_summary(self, rows: list[dict]) -> dict:
+        read = [row for row in rows if row["pss_mib"] is not None]
+        scope = "the process and its descendants" if self.include_children else "the process alone"
+        if self.pss_unavailable is not None or not read:
+            # Samples taken before a failure stay in memory.csv, but a peak over part of the run is no peak.
+            return {"headline": "peak_rss_mib", "pss_status": "unavailable",
+                    "pss_reason": self.pss_unavailable or "smaps_rollup was never read",
+                    "peak_pss_mib": None, "peak_pss_anon_mib": None, "baseline_pss_mib": None,
+                    "pss_samples": len(read)}
+        return {
+            "headline": "peak_pss_mib",
+            "pss_status": "measured",
+            "pss_scope": scope,
+            "peak_pss_mib": max(row["pss_mib"] for row in read),
+            "peak_pss_anon_mib": _peak(*(row["pss_anon_mib"] for row in read)),
+            "baseline_pss_mib": self.baseline_pss_mib,
+            "pss_samples": len(read),
+            "pss_read_ms": statistics.median(self._pss_read_s) * 1e3,
+            "pss_mean_spacing_s": ((read[-1]["t_s"] - read[0]["t_s"]) / (len(read) - 1) if len(read) > 1
+                                   else None),
+        }
+
     def summary(self) -> dict:
-        """summary.json `memory`."""
+        """summary.json `memory`. `headline` names the figure to quote: the tree's peak PSS, or where
+        smaps_rollup cannot be read, the summed RSS (an upper bound) with pss_reason saying why."""
         rows = self.rows()
         samples = [(row["t_s"], row["rss_mib"]) for row in rows]
         own_samples = [(row["t_s"], row["self_rss_mib"]) for row in rows]
         intervals = [(step, self._seconds(start), self._seconds(end)) for step, start, end in self._intervals]
         sampled_peak = max((rss for _, rss in samples), default=None)
-        peak = max((value for value in (sampled_peak, self.ru_maxrss_mib) if value is not None), default=None)
-        children_peak = max((row["children_rss_mib"] for row in rows if row["children_rss_mib"] is not None),
-                            default=None)
+        peak = _peak(sampled_peak, self.ru_maxrss_mib)
         return with_megabytes({
-            "source": "memory_profiler",
+            "source": "/proc/<pid>/statm every interval_s; /proc/<pid>/smaps_rollup of the tree (PSS) "
+                      "every pss_mean_spacing_s",
+            **self._pss_summary(rows),
             "baseline_rss_mib": self.baseline_rss_mib,
             "peak_rss_mib": peak,
+            "peak_rss_note": "process + children summed: pages a forked child shares with the process count twice",
             "peak_sampled_rss_mib": sampled_peak,
             "ru_maxrss_mib": self.ru_maxrss_mib,
             "ru_maxrss_children_mib": self.ru_maxrss_children_mib,
             "peak_increase_over_baseline_mib": (peak - self.baseline_rss_mib
                                                if peak is not None and self.baseline_rss_mib is not None else None),
             "peak_increase_mib_per_step": peak_increase_per_step(samples, intervals),
-            "peak_self_rss_mib": max((value for value in (*(rss for _, rss in own_samples), self.ru_maxrss_mib)
-                                     if value is not None), default=None),
-            "peak_children_rss_mib": children_peak,
+            "peak_self_rss_mib": _peak(*(rss for _, rss in own_samples), self.ru_maxrss_mib),
+            "peak_children_rss_mib": _peak(*(row["children_rss_mib"] for row in rows)),
             "peak_increase_self_mib_per_step": peak_increase_per_step(own_samples, intervals),
             "samples": len(samples),
             "interval_s": self.interval_s,
