@@ -137,6 +137,10 @@ class BenchmarkSection(_Section):
     warmup: int = Field(1, ge=0)
     repeats: int = Field(1, ge=1)
     min_time_s: float = Field(0.0, ge=0.0)
+    # Keep adding timed passes until the 95% confidence half-width of the per-image median is under this
+    # fraction (0.02 = +-2%), for at most max_time_s of measured time.
+    target_ci: Optional[float] = Field(None, gt=0.0, lt=1.0)
+    max_time_s: float = Field(600.0, gt=0.0)
     layer_timing: bool = True
     layer_timing_batches: Optional[int] = Field(None, ge=1)
     profiler: bool = False

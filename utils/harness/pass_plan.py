@@ -4,13 +4,15 @@ the progress bar expects.
 warm-up -> timed pass 0 (writes detections and images) -> layer-timing pass -> profiled batch -> timed passes
 1, 2, ... With two or more repeats, clean passes lie on both sides of the instrumented ones, so a machine that
 drifts during the run does not show up as hook overhead. `benchmark.min_time_s` adds timed passes until that
-much time has been measured.
+much time has been measured; `benchmark.target_ci` adds them until the per-image median is known that
+precisely, bounded by `benchmark.max_time_s`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
+from utils.record.statistics import median_ci_half_width
 from utils.record.steps import PassKind
 
 
@@ -24,7 +26,8 @@ class PlannedPass:
 
 class PassPlan:
     def __init__(self, batches: int, warmup: int, repeats: int, min_time_s: float, layer_timing: bool,
-                 layer_timing_batches: Optional[int], profiler: bool):
+                 layer_timing_batches: Optional[int], profiler: bool, target_ci: Optional[float] = None,
+                 max_time_s: float = float("inf")):
         self.batches = batches
         self.warmup = min(warmup, batches)
         self.repeats = repeats
@@ -32,7 +35,10 @@ class PassPlan:
         self.layer_timing = layer_timing
         self.layer_batches = min(layer_timing_batches or batches, batches)
         self.profiler = profiler
+        self.target_ci = target_ci
+        self.max_time_s = max_time_s
         self.measured_s = 0.0
+        self.per_image_ms: list[float] = []
         self.extra_timed_passes = 0
 
     def batches_in(self, planned: PlannedPass) -> int:
@@ -44,14 +50,28 @@ class PassPlan:
         instrumented = (self.layer_batches if self.layer_timing else 0) + (1 if self.profiler else 0)
         return self.warmup + (self.repeats + self.extra_timed_passes) * self.batches + instrumented
 
-    def add_measured(self, seconds: float) -> None:
+    def add_measured(self, seconds: float, per_image_ms: list[float] = ()) -> None:
+        """A timed pass's measured time and its batches' pipeline milliseconds per image."""
         self.measured_s += seconds
+        self.per_image_ms.extend(per_image_ms)
+
+    @property
+    def ci_half_width(self) -> Optional[float]:
+        return median_ci_half_width(self.per_image_ms) if self.per_image_ms else None
+
+    def _wants_more(self, index: int) -> bool:
+        if index < self.repeats or self.measured_s < self.min_time_s:
+            return True
+        if self.target_ci is None or self.measured_s >= self.max_time_s:
+            return False
+        half_width = self.ci_half_width
+        return half_width is None or half_width > self.target_ci
 
     def passes(self) -> Iterator[PlannedPass]:
         if self.warmup:
             yield PlannedPass(PassKind.WARMUP, 0, self.warmup)
         index = 0
-        while index < self.repeats or self.measured_s < self.min_time_s:
+        while self._wants_more(index):
             if index >= self.repeats:
                 self.extra_timed_passes += 1
             yield PlannedPass(PassKind.TIMED, index, None, writes_outputs=index == 0)

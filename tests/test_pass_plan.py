@@ -1,0 +1,45 @@
+"""The pass schedule: order, progress total, and the time and precision stops."""
+from utils.harness.pass_plan import PassPlan
+from utils.record.steps import PassKind
+
+
+def kinds(plan, seconds=0.1, per_image=lambda index: [10.0]):
+    seen = []
+    for planned in plan.passes():
+        seen.append((planned.kind.value, planned.index))
+        if planned.kind is PassKind.TIMED:
+            plan.add_measured(seconds, per_image(planned.index))
+    return seen
+
+
+def test_instrumented_passes_sit_between_timed_passes():
+    plan = PassPlan(batches=3, warmup=1, repeats=2, min_time_s=0, layer_timing=True, layer_timing_batches=2,
+                    profiler=True)
+    assert plan.total_batches == 1 + 2 * 3 + 2 + 1
+    assert kinds(plan) == [("warmup", 0), ("timed", 0), ("layers", 0), ("profiler", 0), ("timed", 1)]
+
+
+def test_min_time_adds_passes_and_grows_the_total():
+    plan = PassPlan(batches=2, warmup=0, repeats=1, min_time_s=0.35, layer_timing=False, layer_timing_batches=None,
+                    profiler=False)
+    assert [k for k in kinds(plan) if k[0] == "timed"] == [("timed", i) for i in range(4)]
+    assert plan.total_batches == 4 * 2
+
+
+def test_target_ci_stops_once_the_median_is_precise():
+    plan = PassPlan(batches=4, warmup=0, repeats=1, min_time_s=0, layer_timing=False, layer_timing_batches=None,
+                    profiler=False, target_ci=0.02, max_time_s=100)
+    # Four samples give no 95% interval at all; eight from two passes of +-1.5% give one narrow enough.
+    timed = kinds(plan, per_image=lambda index: [98.5, 99.5, 100.5, 101.5])
+    assert len(timed) == 2 and plan.ci_half_width <= 0.02
+
+
+def test_target_ci_is_bounded_by_max_time():
+    plan = PassPlan(batches=1, warmup=0, repeats=1, min_time_s=0, layer_timing=False, layer_timing_batches=None,
+                    profiler=False, target_ci=0.001, max_time_s=0.5)
+    noisy = kinds(plan, seconds=0.1, per_image=lambda index: [50.0 if index % 2 else 150.0])
+    assert len(noisy) == 5 and plan.ci_half_width is None  # 0.5 s allowed 5 samples: too few for an interval
+    plan = PassPlan(batches=1, warmup=0, repeats=1, min_time_s=0, layer_timing=False, layer_timing_batches=None,
+                    profiler=False, target_ci=0.001, max_time_s=0.95)
+    assert len(kinds(plan, per_image=lambda index: [50.0 if index % 2 else 150.0])) == 10
+    assert plan.ci_half_width == 0.5
