@@ -98,6 +98,7 @@ class RunRecord:
     memory: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
     memory_samples: Optional[Table] = None
     memory_steps: Optional[Table] = None
+    agreement: Optional[dict[str, Any]] = None  # against the torch fp32 reference, for any other runtime
     warnings: list[str] = field(default_factory=list)
 
     def finish(self, status: str, stop_reason: Optional[str] = None) -> None:

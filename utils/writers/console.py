@@ -68,4 +68,10 @@ def format_summary(summary: dict, run_path: Path) -> str:
     if summary.get("random_weights"):
         lines.append("RANDOM WEIGHTS: timings are real, boxes are not")
     lines.append(headline(summary))
+    agreement = summary.get("agreement")
+    if agreement:
+        lines.append(f"detections vs {agreement['reference']}: {agreement['verdict'].upper()} (strict recall "
+                     f"{_fmt(agreement['strict']['recall'], '.3f')}, precision {_fmt(agreement['strict']['precision'], '.3f')}; "
+                     f"raw max error {_fmt(agreement['raw_output']['max_abs'], '.3g')} over the top "
+                     f"{agreement['top_k']} candidates of {agreement['images']} images)")
     return "\n".join(lines)

@@ -93,6 +93,8 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         "memory": record.memory,
         "warnings": warnings,
     }
+    if record.agreement is not None:
+        document["agreement"] = record.agreement
     if record.layer_timing is not None:
         timing = record.layer_timing
         ratio = overhead_ratio(record.steps, PassKind.LAYERS)

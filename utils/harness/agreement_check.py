@@ -1,0 +1,51 @@
+"""Equal detections, checked: the run's first images through the torch fp32 reference and through the runtime
+under test, from the same preprocessed batches, compared raw and as detections (utils.record.agreement)."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from pipelines.contract import FORWARD_STAGE, DetectionPipeline
+from utils.record.agreement import (MatchCounts, RawError, VerdictThresholds, agreement_summary, match_detections,
+                                    raw_output_error, topk_threshold)
+
+
+def compare_with_reference(candidate: DetectionPipeline, reference: DetectionPipeline,
+                           batches: Iterable[list[np.ndarray]], top_k: int, conf_thres: float,
+                           reference_name: str, thresholds: VerdictThresholds = VerdictThresholds()) -> dict[str, Any]:
+    """With random weights almost no box clears conf_thres, so detections are compared at the threshold that
+    keeps the reference's top_k candidates per image (never above conf_thres), and raw outputs over those
+    same top candidates."""
+    names = [stage.name for stage in candidate.stages()]
+    forward_at = names.index(FORWARD_STAGE)
+    before_forward = candidate.stages()[:forward_at]
+    candidate_forward, reference_forward = candidate.stages()[forward_at], reference.stages()[forward_at]
+    matches, raw, images, used_thresholds = MatchCounts(), RawError(0.0, 0.0, 0), 0, []
+    at_configured = MatchCounts()
+    for batch in batches:
+        value: Any = batch
+        for stage in before_forward:
+            value = stage.run(value)
+        forwarded, expected = candidate_forward.run(value), reference_forward.run(value)
+        reference_raw = reference.raw_output(expected)
+        raw = raw + raw_output_error(reference_raw, candidate.raw_output(forwarded), top_k,
+                                     reference.candidate_scores)
+        threshold = topk_threshold(reference.candidate_scores(reference_raw), top_k, conf_thres)
+        used_thresholds.append(threshold)
+        for wanted, found in zip(reference.postprocess_at(expected, threshold),
+                                 candidate.postprocess_at(forwarded, threshold)):
+            matches = matches + match_detections(wanted, found)
+        for wanted, found in zip(reference.postprocess_at(expected, conf_thres),
+                                 candidate.postprocess_at(forwarded, conf_thres)):
+            at_configured = at_configured + match_detections(wanted, found)
+        images += len(batch)
+    return agreement_summary(
+        matches, raw, thresholds, reference=reference_name, images=images, top_k=top_k,
+        nms_conf_thres=min(used_thresholds, default=conf_thres),
+        at_configured_conf_thres={"conf_thres": conf_thres, "reference_detections": at_configured.reference,
+                                  "candidate_detections": at_configured.candidate,
+                                  "loose_recall": at_configured.loose_recall,
+                                  "loose_precision": at_configured.loose_precision,
+                                  "strict_recall": at_configured.strict_recall,
+                                  "strict_precision": at_configured.strict_precision})
