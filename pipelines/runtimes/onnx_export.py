@@ -1,0 +1,115 @@
+"""Export a network to ONNX once and keep the file in an on-disk cache, for ONNX Runtime and OpenVINO.
+
+The file is named by a digest of everything that determines its contents, so a second run with the same
+network, exporter settings and library versions reuses it. It is written under a temporary name and renamed
+into place: a killed export never leaves a truncated file where the cache would find it.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+import numpy as np
+import onnx
+import torch
+
+from pipelines.contract import LoadedNetwork
+from pipelines.runtimes.base import RuntimeNotSupported
+
+INPUT_NAME = "images"
+OUTPUT_NAME = "prediction"
+# Batch and spatial axes stay free: rect letterbox shapes and a short last batch reuse the same file.
+DYNAMIC_AXES = {INPUT_NAME: {0: "batch", 2: "height", 3: "width"}, OUTPUT_NAME: {0: "batch", 1: "candidates"}}
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    path: Path
+    seconds: float  # time spent exporting; about 0 on a cache hit
+    cache_hit: bool
+    key: str  # what determines the file, in words; the file name is a digest of it
+
+
+def as_input(batch: torch.Tensor) -> np.ndarray:
+    """The float32 array an exported graph's "images" input takes."""
+    return batch.detach().to(device="cpu", dtype=torch.float32).contiguous().numpy()
+
+
+def default_cache_dir() -> Path:
+    """$XDG_CACHE_HOME/detbench, else ~/.cache/detbench."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "detbench"
+
+
+def export_key_parts(network: LoadedNetwork, example: torch.Tensor, opset: int, fuse: bool) -> dict[str, str]:
+    # Only the example's rank enters the key: its sizes are dynamic axes of the exported graph.
+    return {
+        "network": network.cache_key,
+        "fuse": str(bool(fuse and network.fuse is not None)),
+        "opset": str(opset),
+        "torch": torch.__version__,
+        "onnx": onnx.__version__,
+        "input_rank": str(example.dim()),
+    }
+
+
+def export_onnx(network: LoadedNetwork, example: torch.Tensor, cache_dir: Union[Path, str, None] = None,
+                opset: int = 17, fuse: bool = True) -> ExportResult:
+    """The cached ONNX file of `network` (input "images", output "prediction"), exported on a cache miss.
+
+    `fuse=False` exports the module as it stands (a module something else already fused stays fused)."""
+    parts = export_key_parts(network, example, opset, fuse)
+    key = ";".join(f"{name}={value}" for name, value in parts.items())
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    path = directory / f"{hashlib.sha256(key.encode()).hexdigest()[:20]}.onnx"
+    if path.is_file():
+        return ExportResult(path, 0.0, True, key)
+    directory.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    # A copy: tracing a live model once left its later eager bf16 outputs wrong (shared/notes/environment.md),
+    # and the torch reference keeps using the original.
+    module = copy.deepcopy(network.module)
+    if fuse and network.fuse is not None:
+        network.fuse(module)
+    module.float().eval()
+    # The sidecar goes first, so every cached file has one.
+    _write_atomically(path.with_suffix(".json"), json.dumps(parts, indent=2).encode())
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.stem}.", suffix=".onnx.partial")
+    os.close(handle)
+    try:
+        with warnings.catch_warnings():
+            # The legacy exporter's deprecation notice and its tracer warnings about constant strides say
+            # nothing the user can act on.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            torch.onnx.export(module, (example.detach().float(),), temporary, dynamo=False, opset_version=opset,
+                              input_names=[INPUT_NAME], output_names=[OUTPUT_NAME], dynamic_axes=DYNAMIC_AXES)
+        onnx.checker.check_model(temporary)
+        os.replace(temporary, path)
+    except Exception as error:
+        raise RuntimeNotSupported(
+            f"ONNX export (opset {opset}, legacy exporter) of the {type(network.module).__name__} network "
+            f"{network.cache_key} failed: {type(error).__name__}: {error}") from error
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return ExportResult(path, time.perf_counter() - started, False, key)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
