@@ -1,0 +1,138 @@
+"""ONNX Runtime on its CPU execution provider, running the cached ONNX export of the fused float32 network."""
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import numpy as np
+import onnxruntime as ort
+import torch
+
+from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
+from pipelines.runtimes.onnx_export import INPUT_NAME, OUTPUT_NAME, ExportResult, as_input, export_onnx
+
+PROVIDER = "CPUExecutionProvider"
+ALLOW_SPINNING = "session.intra_op.allow_spinning"
+GRAPH_OPTIMIZATION = {
+    "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+    "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    "layout": ort.GraphOptimizationLevel.ORT_ENABLE_LAYOUT,
+    "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+}
+
+
+@dataclass
+class OrtProfile:
+    """What a profiling() pass leaves: ONNX Runtime's profile JSON (Chrome trace format), set on exit. Its
+    first `warmup_runs` runs are the profiling session's warm-up, not the pass."""
+
+    path: Optional[Path] = None
+    warmup_runs: int = 1
+
+
+class OnnxRuntime(Runtime):
+    name = "onnxruntime"
+
+    def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
+                 cache_dir: Union[Path, str, None] = None, graph_optimization: str = "all", opset: int = 17):
+        if precision != "fp32":
+            raise RuntimeNotSupported("onnxruntime runs fp32 only on the CPU execution provider; use "
+                                      "runtime.backend=openvino or torch for bf16")
+        if graph_optimization not in GRAPH_OPTIMIZATION:
+            raise RuntimeNotSupported(f"onnxruntime graph optimization {graph_optimization!r} is not one of "
+                                      f"{', '.join(GRAPH_OPTIMIZATION)}")
+        self.threads = threads
+        self.fuse = fuse
+        self.cache_dir = cache_dir
+        self.graph_optimization = graph_optimization
+        self.opset = opset
+        self._intra_threads = threads
+        self._export: Optional[ExportResult] = None
+        self._session: Optional[ort.InferenceSession] = None
+        self._example: Optional[np.ndarray] = None
+        self._fused = False
+        self._preparation: dict[str, Any] = {}
+
+    def _options(self, profile_prefix: Optional[Path] = None) -> ort.SessionOptions:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._intra_threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = GRAPH_OPTIMIZATION[self.graph_optimization]
+        # Idle intra-op threads must block, not spin: spinning workers slow the torch ops that run after
+        # each forward (NMS, the next letterbox) by up to 50x (onnxruntime issue 13808). Sequential execution
+        # has no inter-op pool to spin.
+        options.add_session_config_entry(ALLOW_SPINNING, "0")
+        if profile_prefix is not None:
+            options.enable_profiling = True
+            options.profile_file_prefix = str(profile_prefix)
+        return options
+
+    def _new_session(self, options: ort.SessionOptions) -> ort.InferenceSession:
+        return ort.InferenceSession(str(self._export.path), options, providers=[PROVIDER])
+
+    def _infer(self, array: np.ndarray) -> np.ndarray:
+        return self._session.run([OUTPUT_NAME], {INPUT_NAME: array})[0]
+
+    def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
+        self._intra_threads = self.threads or torch.get_num_threads()
+        self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
+        self._fused = self.fuse and network.fuse is not None
+        started = time.perf_counter()
+        self._session = self._new_session(self._options())
+        session_s = time.perf_counter() - started
+        self._example = as_input(example)
+        started = time.perf_counter()
+        self._infer(self._example)
+        self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
+                             "session_s": session_s, "first_inference_ms": (time.perf_counter() - started) * 1e3}
+
+        def run(batch: torch.Tensor) -> torch.Tensor:
+            # _infer reads self._session at each call, so profiling() can swap it.
+            return torch.from_numpy(self._infer(as_input(batch)))
+
+        return PreparedForward(run, None)
+
+    @contextmanager
+    def profiling(self, output_dir: Union[Path, str, None] = None) -> Iterator[OrtProfile]:
+        """Forwards inside run on a session with ONNX Runtime's profiler on (same options otherwise); on exit
+        the profile is written to `output_dir` (a new temporary folder by default) and the normal session is
+        back. The profiling session runs the example once first, so the pass does not pay its first run."""
+        if self._session is None:
+            raise RuntimeError("OnnxRuntime.profiling() needs prepare() first")
+        directory = Path(output_dir) if output_dir is not None else Path(tempfile.mkdtemp(prefix="detbench-ort-"))
+        directory.mkdir(parents=True, exist_ok=True)
+        profile = OrtProfile()
+        normal = self._session
+        self._session = self._new_session(self._options(directory / "onnxruntime_profile"))
+        try:
+            self._infer(self._example)
+            yield profile
+        finally:
+            profile.path = Path(self._session.end_profiling())
+            self._session = normal
+
+    def settings(self) -> dict[str, Any]:
+        settings: dict[str, Any] = {"backend": self.name, "precision": "fp32", "fused": self._fused,
+                                    "onnxruntime_version": ort.__version__}
+        if self._session is None:
+            return settings
+        options = self._session.get_session_options()
+        settings.update({
+            "threads": options.intra_op_num_threads,
+            "inter_op_threads": options.inter_op_num_threads,
+            "execution_mode": options.execution_mode.name,
+            "graph_optimization_level": options.graph_optimization_level.name,
+            "allow_spinning": options.get_session_config_entry(ALLOW_SPINNING) != "0",
+            "providers": self._session.get_providers(),
+            "onnx_file": str(self._export.path),
+            "opset": self.opset,
+            "preparation": dict(self._preparation),
+        })
+        return settings

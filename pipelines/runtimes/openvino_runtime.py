@@ -1,0 +1,146 @@
+"""OpenVINO's CPU plugin, running the cached ONNX export of the fused network in fp32 or bf16."""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import openvino as ov
+import openvino.properties as props
+import openvino.properties.hint as hints
+import torch
+
+from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
+from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
+from utils.recorders.runtime_layers import NodeCounter
+
+DEVICE = "CPU"
+PRECISION_TYPES = {"fp32": ov.Type.f32, "bf16": ov.Type.bf16}
+READ_BACK = ("INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS",
+             "EXECUTION_DEVICES")
+
+
+@dataclass
+class OpenVinoProfile:
+    """What a profiling() pass leaves: every performance counter of every inference in it, set on exit."""
+
+    counters: list[NodeCounter] = field(default_factory=list)
+
+
+class OpenVinoRuntime(Runtime):
+    name = "openvino"
+
+    def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
+                 cache_dir: Union[Path, str, None] = None, opset: int = 17):
+        if precision == "int8":
+            raise RuntimeNotSupported("int8 needs post-training quantization (NNCF), not offered yet")
+        if precision not in PRECISION_TYPES:
+            raise RuntimeNotSupported(f"runtime.backend openvino runs {' or '.join(PRECISION_TYPES)}, "
+                                      f"not {precision}")
+        self.core = ov.Core()
+        self.capabilities = list(self.core.get_property(DEVICE, "OPTIMIZATION_CAPABILITIES"))
+        if precision == "bf16" and "BF16" not in self.capabilities:
+            raise RuntimeNotSupported(f"runtime.precision bf16: OpenVINO's CPU plugin offers "
+                                      f"{', '.join(self.capabilities)} on this CPU, not BF16; use "
+                                      "runtime.precision fp32")
+        self.precision = precision
+        self.threads = threads
+        self.fuse = fuse
+        self.cache_dir = cache_dir
+        self.opset = opset
+        self._inference_threads = threads
+        self._export: Optional[ExportResult] = None
+        self._model: Optional[ov.Model] = None
+        self._compiled: Optional[ov.CompiledModel] = None
+        self._request: Optional[ov.InferRequest] = None
+        self._profiled: Optional[list[list[Any]]] = None  # raw counters per inference while profiling
+        self._example = None
+        self._fused = False
+        self._preparation: dict[str, Any] = {}
+
+    def _compile(self, perf_count: bool) -> ov.CompiledModel:
+        return self.core.compile_model(self._model, DEVICE, {
+            # Explicit: on CPUs with native bf16 the plugin may otherwise pick bf16 by itself.
+            hints.inference_precision: PRECISION_TYPES[self.precision],
+            hints.performance_mode: hints.PerformanceMode.LATENCY,
+            props.num_streams: 1,
+            props.inference_num_threads: self._inference_threads,
+            props.enable_profiling: perf_count,
+        })
+
+    def _infer(self, array) -> torch.Tensor:
+        # Synchronous, so sharing the caller's array is safe; outputs are copies the request will not reuse.
+        output = self._request.infer({0: array}, share_inputs=True)[0]
+        if self._profiled is not None:
+            self._profiled.append(self._request.get_profiling_info())
+        return torch.from_numpy(output)
+
+    def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
+        self._inference_threads = self.threads or torch.get_num_threads()
+        self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
+        self._fused = self.fuse and network.fuse is not None
+        started = time.perf_counter()
+        self._model = self.core.read_model(str(self._export.path))
+        self._compiled = self._compile(perf_count=False)
+        self._request = self._compiled.create_infer_request()
+        compile_s = time.perf_counter() - started
+        self._example = as_input(example)
+        started = time.perf_counter()
+        self._infer(self._example)
+        self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
+                             "compile_s": compile_s, "first_inference_ms": (time.perf_counter() - started) * 1e3}
+
+        def run(batch: torch.Tensor) -> torch.Tensor:
+            # _infer reads self._request at each call, so profiling() can swap it.
+            return self._infer(as_input(batch))
+
+        return PreparedForward(run, None)
+
+    @contextmanager
+    def profiling(self) -> Iterator[OpenVinoProfile]:
+        """Forwards inside run on a model compiled with performance counters on (same properties otherwise);
+        on exit the profile holds every counter of every inference and the normal model is back. The
+        profiling model runs the example once first, uncounted, so the pass does not pay its first run."""
+        if self._compiled is None:
+            raise RuntimeError("OpenVinoRuntime.profiling() needs prepare() first")
+        profile = OpenVinoProfile()
+        normal = self._compiled, self._request
+        self._compiled = self._compile(perf_count=True)
+        self._request = self._compiled.create_infer_request()
+        raw: list[list[Any]] = []
+        try:
+            self._infer(self._example)
+            self._profiled = raw
+            yield profile
+        finally:
+            self._profiled = None
+            self._compiled, self._request = normal
+            # Converted after the pass, so the pass itself only pays for get_profiling_info().
+            profile.counters = [
+                NodeCounter(inference, info.node_name, info.node_type, info.exec_type,
+                            info.real_time.total_seconds() * 1e6, info.cpu_time.total_seconds() * 1e6,
+                            info.status.name)
+                for inference, infos in enumerate(raw) for info in infos]
+
+    def settings(self) -> dict[str, Any]:
+        settings: dict[str, Any] = {"backend": self.name, "precision": self.precision, "fused": self._fused,
+                                    "openvino_version": ov.get_version(),
+                                    "optimization_capabilities": self.capabilities}
+        if self._compiled is None:
+            return settings
+        read_back = {key: self._compiled.get_property(key) for key in READ_BACK}
+        precision = read_back["INFERENCE_PRECISION_HINT"]
+        settings.update({
+            "inference_precision_hint": precision.get_type_name() if isinstance(precision, ov.Type) else str(precision),
+            "performance_hint": str(read_back["PERFORMANCE_HINT"]),
+            "num_streams": int(read_back["NUM_STREAMS"]),
+            "threads": int(read_back["INFERENCE_NUM_THREADS"]),
+            "execution_devices": list(read_back["EXECUTION_DEVICES"]),
+            "onnx_file": str(self._export.path),
+            "opset": self.opset,
+            "preparation": dict(self._preparation),
+        })
+        return settings

@@ -1,0 +1,152 @@
+"""ONNX Runtime and OpenVINO: outputs equal torch eager fp32 on square, rect and other batch shapes; the
+settings they report are read back; combinations they cannot run are refused with a way out."""
+from __future__ import annotations
+
+import copy
+
+import openvino as ov
+import pytest
+import torch
+
+from pipelines.runtimes import openvino_runtime
+from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.runtimes.onnxruntime_runtime import OnnxRuntime
+from pipelines.runtimes.openvino_runtime import OpenVinoRuntime
+from pipelines.yolo.family import load_network
+
+SIZE = 128
+THREADS = 2
+SHAPES = [(2, 3, SIZE, SIZE), (1, 3, 96, 160), (3, 3, SIZE, SIZE)]  # square batch, rect, another batch size
+
+
+@pytest.fixture(scope="module")
+def network():
+    return load_network("yolov7-tiny", None, seed=0)
+
+
+@pytest.fixture(scope="module")
+def example():
+    return torch.zeros(1, 3, SIZE, SIZE)
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("onnx-cache")
+
+
+@pytest.fixture(scope="module")
+def reference(network):
+    module = copy.deepcopy(network.module)
+    network.fuse(module)
+    module.float().eval()
+
+    def run(batch: torch.Tensor) -> torch.Tensor:
+        with torch.inference_mode():
+            return module(batch)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def onnxruntime(network, example, cache_dir):
+    runtime = OnnxRuntime(threads=THREADS, cache_dir=cache_dir)
+    return runtime, runtime.prepare(network, example)
+
+
+@pytest.fixture(scope="module")
+def openvino(network, example, cache_dir, onnxruntime):  # after onnxruntime: the export is cached then
+    runtime = OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir)
+    return runtime, runtime.prepare(network, example)
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])
+@pytest.mark.parametrize("shape", SHAPES, ids=["square-b2", "rect-96x160", "square-b3"])
+def test_fp32_output_equals_torch_eager(backend, shape, request, reference):
+    runtime, forward = request.getfixturevalue(backend)
+    batch = torch.rand(shape, generator=torch.Generator().manual_seed(1))
+    expected = reference(batch)
+    output = forward(batch)
+    assert isinstance(output, torch.Tensor) and output.dtype == torch.float32
+    assert output.shape == expected.shape
+    scale = float(expected.abs().max())
+    assert float((output - expected).abs().max()) <= 1e-5 * scale
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])
+def test_an_output_survives_the_next_inference(backend, request):
+    _, forward = request.getfixturevalue(backend)
+    first = forward(torch.rand(1, 3, SIZE, SIZE))
+    kept = first.clone()
+    forward(torch.rand(1, 3, SIZE, SIZE))
+    assert torch.equal(first, kept)
+
+
+def test_onnxruntime_settings_are_read_back(onnxruntime):
+    runtime, _ = onnxruntime
+    settings = runtime.settings()
+    assert settings["backend"] == "onnxruntime" and settings["precision"] == "fp32" and settings["fused"]
+    assert settings["threads"] == THREADS and settings["inter_op_threads"] == 1
+    assert settings["providers"] == ["CPUExecutionProvider"]
+    assert settings["execution_mode"] == "ORT_SEQUENTIAL"
+    assert settings["graph_optimization_level"] == "ORT_ENABLE_ALL"
+    assert settings["allow_spinning"] is False  # spinning workers would slow the torch ops after each run
+    assert settings["opset"] == 17 and settings["onnx_file"].endswith(".onnx")
+    preparation = settings["preparation"]
+    assert set(preparation) == {"export_s", "cache_hit", "session_s", "first_inference_ms"}
+    assert preparation["cache_hit"] is False and preparation["export_s"] > 0
+    assert preparation["first_inference_ms"] > 0
+
+
+def test_openvino_settings_are_read_back(openvino, onnxruntime):
+    runtime, _ = openvino
+    settings = runtime.settings()
+    assert settings["backend"] == "openvino" and settings["precision"] == "fp32"
+    assert settings["inference_precision_hint"] == "f32"
+    assert settings["performance_hint"] == "LATENCY"
+    assert settings["num_streams"] == 1 and settings["threads"] == THREADS
+    assert settings["execution_devices"] == ["CPU"]
+    assert "FP32" in settings["optimization_capabilities"]
+    assert settings["openvino_version"] == ov.get_version()
+    assert settings["onnx_file"] == onnxruntime[0].settings()["onnx_file"]
+    preparation = settings["preparation"]
+    assert set(preparation) == {"export_s", "cache_hit", "compile_s", "first_inference_ms"}
+    assert preparation["cache_hit"] is True and preparation["export_s"] == 0.0
+
+
+def test_openvino_bf16_runs_and_says_so(network, example, cache_dir, openvino):
+    capabilities = OpenVinoRuntime().capabilities
+    if "BF16" not in capabilities:
+        pytest.skip(f"this CPU has no bf16 in OpenVINO's CPU plugin (capabilities: {', '.join(capabilities)})")
+    runtime = OpenVinoRuntime(precision="bf16", threads=THREADS, cache_dir=cache_dir)
+    forward = runtime.prepare(network, example)
+    for shape in SHAPES[:2]:
+        output = forward(torch.rand(shape))
+        # bf16 on random weights may move boxes far (environment notes): only shape and sanity here.
+        assert output.dtype == torch.float32 and output.shape[0] == shape[0] and torch.isfinite(output).all()
+    settings = runtime.settings()
+    assert settings["precision"] == "bf16" and settings["inference_precision_hint"] == "bf16"
+
+
+def test_onnxruntime_refuses_bf16_and_names_the_alternatives():
+    with pytest.raises(RuntimeNotSupported, match="fp32 only.*openvino or torch for bf16"):
+        OnnxRuntime(precision="bf16")
+
+
+def test_onnxruntime_refuses_an_unknown_graph_optimization():
+    with pytest.raises(RuntimeNotSupported, match="'most' is not one of disabled, basic, extended, layout, all"):
+        OnnxRuntime(graph_optimization="most")
+
+
+def test_openvino_refuses_int8_until_quantization_exists():
+    with pytest.raises(RuntimeNotSupported, match=r"int8 needs post-training quantization \(NNCF\)"):
+        OpenVinoRuntime(precision="int8")
+
+
+def test_openvino_refuses_bf16_on_a_cpu_without_it(monkeypatch):
+    class CoreWithoutBf16:
+        def get_property(self, device, key):
+            return ["FP32", "INT8", "EXPORT_IMPORT"]
+
+    monkeypatch.setattr(openvino_runtime.ov, "Core", CoreWithoutBf16)
+    with pytest.raises(RuntimeNotSupported, match="offers FP32, INT8, EXPORT_IMPORT on this CPU, not BF16"):
+        OpenVinoRuntime(precision="bf16")
