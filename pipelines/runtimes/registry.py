@@ -11,6 +11,8 @@ from pipelines.runtimes.base import Runtime
 
 RUNTIMES = {
     "torch": ("pipelines.runtimes.torch_eager", "TorchEager"),
+    "onnxruntime": ("pipelines.runtimes.onnxruntime_runtime", "OnnxRuntime"),
+    "openvino": ("pipelines.runtimes.openvino_runtime", "OpenVinoRuntime"),
 }
 
 
