@@ -12,12 +12,13 @@ import numpy as np
 import pandas as pd
 
 from utils.record.flops import achieved_gflops_per_s
-from utils.record.layers import MODEL_FORWARD_KINDS, NS_PER_MS, SUM_KINDS, LayerRecord, TimingSnapshot
+from utils.record.layers import (MODEL_FORWARD_KINDS, NS_PER_MS, SOURCE_TORCH_HOOKS, SUM_KINDS, LayerRecord,
+                                 TimingSnapshot)
 
 LAYER_TIMER_COLUMNS = [
     "path", "name", "type", "depth", "parent", "calls", "total_ms", "mean_total_ms", "self_ms", "mean_self_ms",
     "child_ms", "mean_child_ms", "p50_ms", "p90_ms", "params", "macs", "flops", "macs_total", "flops_total", "gflops_per_s",
-    "input_shapes", "output_shapes",
+    "input_shapes", "output_shapes", "source",
 ]
 LAYER_TYPES_COLUMNS = ["type", "calls", "self_ms", "mean_self_ms_per_forward", "share_of_forward"]
 
@@ -64,9 +65,10 @@ def _timer_row(record: LayerRecord) -> dict[str, Any]:
     }
 
 
-def layer_timer_frame(snapshot: TimingSnapshot) -> pd.DataFrame:
+def layer_timer_frame(snapshot: TimingSnapshot, source: str = SOURCE_TORCH_HOOKS) -> pd.DataFrame:
     """One row per call path in tree order; macs/flops mean per call and total; p50/p90 of per-call totals."""
-    return pd.DataFrame([_timer_row(record) for record in snapshot.records], columns=LAYER_TIMER_COLUMNS)
+    return pd.DataFrame([dict(_timer_row(record), source=source) for record in snapshot.records],
+                        columns=LAYER_TIMER_COLUMNS)
 
 
 def layer_types_frame(snapshot: TimingSnapshot) -> pd.DataFrame:

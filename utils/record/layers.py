@@ -27,6 +27,7 @@ MODEL_FORWARD_KINDS = (KIND_LAYER, KIND_UNATTRIBUTED)  # what adds up to the mod
 SUM_KINDS = (KIND_PIPELINE, KIND_GROUP, KIND_MODEL)
 
 NS_PER_MS = 1_000_000
+SOURCE_TORCH_HOOKS = "torch forward hooks"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Optional
 
-from utils.record.layers import TimingSnapshot
+from utils.record.layers import SOURCE_TORCH_HOOKS, TimingSnapshot
 from utils.record.steps import StepRecord
 
 SCHEMA_VERSION = 2
@@ -92,6 +92,7 @@ class RunRecord:
     timed_passes: int = 0
     wall_s: Optional[float] = None
     layer_timing: Optional[TimingSnapshot] = None
+    layer_timing_source: str = SOURCE_TORCH_HOOKS  # or the runtime's own profiler
     profile: Optional[ProfileResult] = None
     energy: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
     energy_table: Optional[Table] = None

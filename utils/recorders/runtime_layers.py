@@ -216,3 +216,35 @@ def _snapshot(nodes: list[_NodeRun], run_totals: list[int], images: int) -> Timi
         parent=MODEL, calls=forwards, total_ns=sum(outside), self_ns=sum(outside), call_total_ns=outside,
         call_self_ns=outside, params=0, macs_total=0, input_shapes=None, output_shapes=None))
     return TimingSnapshot(tuple(records), forwards, images, ())
+
+
+# How each runtime's profile becomes a snapshot; a runtime without an entry gets no per-layer timing.
+_CONVERTERS = {
+    "onnxruntime": lambda profile, forwards, images: onnxruntime_layers(profile.path, forwards, images),
+    "openvino": lambda profile, forwards, images: openvino_layers(profile.counters, forwards, images),
+}
+
+
+def profiles_layers(runtime_name: str) -> bool:
+    return runtime_name in _CONVERTERS
+
+
+class RuntimeProfile:
+    """Around one pass: the runtime's profiler on (`runtime.profiling()`), then `timing(forwards, images)`
+    over exactly that pass's inferences."""
+
+    def __init__(self, runtime):
+        self.runtime = runtime
+        self._context = None
+        self._profile = None
+
+    def __enter__(self) -> "RuntimeProfile":
+        self._context = self.runtime.profiling()
+        self._profile = self._context.__enter__()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._context.__exit__(*exc_info)
+
+    def timing(self, forwards: int, images: int) -> RuntimeTiming:
+        return _CONVERTERS[self.runtime.name](self._profile, forwards, images)

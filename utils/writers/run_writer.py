@@ -42,7 +42,8 @@ class RunWriter:
         step_summary = summarize_steps(record.steps, identity.step_order)
         run_dir.write_csv(layout.STEPS_SUMMARY, step_summary, STEP_SUMMARY_COLUMNS)
         if record.layer_timing is not None:
-            run_dir.write_text(layout.LAYER_TIMER, layer_timer_frame(record.layer_timing).to_csv(index=False))
+            run_dir.write_text(layout.LAYER_TIMER, layer_timer_frame(record.layer_timing,
+                                                                      record.layer_timing_source).to_csv(index=False))
             run_dir.write_text(layout.LAYER_TYPES, layer_types_frame(record.layer_timing).to_csv(index=False))
             run_dir.write_text(layout.LAYER_TREE, layer_tree_text(record.layer_timing))
         if record.profile is not None:

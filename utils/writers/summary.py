@@ -100,6 +100,7 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         ratio = overhead_ratio(record.steps, PassKind.LAYERS)
         document["layer_timing"] = {
             "pass": PassKind.LAYERS.value,
+            "source": record.layer_timing_source,
             "hook_overhead_ratio": ratio,
             "hook_overhead": overhead_verdict(ratio),
             "model_forward_ms": timing.model_total_ms,
