@@ -11,12 +11,21 @@ import argparse
 import os
 import sys
 
+from utils.harness.interruption import exit_status, signal_of, stop_signals_interrupt
+
 # Set before torch loads: hides the CUDA build's harmless profiler ERROR line.
 os.environ.setdefault("KINETO_LOG_LEVEL", "5")
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+
+
+class CannotStart(Exception):
+    """The run cannot start: carries the exit status and the reason, printed as one `error:` line."""
+
+    def __init__(self, status: int, reason: Exception):
+        super().__init__(str(reason))
+        self.status = status
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -28,15 +37,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def prepare(args: argparse.Namespace):
+    """The config, then everything the run needs (the run directory is claimed last). Raises CannotStart for a
+    user mistake (exit status 2) or an output that cannot be written (1)."""
     from utils.config import ConfigError, load_config
 
     try:
         config = load_config(args.config, args.overrides)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise CannotStart(EXIT_USAGE, exc) from None
 
     from datasets.image_folder import DatasetError
     from models import CheckpointError, ModelDefinitionError
@@ -51,14 +60,23 @@ def main(argv: list[str] | None = None) -> int:
         benchmark.prepare()
     except (DatasetError, CheckpointError, ModelDefinitionError, RunDirectoryError, UnknownArchitecture,
             RuntimeNotSupported) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise CannotStart(EXIT_USAGE, exc) from None
     except OutputWriteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except KeyboardInterrupt:
+        raise CannotStart(EXIT_FAILED, exc) from None
+    return benchmark
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        # Until the run starts nothing is written, so SIGTERM may end it at once, as Ctrl-C does.
+        with stop_signals_interrupt():
+            benchmark = prepare(parse_args(argv))
+    except CannotStart as refused:
+        print(f"error: {refused}", file=sys.stderr)
+        return refused.status
+    except KeyboardInterrupt as stop:
         print("interrupted before the run started; nothing was written", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return exit_status(signal_of(stop))
     outcome = benchmark.execute()
     print(outcome.report)
     if outcome.exit_status == EXIT_FAILED:

@@ -20,7 +20,7 @@ from pipelines.contract import DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.registry import build_runtime
 from utils.config import Config, config_to_yaml
-from utils.harness.interruption import DeferredStops, Stopped, exit_status, stop_signals_interrupt
+from utils.harness.interruption import RunStops, exit_status, signal_of
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.runner import PassRunner, shutdown_workers
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
@@ -80,6 +80,12 @@ class Benchmark:
             runtime=self.runtime.settings(), step_order=step_order(self.pipeline.step_order()))
 
     def execute(self) -> Outcome:
+        """Runs the passes and writes the run record: Ctrl-C and SIGTERM end the passes, never the writing."""
+        stops = RunStops(self.console)
+        with stops.handled():
+            return self._execute(stops)
+
+    def _execute(self, stops: RunStops) -> Outcome:
         config = self.config
         record = RunRecord(self.identity())
         record.images.found = len(self.paths)
@@ -107,10 +113,12 @@ class Benchmark:
         runner = PassRunner(self.pipeline, loader, batches, timer, record.images, on_batch=progress.update)
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None
-        with stop_signals_interrupt():
-            try:
-                with ExitStack() as stack:
-                    stack.callback(shutdown_workers, loader)
+        try:
+            # The cleanup of the passes (loader workers, memory sampler) is outside ending_passes(): once the
+            # passes end, no stop cuts it short.
+            with ExitStack() as stack:
+                stack.callback(shutdown_workers, loader)
+                with stops.ending_passes():
                     detections = DetectionWriter(self.run_dir.path, Path(config.dataset.path),
                                                  self.pipeline.class_names, config.outputs.save_images,
                                                  record.identity.random_weights_note)
@@ -121,17 +129,17 @@ class Benchmark:
                         energy.measure_idle(bench.energy.idle_s)
                     with timer.step(RUN_STEP):
                         self._run_passes(plan, runner, record, detections, progress)
-                record.status = Status.COMPLETE
-            except KeyboardInterrupt as stop:
-                stop_signal = stop.signal_number if isinstance(stop, Stopped) else signal.SIGINT
-                record.status, record.stop_reason = Status.INTERRUPTED, signal.Signals(stop_signal).name
-                self.console(f"Interrupted ({record.stop_reason}): writing what was measured so far.")
-            except OutputWriteError as error:
-                record.status, record.stop_reason = Status.FAILED, str(error)
-            finally:
-                progress.close()
+            record.status = Status.COMPLETE
+        except KeyboardInterrupt as stop:
+            stop_signal = signal_of(stop)
+            record.status, record.stop_reason = Status.INTERRUPTED, signal.Signals(stop_signal).name
+            self.console(f"Interrupted ({record.stop_reason}): writing what was measured so far.")
+        except OutputWriteError as error:
+            record.status, record.stop_reason = Status.FAILED, str(error)
+        finally:
+            progress.close()
         record.wall_s = time.perf_counter() - started
-        return self._finish(record, writer, detections, energy, memory, stop_signal)
+        return self._finish(record, writer, detections, energy, memory, stops, stop_signal)
 
     def _run_passes(self, plan: PassPlan, runner: PassRunner, record: RunRecord, detections: DetectionWriter,
                     progress: tqdm) -> None:
@@ -190,25 +198,25 @@ class Benchmark:
             record.memory = {"status": "disabled"}
 
     def _finish(self, record: RunRecord, writer: RunWriter, detections: Optional[DetectionWriter],
-                energy: EnergyRecorder, memory: Optional[MemorySampler], stop_signal: Optional[int]) -> Outcome:
-        stops = DeferredStops(self.console)
-        with stops.deferred():
-            self._collect(record, energy, memory)
-            try:
-                if detections is not None:
-                    if record.status == Status.FAILED:
-                        detections.discard()
-                    else:
-                        detections.close()
-                record.finish(record.status, record.stop_reason)
-                summary = writer.write_record(record)
-            except OutputWriteError as error:
-                record.finish(Status.FAILED, str(error))
-                summary = self._write_failed_summary(writer, record)
-            except BaseException as error:
-                record.finish(Status.FAILED, f"{type(error).__name__}: {error}")
-                self._write_failed_summary(writer, record)
-                raise
+                energy: EnergyRecorder, memory: Optional[MemorySampler], stops: RunStops,
+                stop_signal: Optional[int]) -> Outcome:
+        """Writes the record; a stop that arrives meanwhile is only noted (see RunStops)."""
+        self._collect(record, energy, memory)
+        try:
+            if detections is not None:
+                if record.status == Status.FAILED:
+                    detections.discard()
+                else:
+                    detections.close()
+            record.finish(record.status, record.stop_reason)
+            summary = writer.write_record(record)
+        except OutputWriteError as error:
+            record.finish(Status.FAILED, str(error))
+            summary = self._write_failed_summary(writer, record)
+        except BaseException as error:
+            record.finish(Status.FAILED, f"{type(error).__name__}: {error}")
+            self._write_failed_summary(writer, record)
+            raise
         if record.status == Status.COMPLETE and record.layer_timing is not None:
             self.console(layer_overview(record.layer_timing))
         report = format_summary(summary, self.run_dir.path)

@@ -1,5 +1,5 @@
-"""How a run stops early: Ctrl-C and SIGTERM end the passes the same way, and neither may cut the writing of
-the run record short.
+"""How a run stops early: Ctrl-C and SIGTERM end the passes the same way, and nothing that follows the first
+stop (the cleanup of the passes, the writing of the run record) may be cut short by another one.
 
 A process started in the background by a non-interactive shell inherits SIGINT as ignored; that choice is
 respected, never overridden.
@@ -15,11 +15,16 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class Stopped(KeyboardInterrupt):
-    """Raised in the main thread when SIGTERM arrives (Ctrl-C raises KeyboardInterrupt itself)."""
+    """Raised in the main thread when a stop signal ends the passes (or, for SIGTERM, the start-up)."""
 
     def __init__(self, signal_number: int):
         super().__init__(signal.Signals(signal_number).name)
         self.signal_number = signal_number
+
+
+def signal_of(stop: KeyboardInterrupt) -> int:
+    """The signal behind an interrupt; a KeyboardInterrupt raised by Python's own handler is Ctrl-C."""
+    return stop.signal_number if isinstance(stop, Stopped) else signal.SIGINT
 
 
 def exit_status(signal_number: int) -> int:
@@ -55,24 +60,47 @@ def stop_signals_interrupt() -> Iterator[None]:
         _restore(previous)
 
 
-class DeferredStops:
-    """Inside `deferred()`, Ctrl-C and SIGTERM are noted, announced once, and left for after the block."""
+class RunStops:
+    """Ctrl-C and SIGTERM over a whole run, from the start record to the last file written.
+
+    Inside `ending_passes()`, the first stop raises Stopped in the main thread. Every other one (during the
+    start record, during the cleanup that the first stop set off, while the record is written) is noted,
+    announced once and acted on only when the record is complete.
+    """
 
     def __init__(self, console: Callable[[str], None]):
         self.console = console
         self.received: Optional[int] = None
+        self._raising = False
+        self._announced = False
 
-    def _note(self, number: int, _frame) -> None:
-        if self.received is None:
+    def _handle(self, number: int, _frame) -> None:
+        if self._raising:
+            self._raising = False  # a second stop must not cut short the cleanup this one starts
+            self.received = number
+            raise Stopped(number)
+        self.received = self.received or number
+        if not self._announced:
+            self._announced = True
             self.console(f"{signal.Signals(number).name} received: finishing the run record first, "
                          "then stopping (nothing already measured is lost)")
-        self.received = self.received or number
 
     @contextmanager
-    def deferred(self) -> Iterator["DeferredStops"]:
-        previous = _install(self._note, STOP_SIGNALS)
+    def handled(self) -> Iterator["RunStops"]:
+        previous = _install(self._handle, STOP_SIGNALS)
         try:
             yield self
         finally:
             _restore(previous)
             sys.stderr.flush()
+
+    @contextmanager
+    def ending_passes(self) -> Iterator[None]:
+        """Inside, the first stop raises Stopped; one noted before entering raises it on entry."""
+        if self.received is not None:
+            raise Stopped(self.received)
+        self._raising = True
+        try:
+            yield
+        finally:
+            self._raising = False
