@@ -22,7 +22,7 @@ from pipelines.runtimes.registry import build_runtime
 from utils.config import Config, config_to_yaml
 from utils.harness.interruption import RunStops, exit_status, signal_of
 from utils.harness.pass_plan import PassPlan, PlannedPass
-from utils.harness.runner import PassRunner, shutdown_workers
+from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
 from utils.recorders.energy import EnergyRecorder, RaplStatus
@@ -109,7 +109,8 @@ class Benchmark:
         plan = PassPlan(batches, bench.warmup, bench.repeats, bench.min_time_s, bench.layer_timing,
                         bench.layer_timing_batches, bench.profiler)
         progress = tqdm(total=plan.total_batches, unit="batch", desc=config.run.id, disable=None, leave=False)
-        loader = image_loader(self.paths, config.dataset.batch_size, config.dataset.workers)
+        loader = leave_stops_to_the_main_process(
+            image_loader(self.paths, config.dataset.batch_size, config.dataset.workers))
         runner = PassRunner(self.pipeline, loader, batches, timer, record.images, on_batch=progress.update)
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None

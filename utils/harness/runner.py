@@ -1,12 +1,15 @@
 """PassRunner: runs the pipeline over the data once per planned pass, timing every step from outside."""
 from __future__ import annotations
 
+import functools
+import signal
 from contextlib import ExitStack
 from typing import Callable, Optional
 
 from torch.utils.data import DataLoader
 
 from pipelines.contract import DetectionPipeline
+from utils.harness.interruption import STOP_SIGNALS
 from utils.harness.pass_plan import PlannedPass
 from utils.record.run_record import ImageCounts
 from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP
@@ -70,10 +73,32 @@ class PassRunner:
         self.counts.detections = writer.detections_written
 
 
+def _ignore_stop_signals(worker_id: int, then: Optional[Callable[[int], None]] = None) -> None:
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
+    if then is not None:
+        then(worker_id)
+
+
+def leave_stops_to_the_main_process(loader: DataLoader) -> DataLoader:
+    """Make the loader's workers ignore Ctrl-C and SIGTERM: the main process ends the passes, then shuts them
+    down. Ctrl-C at a terminal, or a SIGTERM sent to the whole process group (service managers, batch
+    schedulers), reaches the workers too; one killed by it turns the stop into a DataLoader error."""
+    loader.worker_init_fn = functools.partial(_ignore_stop_signals, then=loader.worker_init_fn)
+    return loader
+
+
 def shutdown_workers(loader: DataLoader) -> None:
     """Stop a loader's persistent worker processes now. Left to the garbage collector, a worker of a run that
     ends on a signal can outlive it (blocked joining its queue), holding its memory."""
     iterator = getattr(loader, "_iterator", None)
     if iterator is not None and hasattr(iterator, "_shutdown_workers"):
-        iterator._shutdown_workers()
+        try:
+            iterator._shutdown_workers()
+        finally:
+            # torch ends a worker that does not exit in time with SIGTERM, which these workers ignore.
+            for worker in getattr(iterator, "_workers", []):
+                if worker.is_alive():
+                    worker.kill()
+                    worker.join()
     loader._iterator = None
