@@ -212,7 +212,8 @@ class Benchmark:
             record.finish(record.status, record.stop_reason)
             summary = writer.write_record(record)
         except OutputWriteError as error:
-            record.finish(Status.FAILED, str(error))
+            # A failed run keeps its first failure as the cause: later ones on the same disk only follow it.
+            record.finish(Status.FAILED, record.stop_reason if record.status == Status.FAILED else str(error))
             summary = self._write_failed_summary(writer, record)
         except BaseException as error:
             record.finish(Status.FAILED, f"{type(error).__name__}: {error}")
