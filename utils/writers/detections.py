@@ -29,10 +29,14 @@ class _StreamedCsv:
         self.temporary = temporary_name(target)
         try:
             self.handle = open(self.temporary, "w", newline="")
-            self.writer = csv.writer(self.handle)
-            self.writer.writerow(columns)
         except OSError as error:
             raise OutputWriteError(target, error) from error
+        self.writer = csv.writer(self.handle)
+        try:
+            self.write(columns)
+        except BaseException:
+            self.discard()
+            raise
 
     def write(self, row: tuple) -> None:
         try:
@@ -71,7 +75,11 @@ class DetectionWriter:
         self.note = note
         self.images_dir = run_path / layout.IMAGES_DIR if save_images else None
         self._detections = _StreamedCsv(run_path / layout.DETECTIONS, DETECTION_COLUMNS)
-        self._skipped = _StreamedCsv(run_path / layout.SKIPPED, SKIPPED_COLUMNS)
+        try:
+            self._skipped = _StreamedCsv(run_path / layout.SKIPPED, SKIPPED_COLUMNS)
+        except BaseException:
+            self._detections.discard()
+            raise
         self.detections_written = 0
         self.images_written = 0
         self.skipped = 0
@@ -110,8 +118,13 @@ class DetectionWriter:
                            encoded.tobytes())
 
     def close(self) -> None:
-        """Publish both CSVs under their real names; call once, after the last batch (also after Ctrl-C)."""
-        self._detections.publish()
+        """Publish both CSVs under their real names; call once, after the last batch (also after Ctrl-C).
+        When one cannot be published, the other's temporary goes too: a failed run leaves none behind."""
+        try:
+            self._detections.publish()
+        except BaseException:
+            self._skipped.discard()
+            raise
         self._skipped.publish()
 
     def discard(self) -> None:
