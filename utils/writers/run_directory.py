@@ -26,8 +26,11 @@ class RunDirectory:
 
     def create(self) -> None:
         """Claim the directory; an existing run (or anything else under that name) is never overwritten."""
-        if self.output_dir.exists() and not self.output_dir.is_dir():
-            raise RunDirectoryError(f"run.output_dir {self.output_dir} is a file, not a folder; point "
+        existing = _nearest_existing(self.output_dir)
+        if not existing.is_dir():
+            what = "a dangling symbolic link" if existing.is_symlink() and not existing.exists() else "a file"
+            where = "" if existing == self.output_dir else f" cannot be created: {existing}"
+            raise RunDirectoryError(f"run.output_dir {self.output_dir}{where} is {what}, not a folder; point "
                                     f"run.output_dir at a folder (it is created when missing)")
         if os.path.lexists(self.path):
             what = "a dangling symbolic link" if self.path.is_symlink() and not self.path.exists() else "already exists"
@@ -61,3 +64,12 @@ class RunDirectory:
             for row in rows:
                 writer.writerow(row)
         return target
+
+
+def _nearest_existing(folder: Path) -> Path:
+    """`folder` or its nearest ancestor that exists (a dangling symbolic link counts): the one that decides
+    whether the folder can be created."""
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate):
+            return candidate
+    return folder
