@@ -1,0 +1,283 @@
+"""The harness tax: how much slower the forward runs beside each recorder the harness runs, measured apart from
+any run.
+
+    .venv/bin/python benchmarks/harness_tax.py --arch yolov7-tiny --img-size 640 --rounds 10
+
+One process, the same torch threads throughout, one fixed preprocessed batch of the bundled photos. Every round
+runs each configuration for a block of forwards (about --block-s seconds), in an order rotated from round to
+round so that the machine's drift spreads over all of them; a ratio is the median over rounds of (configuration
+median / bare median of the same round). Recorders are entered, and one untimed forward run, before a block's
+timing starts: what they cost once per run is not a per-batch tax.
+
+Per batch, "forward" is the forward call alone (what the harness's forward step measures) and "per batch" is
+everything the loop does for the batch: the wait for (or, with workers=0, the decoding of) the next image, the
+step bookkeeping and the forward. The step timer opens the runner's steps around every forward (pipeline, load,
+the pipeline's stages and groups), the other stages doing no work.
+
+Prints one table (medians, and the mean forward's ratio, which periodic costs move more than the median) and the
+goal for the whole harness: its median forward within 2% of bare for yolov7 at 640, 3% for yolov7-tiny at 640.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+os.environ.setdefault("KINETO_LOG_LEVEL", "5")
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT_ROOT))
+
+import torch  # noqa: E402
+from memory_profiler import memory_usage  # noqa: E402
+
+from datasets.image_folder import decode_image, find_images, image_loader  # noqa: E402
+from pipelines.contract import FORWARD_STAGE  # noqa: E402
+from pipelines.registry import family_for  # noqa: E402
+from pipelines.runtimes import TorchEager  # noqa: E402
+from utils.config import PostprocessSection, PreprocessSection  # noqa: E402
+from utils.harness.runner import shutdown_workers  # noqa: E402
+from utils.record.steps import LOAD_STEP, PIPELINE_STEP  # noqa: E402
+from utils.recorders.contention import ContentionRecorder, contention_verdict  # noqa: E402
+from utils.recorders.energy import EnergyRecorder, probe_rapl  # noqa: E402
+from utils.recorders.memory import MemorySampler  # noqa: E402
+from utils.recorders.step_timer import StepTimer  # noqa: E402
+
+GOALS = {("yolov7", 640): 0.02, ("yolov7-tiny", 640): 0.03}
+WHOLE_HARNESS = "all, workers=1"
+
+
+class MemoryProfilerSampler:
+    """The memory sampler before /proc reads replaced it, for comparison: memory_profiler listing and reading
+    every child process every 50 ms."""
+
+    def __init__(self, interval_s: float = 0.05):
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
+
+    def _sample_until_stopped(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            memory_usage(os.getpid(), interval=0, multiprocess=True)
+
+    def __enter__(self) -> MemoryProfilerSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def fake_powercap(folder: Path) -> Path:
+    """One package zone whose counter never moves: pyJoules reads it like the real one."""
+    zone = folder / "intel-rapl" / "intel-rapl:0"
+    zone.mkdir(parents=True)
+    (zone / "name").write_text("package-0\n")
+    (zone / "energy_uj").write_text("1000000\n")
+    (zone / "max_energy_range_uj").write_text("262143328850\n")
+    return folder
+
+
+@dataclass
+class Block:
+    """What a configuration enters around a block of forwards."""
+
+    recorders: list = field(default_factory=list)  # context managers
+    listeners: list | None = None  # None: no step timer; a list (maybe empty): the runner's steps
+    batches: Iterator | None = None  # a live loader to take one batch from before every forward
+
+
+class Bench:
+    def __init__(self, forward: Callable[[], object], stages, energy: EnergyRecorder,
+                 loaders: dict[int, Iterator]):
+        self.forward = forward
+        self.stages = stages
+        self.energy = energy
+        self.loaders = loaders
+        self.samplers: list[MemorySampler] = []
+
+    def configurations(self) -> dict[str, Callable[[], Block]]:
+        def new_sampler() -> MemorySampler:
+            self.samplers.append(MemorySampler())
+            return self.samplers[-1]
+
+        def whole(workers: int) -> Block:
+            memory = new_sampler()
+            return Block([ContentionRecorder(), memory], [self.energy, memory], self.loaders[workers])
+
+        return {
+            "bare": Block,
+            "memory_profiler sampler (old)": lambda: Block([MemoryProfilerSampler()]),
+            "memory sampler (new)": lambda: Block([new_sampler()]),
+            "step timer": lambda: Block(listeners=[]),
+            "energy at step boundaries": lambda: Block(listeners=[self.energy]),
+            "loader, workers=1": lambda: Block(batches=self.loaders[1]),
+            "loader, workers=0": lambda: Block(batches=self.loaders[0]),
+            "all (old memory), workers=1": lambda: Block([MemoryProfilerSampler()], [self.energy], self.loaders[1]),
+            WHOLE_HARNESS: lambda: whole(1),
+            "all, workers=0": lambda: whole(0),
+        }
+
+    def _stages(self, timer: StepTimer) -> float:
+        """The pipeline's stages and groups in running order as the runner opens them; only the forward works."""
+        forward_ns = 0
+        with ExitStack() as groups:
+            open_group = None
+            for stage in self.stages:
+                if stage.parent != open_group:
+                    groups.close()
+                    if stage.parent is not None:
+                        groups.enter_context(timer.step(stage.parent))
+                    open_group = stage.parent
+                with timer.step(stage.name):
+                    if stage.name == FORWARD_STAGE:
+                        start = time.perf_counter_ns()
+                        self.forward()
+                        forward_ns = time.perf_counter_ns() - start
+        return forward_ns / 1e6
+
+    def one_batch(self, block: Block, timer: StepTimer | None) -> tuple[float, float]:
+        """(forward ms, per-batch ms)."""
+        start = time.perf_counter_ns()
+        if timer is None:
+            if block.batches is not None:
+                next(block.batches)
+            forward_start = time.perf_counter_ns()
+            self.forward()
+            forward_ms = (time.perf_counter_ns() - forward_start) / 1e6
+        else:
+            with timer.step(PIPELINE_STEP):
+                with timer.step(LOAD_STEP):
+                    if block.batches is not None:
+                        next(block.batches)
+                forward_ms = self._stages(timer)
+        return forward_ms, (time.perf_counter_ns() - start) / 1e6
+
+    def run_block(self, make: Callable[[], Block], forwards: int) -> tuple[list[float], list[float]]:
+        block = make()
+        with ExitStack() as stack:
+            for recorder in block.recorders:
+                stack.enter_context(recorder)
+            timer = StepTimer(block.listeners) if block.listeners is not None else None
+            self.one_batch(block, timer)
+            timings = [self.one_batch(block, timer) for _ in range(forwards)]
+        return [f for f, _ in timings], [b for _, b in timings]
+
+
+@contextmanager
+def loaders(paths: list[Path], batch: int) -> Iterator[dict[int, Iterator]]:
+    """Endless batches for workers=1 and workers=0; the worker is forked and fed before any timing."""
+    made = {workers: image_loader(paths * 10_000, batch, workers) for workers in (1, 0)}
+    batches = {workers: iter(loader) for workers, loader in made.items()}
+    try:
+        for iterator in batches.values():
+            next(iterator)
+        yield batches
+    finally:
+        for loader in made.values():
+            shutdown_workers(loader)
+
+
+def ratio(values: dict[str, list[list[float]]], name: str, average=statistics.median) -> float:
+    """Median over rounds of this configuration's average over the bare one's in the same round."""
+    return statistics.median(average(mine) / average(bare) for mine, bare in zip(values[name], values["bare"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--arch", default="yolov7-tiny")
+    parser.add_argument("--img-size", type=int, default=640)
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--block-s", type=float, default=2.0, help="seconds of forwards per configuration per round")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")
+    parser.add_argument("--images", default=str(PROJECT_ROOT / "datasets" / "samples"))
+    args = parser.parse_args()
+
+    family = family_for(args.arch)
+    preprocess, postprocess = PreprocessSection(img_size=args.img_size), PostprocessSection()
+    network = family.load_network(args.arch, None, 0)
+    runtime = TorchEager(threads=args.threads)
+    pipeline = family.build_pipeline(network, runtime.prepare(network, family.example_input(preprocess)),
+                                     preprocess, postprocess)
+    paths = find_images(args.images)
+    images = [decode_image(path).image for path in itertools.islice(itertools.cycle(paths), args.batch)]
+    batch = pipeline.preprocess(images)
+
+    def forward() -> object:
+        return pipeline.forward(batch)
+
+    with tempfile.TemporaryDirectory() as folder:
+        rapl = probe_rapl()
+        if rapl.available:
+            energy, energy_note = EnergyRecorder(), "energy: the machine's RAPL counters"
+        else:
+            energy = EnergyRecorder(root=fake_powercap(Path(folder)))
+            energy_note = (f"energy: RAPL absent ({rapl.reason}); reading a fake powercap tree in a temporary "
+                           f"folder instead, which costs less than reading real RAPL counters")
+        with loaders(paths, args.batch) as batches:
+            bench = Bench(forward, pipeline.stages(), energy, batches)
+            configurations = bench.configurations()
+            for _ in range(args.warmup):
+                forward()
+            estimate_s = statistics.median(bench.run_block(configurations["bare"], 3)[0]) / 1e3
+            forwards = max(3, round(args.block_s / estimate_s))
+            forward_ms: dict[str, list[list[float]]] = {name: [] for name in configurations}
+            batch_ms: dict[str, list[list[float]]] = {name: [] for name in configurations}
+            names = list(configurations)
+            with ContentionRecorder() as machine:
+                for round_index in range(args.rounds):
+                    shift = round_index % len(names)
+                    for name in names[shift:] + names[:shift]:
+                        forward_times, batch_times = bench.run_block(configurations[name], forwards)
+                        forward_ms[name].append(forward_times)
+                        batch_ms[name].append(batch_times)
+
+    print(f"{args.arch} at {args.img_size}, batch {args.batch}, {torch.get_num_threads()} threads, {args.rounds} "
+          f"rounds x {forwards} forwards per configuration (interleaved, order rotated every round)")
+    # Periodic costs (a PSS read every few seconds) hit few forwards: the median hides them, the mean does not.
+    print(f"{'configuration':<32} {'forward p50 ms':>14} {'x bare':>7} {'mean x bare':>11} {'per batch p50 ms':>17} "
+          f"{'x bare':>7}")
+    for name in names:
+        print(f"{name:<32} {statistics.median(itertools.chain(*forward_ms[name])):>14.2f} "
+              f"{ratio(forward_ms, name):>7.3f} {ratio(forward_ms, name, statistics.fmean):>11.3f} "
+              f"{statistics.median(itertools.chain(*batch_ms[name])):>17.2f} {ratio(batch_ms, name):>7.3f}")
+    goal = GOALS.get((args.arch, args.img_size))
+    whole = ratio(forward_ms, WHOLE_HARNESS)
+    if goal is None:
+        print(f"goal: none set for {args.arch} at {args.img_size} (whole harness forward x bare {whole:.3f})")
+    else:
+        print(f"goal: whole harness ({WHOLE_HARNESS}) forward within {goal:.0%} of bare: {whole:.3f} -> "
+              f"{'met' if whole <= 1 + goal else 'missed'}")
+    memory = [sampler.summary() for sampler in bench.samplers]
+    if memory and all(summary["pss_status"] == "measured" for summary in memory):
+        # Every block reads the tree's PSS once entering and once leaving, outside its timing.
+        print(f"memory sampler (new): {sum(m['samples'] for m in memory)} RSS samples; "
+              f"{sum(m['pss_samples'] - 2 for m in memory)} tree PSS reads while forwards were timed "
+              f"({len(memory)} blocks), one read {statistics.median(m['pss_read_ms'] for m in memory):.1f} ms (median)")
+    elif memory:
+        print(f"memory sampler (new): PSS unavailable ({memory[0]['pss_reason']})")
+    print(energy_note)
+    summary = machine.summary()
+    if summary["status"] == "measured":
+        steal = f"{summary['steal_share']:.1%}" if summary["steal_share"] is not None else "not reported"
+        print(f"machine during the rounds: other processes {summary['other_processes_cpu_share']:.1%} of the cores, "
+              f"steal {steal}, load average {summary['load_average_start'][0]:.2f} -> "
+              f"{summary['load_average_end'][0]:.2f}")
+        print(contention_verdict(summary) or "machine quiet: other processes used under 10% of the cores")
+    else:
+        print(f"machine during the rounds: contention unavailable ({summary['reason']})")
+
+
+if __name__ == "__main__":
+    main()

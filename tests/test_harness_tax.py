@@ -1,0 +1,36 @@
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CONFIGURATIONS = ("bare", "memory_profiler sampler (old)", "memory sampler (new)", "step timer",
+                  "energy at step boundaries", "loader, workers=1", "loader, workers=0",
+                  "all (old memory), workers=1", "all, workers=1", "all, workers=0")
+NUMBER = r"(\d+\.\d+)"
+
+
+def test_the_script_prints_every_configuration_with_its_ratio():
+    # One thread: two threads' barriers wait on a busy shared machine far longer than the tiny forwards take.
+    result = subprocess.run(
+        [sys.executable, "benchmarks/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64", "--rounds", "2",
+         "--block-s", "0.05", "--warmup", "1", "--threads", "1"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert re.match(r"yolov7-tiny at 64, batch 1, 1 threads, 2 rounds x \d+ forwards per configuration", lines[0])
+    assert lines[1].split() == ["configuration", "forward", "p50", "ms", "x", "bare", "mean", "x", "bare", "per",
+                                "batch", "p50", "ms", "x", "bare"]
+    rows = {}
+    for line in lines[2:2 + len(CONFIGURATIONS)]:
+        name, numbers = line[:32].strip(), line[32:].split()
+        rows[name] = [float(number) for number in numbers]
+    assert tuple(rows) == CONFIGURATIONS
+    assert all(len(numbers) == 5 and all(number > 0 for number in numbers) for numbers in rows.values())
+    assert rows["bare"][1] == rows["bare"][2] == rows["bare"][4] == 1.0
+    rest = "\n".join(lines[2 + len(CONFIGURATIONS):])
+    assert re.search(rf"goal: none set for yolov7-tiny at 64 \(whole harness forward x bare {NUMBER}\)", rest)
+    assert re.search(r"memory sampler \(new\): \d+ RSS samples; \d+ tree PSS reads while forwards were timed "
+                     rf"\(\d+ blocks\), one read {NUMBER} ms", rest)
+    assert "energy: " in rest
+    assert re.search(rf"machine during the rounds: other processes {NUMBER}% of the cores", rest)
