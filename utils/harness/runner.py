@@ -62,15 +62,18 @@ class PassRunner:
         return value
 
     def _write(self, writer: DetectionWriter, samples: list, valid: list, detections: Optional[list]) -> None:
-        for sample in samples:
-            if sample.image is None:
-                writer.write_skipped(sample)
-        if valid:
-            with self.timer.step(ANNOTATE_STEP):
-                writer.write_batch(valid, detections)
-        self.counts.processed = writer.images_written
-        self.counts.skipped = writer.skipped
-        self.counts.detections = writer.detections_written
+        try:
+            for sample in samples:
+                if sample.image is None:
+                    writer.write_skipped(sample)
+            if valid:
+                with self.timer.step(ANNOTATE_STEP):
+                    writer.write_batch(valid, detections)
+        finally:
+            # Also when a stop cuts the batch short: the counts in summary.json match the rows written.
+            self.counts.processed = writer.images_written
+            self.counts.skipped = writer.skipped
+            self.counts.detections = writer.detections_written
 
 
 def _ignore_stop_signals(worker_id: int, then: Optional[Callable[[int], None]] = None) -> None:
