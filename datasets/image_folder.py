@@ -9,6 +9,7 @@ import cv2
 import numpy as np
 from torch.utils.data import DataLoader, Dataset
 
+BUNDLED_SAMPLES = Path(__file__).resolve().parent / "samples"
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 # Keeps 16-bit and grayscale as IMREAD_UNCHANGED does and drops alpha, but unlike IMREAD_UNCHANGED applies the
 # EXIF orientation, so a photo comes out upright as viewers show it. Measured on the sample photos: no slower

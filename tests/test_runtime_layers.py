@@ -168,7 +168,10 @@ def test_openvino_profiling_pass(prepared):
     assert {"EXECUTED", "NOT_RUN"} <= {counter.status for counter in profile.counters}
     snapshot, _ = openvino_layers(profile.counters, forwards=len(PASS), images=3)
     rows = by_path(snapshot)
-    assert {"model.0.conv", "model.1.conv", "model.8.m"} <= set(rows)
+    assert {"model.1.conv", "model.8.m"} <= set(rows)
+    # A module whose nodes ran several op types (OpenVINO may keep the first conv's bias add apart) has one
+    # row per type under its path.
+    assert any(path == "model.0.conv" or path.startswith("model.0.conv/") for path in rows)
     assert rows["model.1.conv"].type == "Convolution" and rows["model.1.conv"].name.startswith("brgconv")
     assert_adds_up(snapshot)
     # The normal model is back: it counts nothing, and a later forward adds nothing to the profile.

@@ -69,7 +69,9 @@ def test_fp32_output_equals_torch_eager(backend, shape, request, reference):
     assert isinstance(output, torch.Tensor) and output.dtype == torch.float32
     assert output.shape == expected.shape
     scale = float(expected.abs().max())
-    assert float((output - expected).abs().max()) <= 1e-5 * scale
+    # float32 sums in another order: 1e-4 of the largest value (box sizes of hundreds of pixels) is well
+    # under the half pixel the agreement check allows.
+    assert float((output - expected).abs().max()) <= 1e-4 * scale
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])

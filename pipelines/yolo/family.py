@@ -6,7 +6,9 @@ from pathlib import Path
 
 import torch
 
+from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
 from models import build_model, fuse_model, load_weights
+from models.calibration import calibrate_batchnorm
 from models.yolo import BUILTIN_ARCHS
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
@@ -15,6 +17,9 @@ from pipelines.yolo.stages import NonMaxSuppression, Preprocess, ScaleBoxes
 
 NAME = "yolo"
 ARCHS = BUILTIN_ARCHS
+CALIBRATION_SIZE = 256
+# seed and structure -> (calibrated state_dict, its digest), so a second copy in the same process is cheap
+_calibrated: dict[str, tuple[dict[str, torch.Tensor], str]] = {}
 
 
 def accepts(arch: str) -> bool:
@@ -38,8 +43,31 @@ def load_network(arch: str, weights: str | None, seed: int) -> LoadedNetwork:
         names = list(info.class_names or model.names)
         return LoadedNetwork(model, names, info.source, random_weights=False,
                              cache_key=f"{structure}:weights-{_digest(weights)}", fuse=fuse_model)
+    seeded = f"{structure}:random-seed-{seed}"
+    if seeded not in _calibrated:
+        calibrate_batchnorm(model, _calibration_batch(int(max(model.stride))))
+        state = {name: value.clone() for name, value in model.state_dict().items()}
+        _calibrated[seeded] = (state, _state_digest(state))
+    state, digest = _calibrated[seeded]
+    model.load_state_dict(state)
+    # The digest of the weights themselves: a change in how random weights are made never reuses an export.
     return LoadedNetwork(model, list(model.names), f"random (seed {seed})", random_weights=True,
-                         cache_key=f"{structure}:random-seed-{seed}", fuse=fuse_model)
+                         cache_key=f"{seeded}:{digest}", fuse=fuse_model)
+
+
+def _state_digest(state: dict[str, torch.Tensor]) -> str:
+    sha = hashlib.sha256()
+    for name, value in state.items():
+        sha.update(name.encode())
+        sha.update(value.detach().contiguous().numpy().tobytes())
+    return sha.hexdigest()[:16]
+
+
+def _calibration_batch(stride: int) -> torch.Tensor:
+    """The bundled sample photos, letterboxed: the same images for every run, so random weights stay a
+    function of the seed alone."""
+    preprocess = Preprocess(CALIBRATION_SIZE, rect=False, pad_value=114, stride=stride)
+    return preprocess([decode_image(path).image for path in find_images(BUNDLED_SAMPLES)]).tensor
 
 
 def example_input(preprocess) -> torch.Tensor:
