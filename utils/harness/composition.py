@@ -15,11 +15,13 @@ from typing import Callable, Optional
 
 from tqdm import tqdm
 
-from datasets.image_folder import find_images, image_loader
-from pipelines.contract import DetectionPipeline
+from datasets.image_folder import decode_image, find_images, image_loader
+from pipelines.contract import FORWARD_STAGE, DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.registry import build_runtime
+from pipelines.runtimes.torch_eager import TorchEager
 from utils.config import Config, config_to_yaml
+from utils.harness.agreement_check import compare_with_reference
 from utils.harness.interruption import RunStops, exit_status, signal_of
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
@@ -28,6 +30,7 @@ from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
 from utils.recorders.energy import EnergyRecorder, RaplStatus
 from utils.recorders.environment import describe_environment
 from utils.recorders.layer_timing import ModelTiming
+from utils.recorders.runtime_layers import RuntimeProfile, profiles_layers
 from utils.recorders.memory import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS, MemorySampler
 from utils.recorders.profiler import StepRanges, profile_pipeline
 from utils.recorders.step_timer import StepTimer
@@ -62,9 +65,13 @@ class Benchmark:
         self.paths = find_images(config.dataset.path, config.dataset.limit)
         self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
         runtime = config.runtime
-        options = {"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch" else {}
+        # The config refuses options a backend cannot take; each backend gets only its own.
+        options = ({"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch"
+                   else {"cache_dir": runtime.cache_dir})
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
                                      precision=runtime.precision, **options)
+        if runtime.backend != "torch":
+            self.console(f"Preparing {runtime.backend} (the ONNX export is cached; the first one takes a while)...")
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.runtime.prepare(self.network, self.family.example_input(config.preprocess)),
             config.preprocess, config.postprocess)
@@ -107,7 +114,7 @@ class Benchmark:
         record.steps, record.steps_origin_ns = timer.records, timer.origin_ns
         batches = -(-len(self.paths) // config.dataset.batch_size)
         plan = PassPlan(batches, bench.warmup, bench.repeats, bench.min_time_s, bench.layer_timing,
-                        bench.layer_timing_batches, bench.profiler)
+                        bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s)
         progress = tqdm(total=plan.total_batches, unit="batch", desc=config.run.id, disable=None, leave=False)
         loader = leave_stops_to_the_main_process(
             image_loader(self.paths, config.dataset.batch_size, config.dataset.workers))
@@ -131,6 +138,8 @@ class Benchmark:
                     with timer.step(RUN_STEP):
                         self._run_passes(plan, runner, record, detections, progress)
             record.status = Status.COMPLETE
+            if self._needs_reference():
+                self._check_agreement(record)
         except KeyboardInterrupt as stop:
             stop_signal = signal_of(stop)
             record.status, record.stop_reason = Status.INTERRUPTED, signal.Signals(stop_signal).name
@@ -154,7 +163,8 @@ class Benchmark:
                 runner.run(planned, detections if planned.writes_outputs else None)
                 if planned.kind is PassKind.TIMED:
                     # What min_time_s asks for is measured pipeline time, not the writing of images.
-                    plan.add_measured(sum(r.ms for r in record.steps[first_new:] if r.step == PIPELINE_STEP) / 1e3)
+                    batches = [r for r in record.steps[first_new:] if r.step == PIPELINE_STEP and r.images]
+                    plan.add_measured(sum(r.ms for r in batches) / 1e3, [r.ms / r.images for r in batches])
                     record.timed_passes += 1
                 if planned.writes_outputs:
                     # Detections go under their real name now, so an interrupted run still has them.
@@ -162,10 +172,36 @@ class Benchmark:
             progress.total = plan.total_batches
             progress.refresh()
 
+    def _needs_reference(self) -> bool:
+        runtime = self.config.runtime
+        return self.config.benchmark.agreement.enabled and (
+            runtime.backend != "torch" or runtime.precision != "fp32" or runtime.channels_last or runtime.compile)
+
+    def _check_agreement(self, record: RunRecord) -> None:
+        """Outside every timed pass: a second, fp32 copy of the network runs the first images."""
+        config, check = self.config, self.config.benchmark.agreement
+        self.console(f"Checking detections against the torch fp32 reference on the first {check.images} images...")
+        network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
+        reference_runtime = TorchEager(fuse=config.model.fuse)
+        reference = self.family.build_pipeline(
+            network, reference_runtime.prepare(network, self.family.example_input(config.preprocess)),
+            config.preprocess, config.postprocess)
+        decoded = [image.image for image in map(decode_image, self.paths[:check.images]) if image.image is not None]
+        size = config.dataset.batch_size
+        batches = [decoded[start:start + size] for start in range(0, len(decoded), size)]
+        record.agreement = compare_with_reference(self.pipeline, reference, batches, check.top_k,
+                                                  config.postprocess.conf_thres,
+                                                  reference_name="torch fp32 eager" + (" (fused)" if config.model.fuse else ""))
+        if record.agreement["verdict"] != "equal":
+            record.warnings.append(
+                f"detections are {record.agreement['verdict'].upper()} to the torch fp32 reference's "
+                f"(strict recall {record.agreement['strict']['recall']:.3f}): this configuration changes the "
+                "answers; see summary.json agreement")
+
     def _layer_pass(self, runner: PassRunner, planned: PlannedPass, record: RunRecord) -> None:
         targets = self.pipeline.layer_timing_targets()
         if targets.model is None:
-            record.warnings.append("layer timing skipped: this runtime runs no torch module that hooks can see")
+            self._runtime_layer_pass(runner, planned, record)
             return
         with warnings.catch_warnings(record=True):  # the snapshot carries them; reported once below
             warnings.simplefilter("always")
@@ -176,6 +212,19 @@ class Benchmark:
         for message in record.layer_timing.warnings:
             record.warnings.append(message)
             self.console(f"WARNING: {message}")
+
+    def _runtime_layer_pass(self, runner: PassRunner, planned: PlannedPass, record: RunRecord) -> None:
+        """A runtime outside torch times its layers with its own profiler."""
+        if not profiles_layers(self.runtime.name):
+            record.warnings.append(f"layer timing skipped: {self.runtime.name} with these settings runs no torch "
+                                   "module hooks can see and has no profiler of its own here (torch.compile)")
+            return
+        first_new = len(record.steps)
+        with RuntimeProfile(self.runtime) as profile:
+            runner.run(planned)
+        forwards = [r for r in record.steps[first_new:] if r.step == FORWARD_STAGE]
+        record.layer_timing, record.layer_timing_source = profile.timing(len(forwards),
+                                                                         sum(r.images for r in forwards))
 
     def _profiler_pass(self, runner: PassRunner, planned: PlannedPass, record: RunRecord) -> None:
         targets, ranges = self.pipeline.layer_timing_targets(), StepRanges()
