@@ -575,3 +575,28 @@ def test_a_detection_writer_whose_publishing_fails_leaves_no_temporary(tmp_path,
     with pytest.raises(OutputWriteError, match="detections.csv: Read-only file system"):
         writer.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bug_mid_run_leaves_a_failed_record_and_its_traceback(tmp_path, monkeypatch):
+    """Not a user's mistake: the exception propagates (its traceback is the report), but summary.json says
+    failed with the cause, and what the first pass wrote is kept."""
+    from pipelines.yolo.stages import NonMaxSuppression
+
+    original, calls = NonMaxSuppression.forward, {"n": 0}
+
+    def breaks_on_the_fourth_batch(self, prediction):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise RuntimeError("simulated bug in NMS")
+        return original(self, prediction)
+
+    monkeypatch.setattr(NonMaxSuppression, "forward", breaks_on_the_fourth_batch)
+    with pytest.raises(RuntimeError, match="simulated bug"):
+        main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=bug", "--set", "dataset.batch_size=2",
+                      "--set", "benchmark.repeats=2", "--set", "outputs.plots=false"])
+    run = tmp_path / "bug"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["status"] == "failed" and "simulated bug in NMS" in summary["stop_reason"]
+    assert summary["ended_utc"] is not None
+    assert len(pd.read_csv(run / "detections.csv", dtype=str).columns) == len(DETECTION_COLUMNS)
+    assert not list(run.glob(".*.tmp"))

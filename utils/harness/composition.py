@@ -106,6 +106,7 @@ class Benchmark:
         except OutputWriteError as error:
             return self._failed_before_start(record, writer, error)
         stop_signal: Optional[int] = None
+        failed_writing = False  # a stream cut by a write failure is discarded, never published half-written
         bench = config.benchmark
         energy = EnergyRecorder() if bench.energy.enabled else EnergyRecorder(
             status=RaplStatus(available=False, reason="disabled by the config (benchmark.energy.enabled: false)"))
@@ -138,18 +139,28 @@ class Benchmark:
                     with timer.step(RUN_STEP):
                         self._run_passes(plan, runner, record, detections, progress)
             record.status = Status.COMPLETE
+            record.wall_s = time.perf_counter() - started
             if self._needs_reference():
-                self._check_agreement(record)
+                with stops.ending_passes():
+                    self._check_agreement(record)
         except KeyboardInterrupt as stop:
             stop_signal = signal_of(stop)
             record.status, record.stop_reason = Status.INTERRUPTED, signal.Signals(stop_signal).name
             self.console(f"Interrupted ({record.stop_reason}): writing what was measured so far.")
         except OutputWriteError as error:
             record.status, record.stop_reason = Status.FAILED, str(error)
+            failed_writing = True
+        except Exception as error:
+            # A bug, not a user's mistake: the record says failed and keeps what was measured, then the
+            # traceback follows.
+            record.status, record.stop_reason = Status.FAILED, f"{type(error).__name__}: {error}"
+            self._finish(record, writer, detections, energy, memory, stops, stop_signal, failed_writing)
+            raise
         finally:
             progress.close()
-        record.wall_s = time.perf_counter() - started
-        return self._finish(record, writer, detections, energy, memory, stops, stop_signal)
+        if record.wall_s is None:
+            record.wall_s = time.perf_counter() - started
+        return self._finish(record, writer, detections, energy, memory, stops, stop_signal, failed_writing)
 
     def _run_passes(self, plan: PassPlan, runner: PassRunner, record: RunRecord, detections: DetectionWriter,
                     progress: tqdm) -> None:
@@ -249,12 +260,12 @@ class Benchmark:
 
     def _finish(self, record: RunRecord, writer: RunWriter, detections: Optional[DetectionWriter],
                 energy: EnergyRecorder, memory: Optional[MemorySampler], stops: RunStops,
-                stop_signal: Optional[int]) -> Outcome:
+                stop_signal: Optional[int], failed_writing: bool) -> Outcome:
         """Writes the record; a stop that arrives meanwhile is only noted (see RunStops)."""
         self._collect(record, energy, memory)
         try:
             if detections is not None:
-                if record.status == Status.FAILED:
+                if failed_writing:
                     detections.discard()
                 else:
                     detections.close()
