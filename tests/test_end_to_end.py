@@ -65,6 +65,10 @@ def test_summary_counts_and_random_weights(run):
     assert summary["pipeline_latency"]["images_per_s"] > 0
     assert "load" in summary["pipeline_latency"]["definition"]
     assert summary["energy"]["status"] in ("measured", "unavailable")
+    contention = summary["contention"]
+    assert contention["status"] == "measured" and contention["windows"] == 2  # one window per timed pass
+    assert 0 <= contention["other_processes_cpu_share"] <= 1 and contention["own_cpu_s"] > 0
+    assert summary["runtime"]["backend"] == "torch" and summary["schema_version"] == 2
     skipped = pd.read_csv(run_dir / "skipped.csv")
     assert skipped["image"].tolist() == ["broken.jpg"] and "decodable" in skipped["reason"][0]
 

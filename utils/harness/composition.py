@@ -8,7 +8,7 @@ from __future__ import annotations
 import signal
 import time
 import warnings
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -27,6 +27,7 @@ from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
+from utils.recorders.contention import ContentionRecorder, contention_verdict
 from utils.recorders.energy import EnergyRecorder, RaplStatus
 from utils.recorders.environment import describe_environment
 from utils.recorders.layer_timing import ModelTiming
@@ -112,6 +113,7 @@ class Benchmark:
             status=RaplStatus(available=False, reason="disabled by the config (benchmark.energy.enabled: false)"))
         memory = MemorySampler(interval_s=bench.memory.interval_s) if bench.memory.enabled else None
         timer = StepTimer([recorder for recorder in (energy, memory) if recorder is not None])
+        contention = ContentionRecorder()
         record.steps, record.steps_origin_ns = timer.records, timer.origin_ns
         batches = -(-len(self.paths) // config.dataset.batch_size)
         plan = PassPlan(batches, bench.warmup, bench.repeats, bench.min_time_s, bench.layer_timing,
@@ -137,7 +139,7 @@ class Benchmark:
                     if bench.energy.enabled and bench.energy.idle_s > 0:
                         energy.measure_idle(bench.energy.idle_s)
                     with timer.step(RUN_STEP):
-                        self._run_passes(plan, runner, record, detections, progress)
+                        self._run_passes(plan, runner, record, detections, progress, contention)
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
             if self._needs_reference():
@@ -160,10 +162,13 @@ class Benchmark:
             progress.close()
         if record.wall_s is None:
             record.wall_s = time.perf_counter() - started
+        record.contention = contention.summary()
+        if (verdict := contention_verdict(record.contention)) is not None:
+            record.warnings.append(verdict)
         return self._finish(record, writer, detections, energy, memory, stops, stop_signal, failed_writing)
 
     def _run_passes(self, plan: PassPlan, runner: PassRunner, record: RunRecord, detections: DetectionWriter,
-                    progress: tqdm) -> None:
+                    progress: tqdm, contention: ContentionRecorder) -> None:
         for planned in plan.passes():
             if planned.kind is PassKind.LAYERS:
                 self._layer_pass(runner, planned, record)
@@ -171,7 +176,8 @@ class Benchmark:
                 self._profiler_pass(runner, planned, record)
             else:
                 first_new = len(record.steps)
-                runner.run(planned, detections if planned.writes_outputs else None)
+                with contention if planned.kind is PassKind.TIMED else nullcontext():
+                    runner.run(planned, detections if planned.writes_outputs else None)
                 if planned.kind is PassKind.TIMED:
                     # What min_time_s asks for is measured pipeline time, not the writing of images.
                     batches = [r for r in record.steps[first_new:] if r.step == PIPELINE_STEP and r.images]

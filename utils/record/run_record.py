@@ -99,6 +99,7 @@ class RunRecord:
     memory: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
     memory_samples: Optional[Table] = None
     memory_steps: Optional[Table] = None
+    contention: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
     agreement: Optional[dict[str, Any]] = None  # against the torch fp32 reference, for any other runtime
     warnings: list[str] = field(default_factory=list)
 

@@ -56,6 +56,10 @@ def format_summary(summary: dict, run_path: Path) -> str:
         lines.append(f"  memory: baseline {_fmt(memory.get('baseline_rss_mib'), '.0f')} MiB, "
                      f"peak {_fmt(memory.get('peak_self_rss_mib'), '.0f')} MiB RSS of the process "
                      f"({_fmt(memory.get('peak_rss_mib'), '.0f')} MiB with loader workers, which share its pages)")
+    contention = summary.get("contention") or {}
+    if contention.get("status") == "measured":
+        lines.append(f"  machine: other processes used {contention['other_processes_cpu_share']:.0%} of this run's cores "
+                     f"during the timed passes (this run {contention['own_cpu_share']:.0%})")
     steps_csv = run_path / layout.STEPS_SUMMARY
     if steps_csv.exists():
         table = pd.read_csv(steps_csv)

@@ -91,6 +91,7 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         "wall_s": record.wall_s,
         "energy": record.energy,
         "memory": record.memory,
+        "contention": record.contention,
         "warnings": warnings,
     }
     if record.agreement is not None:
