@@ -283,3 +283,17 @@ def test_columns_name_every_field_of_a_row():
     with MemorySampler(interval_s=60.0) as sampler:
         pass
     assert set(sampler.rows()[0]) == set(MEMORY_COLUMNS)
+
+
+def test_without_proc_the_run_goes_on_and_the_summary_says_why():
+    def no_proc():
+        raise FileNotFoundError(2, "No such file or directory", "/proc/1/statm")
+
+    sampler = MemorySampler(interval_s=0.01, read_rss_mib=no_proc)
+    with sampler:
+        assert sampler.mark_baseline() is None
+        sampler.step_started("forward")
+        sampler.step_ended("forward")
+    summary = sampler.summary()
+    assert summary["status"] == "unavailable" and "needs Linux" in summary["reason"]
+    assert sampler.rows() == []
