@@ -12,7 +12,8 @@ from pipelines.runtimes.openvino_runtime import OpenVinoRuntime
 from pipelines.yolo.family import load_network
 from utils.record.layer_tables import layer_timer_frame, layer_types_frame
 from utils.record.layers import KIND_LAYER, MODEL_FORWARD_KINDS, TimingSnapshot
-from utils.recorders.runtime_layers import (SOURCE_ONNXRUNTIME, SOURCE_OPENVINO, NodeCounter, onnxruntime_layers,
+from pipelines.runtimes.profiles import NodeCounter
+from utils.recorders.runtime_layers import (SOURCE_ONNXRUNTIME, SOURCE_OPENVINO, onnxruntime_layers,
                                             openvino_layers, scope_of)
 
 US = 1000  # ns per microsecond

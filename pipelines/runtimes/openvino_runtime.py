@@ -15,7 +15,7 @@ import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
-from utils.recorders.runtime_layers import NodeCounter
+from pipelines.runtimes.profiles import NodeCounter
 
 DEVICE = "CPU"
 PRECISION_TYPES = {"fp32": ov.Type.f32, "bf16": ov.Type.bf16}

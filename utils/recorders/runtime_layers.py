@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Union
 
+from pipelines.runtimes.profiles import NodeCounter
 from utils.record.layers import (KIND_LAYER, KIND_MODEL, KIND_PIPELINE, KIND_UNATTRIBUTED, MODEL, PIPELINE,
                                  UNATTRIBUTED, LayerRecord, TimingSnapshot)
 
@@ -48,19 +49,6 @@ SOURCE_OPENVINO = "openvino performance counters"
 KERNEL_SUFFIX = "_kernel_time"
 EXECUTED = "EXECUTED"
 NS_PER_US = 1000
-
-
-@dataclass(frozen=True)
-class NodeCounter:
-    """One OpenVINO performance counter of one inference (`InferRequest.get_profiling_info()`)."""
-
-    inference: int  # index of the inference within the profiled pass
-    node_name: str
-    node_type: str
-    exec_type: str
-    real_time_us: float
-    cpu_time_us: float
-    status: str  # EXECUTED, NOT_RUN or OPTIMIZED_OUT
 
 
 class RuntimeTiming(NamedTuple):
