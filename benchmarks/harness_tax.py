@@ -7,7 +7,9 @@ One process, the same torch threads throughout, one fixed preprocessed batch of 
 runs each configuration for a block of forwards (about --block-s seconds), in an order rotated from round to
 round so that the machine's drift spreads over all of them; a ratio is the median over rounds of (configuration
 median / bare median of the same round). Recorders are entered, and one untimed forward run, before a block's
-timing starts: what they cost once per run is not a per-batch tax.
+timing starts: what they cost once per run is not a per-batch tax. A contention recorder watches every block:
+a round counts for a configuration only when other processes took at most 10% of our cores during both its block
+and the bare one (on a shared 2-core machine they can slow a 2-thread forward several times over).
 
 Per batch, "forward" is the forward call alone (what the harness's forward step measures) and "per batch" is
 everything the loop does for the batch: the wait for (or, with workers=0, the decoding of) the next image, the
@@ -52,6 +54,7 @@ from utils.recorders.memory import MemorySampler  # noqa: E402
 from utils.recorders.step_timer import StepTimer  # noqa: E402
 
 GOALS = {("yolov7", 640): 0.02, ("yolov7-tiny", 640): 0.03}
+QUIET_SHARE = 0.10  # the contention verdict's threshold
 WHOLE_HARNESS = "all, workers=1"
 
 
@@ -94,6 +97,17 @@ class Block:
     recorders: list = field(default_factory=list)  # context managers
     listeners: list | None = None  # None: no step timer; a list (maybe empty): the runner's steps
     batches: Iterator | None = None  # a live loader to take one batch from before every forward
+
+
+@dataclass
+class BlockResult:
+    forward_ms: list[float]
+    batch_ms: list[float]
+    neighbours_share: float | None  # other processes' (and steal's) share of our cores; None when unknown
+
+    @property
+    def quiet(self) -> bool:
+        return self.neighbours_share is None or self.neighbours_share <= QUIET_SHARE
 
 
 class Bench:
@@ -162,15 +176,18 @@ class Bench:
                 forward_ms = self._stages(timer)
         return forward_ms, (time.perf_counter_ns() - start) / 1e6
 
-    def run_block(self, make: Callable[[], Block], forwards: int) -> tuple[list[float], list[float]]:
+    def run_block(self, make: Callable[[], Block], forwards: int) -> BlockResult:
         block = make()
-        with ExitStack() as stack:
+        with ContentionRecorder() as neighbours, ExitStack() as stack:
             for recorder in block.recorders:
                 stack.enter_context(recorder)
             timer = StepTimer(block.listeners) if block.listeners is not None else None
             self.one_batch(block, timer)
             timings = [self.one_batch(block, timer) for _ in range(forwards)]
-        return [f for f, _ in timings], [b for _, b in timings]
+        contention = neighbours.summary()
+        share = (contention["other_processes_cpu_share"] + (contention["steal_share"] or 0.0)
+                 if contention["status"] == "measured" else None)
+        return BlockResult([f for f, _ in timings], [b for _, b in timings], share)
 
 
 @contextmanager
@@ -187,9 +204,23 @@ def loaders(paths: list[Path], batch: int) -> Iterator[dict[int, Iterator]]:
             shutdown_workers(loader)
 
 
-def ratio(values: dict[str, list[list[float]]], name: str, average=statistics.median) -> float:
-    """Median over rounds of this configuration's average over the bare one's in the same round."""
-    return statistics.median(average(mine) / average(bare) for mine, bare in zip(values[name], values["bare"]))
+def kept_rounds(results: dict[str, list[BlockResult]], name: str) -> tuple[list[int], bool]:
+    """The rounds where this configuration's block and the bare one were both quiet, and whether there were any
+    (if not, every round, contended as they are)."""
+    quiet = [index for index, (mine, bare) in enumerate(zip(results[name], results["bare"]))
+             if mine.quiet and bare.quiet]
+    return (quiet, True) if quiet else (list(range(len(results[name]))), False)
+
+
+def ratio(results: dict[str, list[BlockResult]], name: str, rounds: list[int], field: str,
+          average=statistics.median) -> float:
+    """Median over the rounds of this configuration's average over the bare one's in the same round."""
+    return statistics.median(average(getattr(results[name][index], field)) / average(getattr(results["bare"][index], field))
+                             for index in rounds)
+
+
+def pooled_median(results: list[BlockResult], rounds: list[int], field: str) -> float:
+    return statistics.median(itertools.chain(*(getattr(results[index], field) for index in rounds)))
 
 
 def main() -> None:
@@ -230,30 +261,33 @@ def main() -> None:
             configurations = bench.configurations()
             for _ in range(args.warmup):
                 forward()
-            estimate_s = statistics.median(bench.run_block(configurations["bare"], 3)[0]) / 1e3
+            estimate_s = statistics.median(bench.run_block(configurations["bare"], 3).forward_ms) / 1e3
             forwards = max(3, round(args.block_s / estimate_s))
-            forward_ms: dict[str, list[list[float]]] = {name: [] for name in configurations}
-            batch_ms: dict[str, list[list[float]]] = {name: [] for name in configurations}
+            results: dict[str, list[BlockResult]] = {name: [] for name in configurations}
             names = list(configurations)
             with ContentionRecorder() as machine:
                 for round_index in range(args.rounds):
                     shift = round_index % len(names)
                     for name in names[shift:] + names[:shift]:
-                        forward_times, batch_times = bench.run_block(configurations[name], forwards)
-                        forward_ms[name].append(forward_times)
-                        batch_ms[name].append(batch_times)
+                        results[name].append(bench.run_block(configurations[name], forwards))
 
     print(f"{args.arch} at {args.img_size}, batch {args.batch}, {torch.get_num_threads()} threads, {args.rounds} "
           f"rounds x {forwards} forwards per configuration (interleaved, order rotated every round)")
+    print(f"a round counts for a configuration when other processes took at most {QUIET_SHARE:.0%} of our cores "
+          f"during its block and the bare block; '*': no such round, all rounds used")
     # Periodic costs (a PSS read every few seconds) hit few forwards: the median hides them, the mean does not.
     print(f"{'configuration':<32} {'forward p50 ms':>14} {'x bare':>7} {'mean x bare':>11} {'per batch p50 ms':>17} "
-          f"{'x bare':>7}")
+          f"{'x bare':>7} {'quiet rounds':>13}")
+    whole = None
     for name in names:
-        print(f"{name:<32} {statistics.median(itertools.chain(*forward_ms[name])):>14.2f} "
-              f"{ratio(forward_ms, name):>7.3f} {ratio(forward_ms, name, statistics.fmean):>11.3f} "
-              f"{statistics.median(itertools.chain(*batch_ms[name])):>17.2f} {ratio(batch_ms, name):>7.3f}")
+        rounds, quiet = kept_rounds(results, name)
+        forward_ratio = ratio(results, name, rounds, "forward_ms")
+        whole = forward_ratio if name == WHOLE_HARNESS else whole
+        print(f"{name:<32} {pooled_median(results[name], rounds, 'forward_ms'):>14.2f} {forward_ratio:>7.3f} "
+              f"{ratio(results, name, rounds, 'forward_ms', statistics.fmean):>11.3f} "
+              f"{pooled_median(results[name], rounds, 'batch_ms'):>17.2f} {ratio(results, name, rounds, 'batch_ms'):>7.3f} "
+              f"{f'{len(rounds) if quiet else 0}/{args.rounds}' + ('' if quiet else '*'):>13}")
     goal = GOALS.get((args.arch, args.img_size))
-    whole = ratio(forward_ms, WHOLE_HARNESS)
     if goal is None:
         print(f"goal: none set for {args.arch} at {args.img_size} (whole harness forward x bare {whole:.3f})")
     else:
