@@ -52,7 +52,11 @@ def format_summary(summary: dict, run_path: Path) -> str:
     else:
         lines.append(f"  energy: {energy.get('status')} ({energy.get('reason')})")
     memory = summary["memory"]
-    if "peak_rss_mib" in memory:
+    if memory.get("peak_pss_mib") is not None:
+        lines.append(f"  memory: peak {_fmt(memory['peak_pss_mib'], '.0f')} MiB PSS of the process and its loader "
+                     f"workers (shared pages split between them); RSS of the process alone "
+                     f"{_fmt(memory.get('peak_self_rss_mib'), '.0f')} MiB, baseline {_fmt(memory.get('baseline_rss_mib'), '.0f')} MiB")
+    elif "peak_rss_mib" in memory:
         lines.append(f"  memory: baseline {_fmt(memory.get('baseline_rss_mib'), '.0f')} MiB, "
                      f"peak {_fmt(memory.get('peak_self_rss_mib'), '.0f')} MiB RSS of the process "
                      f"({_fmt(memory.get('peak_rss_mib'), '.0f')} MiB with loader workers, which share its pages)")
