@@ -38,7 +38,7 @@ class DatasetSection(_Section):
     path: str
     limit: Optional[int] = Field(None, ge=1)
     batch_size: int = Field(1, ge=1)
-    workers: int = Field(1, ge=0)
+    workers: Optional[int] = Field(None, ge=0)  # None: a worker only where a core is left beside the threads
 
 
 class ModelSection(_Section):

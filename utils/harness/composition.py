@@ -5,6 +5,7 @@ config -> dataset -> pipeline (+ runtime) -> recorders -> run record -> writers 
 """
 from __future__ import annotations
 
+import os
 import signal
 import time
 import warnings
@@ -120,7 +121,7 @@ class Benchmark:
                         bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s)
         progress = tqdm(total=plan.total_batches, unit="batch", desc=config.run.id, disable=None, leave=False)
         loader = leave_stops_to_the_main_process(
-            image_loader(self.paths, config.dataset.batch_size, config.dataset.workers))
+            image_loader(self.paths, config.dataset.batch_size, self._workers(record)))
         runner = PassRunner(self.pipeline, loader, batches, timer, record.images, on_batch=progress.update)
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None
@@ -166,6 +167,21 @@ class Benchmark:
         if (verdict := contention_verdict(record.contention)) is not None:
             record.warnings.append(verdict)
         return self._finish(record, writer, detections, energy, memory, stops, stop_signal, failed_writing)
+
+    def _workers(self, record: RunRecord) -> int:
+        """Decoding in a worker process overlaps the forward but takes a core from it: by default only where a
+        core is left beside the compute threads; a user's choice that takes one is reported."""
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        threads = int(record.identity.runtime.get("threads") or 1)
+        workers = self.config.dataset.workers
+        if workers is None:
+            return 1 if cores > threads else 0
+        if workers and workers + threads > cores:
+            record.warnings.append(
+                f"dataset.workers {workers} with {threads} compute thread(s) on {cores} core(s): decoding takes "
+                "cores from the forward while it runs, which slows it; leave dataset.workers unset to decode "
+                "between forwards instead")
+        return workers
 
     def _run_passes(self, plan: PassPlan, runner: PassRunner, record: RunRecord, detections: DetectionWriter,
                     progress: tqdm, contention: ContentionRecorder) -> None:
