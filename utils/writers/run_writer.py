@@ -5,7 +5,7 @@ the files beside it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from utils.record.layer_tables import layer_timer_frame, layer_tree_text, layer_types_frame
 from utils.record.run_record import RunRecord
@@ -18,10 +18,9 @@ from utils.writers.summary import summary_document
 
 
 class RunWriter:
-    def __init__(self, run_dir: RunDirectory, plots: bool, console: Callable[[str], None] = print):
+    def __init__(self, run_dir: RunDirectory, plots: bool):
         self.run_dir = run_dir
         self.plots = plots
-        self.console = console
 
     def write_start(self, record: RunRecord, config_yaml: str, environment: dict[str, Any]) -> None:
         self.run_dir.write_text(layout.CONFIG, config_yaml)
