@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -46,7 +46,7 @@ from pipelines.contract import FORWARD_STAGE  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes import TorchEager  # noqa: E402
 from utils.config import PostprocessSection, PreprocessSection  # noqa: E402
-from utils.harness.runner import shutdown_workers  # noqa: E402
+from utils.harness.runner import run_stages, shutdown_workers  # noqa: E402
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP  # noqa: E402
 from utils.recorders.contention import ContentionRecorder, contention_verdict  # noqa: E402
 from utils.recorders.energy import EnergyRecorder, probe_rapl  # noqa: E402
@@ -142,22 +142,18 @@ class Bench:
         }
 
     def _stages(self, timer: StepTimer) -> float:
-        """The pipeline's stages and groups in running order as the runner opens them; only the forward works."""
-        forward_ns = 0
-        with ExitStack() as groups:
-            open_group = None
-            for stage in self.stages:
-                if stage.parent != open_group:
-                    groups.close()
-                    if stage.parent is not None:
-                        groups.enter_context(timer.step(stage.parent))
-                    open_group = stage.parent
-                with timer.step(stage.name):
-                    if stage.name == FORWARD_STAGE:
-                        start = time.perf_counter_ns()
-                        self.forward()
-                        forward_ns = time.perf_counter_ns() - start
-        return forward_ns / 1e6
+        """The pipeline's stages and groups, opened by the runner's own code; only the forward works."""
+        forward_ns = []
+
+        def forward(value):
+            start = time.perf_counter_ns()
+            self.forward()
+            forward_ns.append(time.perf_counter_ns() - start)
+            return value
+
+        run_stages([replace(stage, run=forward if stage.name == FORWARD_STAGE else lambda value: value)
+                    for stage in self.stages], timer, None)
+        return forward_ns[0] / 1e6
 
     def one_batch(self, block: Block, timer: StepTimer | None) -> tuple[float, float]:
         """(forward ms, per-batch ms)."""

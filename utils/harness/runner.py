@@ -4,11 +4,11 @@ from __future__ import annotations
 import functools
 import signal
 from contextlib import ExitStack
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from torch.utils.data import DataLoader
 
-from pipelines.contract import DetectionPipeline
+from pipelines.contract import DetectionPipeline, Stage
 from utils.harness.interruption import STOP_SIGNALS
 from utils.harness.pass_plan import PlannedPass
 from utils.record.run_record import ImageCounts
@@ -47,19 +47,7 @@ class PassRunner:
             self.on_batch()
 
     def _run_stages(self, images: list) -> list:
-        """Leaf stages in order; a stage's parent group (postprocess) stays open across its children."""
-        value = images
-        with ExitStack() as groups:
-            open_group = None
-            for stage in self.stages:
-                if stage.parent != open_group:
-                    groups.close()
-                    if stage.parent is not None:
-                        groups.enter_context(self.timer.step(stage.parent))
-                    open_group = stage.parent
-                with self.timer.step(stage.name):
-                    value = stage.run(value)
-        return value
+        return run_stages(self.stages, self.timer, images)
 
     def _write(self, writer: DetectionWriter, samples: list, valid: list, detections: Optional[list]) -> None:
         try:
@@ -89,6 +77,21 @@ def leave_stops_to_the_main_process(loader: DataLoader) -> DataLoader:
     schedulers), reaches the workers too; one killed by it turns the stop into a DataLoader error."""
     loader.worker_init_fn = functools.partial(_ignore_stop_signals, then=loader.worker_init_fn)
     return loader
+
+
+def run_stages(stages: Sequence[Stage], timer: StepTimer, value: Any) -> Any:
+    """Leaf stages in order, each timed; a stage's parent group (postprocess) stays open across its children."""
+    with ExitStack() as groups:
+        open_group = None
+        for stage in stages:
+            if stage.parent != open_group:
+                groups.close()
+                if stage.parent is not None:
+                    groups.enter_context(timer.step(stage.parent))
+                open_group = stage.parent
+            with timer.step(stage.name):
+                value = stage.run(value)
+    return value
 
 
 def shutdown_workers(loader: DataLoader) -> None:
