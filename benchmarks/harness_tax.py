@@ -223,7 +223,9 @@ def main() -> None:
     parser.add_argument("--img-size", type=int, default=640)
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--block-s", type=float, default=2.0, help="seconds of forwards per configuration per round")
+    # The memory sampler reads the tree's PSS every few seconds (every 3 s for yolov7-tiny here): a block must
+    # outlast that spacing for the reads to land among the timed forwards, as they do in a run.
+    parser.add_argument("--block-s", type=float, default=4.0, help="seconds of forwards per configuration per round")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's own)")
     parser.add_argument("--images", default=str(PROJECT_ROOT / "datasets" / "samples"))
