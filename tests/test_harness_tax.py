@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-CONFIGURATIONS = ("bare", "memory_profiler sampler (old)", "memory sampler (new)", "step timer",
+CONFIGURATIONS = ("bare", "bare, again", "memory_profiler sampler (old)", "memory sampler (new)", "step timer",
                   "energy at step boundaries", "loader, workers=1", "loader, workers=0",
                   "all (old memory), workers=1", "all, workers=1", "all, workers=0")
 NUMBER = r"(\d+\.\d+)"
