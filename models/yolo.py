@@ -84,7 +84,7 @@ ACTIVATION_PATTERN = re.compile(r"^(?:nn\.)?(?P<name>[A-Za-z0-9]+)\((?P<arg>[^()
 NUMBER_PATTERN = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 # in-place where the reference runtime makes them in-place
 ACTIVATIONS: dict[str, Callable[..., nn.Module]] = {
-    "SiLU": nn.SiLU,
+    "SiLU": lambda: nn.SiLU(inplace=True),
     "ReLU": lambda: nn.ReLU(inplace=True),
     "ReLU6": lambda: nn.ReLU6(inplace=True),
     "LeakyReLU": lambda negative_slope=0.01: nn.LeakyReLU(negative_slope, inplace=True),

@@ -112,6 +112,8 @@ def test_batchnorm_defaults_and_activation_per_layer(models_by_arch):
     activations = [m.act for m in model.modules() if isinstance(m, Conv)]
     assert all(isinstance(a, nn.LeakyReLU) and a.negative_slope == 0.1 for a in activations)
     assert len({id(a) for a in activations}) == len(activations)  # shared modules would confuse layer hooks
+    yolov7_activations = [m for m in models_by_arch["yolov7"].modules() if isinstance(m, nn.SiLU)]
+    assert yolov7_activations and all(a.inplace for a in activations + yolov7_activations)
 
 
 # --- Detect decoding ----------------------------------------------------------------------------------
