@@ -26,9 +26,9 @@ DEFAULT_EXPERIMENT = "detbench"
 PARENT_TAG = "mlflow.parentRunId"  # what makes a run a child of another in MLflow's UI and searches
 ARTIFACTS_FOLDER = "mlartifacts"  # beside a sqlite database, as `mlflow server` keeps them by default
 BATCH_LIMIT = 100  # MLflow's largest number of params in one log_batch call
-# An unreachable server fails in seconds instead of the minutes of MLflow's default retries; a user's own
+# An unreachable server fails in well under a minute, not the minutes of MLflow's default retries; a user's own
 # setting of these variables wins.
-HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "20"}
+HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
 
 
 class TrackingError(Exception):
