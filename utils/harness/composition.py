@@ -94,9 +94,13 @@ class Benchmark:
         stops = RunStops(self.console)
         with stops.handled():
             outcome = self._execute(stops)
-            if (self.config.outputs.mlflow.tracking_uri and outcome.summary.get("status") == Status.COMPLETE
-                    and stops.received is None):
-                self._track(stops, outcome)
+            if self.config.outputs.mlflow.tracking_uri:
+                if outcome.summary.get("status") == Status.COMPLETE and stops.received is None:
+                    self._track(stops, outcome)
+                else:
+                    why = "a stop arrived" if stops.received else f"the run is {outcome.summary.get('status')}"
+                    self.console(f"MLflow: not logged, {why} (only complete runs are logged on their own; "
+                                 "utils.tracking.mlflow_runs.log_run_directory logs any run directory)")
         return outcome
 
     def _track(self, stops: RunStops, outcome: Outcome) -> None:

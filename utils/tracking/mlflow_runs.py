@@ -159,7 +159,8 @@ def sweep_run(tracking_uri: str, name: str, experiment: str = DEFAULT_EXPERIMENT
               params: Optional[Mapping[str, Any]] = None, tags: Optional[Mapping[str, Any]] = None) -> Iterator[str]:
     """Opens a parent run for a sweep and yields its id: log each point with
     `log_run_directory(point_dir, tracking_uri, experiment, parent_run_id=id)`. The parent ends FINISHED,
-    or KILLED / FAILED when the body is stopped or raises."""
+    or KILLED / FAILED when the body is stopped or raises. Points run with outputs.mlflow.tracking_uri unset,
+    or they would also log themselves as runs of their own."""
     try:
         client = _client(tracking_uri)
         run_id = client.create_run(_experiment_id(client, tracking_uri, experiment), run_name=name,
