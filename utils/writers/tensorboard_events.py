@@ -17,7 +17,7 @@ from typing import Any, Mapping, Optional
 
 import cv2
 
-from utils.record.run_record import RunRecord
+from utils.record.run_record import RunRecord, Table
 from utils.record.steps import PassKind
 from utils.writers import layout
 from utils.writers.atomic import OutputWriteError
@@ -93,8 +93,8 @@ def _write_events(folder: Path, run_path: Path, record: RunRecord, summary: Mapp
         for step, values in step_series(step_rows).items():
             for batch, ms in enumerate(values):
                 writer.add_scalar(f"step_ms/{step}", ms, batch)
-        _memory_scalars(writer, record)
-        _energy_scalars(writer, record)
+        memory_scalars(writer, record.memory_samples)
+        energy_scalars(writer, record.energy_table)
         _images(writer, run_path / layout.IMAGES_DIR)
         writer.add_text("summary", summary_markdown(summary))
         metrics = {f"{HEADLINE_TAG}{name}": value for name, value in figures.items()}
@@ -104,23 +104,23 @@ def _write_events(folder: Path, run_path: Path, record: RunRecord, summary: Mapp
             writer.add_scalar(tag, value, 0)
 
 
-def _memory_scalars(writer, record: RunRecord) -> None:
+def memory_scalars(writer, samples: Optional[Table]) -> None:
     """RSS (and PSS where it was read) against milliseconds since the run started."""
-    if record.memory_samples is None:
+    if samples is None:
         return
-    for row in record.memory_samples.rows:
+    for row in samples.rows:
         at_ms = round(row["t_s"] * 1000)
         for column in ("rss_mib", "self_rss_mib", "pss_mib"):
             if row.get(column) is not None:
                 writer.add_scalar(f"memory/{column}", row[column], at_ms)
 
 
-def _energy_scalars(writer, record: RunRecord) -> None:
+def energy_scalars(writer, table: Optional[Table]) -> None:
     """Joules per step and RAPL domain, as energy.csv lists them (only when energy was measured)."""
-    if record.energy_table is None:
+    if table is None:
         return
-    for row in record.energy_table.rows:
-        for column in record.energy_table.columns:
+    for row in table.rows:
+        for column in table.columns:
             value: Optional[float] = row.get(column)
             if column.endswith("_j") and value is not None:
                 writer.add_scalar(f"energy_j/{row['tag']}/{column.removesuffix('_j')}", value, 0)
