@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -149,9 +150,41 @@ class BenchmarkSection(_Section):
     agreement: AgreementSection = AgreementSection()
 
 
+# Where MLflow can track to: a database or a tracking server. Its folder store (a path or file://) is refused by
+# MLflow 3 unless MLFLOW_ALLOW_FILE_STORE is set, so it is not offered.
+MLFLOW_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "http", "https")
+
+
+class MlflowSection(_Section):
+    tracking_uri: Optional[str] = None  # None: runs are not logged to MLflow
+    experiment: str = Field("detbench", min_length=1)
+
+    @field_validator("tracking_uri")
+    @classmethod
+    def _trackable(cls, value: Optional[str]) -> Optional[str]:
+        if value is None:
+            return value
+        if not value.strip():
+            raise ValueError("is empty; set a store such as sqlite:///outputs/mlflow.db, or remove the key")
+        scheme = value.partition("://")[0].lower() if "://" in value else "file"
+        if scheme.split("+")[0] not in MLFLOW_SCHEMES:
+            kind = "a folder selects MLflow's file store, which MLflow 3 refuses" if scheme == "file" else \
+                f"scheme {scheme!r} is not a store MLflow tracks to"
+            raise ValueError(f"{kind}; use sqlite:///outputs/mlflow.db (a database file), http://HOST:5000 (an "
+                             "`mlflow server`) or a database URI (postgresql://, mysql://)")
+        if scheme == "sqlite" and not value.partition("://")[2].lstrip("/"):
+            raise ValueError("a sqlite URI needs a database file: sqlite:///relative/path.db or sqlite:////absolute/path.db")
+        if importlib.util.find_spec("mlflow") is None:
+            raise ValueError("MLflow is not installed in this environment: pip install mlflow (or pip install -e "
+                             "\".[mlflow]\"), or remove outputs.mlflow.tracking_uri")
+        return value
+
+
 class OutputsSection(_Section):
     save_images: bool = True
     plots: bool = True
+    tensorboard: bool = False  # event files under <run dir>/tensorboard/
+    mlflow: MlflowSection = MlflowSection()
 
 
 class Config(_Section):

@@ -36,6 +36,7 @@ from utils.recorders.runtime_layers import RuntimeProfile, profiles_layers
 from utils.recorders.memory import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS, MemorySampler
 from utils.recorders.profiler import StepRanges, profile_pipeline
 from utils.recorders.step_timer import StepTimer
+from utils.tracking.mlflow_runs import TrackingError, log_run_directory
 from utils.writers.atomic import OutputWriteError
 from utils.writers.console import format_summary, layer_overview
 from utils.writers.detections import DetectionWriter
@@ -92,13 +93,42 @@ class Benchmark:
         """Runs the passes and writes the run record: Ctrl-C and SIGTERM end the passes, never the writing."""
         stops = RunStops(self.console)
         with stops.handled():
-            return self._execute(stops)
+            outcome = self._execute(stops)
+            if self.config.outputs.mlflow.tracking_uri:
+                if outcome.summary.get("status") == Status.COMPLETE and stops.received is None:
+                    self._track(stops, outcome)
+                else:
+                    why = "a stop arrived" if stops.received else f"the run is {outcome.summary.get('status')}"
+                    self.console(f"MLflow: not logged, {why} (only complete runs are logged on their own; "
+                                 "utils.tracking.mlflow_runs.log_run_directory logs any run directory)")
+        return outcome
+
+    def _track(self, stops: RunStops, outcome: Outcome) -> None:
+        """Logs the complete run directory to MLflow. The directory is the result: a store that cannot be
+        reached leaves it as it is and the exit status at 0, with the command that logs it later."""
+        settings = self.config.outputs.mlflow
+        self.console(f"Logging the run to MLflow at {settings.tracking_uri} (experiment {settings.experiment})...")
+        try:
+            with stops.ending_passes():
+                run_id = log_run_directory(self.run_dir.path, settings.tracking_uri, settings.experiment)
+        except TrackingError as error:
+            self.console(f"WARNING: MLflow logging failed: {error}. The run directory is complete; log it later "
+                         f"with: python -c \"from utils.tracking.mlflow_runs import log_run_directory; "
+                         f"log_run_directory('{self.run_dir.path}', '{settings.tracking_uri}', "
+                         f"'{settings.experiment}')\"")
+            return
+        except KeyboardInterrupt as stop:
+            self.console(f"MLflow logging stopped ({signal.Signals(signal_of(stop)).name}); the run directory is "
+                         "complete, the MLflow run may be left unfinished")
+            outcome.exit_status = exit_status(signal_of(stop))
+            return
+        self.console(f"MLflow: logged as run {run_id} in experiment {settings.experiment}")
 
     def _execute(self, stops: RunStops) -> Outcome:
         config = self.config
         record = RunRecord(self.identity())
         record.images.found = len(self.paths)
-        writer = RunWriter(self.run_dir, config.outputs.plots)
+        writer = RunWriter(self.run_dir, config.outputs.plots, config.outputs.tensorboard)
         if record.identity.random_weights:
             self.console(f"WARNING: no model.weights given: {config.model.arch} runs on {record.identity.weights} "
                          "weights; its boxes are not real detections.")

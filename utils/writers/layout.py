@@ -26,3 +26,7 @@ MEMORY_PLOT = f"{PLOTS_DIR}/memory_timeline.png"
 ENERGY_PLOT = f"{PLOTS_DIR}/energy.png"
 
 LAYER_FILES = (LAYER_TIMER, LAYER_TYPES, LAYER_TREE)
+
+# TensorBoard: event files, and the profiled batch's trace under the name the profiler plugin looks for.
+TENSORBOARD_DIR = "tensorboard"
+TENSORBOARD_TRACE = f"{TENSORBOARD_DIR}/profiled_batch.pt.trace.json"

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
+
 from utils.record.layer_tables import layer_timer_frame, layer_tree_text, layer_types_frame
 from utils.record.run_record import RunRecord
 from utils.record.step_statistics import STEP_SUMMARY_COLUMNS, summarize_steps
@@ -14,16 +16,21 @@ from utils.record.steps import STEP_TIMER_COLUMNS, step_rows
 from utils.writers import layout
 from utils.writers.plots import write_all_plots
 from utils.writers.run_directory import RunDirectory
+from utils.writers.run_figures import flatten, headline_figures, per_image_p90_ms
 from utils.writers.summary import summary_document
+from utils.writers.tensorboard_events import write_tensorboard
 
 
 class RunWriter:
-    def __init__(self, run_dir: RunDirectory, plots: bool):
+    def __init__(self, run_dir: RunDirectory, plots: bool, tensorboard: bool = False):
         self.run_dir = run_dir
         self.plots = plots
+        self.tensorboard = tensorboard
+        self.config: dict[str, Any] = {}
 
     def write_start(self, record: RunRecord, config_yaml: str, environment: dict[str, Any]) -> None:
         self.run_dir.write_text(layout.CONFIG, config_yaml)
+        self.config = yaml.safe_load(config_yaml) or {}
         self.run_dir.write_json(layout.ENV, environment)
         self.write_summary(record)
 
@@ -35,9 +42,10 @@ class RunWriter:
         return document
 
     def write_record(self, record: RunRecord) -> dict[str, Any]:
-        """Every table of the record, then the plots drawn from them, then summary.json."""
+        """Every table of the record, then the plots and TensorBoard events drawn from them, then summary.json."""
         run_dir, identity = self.run_dir, record.identity
-        run_dir.write_csv(layout.STEPS_TIMER, step_rows(record.steps, record.steps_origin_ns), STEP_TIMER_COLUMNS)
+        rows = step_rows(record.steps, record.steps_origin_ns)
+        run_dir.write_csv(layout.STEPS_TIMER, rows, STEP_TIMER_COLUMNS)
         step_summary = summarize_steps(record.steps, identity.step_order)
         run_dir.write_csv(layout.STEPS_SUMMARY, step_summary, STEP_SUMMARY_COLUMNS)
         if record.layer_timing is not None:
@@ -59,4 +67,9 @@ class RunWriter:
             written = write_all_plots(run_dir.path, order=identity.step_order,
                                       note=identity.random_weights_note)
             extra["plots"] = [path.name for path in written]
+        if self.tensorboard:
+            extra["tensorboard"] = layout.TENSORBOARD_DIR
+            document = summary_document(record, step_summary) | extra
+            write_tensorboard(run_dir.path, record, document, rows, flatten(self.config),
+                              headline_figures(document, per_image_p90_ms(rows)))
         return self.write_summary(record, step_summary, extra)

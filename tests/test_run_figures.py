@@ -1,0 +1,100 @@
+"""The pure parts of TensorBoard and MLflow output: flattening, headline figures, hparam values, URIs."""
+import numpy as np
+import pytest
+
+from utils.config import ConfigError, load_config
+from utils.tracking.mlflow_runs import artifact_location, param_text
+from utils.writers.run_figures import flatten, headline_figures, per_image_p90_ms, weights_kind
+from utils.writers.tensorboard_events import downscaled, hparam_values, step_series
+
+CONFIG = "configs/samples_tiny.yaml"
+
+
+def test_flatten_dots_nested_keys_and_keeps_lists_as_json():
+    assert flatten({"a": {"b": 1, "c": {"d": None}}, "e": [0, 2], "f": "x"}) == {
+        "a.b": 1, "a.c.d": None, "e": "[0, 2]", "f": "x"}
+
+
+def test_per_image_p90_uses_timed_batches_with_images_only():
+    rows = [{"step": "pipeline", "pass_kind": "timed", "images": 2, "ms": 20.0},  # 10 ms per image
+            {"step": "pipeline", "pass_kind": "timed", "images": "1", "ms": "30"},  # text as csv gives it: 30
+            {"step": "pipeline", "pass_kind": "warmup", "images": 1, "ms": 999.0},
+            {"step": "pipeline", "pass_kind": "timed", "images": 0, "ms": 5.0},
+            {"step": "forward", "pass_kind": "timed", "images": 1, "ms": 500.0}]
+    # numpy's linear interpolation between 10 and 30 at 0.9: 10 + 0.9 * 20 = 28
+    assert per_image_p90_ms(rows) == pytest.approx(28.0)
+    assert per_image_p90_ms([]) is None
+
+
+def test_headline_figures_leave_out_what_was_not_measured():
+    summary = {"pipeline_latency": {"images_per_s": 4.0, "p50_ms_per_image": 250.0, "ms_per_image": None},
+               "forward": {"p50_ms_per_image": 200}, "memory": {"status": "unavailable"},
+               "energy": {"status": "unavailable", "joules_per_image": {"package": 1.0}}, "images_timed": 8,
+               "random_weights": True}
+    assert headline_figures(summary, None) == {"images_per_s": 4.0, "p50_ms_per_image": 250.0,
+                                               "forward_p50_ms_per_image": 200.0, "images_timed": 8.0}
+    measured = dict(summary, energy={"status": "measured", "joules_per_image": {"package": 1.5},
+                                     "average_watts": {"package": 6.0}},
+                    agreement={"verdict": "equal", "strict": {"recall": 1.0, "precision": 0.99},
+                               "raw_output": {"max_abs": 0.01}})
+    figures = headline_figures(measured, 300.0)
+    assert figures["joules_per_image_package"] == 1.5 and figures["average_watts_package"] == 6.0
+    assert figures["agreement_strict_precision"] == 0.99 and figures["p90_ms_per_image"] == 300.0
+    assert weights_kind(summary) == "random" and weights_kind({"random_weights": False}) == "checkpoint"
+
+
+def test_hparam_values_and_params_spell_null_and_booleans_as_the_yaml_does():
+    assert hparam_values({"a": None, "b": True, "c": 3, "d": "x"}) == {"a": "null", "b": "true", "c": 3, "d": "x"}
+    assert [param_text(v) for v in (None, False, 4, 0.5, "yolov7")] == ["null", "false", "4", "0.5", "yolov7"]
+
+
+def test_step_series_takes_timed_batches_in_running_order():
+    rows = [{"step": "forward", "pass_kind": "warmup", "ms": 9.0}, {"step": "forward", "pass_kind": "timed", "ms": 2.0},
+            {"step": "load", "pass_kind": "timed", "ms": 1.0}, {"step": "forward", "pass_kind": "timed", "ms": 3.0}]
+    assert step_series(rows) == {"forward": [2.0, 3.0], "load": [1.0]}
+
+
+def test_downscaled_keeps_the_aspect_and_never_enlarges():
+    assert downscaled(np.zeros((600, 960, 3), np.uint8), 480).shape == (300, 480, 3)
+    assert downscaled(np.zeros((100, 50, 3), np.uint8), 480).shape == (100, 50, 3)
+
+
+def test_sqlite_artifacts_go_beside_the_database(tmp_path):
+    assert artifact_location(f"sqlite:///{tmp_path}/db/mlflow.db") == (tmp_path / "db" / "mlartifacts").as_uri()
+    assert artifact_location("http://server:5000") is None
+
+
+@pytest.mark.parametrize("uri, says", [
+    ("ftp://host/x", "scheme 'ftp' is not a store"),
+    ("outputs/mlruns", "file store, which MLflow 3 refuses"),
+    ("sqlite://", "needs a database file"),
+])
+def test_tracking_uri_is_checked_when_the_config_loads(uri, says):
+    with pytest.raises(ConfigError, match="outputs.mlflow.tracking_uri") as error:
+        load_config(CONFIG, [f"outputs.mlflow.tracking_uri={uri}"])
+    assert says in str(error.value)
+    assert load_config(CONFIG, ["outputs.mlflow.tracking_uri=http://server:5000"]).outputs.mlflow.experiment == "detbench"
+
+
+def test_energy_and_memory_scalars_read_back(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from torch.utils.tensorboard import SummaryWriter
+
+    from utils.record.run_record import Table
+    from utils.writers.tensorboard_events import energy_scalars, memory_scalars
+
+    energy = Table([{"tag": "forward", "count": 2, "duration_s": 1.0, "package-0_j": 12.5, "dram-0_j": None}],
+                   ("tag", "count", "duration_s", "package-0_j", "dram-0_j"))
+    memory = Table([{"t_s": 0.0, "rss_mib": 100.0, "self_rss_mib": 90.0, "pss_mib": None},
+                    {"t_s": 0.0504, "rss_mib": 120.0, "self_rss_mib": 95.0, "pss_mib": 80.0}],
+                   ("t_s", "rss_mib", "self_rss_mib", "pss_mib"))
+    with SummaryWriter(log_dir=str(tmp_path)) as writer:
+        energy_scalars(writer, energy)
+        memory_scalars(writer, memory)
+        energy_scalars(writer, None)
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    assert [(s.step, s.value) for s in events.Scalars("energy_j/forward/package-0")] == [(0, 12.5)]
+    assert "energy_j/forward/dram-0" not in events.Tags()["scalars"]  # not measured: absent, not 0
+    assert [(s.step, s.value) for s in events.Scalars("memory/rss_mib")] == [(0, 100.0), (50, 120.0)]
+    assert [(s.step, s.value) for s in events.Scalars("memory/pss_mib")] == [(50, 80.0)]

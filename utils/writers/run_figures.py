@@ -1,0 +1,76 @@
+"""What a run is compared by in TensorBoard and MLflow: its config flattened to dotted keys and the headline
+figures of its summary, as plain dicts of scalars. Pure functions of summary.json, config.yaml and
+steps_timer.csv contents, so a finished run directory gives the same figures as the run that wrote it.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Mapping, Optional, Union
+
+from utils.record.statistics import describe
+from utils.record.steps import PIPELINE_STEP, PassKind
+
+Scalar = Union[str, int, float, bool, None]
+
+
+def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Scalar]:
+    """{"a": {"b": 1}, "c": [1, 2]} -> {"a.b": 1, "c": "[1, 2]"}: nested keys dotted, lists as JSON text."""
+    flat: dict[str, Scalar] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{name}."))
+        elif isinstance(value, (list, tuple)):
+            flat[name] = json.dumps(list(value))
+        else:
+            flat[name] = value
+    return flat
+
+
+def per_image_p90_ms(step_rows: Iterable[Mapping[str, Any]]) -> Optional[float]:
+    """p90 of the pipeline's ms per image over the timed batches that held images. Rows as in steps_timer.csv,
+    with native or text values (read back by csv)."""
+    per_image = [float(row["ms"]) / int(row["images"]) for row in step_rows
+                 if row["step"] == PIPELINE_STEP and str(row["pass_kind"]) == PassKind.TIMED.value
+                 and int(row["images"]) > 0]
+    return describe(per_image)["p90"]
+
+
+def weights_kind(summary: Mapping[str, Any]) -> str:
+    return "random" if summary.get("random_weights") else "checkpoint"
+
+
+def headline_figures(summary: Mapping[str, Any], p90_ms_per_image: Optional[float]) -> dict[str, float]:
+    """The numbers a reader compares runs by; a figure the run did not measure is absent, never zero."""
+    latency, forward = summary.get("pipeline_latency") or {}, summary.get("forward") or {}
+    memory, energy = summary.get("memory") or {}, summary.get("energy") or {}
+    layers, agreement = summary.get("layer_timing") or {}, summary.get("agreement") or {}
+    contention = summary.get("contention") or {}
+    figures = {
+        "images_per_s": latency.get("images_per_s"),
+        "ms_per_image": latency.get("ms_per_image"),
+        "p50_ms_per_image": latency.get("p50_ms_per_image"),
+        "p90_ms_per_image": p90_ms_per_image,
+        "forward_p50_ms_per_image": forward.get("p50_ms_per_image"),
+        "forward_p50_ms_per_batch": forward.get("p50_ms_per_batch"),
+        "peak_pss_mib": memory.get("peak_pss_mib"),
+        "peak_rss_mib": memory.get("peak_rss_mib"),
+        "peak_self_rss_mib": memory.get("peak_self_rss_mib"),
+        "gflops_per_image": layers.get("gflops_per_image"),
+        "hook_overhead_ratio": layers.get("hook_overhead_ratio"),
+        "other_processes_cpu_share": contention.get("other_processes_cpu_share"),
+        "images_timed": summary.get("images_timed"),
+        "wall_s": summary.get("wall_s"),
+    }
+    if energy.get("status") == "measured":
+        for domain, joules in (energy.get("joules_per_image") or {}).items():
+            figures[f"joules_per_image_{domain}"] = joules
+        for domain, watts in (energy.get("average_watts") or {}).items():
+            figures[f"average_watts_{domain}"] = watts
+    if agreement:
+        strict = agreement.get("strict") or {}
+        figures["agreement_strict_recall"] = strict.get("recall")
+        figures["agreement_strict_precision"] = strict.get("precision")
+        figures["agreement_raw_max_abs"] = (agreement.get("raw_output") or {}).get("max_abs")
+    return {name: float(value) for name, value in figures.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool)}
