@@ -15,7 +15,7 @@ import torch
 import torchvision
 from torch import nn
 
-from utils.record.layer_profile import Allocation, Span, attribute
+from utils.record.layer_profile import Allocation, LayerProfile, PathMemory, PathOp, Span, attribute
 from utils.record.layer_tables import (LAYER_MEMORY_COLUMNS, LAYER_OPS_COLUMNS, LAYER_TIMER_COLUMNS, layer_ops_frame,
                                        layer_timer_frame, layer_tree_text, top_self_frame)
 from utils.recorders.layer_timing import ModelTiming
@@ -88,6 +88,44 @@ def test_output_bytes_walks_containers_once():
     assert output_nbytes(tensor) == 24
     assert output_nbytes((tensor, [tensor, {"boxes": torch.zeros(5, dtype=torch.uint8)}])) == 24 + 5
     assert output_nbytes(image_list) == 32 and output_nbytes(None) == 0
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU())
+        self.head = nn.Conv2d(4, 2, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.head(self.backbone(x)))
+
+
+class Halve:
+    def __call__(self, y: torch.Tensor) -> torch.Tensor:
+        return y / 2
+
+
+def test_join_gives_the_model_root_share_to_unattributed_and_sums_groups():
+    model, post = Net().eval(), Halve()
+    with ModelTiming(model, post_transforms=[post]) as timing:
+        post(model(torch.zeros(1, 3, 8, 8)))
+    memory = (PathMemory("Model", 1, 10, 110, -5, 45, 64.0), PathMemory("backbone", 1, 0, 60, 0, 30, 128.0),
+              PathMemory("backbone.0", 1, 60, 60, 30, 30, 128.0), PathMemory("head", 1, 40, 40, 20, 20, 64.0),
+              PathMemory("Postprocessing/Halve", 1, 8, 8, 8, 8, 64.0))
+    ops = (PathOp("Model", "aten::sigmoid", 1, 2_000_000, 2_000_000, "[[1, 2, 8, 8]]"),
+           PathOp("head", "aten::conv2d", 1, 500_000, 3_000_000, "[[1, 4, 8, 8]]"))
+    frame = layer_timer_frame(timing.snapshot(), profile=LayerProfile(memory, ops)).set_index("path")
+    assert frame.loc["Model", ["alloc_self_bytes", "alloc_total_bytes", "net_self_bytes"]].tolist() == [0, 110, 0]
+    unattributed = frame.loc["Model/unattributed"]
+    assert (unattributed["alloc_self_bytes"], unattributed["alloc_total_bytes"], unattributed["net_total_bytes"]) == (
+        10, 10, -5)
+    assert frame.loc["backbone.1", LAYER_MEMORY_COLUMNS].isna().all()  # not reached by the profiled batch
+    assert frame.loc["Postprocessing", "alloc_total_bytes"] == 8
+    assert frame.loc["Pipeline", ["alloc_total_bytes", "net_total_bytes", "alloc_self_bytes"]].tolist() == [118, 53, 0]
+    assert frame.loc["backbone", "output_bytes"] == 128
+    ops_frame = layer_ops_frame(LayerProfile(memory, ops))
+    assert ops_frame["path"].tolist() == ["Model/unattributed", "head"]
+    assert ops_frame["self_cpu_ms"].tolist() == [2.0, 0.5] and ops_frame["total_cpu_ms"].tolist() == [2.0, 3.0]
 
 
 def check_memory_columns(timer: pd.DataFrame) -> None:

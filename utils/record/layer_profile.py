@@ -92,7 +92,7 @@ def _nest(spans: Sequence[Span]) -> list[_Interval]:
     stack: list[_Interval] = []
     for span in sorted(spans, key=lambda s: (s.start_ns, -s.end_ns)):
         while stack and span.end_ns > stack[-1].span.end_ns:
-            stack.pop()  # ended before this span does: a sibling (or, if they overlap, treated as one)
+            stack.pop()  # it ends before this span does, so it does not contain it
         parent = stack[-1] if stack else None
         owner = parent if parent is None or parent.span.is_range else parent.owner
         interval = _Interval(span, owner)

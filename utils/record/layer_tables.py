@@ -17,9 +17,8 @@ import pandas as pd
 
 from utils.record.flops import achieved_gflops_per_s
 from utils.record.layer_profile import LayerProfile
-from utils.record.layers import (KIND_GROUP, KIND_MODEL, KIND_PIPELINE, KIND_UNATTRIBUTED, MODEL,
-                                 MODEL_FORWARD_KINDS, NS_PER_MS, SOURCE_TORCH_HOOKS, SUM_KINDS, UNATTRIBUTED, LayerRecord,
-                                 TimingSnapshot)
+from utils.record.layers import (KIND_GROUP, KIND_PIPELINE, KIND_UNATTRIBUTED, MODEL, MODEL_FORWARD_KINDS, NS_PER_MS,
+                                 SOURCE_TORCH_HOOKS, SUM_KINDS, UNATTRIBUTED, LayerRecord, TimingSnapshot)
 
 LAYER_TIMER_COLUMNS = [
     "path", "name", "type", "depth", "parent", "calls", "total_ms", "mean_total_ms", "self_ms", "mean_self_ms",
@@ -82,6 +81,8 @@ def layer_memory(snapshot: TimingSnapshot, profile: LayerProfile | None) -> dict
     if profile is None:
         return {}
     measured = profile.memory_by_path()
+    # A row with an unattributed child (the model root) hands its own share to that child, as its time does.
+    handed_on = {record.parent for record in snapshot.records if record.kind == KIND_UNATTRIBUTED}
     rows: dict[str, dict[str, Any]] = {}
     for record in snapshot.records:
         if record.kind == KIND_UNATTRIBUTED:
@@ -93,7 +94,7 @@ def layer_memory(snapshot: TimingSnapshot, profile: LayerProfile | None) -> dict
                     net_total_bytes=source.net_self_bytes, output_bytes=None)
         elif record.path in measured:
             source = measured[record.path]
-            own = record.kind != KIND_MODEL
+            own = record.path not in handed_on
             rows[record.path] = dict(
                 profiled_calls=source.calls, alloc_self_bytes=source.alloc_self_bytes if own else 0,
                 alloc_total_bytes=source.alloc_total_bytes, net_self_bytes=source.net_self_bytes if own else 0,
