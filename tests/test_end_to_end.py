@@ -48,7 +48,7 @@ def test_run_completes_and_writes_every_file(run):
     assert code == 0
     for name in ("config.yaml", "env.json", "summary.json", "detections.csv", "skipped.csv", "steps_timer.csv",
                  "steps_summary.csv", "layer_timer.csv", "layer_types.csv", "layer_tree.txt", "trace.json",
-                 "profiler_ops.csv", "memory.csv"):
+                 "profiler_ops.csv", "layer_ops.csv", "memory.csv"):
         assert (run_dir / name).stat().st_size > 0, name
     env = json.loads((run_dir / "env.json").read_text())
     assert env["torch"].startswith("2.") and env["torch_threads"] >= 1 and "torch_build_config" in env
@@ -279,3 +279,16 @@ def test_instrumented_passes_sit_between_clean_passes(run):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["layer_timing"]["hook_overhead_ratio"] > 0
     assert summary["profiler"]["forward_overhead_ratio"] > 0
+
+
+def test_layer_memory_of_the_profiled_batch(run):
+    _, run_dir = run
+    timer = pd.read_csv(run_dir / "layer_timer.csv").set_index("path")
+    steps = pd.read_csv(run_dir / "steps_timer.csv")
+    images = steps.query("pass_kind == 'profiler' and step == 'forward'")["images"].sum()
+    # At 160 the first conv outputs 32 channels at 80 x 80 in float32, per image of the profiled batch.
+    assert timer.loc["model.0.conv", "output_bytes"] == images * 32 * 80 * 80 * 4
+    assert (timer["alloc_total_bytes"].dropna() >= timer["alloc_self_bytes"].dropna()).all()
+    ops = pd.read_csv(run_dir / "layer_ops.csv")
+    assert "aten::conv2d" in set(ops[ops["path"] == "model.0.conv"]["op"])
+    assert json.loads((run_dir / "summary.json").read_text())["profiler"]["layer_ops_csv"] == "layer_ops.csv"

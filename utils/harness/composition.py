@@ -332,7 +332,8 @@ class Benchmark:
             self._write_failed_summary(writer, record)
             raise
         if record.status == Status.COMPLETE and record.layer_timing is not None:
-            self.console(layer_overview(record.layer_timing))
+            self.console(layer_overview(record.layer_timing,
+                                        record.profile.layers if record.profile is not None else None))
         report = format_summary(summary, self.run_dir.path)
         if record.status == Status.FAILED:
             return Outcome(summary, EXIT_FAILED, report)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Optional
 
+from utils.record.layer_profile import LayerProfile
 from utils.record.layers import SOURCE_TORCH_HOOKS, TimingSnapshot
 from utils.record.steps import StepRecord
 
@@ -70,6 +71,7 @@ class ProfileResult:
     trace_json: str  # Chrome trace format, as torch.profiler exports it
     ops: Table  # operator table by self time
     wall_ms: float
+    layers: Optional[LayerProfile] = None  # memory and operators per call path; None without torch hooks
 
 
 @dataclass

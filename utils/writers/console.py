@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from utils.record.layer_profile import LayerProfile
 from utils.record.layer_tables import layer_tree_text, top_self_table
 from utils.record.layers import TimingSnapshot
 from utils.writers import layout
@@ -17,9 +18,11 @@ def _fmt(value, spec: str = ".1f", missing: str = "n/a") -> str:
     return missing if value is None else format(value, spec)
 
 
-def layer_overview(snapshot: TimingSnapshot) -> str:
-    return ("Pipeline tree, instrumented pass (every module: layer_tree.txt):\n" + layer_tree_text(snapshot, max_depth=1)
-            + "Top 20 layers by self time (instrumented pass):\n" + top_self_table(snapshot, top=20))
+def layer_overview(snapshot: TimingSnapshot, profile: LayerProfile | None = None) -> str:
+    """With a profiled batch, its memory columns stand beside the instrumented pass's times."""
+    return ("Pipeline tree, instrumented pass (every module: layer_tree.txt):\n"
+            + layer_tree_text(snapshot, max_depth=1, profile=profile)
+            + "Top 20 layers by self time (instrumented pass):\n" + top_self_table(snapshot, top=20, profile=profile))
 
 
 def headline(summary: dict) -> str:

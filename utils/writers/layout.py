@@ -30,3 +30,6 @@ LAYER_FILES = (LAYER_TIMER, LAYER_TYPES, LAYER_TREE)
 # TensorBoard: event files, and the profiled batch's trace under the name the profiler plugin looks for.
 TENSORBOARD_DIR = "tensorboard"
 TENSORBOARD_TRACE = f"{TENSORBOARD_DIR}/profiled_batch.pt.trace.json"
+
+# The operators each call path ran in the profiled batch.
+LAYER_OPS = "layer_ops.csv"

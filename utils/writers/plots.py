@@ -87,6 +87,16 @@ def plot_layer_types(df: pd.DataFrame, path: Path | str, *, note: str | None = N
     return _save(figure, path, note)
 
 
+def _top_layer_label(row: pd.Series) -> str:
+    """ms per call, and from the profiled batch (when it ran) the MiB the layer allocated itself and its output."""
+    parts = [f"{row['mean_self_ms']:.2f} ms/call"] if pd.notna(row["mean_self_ms"]) else []
+    if pd.notna(row.get("alloc_self_bytes")):
+        parts.append(f"alloc {row['alloc_self_bytes'] / 2 ** 20:.2f} MiB")
+    if pd.notna(row.get("output_bytes")):
+        parts.append(f"out {row['output_bytes'] / 2 ** 20:.2f} MiB")
+    return ", ".join(parts)
+
+
 def plot_top_layers(df: pd.DataFrame, path: Path | str, *, top: int = 20, note: str | None = None) -> Path:
     """The `top` layers (call paths) by self time, coloured by layer type."""
     data = df.sort_values("self_ms", ascending=False).head(top).iloc[::-1]
@@ -94,7 +104,7 @@ def plot_top_layers(df: pd.DataFrame, path: Path | str, *, top: int = 20, note: 
     figure, axes = _bar_figure(len(data))
     bars = axes.barh([shorten(p) for p in data["path"]], data["self_ms"], color=[colors[t] for t in data["type"]])
     if "mean_self_ms" in data.columns:
-        _label_bars(axes, bars, [f"{ms:.2f} ms/call" if pd.notna(ms) else "" for ms in data["mean_self_ms"]])
+        _label_bars(axes, bars, [_top_layer_label(row) for _, row in data.iterrows()])
     axes.legend(handles=[Patch(color=c, label=k) for k, c in colors.items()], title="layer type",
                 loc="lower right", fontsize=8)
     axes.set_xlabel("self time, total over the instrumented pass (ms)")

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from utils.record.layer_tables import layer_timer_frame, layer_tree_text, layer_types_frame
+from utils.record.layer_tables import layer_ops_frame, layer_timer_frame, layer_tree_text, layer_types_frame
 from utils.record.run_record import RunRecord
 from utils.record.step_statistics import STEP_SUMMARY_COLUMNS, summarize_steps
 from utils.record.steps import STEP_TIMER_COLUMNS, step_rows
@@ -48,14 +48,17 @@ class RunWriter:
         run_dir.write_csv(layout.STEPS_TIMER, rows, STEP_TIMER_COLUMNS)
         step_summary = summarize_steps(record.steps, identity.step_order)
         run_dir.write_csv(layout.STEPS_SUMMARY, step_summary, STEP_SUMMARY_COLUMNS)
+        profiled_layers = record.profile.layers if record.profile is not None else None
         if record.layer_timing is not None:
-            run_dir.write_text(layout.LAYER_TIMER, layer_timer_frame(record.layer_timing,
-                                                                      record.layer_timing_source).to_csv(index=False))
+            run_dir.write_text(layout.LAYER_TIMER, layer_timer_frame(record.layer_timing, record.layer_timing_source,
+                                                                      profiled_layers).to_csv(index=False))
             run_dir.write_text(layout.LAYER_TYPES, layer_types_frame(record.layer_timing).to_csv(index=False))
-            run_dir.write_text(layout.LAYER_TREE, layer_tree_text(record.layer_timing))
+            run_dir.write_text(layout.LAYER_TREE, layer_tree_text(record.layer_timing, profile=profiled_layers))
         if record.profile is not None:
             run_dir.write_text(layout.TRACE, record.profile.trace_json)
             run_dir.write_csv(layout.PROFILER_OPS, record.profile.ops.rows, record.profile.ops.columns)
+        if profiled_layers is not None:
+            run_dir.write_text(layout.LAYER_OPS, layer_ops_frame(profiled_layers).to_csv(index=False))
         if record.energy_table is not None:
             run_dir.write_csv(layout.ENERGY, record.energy_table.rows, record.energy_table.columns)
         if record.memory_samples is not None:

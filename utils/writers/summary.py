@@ -117,4 +117,6 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         document["profiler"] = {"trace": layout.TRACE, "ops_csv": layout.PROFILER_OPS,
                                 "wall_ms": record.profile.wall_ms, "forward_overhead_ratio": ratio,
                                 "forward_overhead": overhead_verdict(ratio)}
+        if record.profile.layers is not None:
+            document["profiler"]["layer_ops_csv"] = layout.LAYER_OPS
     return document
