@@ -152,6 +152,7 @@ class BenchmarkSection(_Section):
 class OutputsSection(_Section):
     save_images: bool = True
     plots: bool = True
+    report: bool = True
 
 
 class Config(_Section):

@@ -26,3 +26,6 @@ MEMORY_PLOT = f"{PLOTS_DIR}/memory_timeline.png"
 ENERGY_PLOT = f"{PLOTS_DIR}/energy.png"
 
 LAYER_FILES = (LAYER_TIMER, LAYER_TYPES, LAYER_TREE)
+
+# report.html: the run on one self-contained page
+REPORT = "report.html"
