@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 import pandas as pd
 
 from utils.writers import layout
-from utils.writers.html_page import Bar, HtmlPage, escape
+from utils.writers.html_page import Bar, HtmlPage, escape, format_cell
 from utils.writers.plots import shorten
 
 TOP_LAYERS = 20
@@ -40,8 +40,9 @@ class LayerTables:
     top: pd.DataFrame
 
 
-def _number(value: Any, unit: str = "", spec: str = ".4g") -> str:
-    return "n/a" if value is None else f"{format(value, spec)}{unit}"
+def _number(value: Any, unit: str = "") -> str:
+    """4 significant digits, thousands grouped from 10,000 up (never 2.6e+04 ms)."""
+    return "n/a" if value is None or pd.isna(value) else f"{format_cell(float(value))}{unit}"
 
 
 def _share(value: Any) -> str:
@@ -118,8 +119,9 @@ def _steps(page: HtmlPage, summary: Mapping[str, Any], step_summary: Sequence[Ma
     rows = [[_share(row.get(column)) if column == "share_of_pipeline" else row.get(column)
              for column, _ in STEP_COLUMNS] for row in step_summary]
     page.table([header for _, header in STEP_COLUMNS], rows, text_columns=("step",),
-               row_titles=[f"{row['step']}: inside {row.get('parent') or 'the run'}; mean {row['mean_ms']:.4g} ms, "
-                           f"max {row['max_ms']:.4g} ms, {row['outliers']} outlier(s)" for row in step_summary])
+               row_titles=[f"{row['step']}: inside {row.get('parent') or 'the run'}; mean "
+                           f"{_number(row['mean_ms'], ' ms')}, max {_number(row['max_ms'], ' ms')}, "
+                           f"{row['outliers']} outlier(s)" for row in step_summary])
     page.paragraph(f"Every statistic (mean, std, p99, max, IQR, outliers): {layout.STEPS_SUMMARY}.")
     if layout.STEP_LATENCY_PLOT in plots:
         page.image(plots[layout.STEP_LATENCY_PLOT], "latency per pipeline step over the timed batches")
@@ -138,13 +140,13 @@ def _type_bars(tables: LayerTables, colors: Mapping[str, str]) -> list[Bar]:
     bars = []
     for row in types.itertuples(index=False):
         heaviest = tables.timer[tables.timer["type"] == row.type].nlargest(PATHS_PER_TYPE, "self_ms")
-        paths = "\n".join(f"  {path}: {ms:.3f} ms" for path, ms in zip(heaviest["path"], heaviest["self_ms"]))
+        paths = "\n".join(f"  {path}: {_number(ms, ' ms')}" for path, ms in zip(heaviest["path"], heaviest["self_ms"]))
         value = getattr(row, value_column)
         bars.append(Bar(
             label=str(row.type), value=float(value),
-            value_text=f"{value:.3g} ms  {_share(row.share_of_forward)}",
-            tooltip=(f"type {row.type}\ncalls {row.calls}\nself {row.self_ms:.3f} ms in total, "
-                     f"{_number(getattr(row, per_forward), ' ms', '.3f')} per forward\n"
+            value_text=f"{_number(value, ' ms')}  {_share(row.share_of_forward)}",
+            tooltip=(f"type {row.type}\ncalls {row.calls}\nself {_number(row.self_ms, ' ms')} in total, "
+                     f"{_number(getattr(row, per_forward), ' ms')} per forward\n"
                      f"share of the forward {_share(row.share_of_forward)}"
                      + (f"\nheaviest call paths:\n{paths}" if paths else "")),
             color=colors[str(row.type)]))
@@ -156,23 +158,24 @@ def _top_bars(tables: LayerTables, colors: Mapping[str, str]) -> list[Bar]:
     bars = []
     for row in tables.top.itertuples(index=False):
         details = [f"path {row.path}", f"type {row.type}", f"calls {row.calls}",
-                   f"self {row.self_ms:.3f} ms in total, {_number(row.mean_self_ms, ' ms', '.3f')} per call",
+                   f"self {_number(row.self_ms, ' ms')} in total, {_number(row.mean_self_ms, ' ms')} per call",
                    f"share of the pipeline {_share(row.share_of_pipeline)}"]
         if row.path in shapes.index:
             inputs = _shapes(shapes.at[row.path, "input_shapes"])
             outputs = _shapes(shapes.at[row.path, "output_shapes"])
             if inputs or outputs:
                 details.append(f"shapes {inputs or '?'} -> {outputs or '?'}")
-        per_call = f" ({_number(row.mean_self_ms, ' ms/call', '.3g')})" if row.calls > 1 else ""
-        bars.append(Bar(label=shorten(row.path), value=float(row.self_ms), value_text=f"{row.self_ms:.3g} ms{per_call}",
-                        tooltip="\n".join(details), color=colors[str(row.type)]))
+        per_call = f" ({_number(row.mean_self_ms, ' ms/call')})" if row.calls > 1 else ""
+        bars.append(Bar(label=shorten(row.path), value=float(row.self_ms),
+                        value_text=f"{_number(row.self_ms, ' ms')}{per_call}", tooltip="\n".join(details),
+                        color=colors[str(row.type)]))
     return bars
 
 
 def _flops(gflops_per_image: Optional[float]) -> str:
     if not gflops_per_image:  # runtimes that report layers by node name give no shapes to count MACs from
         return "FLOPs not counted for this runtime"
-    return f"{gflops_per_image:.4g} GFLOPs per image"
+    return f"{_number(gflops_per_image)} GFLOPs per image"
 
 
 def _layers(page: HtmlPage, summary: Mapping[str, Any], tables: Optional[LayerTables]) -> None:
@@ -185,8 +188,8 @@ def _layers(page: HtmlPage, summary: Mapping[str, Any], tables: Optional[LayerTa
     page.paragraph(f"From the instrumented pass ({timing['source']}, {timing['forwards']} forward(s), "
                    f"{timing['images']} image(s)); hook overhead {timing.get('hook_overhead') or 'n/a'}. "
                    f"{_flops(timing.get('gflops_per_image'))}; unattributed "
-                   f"{_number(timing['unattributed_ms'], ' ms', '.3g')} of "
-                   f"{_number(timing['model_forward_ms'], ' ms', '.4g')} model time. "
+                   f"{_number(timing['unattributed_ms'], ' ms')} of "
+                   f"{_number(timing['model_forward_ms'], ' ms')} model time. "
                    "Hover a bar for its call paths, calls and shapes.")
     colors = type_colors(tables)
     page.raw("<h3>Self time per layer type (per forward; share of the forward)</h3>")
@@ -211,7 +214,7 @@ def _memory(page: HtmlPage, memory: Mapping[str, Any], plots: Mapping[str, Path]
         page.paragraph(f"PSS: {memory.get('pss_status', 'not read')}.")
     page.paragraph("PSS splits the pages the process shares with its loader workers between them; RSS of the "
                    "process alone leaves the workers out; RSS of the process and its workers summed "
-                   f"({_number(memory.get('peak_rss_mib'), ' MiB', '.4g')}) counts shared pages twice.")
+                   f"({_number(memory.get('peak_rss_mib'), ' MiB')}) counts shared pages twice.")
     if layout.MEMORY_PLOT in plots:
         page.image(plots[layout.MEMORY_PLOT], "resident memory during the run, with the steps below it")
 
@@ -225,7 +228,7 @@ def _energy(page: HtmlPage, energy: Mapping[str, Any], plots: Mapping[str, Path]
     net = energy.get("net_joules_per_image") or {}
     rows = [(domain, energy["joules"].get(domain), per_image.get(domain), net.get(domain),
              (energy.get("average_watts") or {}).get(domain)) for domain in energy["domains"]]
-    page.paragraph(f"{energy.get('source', 'RAPL')} over {energy['duration_s']:.3g} s.")
+    page.paragraph(f"{energy.get('source', 'RAPL')} over {_number(energy['duration_s'], ' s')}.")
     page.table(("domain", "joules", "J/image", "net J/image", "average W"), rows, text_columns=("domain",))
     if energy.get("steps_below_resolution"):
         page.paragraph("Below RAPL's resolution (about 10 ms per occurrence): "
@@ -253,7 +256,7 @@ def _agreement(page: HtmlPage, summary: Mapping[str, Any]) -> None:
         (f"strict at conf_thres {configured.get('conf_thres')}", configured.get("strict_recall"),
          configured.get("strict_precision"), f"{configured.get('reference_detections')} reference detections"),
         ("raw output, max / mean abs error", None, None,
-         f"{_number(raw['max_abs'], '', '.3g')} / {_number(raw['mean_abs'], '', '.3g')} "
+         f"{_number(raw['max_abs'], '')} / {_number(raw['mean_abs'], '')} "
          f"over {raw['candidates']} candidates"),
     ], text_columns=("comparison", "detail"))
     page.details("thresholds of the verdict", json.dumps(agreement.get("thresholds"), indent=1))
@@ -296,7 +299,7 @@ def _trace(page: HtmlPage, summary: Mapping[str, Any]) -> None:
         return
     trace = escape(profiler["trace"])
     page.paragraph(f"{profiler['trace']} in this directory holds one profiled batch (Chrome trace format, "
-                   f"{_number(profiler['wall_ms'], ' ms', '.4g')}; profiler overhead "
+                   f"{_number(profiler['wall_ms'], ' ms')}; profiler overhead "
                    f"{profiler.get('forward_overhead') or 'n/a'}). To look at it:")
     page.raw("<ol>"
              f"<li>Perfetto: open ui.perfetto.dev in a browser, choose <b>Open trace file</b> and pick "
