@@ -35,6 +35,8 @@ def test_bar_chart_scales_bars_to_the_largest_and_escapes_hover_text():
 
 
 def test_headline_keeps_exact_numbers_and_only_numbers_in_data_value():
-    page = HtmlPage("t").headline([("images/s", 1.23456789), ("verdict", "EQUAL"), ("n", None)]).render()
+    page = HtmlPage("t").headline([("images/s", 1.23456789), ("verdict", "EQUAL"), ("n", None)],
+                                  tones={"verdict": "good"}).render()
     assert 'data-value="1.23456789"' in page and ">1.235<" in page
     assert page.count("data-value") == 1
+    assert '<div class="figure good"><div class="value">EQUAL</div>' in page

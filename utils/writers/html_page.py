@@ -22,7 +22,8 @@ th{background:#f3f5f8;position:sticky;top:0}td.text,th.text{text-align:left}
 .warning{background:#fff4e5;border-left:4px solid #e8a33d;padding:6px 10px;margin:.3em 0}
 .headline{display:flex;flex-wrap:wrap;gap:12px;margin:.6em 0}
 .figure{border:1px solid #dde2ea;border-radius:6px;padding:8px 14px;min-width:130px}
-.figure .value{font-size:1.35em;font-weight:600}.figure .label{font-size:.8em;color:#5b6577}
+.figure .value{font-size:1.35em;font-weight:600}.figure.good .value{color:#1a7f37}
+.figure.warn .value{color:#b35900}.figure.bad .value{color:#b00020}.figure .label{font-size:.8em;color:#5b6577}
 img{max-width:100%;height:auto}code,pre{background:#f3f5f8;padding:1px 4px;border-radius:3px}
 pre{white-space:pre-wrap;font-size:.82em}.muted{color:#5b6577;font-size:.9em}
 nav a{margin-right:12px;color:#2457a6;text-decoration:none}nav{margin:.4em 0 .8em}
@@ -110,9 +111,12 @@ class HtmlPage:
         self._parts.extend(f'<div class="warning">{escape(text)}</div>' for text in texts)
         return self
 
-    def headline(self, figures: Sequence[tuple[str, Any]]) -> "HtmlPage":
-        """A number keeps its full precision in `data-value` (hover shows it; checks compare it)."""
-        cells = "".join(f'<div class="figure"{_exact(value)}><div class="value">{escape(format_cell(value))}</div>'
+    def headline(self, figures: Sequence[tuple[str, Any]], tones: dict[str, str] | None = None) -> "HtmlPage":
+        """A number keeps its full precision in `data-value` (hover shows it; checks compare it). `tones` maps a
+        label to `good`, `warn` or `bad`, which colours its figure."""
+        tones = tones or {}
+        cells = "".join(f'<div class="figure {escape(tones.get(label, ""))}"{_exact(value)}>'
+                        f'<div class="value">{escape(format_cell(value))}</div>'
                         f'<div class="label">{escape(label)}</div></div>' for label, value in figures)
         self._parts.append(f'<div class="headline">{cells}</div>')
         return self

@@ -27,6 +27,7 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 STEP_COLUMNS = (("step", "step"), ("count", "batches"), ("images", "images"), ("p50_ms", "p50 ms"),
                 ("p90_ms", "p90 ms"), ("p50_ms_per_image", "p50 ms/image"), ("p90_ms_per_image", "p90 ms/image"),
                 ("cv_per_image", "CV/image"), ("share_of_pipeline", "share"), ("images_per_s", "images/s"))
+VERDICT_TONES = {"equal": "good", "close": "warn", "different": "bad"}
 SECTIONS = (("steps", "Steps"), ("layers", "Layers"), ("memory", "Memory"), ("energy", "Energy"),
             ("agreement", "Agreement"), ("environment", "Environment"), ("trace", "Trace"))
 
@@ -79,13 +80,17 @@ def energy_headline(energy: Mapping[str, Any]) -> Optional[tuple[str, float]]:
     return f"energy, {net}{domain} (J/image)", per_image[domain]
 
 
+def verdict_label(agreement: Mapping[str, Any]) -> str:
+    return f"detections vs {agreement['reference']}"
+
+
 def headline_figures(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """The figures at the top of the page, each the summary.json value itself."""
     latency, forward = summary["pipeline_latency"], summary.get("forward") or {}
     figures: list[tuple[str, Any]] = [("images/s (pipeline)", latency.get("images_per_s"))]
     agreement = summary.get("agreement")
     if agreement:  # beside the speed: a faster configuration that changes the answers is no win
-        figures.append((f"detections vs {agreement['reference']}", agreement["verdict"].upper()))
+        figures.append((verdict_label(agreement), agreement["verdict"].upper()))
     figures += [("p50 ms per image", latency.get("p50_ms_per_image")),
                 ("p90 ms per image", latency.get("p90_ms_per_image")),
                 ("forward p50 ms per image", forward.get("p50_ms_per_image"))]
@@ -317,7 +322,9 @@ def render_run_report(summary: Mapping[str, Any], step_summary: Sequence[Mapping
     page.paragraph(_subtitle(summary))
     if random_weights_note:
         page.banner(f"{random_weights_note}. Timings, FLOPs and memory are real.")
-    page.headline(headline_figures(summary))
+    agreement = summary.get("agreement")
+    tones = {verdict_label(agreement): VERDICT_TONES.get(agreement["verdict"], "")} if agreement else None
+    page.headline(headline_figures(summary), tones)
     page.warnings(summary.get("warnings") or [])
     page.links(SECTIONS)
     _steps(page, summary, step_summary, plots)
