@@ -210,7 +210,7 @@ def test_our_children_count_as_ours_reaped_or_alive():
     recorder, alive = ContentionRecorder(), None
     try:
         with recorder:
-            reaped = subprocess.run([sys.executable, "-c", BURN, "0.4"], check=True)
+            subprocess.run([sys.executable, "-c", BURN, "0.4"], check=True)
             alive = subprocess.Popen([sys.executable, "-c", BURN, "30"])
             time.sleep(0.8)
             assert alive.pid in own_descendants()

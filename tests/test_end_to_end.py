@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import cv2
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -4,7 +4,7 @@ import pytest
 
 from utils.config import ConfigError, load_config
 from utils.tracking.mlflow_runs import artifact_location, param_text
-from utils.writers.run_figures import flatten, headline_figures, per_image_p90_ms, weights_kind
+from utils.writers.run_figures import flatten, headline_figures, weights_kind
 from utils.writers.tensorboard_events import downscaled, hparam_values, step_series
 
 CONFIG = "configs/samples_tiny.yaml"
@@ -15,29 +15,18 @@ def test_flatten_dots_nested_keys_and_keeps_lists_as_json():
         "a.b": 1, "a.c.d": None, "e": "[0, 2]", "f": "x"}
 
 
-def test_per_image_p90_uses_timed_batches_with_images_only():
-    rows = [{"step": "pipeline", "pass_kind": "timed", "images": 2, "ms": 20.0},  # 10 ms per image
-            {"step": "pipeline", "pass_kind": "timed", "images": "1", "ms": "30"},  # text as csv gives it: 30
-            {"step": "pipeline", "pass_kind": "warmup", "images": 1, "ms": 999.0},
-            {"step": "pipeline", "pass_kind": "timed", "images": 0, "ms": 5.0},
-            {"step": "forward", "pass_kind": "timed", "images": 1, "ms": 500.0}]
-    # numpy's linear interpolation between 10 and 30 at 0.9: 10 + 0.9 * 20 = 28
-    assert per_image_p90_ms(rows) == pytest.approx(28.0)
-    assert per_image_p90_ms([]) is None
-
-
 def test_headline_figures_leave_out_what_was_not_measured():
     summary = {"pipeline_latency": {"images_per_s": 4.0, "p50_ms_per_image": 250.0, "ms_per_image": None},
                "forward": {"p50_ms_per_image": 200}, "memory": {"status": "unavailable"},
                "energy": {"status": "unavailable", "joules_per_image": {"package": 1.0}}, "images_timed": 8,
                "random_weights": True}
-    assert headline_figures(summary, None) == {"images_per_s": 4.0, "p50_ms_per_image": 250.0,
+    assert headline_figures(summary) == {"images_per_s": 4.0, "p50_ms_per_image": 250.0,
                                                "forward_p50_ms_per_image": 200.0, "images_timed": 8.0}
-    measured = dict(summary, energy={"status": "measured", "joules_per_image": {"package": 1.5},
+    measured = dict(summary, pipeline_latency=dict(summary["pipeline_latency"], p90_ms_per_image=300.0), energy={"status": "measured", "joules_per_image": {"package": 1.5},
                                      "average_watts": {"package": 6.0}},
                     agreement={"verdict": "equal", "strict": {"recall": 1.0, "precision": 0.99},
                                "raw_output": {"max_abs": 0.01}})
-    figures = headline_figures(measured, 300.0)
+    figures = headline_figures(measured)
     assert figures["joules_per_image_package"] == 1.5 and figures["average_watts_package"] == 6.0
     assert figures["agreement_strict_precision"] == 0.99 and figures["p90_ms_per_image"] == 300.0
     assert weights_kind(summary) == "random" and weights_kind({"random_weights": False}) == "checkpoint"

@@ -40,6 +40,8 @@ def test_timed_passes_only_with_shares_and_per_image_figures():
     assert forward["cv"] == pytest.approx(statistics.stdev([100, 50, 100, 50]) / 75.0)
     assert forward["cv_per_image"] == pytest.approx(0.0)
     assert forward["p50_ms_per_image"] == pytest.approx(25.0)
+    # per image 27.5, 28, 27, 27: p90 lies 0.7 of the way from 27.5 to 28
+    assert pipeline["p90_ms_per_image"] == pytest.approx(27.85)
     assert [s["step"] for s in summarize_steps(ROWS, ORDER)] == ["pipeline", "forward"]
     # the empty batch is in no statistic: count 4, not 5, and the mean batch holds 3 images
     assert pipeline["count"] == 4 and pipeline["mean_images_per_batch"] == pytest.approx(3.0)

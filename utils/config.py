@@ -185,6 +185,7 @@ class OutputsSection(_Section):
     plots: bool = True
     tensorboard: bool = False  # event files under <run dir>/tensorboard/
     mlflow: MlflowSection = MlflowSection()
+    report: bool = True
 
 
 class Config(_Section):

@@ -128,7 +128,7 @@ class Benchmark:
         config = self.config
         record = RunRecord(self.identity())
         record.images.found = len(self.paths)
-        writer = RunWriter(self.run_dir, config.outputs.plots, config.outputs.tensorboard)
+        writer = RunWriter(self.run_dir, config.outputs.plots, config.outputs.tensorboard, config.outputs.report)
         if record.identity.random_weights:
             self.console(f"WARNING: no model.weights given: {config.model.arch} runs on {record.identity.weights} "
                          "weights; its boxes are not real detections.")

@@ -12,7 +12,8 @@ from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
 
 STEP_SUMMARY_COLUMNS = ("step", "parent", "count", "images", "mean_ms", "std_ms", "min_ms", "p50_ms", "p90_ms",
                         "p99_ms", "max_ms", "total_ms", "cv", "iqr_ms", "outliers", "share_of_pipeline",
-                        "ms_per_image", "images_per_s", "p50_ms_per_image", "cv_per_image", "mean_images_per_batch")
+                        "ms_per_image", "images_per_s", "p50_ms_per_image", "cv_per_image", "mean_images_per_batch",
+                        "p90_ms_per_image")
 
 
 def timed_records(records: Iterable[StepRecord]) -> list[StepRecord]:
@@ -48,6 +49,7 @@ def summarize_steps(records: Iterable[StepRecord], order: Sequence[str] = ()) ->
             "p50_ms_per_image": per_image["p50"],
             "cv_per_image": per_image["cv"],
             "mean_images_per_batch": images / stats["count"],
+            "p90_ms_per_image": per_image["p90"],
         })
     position = {name: i for i, name in enumerate(order)}
     summary.sort(key=lambda row: position.get(row["step"], len(position)))

@@ -7,7 +7,6 @@ mlflow is imported on first use: runs that do not track never pay its import tim
 """
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
 import os
@@ -20,7 +19,7 @@ from urllib.parse import urlparse
 import yaml
 
 from utils.writers import layout
-from utils.writers.run_figures import flatten, headline_figures, per_image_p90_ms, weights_kind
+from utils.writers.run_figures import flatten, headline_figures, weights_kind
 
 DEFAULT_EXPERIMENT = "detbench"
 PARENT_TAG = "mlflow.parentRunId"  # what makes a run a child of another in MLflow's UI and searches
@@ -63,8 +62,7 @@ def _utc_ms(stamp: Optional[str]) -> Optional[int]:
 
 
 def run_fields(run_dir: Path) -> RunFields:
-    """What MLflow gets from a run directory: a pure function of summary.json, config.yaml, env.json and
-    steps_timer.csv."""
+    """What MLflow gets from a run directory: a pure function of summary.json, config.yaml and env.json."""
     run_dir = Path(run_dir)
     summary = _read_json(run_dir / layout.SUMMARY)
     if not summary:
@@ -72,8 +70,6 @@ def run_fields(run_dir: Path) -> RunFields:
     environment = _read_json(run_dir / layout.ENV)
     config_file = run_dir / layout.CONFIG
     config = yaml.safe_load(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
-    steps_file = run_dir / layout.STEPS_TIMER
-    rows = list(csv.DictReader(steps_file.open(encoding="utf-8"))) if steps_file.is_file() else []
     runtime = summary.get("runtime") or {}
     tags = {
         "detbench_run_id": summary.get("run_id"),
@@ -93,7 +89,7 @@ def run_fields(run_dir: Path) -> RunFields:
     return RunFields(
         name=str(summary.get("run_id") or run_dir.name),
         params={key: param_text(value) for key, value in flatten(config or {}).items()},
-        metrics=headline_figures(summary, per_image_p90_ms(rows)),
+        metrics=headline_figures(summary),
         tags={key: str(value) for key, value in tags.items() if value is not None},
         status=_status(summary),
         ended_ms=_utc_ms(summary.get("ended_utc")),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -21,9 +22,18 @@ th{background:#f3f5f8;position:sticky;top:0}td.text,th.text{text-align:left}
 .warning{background:#fff4e5;border-left:4px solid #e8a33d;padding:6px 10px;margin:.3em 0}
 .headline{display:flex;flex-wrap:wrap;gap:12px;margin:.6em 0}
 .figure{border:1px solid #dde2ea;border-radius:6px;padding:8px 14px;min-width:130px}
-.figure .value{font-size:1.35em;font-weight:600}.figure .label{font-size:.8em;color:#5b6577}
+.figure .value{font-size:1.35em;font-weight:600}.figure.good .value{color:#1a7f37}
+.figure.warn .value{color:#b35900}.figure.bad .value{color:#b00020}.figure .label{font-size:.8em;color:#5b6577}
 img{max-width:100%;height:auto}code,pre{background:#f3f5f8;padding:1px 4px;border-radius:3px}
+pre{white-space:pre-wrap;font-size:.82em}.muted{color:#5b6577;font-size:.9em}
+nav a{margin-right:12px;color:#2457a6;text-decoration:none}nav{margin:.4em 0 .8em}
+svg.bars{width:100%;height:auto;font-size:12px}svg.bars .row{fill:transparent}
+svg.bars g:hover .row{fill:#eef2f8}svg.bars text{fill:#1d2330}svg.bars .value{fill:#5b6577}
+.legend span{display:inline-block;margin-right:12px;font-size:.82em}
+.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
+details{margin:.4em 0}.scroll{overflow-x:auto}summary{cursor:pointer;color:#2457a6}
 """
+CHART_WIDTH, LABEL_WIDTH, VALUE_WIDTH, ROW_HEIGHT = 1000, 330, 170, 22
 
 
 def escape(value: Any) -> str:
@@ -40,6 +50,40 @@ def format_cell(value: Any) -> str:
 
 def png_data_uri(path: Path | str) -> str:
     return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    value: float
+    value_text: str
+    tooltip: str  # shown on hover, one fact per line
+    color: str = "#4c78a8"
+
+
+def bar_chart_svg(bars: Sequence[Bar]) -> str:
+    """Horizontal bars as inline SVG; each row's <title> is its hover text, so no script is needed."""
+    top = max((bar.value for bar in bars), default=0.0)
+    scale = (CHART_WIDTH - LABEL_WIDTH - VALUE_WIDTH) / top if top > 0 else 0.0
+    rows = []
+    for i, bar in enumerate(bars):
+        y = i * ROW_HEIGHT
+        width = max(bar.value * scale, 1.0) if bar.value > 0 else 0.0
+        rows.append(
+            f'<g><title>{escape(bar.tooltip)}</title>'
+            f'<rect class="row" x="0" y="{y}" width="{CHART_WIDTH}" height="{ROW_HEIGHT}"/>'
+            f'<text x="{LABEL_WIDTH - 8}" y="{y + 15}" text-anchor="end">{escape(bar.label)}</text>'
+            f'<rect x="{LABEL_WIDTH}" y="{y + 4}" width="{width:.1f}" height="{ROW_HEIGHT - 8}" '
+            f'fill="{escape(bar.color)}"/>'
+            f'<text class="value" x="{LABEL_WIDTH + width + 6:.1f}" y="{y + 15}">{escape(bar.value_text)}</text></g>')
+    height = max(len(bars), 1) * ROW_HEIGHT
+    return (f'<svg class="bars" viewBox="0 0 {CHART_WIDTH} {height}" role="img">{"".join(rows)}</svg>')
+
+
+def _exact(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f' data-value="{value!r}" title="{value!r}"'
+    return ""
 
 
 class HtmlPage:
@@ -67,8 +111,12 @@ class HtmlPage:
         self._parts.extend(f'<div class="warning">{escape(text)}</div>' for text in texts)
         return self
 
-    def headline(self, figures: Sequence[tuple[str, Any]]) -> "HtmlPage":
-        cells = "".join(f'<div class="figure"><div class="value">{escape(format_cell(value))}</div>'
+    def headline(self, figures: Sequence[tuple[str, Any]], tones: dict[str, str] | None = None) -> "HtmlPage":
+        """A number keeps its full precision in `data-value` (hover shows it; checks compare it). `tones` maps a
+        label to `good`, `warn` or `bad`, which colours its figure."""
+        tones = tones or {}
+        cells = "".join(f'<div class="figure {escape(tones.get(label, ""))}"{_exact(value)}>'
+                        f'<div class="value">{escape(format_cell(value))}</div>'
                         f'<div class="label">{escape(label)}</div></div>' for label, value in figures)
         self._parts.append(f'<div class="headline">{cells}</div>')
         return self
@@ -85,11 +133,32 @@ class HtmlPage:
             cells = "".join(f'<td class="{"text" if name in text else ""}">{escape(format_cell(value))}</td>'
                             for name, value in zip(columns, row))
             body.append(f"<tr{title}>{cells}</tr>")
-        self._parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+        self._parts.append(f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+                           f"<tbody>{''.join(body)}</tbody></table></div>")
         return self
 
     def image(self, path: Path | str, alt: str) -> "HtmlPage":
         self._parts.append(f'<p><img src="{png_data_uri(path)}" alt="{escape(alt)}"></p>')
+        return self
+
+    def bar_chart(self, bars: Sequence[Bar], legend: dict[str, str] | None = None) -> "HtmlPage":
+        """`legend` maps a name to its bar colour."""
+        if legend:
+            keys = "".join(f'<span><i style="background:{escape(color)}"></i>{escape(name)}</span>'
+                           for name, color in legend.items())
+            self._parts.append(f'<div class="legend">{keys}</div>')
+        self._parts.append(bar_chart_svg(bars))
+        return self
+
+    def details(self, summary: str, text: str) -> "HtmlPage":
+        """Long text folded away until clicked."""
+        self._parts.append(f"<details><summary>{escape(summary)}</summary><pre>{escape(text)}</pre></details>")
+        return self
+
+    def links(self, anchors: Sequence[tuple[str, str]]) -> "HtmlPage":
+        """In-page navigation: (anchor, text) pairs."""
+        items = "".join(f'<a href="#{escape(anchor)}">{escape(text)}</a>' for anchor, text in anchors)
+        self._parts.append(f"<nav>{items}</nav>")
         return self
 
     def preformatted(self, text: str) -> "HtmlPage":

@@ -33,3 +33,6 @@ TENSORBOARD_TRACE = f"{TENSORBOARD_DIR}/profiled_batch.pt.trace.json"
 
 # The operators each call path ran in the profiled batch.
 LAYER_OPS = "layer_ops.csv"
+
+# report.html: the run on one self-contained page
+REPORT = "report.html"

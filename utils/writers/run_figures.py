@@ -1,14 +1,12 @@
 """What a run is compared by in TensorBoard and MLflow: its config flattened to dotted keys and the headline
-figures of its summary, as plain dicts of scalars. Pure functions of summary.json, config.yaml and
-steps_timer.csv contents, so a finished run directory gives the same figures as the run that wrote it.
+figures of its summary, as plain dicts of scalars. Pure functions of summary.json and config.yaml
+contents, so a finished run directory gives the same figures as the run that wrote it.
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Any, Mapping, Union
 
-from utils.record.statistics import describe
-from utils.record.steps import PIPELINE_STEP, PassKind
 
 Scalar = Union[str, int, float, bool, None]
 
@@ -27,20 +25,11 @@ def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Scalar]:
     return flat
 
 
-def per_image_p90_ms(step_rows: Iterable[Mapping[str, Any]]) -> Optional[float]:
-    """p90 of the pipeline's ms per image over the timed batches that held images. Rows as in steps_timer.csv,
-    with native or text values (read back by csv)."""
-    per_image = [float(row["ms"]) / int(row["images"]) for row in step_rows
-                 if row["step"] == PIPELINE_STEP and str(row["pass_kind"]) == PassKind.TIMED.value
-                 and int(row["images"]) > 0]
-    return describe(per_image)["p90"]
-
-
 def weights_kind(summary: Mapping[str, Any]) -> str:
     return "random" if summary.get("random_weights") else "checkpoint"
 
 
-def headline_figures(summary: Mapping[str, Any], p90_ms_per_image: Optional[float]) -> dict[str, float]:
+def headline_figures(summary: Mapping[str, Any]) -> dict[str, float]:
     """The numbers a reader compares runs by; a figure the run did not measure is absent, never zero."""
     latency, forward = summary.get("pipeline_latency") or {}, summary.get("forward") or {}
     memory, energy = summary.get("memory") or {}, summary.get("energy") or {}
@@ -50,7 +39,7 @@ def headline_figures(summary: Mapping[str, Any], p90_ms_per_image: Optional[floa
         "images_per_s": latency.get("images_per_s"),
         "ms_per_image": latency.get("ms_per_image"),
         "p50_ms_per_image": latency.get("p50_ms_per_image"),
-        "p90_ms_per_image": p90_ms_per_image,
+        "p90_ms_per_image": latency.get("p90_ms_per_image"),
         "forward_p50_ms_per_image": forward.get("p50_ms_per_image"),
         "forward_p50_ms_per_batch": forward.get("p50_ms_per_batch"),
         "peak_pss_mib": memory.get("peak_pss_mib"),

@@ -5,54 +5,70 @@ the files beside it.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from utils.record.layer_tables import layer_ops_frame, layer_timer_frame, layer_tree_text, layer_types_frame
+from utils.record.layer_tables import (layer_ops_frame, layer_timer_frame, layer_tree_text, layer_types_frame,
+                                      top_self_frame)
 from utils.record.run_record import RunRecord
 from utils.record.step_statistics import STEP_SUMMARY_COLUMNS, summarize_steps
 from utils.record.steps import STEP_TIMER_COLUMNS, step_rows
 from utils.writers import layout
 from utils.writers.plots import write_all_plots
 from utils.writers.run_directory import RunDirectory
-from utils.writers.run_figures import flatten, headline_figures, per_image_p90_ms
+from utils.writers.run_figures import flatten, headline_figures
+from utils.writers.run_report import TOP_LAYERS, LayerTables, render_run_report
 from utils.writers.summary import summary_document
 from utils.writers.tensorboard_events import write_tensorboard
 
 
 class RunWriter:
-    def __init__(self, run_dir: RunDirectory, plots: bool, tensorboard: bool = False):
+    def __init__(self, run_dir: RunDirectory, plots: bool, tensorboard: bool = False, report: bool = True):
         self.run_dir = run_dir
         self.plots = plots
         self.tensorboard = tensorboard
+        self.report = report
         self.config: dict[str, Any] = {}
+        self.environment: dict[str, Any] | None = None  # env.json, kept for the report
 
     def write_start(self, record: RunRecord, config_yaml: str, environment: dict[str, Any]) -> None:
         self.run_dir.write_text(layout.CONFIG, config_yaml)
         self.config = yaml.safe_load(config_yaml) or {}
         self.run_dir.write_json(layout.ENV, environment)
+        self.environment = environment
         self.write_summary(record)
 
     def write_summary(self, record: RunRecord, step_summary: list[dict] | None = None,
                       extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        document = summary_document(record, step_summary)
-        document.update(extra or {})
+        document = self._document(record, step_summary, extra)
         self.run_dir.write_json(layout.SUMMARY, document)
         return document
 
+    @staticmethod
+    def _document(record: RunRecord, step_summary: list[dict] | None, extra: dict[str, Any] | None) -> dict[str, Any]:
+        document = summary_document(record, step_summary)
+        document.update(extra or {})
+        return document
+
     def write_record(self, record: RunRecord) -> dict[str, Any]:
-        """Every table of the record, then the plots and TensorBoard events drawn from them, then summary.json."""
+        """Every table of the record, then the plots, TensorBoard events and report.html drawn from them, then
+        summary.json."""
         run_dir, identity = self.run_dir, record.identity
         rows = step_rows(record.steps, record.steps_origin_ns)
         run_dir.write_csv(layout.STEPS_TIMER, rows, STEP_TIMER_COLUMNS)
         step_summary = summarize_steps(record.steps, identity.step_order)
         run_dir.write_csv(layout.STEPS_SUMMARY, step_summary, STEP_SUMMARY_COLUMNS)
         profiled_layers = record.profile.layers if record.profile is not None else None
+        layers = None
         if record.layer_timing is not None:
-            run_dir.write_text(layout.LAYER_TIMER, layer_timer_frame(record.layer_timing, record.layer_timing_source,
-                                                                      profiled_layers).to_csv(index=False))
-            run_dir.write_text(layout.LAYER_TYPES, layer_types_frame(record.layer_timing).to_csv(index=False))
+            layers = LayerTables(timer=layer_timer_frame(record.layer_timing, record.layer_timing_source,
+                                                         profiled_layers),
+                                 types=layer_types_frame(record.layer_timing),
+                                 top=top_self_frame(record.layer_timing, TOP_LAYERS))
+            run_dir.write_text(layout.LAYER_TIMER, layers.timer.to_csv(index=False))
+            run_dir.write_text(layout.LAYER_TYPES, layers.types.to_csv(index=False))
             run_dir.write_text(layout.LAYER_TREE, layer_tree_text(record.layer_timing, profile=profiled_layers))
         if record.profile is not None:
             run_dir.write_text(layout.TRACE, record.profile.trace_json)
@@ -66,13 +82,22 @@ class RunWriter:
         if record.memory_steps is not None:
             run_dir.write_csv(layout.MEMORY_STEPS, record.memory_steps.rows, record.memory_steps.columns)
         extra: dict[str, Any] = {}
+        plots: dict[str, Path] = {}  # layout name -> the PNG written
         if self.plots:
             written = write_all_plots(run_dir.path, order=identity.step_order,
                                       note=identity.random_weights_note)
             extra["plots"] = [path.name for path in written]
+            plots = {path.relative_to(run_dir.path).as_posix(): path for path in written}
         if self.tensorboard:
             extra["tensorboard"] = layout.TENSORBOARD_DIR
-            document = summary_document(record, step_summary) | extra
+        if self.report:
+            extra["report"] = layout.REPORT
+        document = self._document(record, step_summary, extra)
+        if self.tensorboard:
             write_tensorboard(run_dir.path, record, document, rows, flatten(self.config),
-                              headline_figures(document, per_image_p90_ms(rows)))
-        return self.write_summary(record, step_summary, extra)
+                              headline_figures(document))
+        if self.report:
+            run_dir.write_text(layout.REPORT, render_run_report(document, step_summary, self.environment, layers,
+                                                                plots, identity.random_weights_note))
+        run_dir.write_json(layout.SUMMARY, document)
+        return document

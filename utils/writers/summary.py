@@ -82,6 +82,7 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
             "mean_images_per_batch": pipeline.get("mean_images_per_batch"),
             "ms_per_image": pipeline.get("ms_per_image"),
             "p50_ms_per_image": pipeline.get("p50_ms_per_image"),
+            "p90_ms_per_image": pipeline.get("p90_ms_per_image"),
             "images_per_s": pipeline.get("images_per_s"),
         },
         "forward": {"p50_ms_per_batch": forward.get("p50_ms"), "p50_ms_per_image": forward.get("p50_ms_per_image"),
