@@ -26,3 +26,12 @@ MEMORY_PLOT = f"{PLOTS_DIR}/memory_timeline.png"
 ENERGY_PLOT = f"{PLOTS_DIR}/energy.png"
 
 LAYER_FILES = (LAYER_TIMER, LAYER_TYPES, LAYER_TREE)
+
+# Sweep directories (<run.output_dir>/<sweep id>/, one run directory per point) and compare's output folder.
+SWEEP_CSV = "sweep.csv"
+SWEEP_JSON = "sweep.json"
+SWEEP_PLOT = "sweep.png"
+SWEEP_REPORT = "report.html"
+SWEEP_LOGS_DIR = "logs"  # each point's console output: <point>.stdout.txt, <point>.stderr.txt
+COMPARE_CSV = "compare.csv"
+COMPARE_HTML = "compare.html"
