@@ -2,6 +2,7 @@
 
     python benchmark.py --config configs/samples.yaml [--set dotted.key=value ...]
     python benchmark.py --config C --sweep KEY=V1,V2,... [--sweep KEY2=...]   (one run per point)
+    python benchmark.py compare RUN_A RUN_B [--out DIR]
 
 Exit status: 0 complete; 1 an output could not be written; 2 a mistake in the config or the inputs;
 128 + the signal's number when Ctrl-C (130) or SIGTERM (143) stopped the run.
@@ -96,6 +97,10 @@ def sweep(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["compare"]:
+        from utils.compare.command import compare_main
+
+        return compare_main(arguments[1:])
     args = parse_args(arguments)
     if args.sweeps:
         return sweep(args)
