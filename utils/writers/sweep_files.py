@@ -17,6 +17,10 @@ from utils.writers.html_page import HtmlPage
 
 FIGURE_COLUMNS = ("images_per_s", "p50_ms_per_image", "p90_ms_per_image", "forward_p50_ms_per_image",
                   "peak_pss_mib", "peak_self_rss_mib", "package_j_per_image", "agreement", "random_weights")
+# Short headers for the page's table; sweep.csv keeps the column names.
+HEADERS = {"images_per_s": "images/s", "p50_ms_per_image": "p50 ms/image", "p90_ms_per_image": "p90 ms/image",
+           "forward_p50_ms_per_image": "forward p50 ms/image", "peak_pss_mib": "peak PSS MiB",
+           "peak_self_rss_mib": "peak RSS MiB", "package_j_per_image": "package J/image"}
 AGREEMENT_COLORS = {"reference": "#1a7f37", "equal": "#1a7f37", "close": "#d68a00", "different": "#c80000",
                     "unchecked": "#6b7280"}
 
@@ -45,11 +49,13 @@ def plot_sweep(rows: list[dict], keys: Sequence[str], path: Path) -> Path | None
         return None
     figure = Figure(figsize=(9, 6))
     axes = figure.add_subplot()
+    middle = (min(row["p50_ms_per_image"] for row in done) + max(row["p50_ms_per_image"] for row in done)) / 2
     for row in done:
         color = AGREEMENT_COLORS.get(row["agreement"], "#6b7280")
         axes.scatter(row["p50_ms_per_image"], row["images_per_s"], color=color, s=40, zorder=3)
+        right_half = row["p50_ms_per_image"] > middle  # labels point inwards, so none leaves the axes
         axes.annotate(_label(row, keys), (row["p50_ms_per_image"], row["images_per_s"]), textcoords="offset points",
-                      xytext=(5, 4), fontsize=8)
+                      xytext=(-5 if right_half else 5, 4), ha="right" if right_half else "left", fontsize=8)
     axes.set_xlabel("median pipeline latency per image (ms)")
     axes.set_ylabel("throughput (images/s)")
     axes.set_title(f"points labelled {', '.join(keys)}\ncolour: detections against torch fp32 "
@@ -95,8 +101,13 @@ def write_sweep_report(directory: Path, document: dict, rows: list[dict], column
                    "the runner-up's median over the fastest's, with a 95% bootstrap interval from the two points' "
                    "per-batch samples in steps_timer.csv; beyond the noise when the interval lies above 1.")
     page.heading("Points")
-    page.table(columns, ([row.get(name) for name in columns] for row in rows),
-               text_columns=("point", *keys, "status", "reason", "agreement", "run_dir"))
+    # The swept values name each point (and its directory); reasons are long, so they follow the table.
+    shown = [name for name in columns if name not in ("point", "reason", "run_dir", "random_weights")]
+    page.table([HEADERS.get(name, name) for name in shown], ([row.get(name) for name in shown] for row in rows),
+               text_columns=(*keys, "status", "agreement"), row_titles=(row["point"] for row in rows))
+    reasons = [f"{row['point']}: {row['status']}: {row['reason']}" for row in rows if row.get("reason")]
+    if reasons:
+        page.heading("Points that did not complete").warnings(reasons)
     if plot is not None:
         page.heading("Throughput against latency").image(plot, "throughput against per-image latency per point")
     page.heading("How it ran").paragraph(
