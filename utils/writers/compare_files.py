@@ -29,8 +29,10 @@ def _verdict(row: dict) -> str:
 
 def _timing_table(page: HtmlPage, rows: list[dict], with_interval: bool) -> None:
     columns = ["name", "A", "B", "B - A", "B/A"] + (["CI low", "CI high", "verdict"] if with_interval else ["note"])
+    # Without intervals the page says why once, above the table; a row's own note then only marks a one-sided row.
     cells = ([row["name"], row.get("a"), row.get("b"), row.get("difference"), row.get("ratio")]
-             + ([row.get("ci_low"), row.get("ci_high"), _verdict(row)] if with_interval else [row.get("note")])
+             + ([row.get("ci_low"), row.get("ci_high"), _verdict(row)] if with_interval else
+                ["" if row.get("a") is not None and row.get("b") is not None else row.get("note")])
              for row in rows)
     page.table(columns, cells, text_columns=("name", "verdict", "note"))
 
@@ -41,7 +43,7 @@ def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Pat
     headline = []
     for row in steps:
         if row["name"] in ("pipeline", "forward") and row.get("ratio") is not None:
-            headline += [(f"{row['name']} B/A", row["ratio"]), (f"{row['name']}", _verdict(row))]
+            headline += [(f"{row['name']} B/A", row["ratio"]), (f"{row['name']} verdict", _verdict(row))]
     page.headline(headline)
     page.paragraph(f"A: {paths[0]}  B: {paths[1]}")
     page.heading("Environment differences")
@@ -54,8 +56,11 @@ def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Pat
                    "significant when the interval excludes 1.")
     _timing_table(page, steps, with_interval=True)
     page.heading("Layer types: self milliseconds per image")
+    page.paragraph("No intervals: the layer files hold the totals of one instrumented pass, not per-batch "
+                   "samples. Largest change first.")
     _timing_table(page, layer_types, with_interval=False)
     page.heading("Layers: self milliseconds per image, joined on call path")
-    page.paragraph(f"The {HTML_LAYERS} largest changes; {layout.COMPARE_CSV} holds every path.")
+    page.paragraph(f"The {HTML_LAYERS} largest changes (no intervals, as above); {layout.COMPARE_CSV} holds "
+                   "every path.")
     _timing_table(page, layers[:HTML_LAYERS], with_interval=False)
     return atomic_write_text(directory / layout.COMPARE_HTML, page.render())
