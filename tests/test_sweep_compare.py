@@ -88,6 +88,14 @@ def test_a_bad_point_refuses_the_whole_sweep_before_anything_runs(tmp_path, caps
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_existing_sweep_directory_is_never_overwritten(tmp_path, capsys):
+    (tmp_path / "taken").mkdir()
+    code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=taken",
+                         "--sweep", "dataset.batch_size=1,2"])
+    assert code == 2 and "already exists and is never overwritten" in capsys.readouterr().err
+    assert list((tmp_path / "taken").iterdir()) == []
+
+
 def test_ctrl_c_keeps_the_finished_points_and_stops_the_rest(tmp_path):
     """The first point fails at run time (a model definition that does not exist); Ctrl-C during the
     second one stops it; the files are still written."""
