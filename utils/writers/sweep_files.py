@@ -41,25 +41,30 @@ def _label(row: dict, keys: Sequence[str]) -> str:
     return ", ".join(str(row[key]) for key in keys)
 
 
-def plot_sweep(rows: list[dict], keys: Sequence[str], path: Path) -> Path | None:
-    """Throughput against per-image latency, one labelled dot per completed point, coloured by agreement.
-    None when no point completed."""
-    done = [row for row in rows if row["status"] == "complete"]
+def plot_sweep(rows: list[dict], keys: Sequence[str], path: Path, best: str | None = None) -> Path | None:
+    """Throughput against per-image latency, one labelled dot per completed point, coloured by agreement, the
+    answer (`best`) ringed. None when no point completed."""
+    done = sorted((row for row in rows if row["status"] == "complete"), key=lambda row: row["p50_ms_per_image"])
     if not done:
         return None
     figure = Figure(figsize=(9, 6))
     axes = figure.add_subplot()
-    middle = (min(row["p50_ms_per_image"] for row in done) + max(row["p50_ms_per_image"] for row in done)) / 2
-    for row in done:
-        color = AGREEMENT_COLORS.get(row["agreement"], "#6b7280")
-        axes.scatter(row["p50_ms_per_image"], row["images_per_s"], color=color, s=40, zorder=3)
-        right_half = row["p50_ms_per_image"] > middle  # labels point inwards, so none leaves the axes
-        axes.annotate(_label(row, keys), (row["p50_ms_per_image"], row["images_per_s"]), textcoords="offset points",
-                      xytext=(-5 if right_half else 5, 4), ha="right" if right_half else "left", fontsize=8)
+    low, high = done[0]["p50_ms_per_image"], done[-1]["p50_ms_per_image"]
+    for rank, row in enumerate(done):
+        x, y = row["p50_ms_per_image"], row["images_per_s"]
+        axes.scatter(x, y, color=AGREEMENT_COLORS.get(row["agreement"], "#6b7280"), s=40, zorder=3)
+        if row["point"] == best:
+            axes.scatter(x, y, facecolors="none", edgecolors="black", s=180, linewidths=1.5, zorder=4)
+        # Labels point inwards at the right edge, and neighbours in latency alternate above and below.
+        at_right = high > low and (x - low) / (high - low) > 0.75
+        axes.annotate(_label(row, keys) + (" (answer)" if row["point"] == best else ""), (x, y),
+                      textcoords="offset points", xytext=(-6 if at_right else 6, 5 if rank % 2 == 0 else -12),
+                      ha="right" if at_right else "left", fontsize=8)
     axes.set_xlabel("median pipeline latency per image (ms)")
     axes.set_ylabel("throughput (images/s)")
-    axes.set_title(f"points labelled {', '.join(keys)}\ncolour: detections against torch fp32 "
-                   "(green equal, orange close, red different, grey unchecked)", fontsize=9)
+    axes.set_title(f"points labelled {', '.join(keys)}; ringed: the fastest at equal detections\ncolour: "
+                   "detections against torch fp32 (green equal, orange close, red different, grey unchecked)",
+                   fontsize=9)
     axes.margins(0.15)  # room for the labels of the points at the edges
     axes.grid(alpha=0.3)
     if any(row.get("random_weights") for row in done):
@@ -88,8 +93,9 @@ def _answer_figures(answer: dict) -> list[tuple[str, object]]:
 def write_sweep_report(directory: Path, document: dict, rows: list[dict], columns: Sequence[str]) -> Path:
     """The plot, then report.html with the answer, the table and the plot embedded."""
     keys = list(document["swept"])
-    plot = plot_sweep(rows, keys, directory / layout.SWEEP_PLOT)
     answer = document["answer"]
+    best = answer["fastest_equal"]["point"] if answer["fastest_equal"] else None
+    plot = plot_sweep(rows, keys, directory / layout.SWEEP_PLOT, best)
     page = HtmlPage(f"detbench sweep {document['sweep_id']}")
     if any(row.get("random_weights") for row in rows):
         page.banner("RANDOM WEIGHTS: no model.weights given; timings are real, boxes are not")
