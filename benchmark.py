@@ -1,6 +1,8 @@
 """detbench: where every millisecond, joule and megabyte of a CPU detection pipeline goes.
 
     python benchmark.py --config configs/samples.yaml [--set dotted.key=value ...]
+    python benchmark.py --config C --sweep KEY=V1,V2,... [--sweep KEY2=...]   (one run per point)
+    python benchmark.py compare RUN_A RUN_B [--out DIR]
 
 Exit status: 0 complete; 1 an output could not be written; 2 a mistake in the config or the inputs;
 128 + the signal's number when Ctrl-C (130) or SIGTERM (143) stopped the run.
@@ -34,6 +36,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config key, value parsed as YAML; repeatable "
                              "(e.g. --set dataset.batch_size=4 --set model.arch=yolov7-tiny)")
+    parser.add_argument("--sweep", dest="sweeps", action="append", default=[], metavar="KEY=V1,V2,...",
+                        help="run every combination of these values, each point in its own process, under "
+                             "<run.output_dir>/<run.id>/<point>/; repeatable (e.g. --sweep dataset.batch_size=1,2)")
     return parser.parse_args(argv)
 
 
@@ -66,11 +71,43 @@ def prepare(args: argparse.Namespace):
     return benchmark
 
 
+def sweep(args: argparse.Namespace) -> int:
+    """Every point validated before any runs; then one benchmark.py process per point."""
+    from utils.config import ConfigError
+    from utils.sweep.driver import Sweep
+    from utils.sweep.plan import SweepError
+    from utils.writers.atomic import OutputWriteError
+    from utils.writers.run_directory import RunDirectoryError
+
+    runner = Sweep(args.config, args.overrides, args.sweeps)
+    try:
+        with stop_signals_interrupt():
+            runner.prepare()
+    except (ConfigError, SweepError, RunDirectoryError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OutputWriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt as stop:
+        print("interrupted before the sweep started; nothing was written", file=sys.stderr)
+        return exit_status(signal_of(stop))
+    return runner.run()
+
+
 def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["compare"]:
+        from utils.compare.command import compare_main
+
+        return compare_main(arguments[1:])
+    args = parse_args(arguments)
+    if args.sweeps:
+        return sweep(args)
     try:
         # Until the run starts nothing is written, so SIGTERM may end it at once, as Ctrl-C does.
         with stop_signals_interrupt():
-            benchmark = prepare(parse_args(argv))
+            benchmark = prepare(args)
     except CannotStart as refused:
         print(f"error: {refused}", file=sys.stderr)
         return refused.status

@@ -36,3 +36,12 @@ LAYER_OPS = "layer_ops.csv"
 
 # report.html: the run on one self-contained page
 REPORT = "report.html"
+
+# Sweep directories (<run.output_dir>/<sweep id>/, one run directory per point) and compare's output folder.
+SWEEP_CSV = "sweep.csv"
+SWEEP_JSON = "sweep.json"
+SWEEP_PLOT = "sweep.png"
+SWEEP_REPORT = "report.html"
+SWEEP_LOGS_DIR = "logs"  # each point's console output: <point>.stdout.txt, <point>.stderr.txt
+COMPARE_CSV = "compare.csv"
+COMPARE_HTML = "compare.html"

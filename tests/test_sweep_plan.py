@@ -1,0 +1,75 @@
+"""Parsing --sweep arguments, the product of points, and the pure choice of the sweep's answer."""
+import pytest
+
+from utils.sweep.answer import PointFigures, choose
+from utils.sweep.driver import exit_reason, stderr_reason
+from utils.sweep.plan import SweepError, expand, split_values
+
+
+def test_product_in_argument_order_with_readable_names():
+    axes, points = expand(["runtime.backend=torch,onnxruntime", "dataset.batch_size=1,2"])
+    assert [axis.key for axis in axes] == ["runtime.backend", "dataset.batch_size"]
+    assert [point.name for point in points] == [
+        "runtime.backend=torch,dataset.batch_size=1", "runtime.backend=torch,dataset.batch_size=2",
+        "runtime.backend=onnxruntime,dataset.batch_size=1", "runtime.backend=onnxruntime,dataset.batch_size=2"]
+    assert points[3].overrides == ["runtime.backend=onnxruntime", "dataset.batch_size=2"]
+
+
+def test_values_split_outside_brackets_and_names_are_filesystem_safe():
+    assert split_values("[0,2],[1], null") == ["[0,2]", "[1]", "null"]
+    assert split_values('"a,b",c') == ['"a,b"', "c"]
+    _, points = expand(["model.weights=w/a b.pt,w/a:b.pt"])
+    assert [point.name for point in points] == ["model.weights=w_a_b.pt", "model.weights=w_a_b.pt-2"]
+    assert all("/" not in point.name for point in points)
+
+
+@pytest.mark.parametrize("arguments, named", [
+    (["dataset.batch_size"], "expected KEY=V1,V2"),
+    (["dataset.batch_size=1,,2"], "empty value"),
+    (["dataset.batch_size=1,1"], "more than once"),
+    (["dataset.batch_size=1", "dataset.batch_size=2"], "dataset.batch_size more than once"),
+    (["run.id=a,b"], "run.id is set by the sweep"),
+])
+def test_mistakes_name_the_argument(arguments, named):
+    with pytest.raises(SweepError, match=named):
+        expand(arguments)
+
+
+def _point(name, p50, agreement, samples):
+    return PointFigures(name, {"k": name}, p50, 1000.0 / p50, agreement, tuple(samples))
+
+
+def test_answer_fastest_at_equal_detections_with_a_margin_beyond_the_noise():
+    points = [_point("slow", 20.0, "reference", [19, 20, 21, 20, 20]),
+              _point("fast", 10.0, "equal", [9, 10, 11, 10, 10]),
+              _point("fastest", 5.0, "different", [5, 5, 5, 5, 5])]
+    answer = choose(points)
+    assert answer["fastest_equal"]["point"] == "fast"
+    assert answer["runner_up_equal"]["point"] == "slow"
+    assert answer["margin"]["ratio"] == pytest.approx(2.0) and answer["margin"]["beyond_noise"] is True
+    assert answer["fastest_any"] == {"point": "fastest", "values": {"k": "fastest"}, "p50_ms_per_image": 5.0,
+                                     "images_per_s": 200.0, "agreement": "different"}
+    assert "fast (10.0 ms/image)" in answer["statement"] and "different detections" in answer["statement"]
+
+
+def test_answer_says_when_the_margin_is_within_the_noise():
+    answer = choose([_point("a", 10.0, "equal", [8, 10, 12, 9, 11]), _point("b", 10.5, "reference",
+                                                                           [8.5, 10.5, 12.5, 9.5, 11.5])])
+    assert answer["fastest_equal"]["point"] == "a"
+    assert answer["margin"]["beyond_noise"] is False and "within the noise" in answer["statement"]
+
+
+def test_answer_without_equal_points_or_without_points():
+    answer = choose([_point("bf16", 5.0, "close", [5, 5, 5])])
+    assert answer["fastest_equal"] is None and answer["margin"] is None
+    assert answer["fastest_any"]["point"] == "bf16" and "No point gave detections equal" in answer["statement"]
+    assert choose([])["fastest_any"] is None
+
+
+def test_a_failed_point_keeps_the_end_of_its_error_output():
+    stderr = "loading...\nTraceback (most recent call last):\n  File x\n  File y\n  File z\nRuntimeError: boom\n"
+    assert stderr_reason(stderr) == "RuntimeError: boom"
+    assert stderr_reason("noise\nerror: invalid configuration:\n  dataset.limit: bad\n") == (
+        "error: invalid configuration: dataset.limit: bad")
+    assert exit_reason(-9, "") == "killed by SIGKILL: no error output"
+    assert exit_reason(2, "error: missing file").startswith("cannot run (exit 2): error: missing file")

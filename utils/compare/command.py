@@ -1,0 +1,86 @@
+"""`python benchmark.py compare RUN_A RUN_B [--out DIR]`: what differs between two runs, and which timing
+differences are beyond the noise. Printed as tables and written as compare.csv and compare.html."""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from utils.compare.environment import differences, settings
+from utils.compare.timings import COLUMNS, layer_rows, layer_type_rows, step_rows
+from utils.readers.finished_run import FinishedRun, RunFilesError
+from utils.writers import layout
+from utils.writers.atomic import OutputWriteError
+from utils.writers.compare_files import write_compare_csv, write_compare_html
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+CONSOLE_LAYERS = 15
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]+")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="benchmark.py compare", description=__doc__)
+    parser.add_argument("run_a", metavar="RUN_A", help="run directory (or a sweep's point) taken as the baseline")
+    parser.add_argument("run_b", metavar="RUN_B", help="run directory compared with it (ratios are B/A)")
+    parser.add_argument("--out", help="folder for compare.csv and compare.html "
+                                      "(default outputs/compare_<A>_vs_<B>/)")
+    return parser.parse_args(argv)
+
+
+def default_folder(a: FinishedRun, b: FinishedRun) -> Path:
+    return Path("outputs") / _UNSAFE.sub("_", f"compare_{a.name}_vs_{b.name}")[:200]
+
+
+def _table(rows: list[dict], columns: list[str]) -> str:
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.to_string(index=False, float_format=lambda value: f"{value:.4g}", na_rep="")
+
+
+def _verdicts(rows: list[dict]) -> list[dict]:
+    named = {True: "significant", False: "noise", None: ""}
+    return [{**row, "verdict": named[row.get("significant")]} for row in rows]
+
+
+def report(a: FinishedRun, b: FinishedRun, environment: list[dict], same: int, steps: list[dict],
+           layer_types: list[dict], layers: list[dict]) -> str:
+    lines = [f"compare A: {a.path}", f"        B: {b.path}", "",
+             f"Environment: {len(environment)} field(s) differ, {same} are the same"]
+    if environment:
+        lines.append(_table([{k: (str(v)[:60] if v is not None else "(absent)") for k, v in row.items()}
+                             for row in environment], ["field", "a", "b"]))
+    lines += ["", "Steps, ms per image (medians over timed batches; B/A with 95% bootstrap CI)",
+              _table(_verdicts(steps), ["name", "a", "b", "ratio", "ci_low", "ci_high", "verdict", "n_a", "n_b"])]
+    for title, rows in (("Layer types, self ms per image (no per-batch samples: no interval)", layer_types),
+                        (f"Layers joined on call path, self ms per image, the {CONSOLE_LAYERS} largest changes",
+                         layers[:CONSOLE_LAYERS])):
+        missing = [row["note"] for row in rows if "a" not in row]
+        lines += ["", title, "\n".join(missing) or _table(rows, ["name", "a", "b", "difference", "ratio"])]
+    return "\n".join(lines)
+
+
+def compare_main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    try:
+        a, b = FinishedRun(args.run_a), FinishedRun(args.run_b)
+        environment, same = differences(settings(a), settings(b))
+        steps = step_rows(a, b)
+    except RunFilesError as error:
+        print(f"error: compare: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    layer_types, layers = layer_type_rows(a, b), layer_rows(a, b)
+    print(report(a, b, environment, same, steps, layer_types, layers))
+    folder = Path(args.out) if args.out else default_folder(a, b)
+    environment_rows = [{"section": "environment", "name": row["field"], "a": row["a"], "b": row["b"]}
+                        for row in environment]
+    try:
+        write_compare_csv(folder, environment_rows + steps + layer_types + layers, COLUMNS)
+        write_compare_html(folder, (a.name, b.name), (a.path, b.path), environment, same, steps, layer_types,
+                           layers)
+    except OutputWriteError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"\nfiles: {folder / layout.COMPARE_CSV}, {folder / layout.COMPARE_HTML}")
+    return EXIT_OK

@@ -1,0 +1,82 @@
+"""A run directory read back from its files (summary.json, env.json, config.yaml and the timing CSVs), for the
+tools that look at finished runs side by side: sweeps and compare.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import pandas as pd
+import yaml
+
+from utils.record.steps import PIPELINE_STEP, PassKind
+from utils.writers import layout
+
+
+class RunFilesError(Exception):
+    """A path that is not a readable run directory (a user's mistake: exit status 2)."""
+
+
+class FinishedRun:
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise RunFilesError(f"{self.path} is not a folder; pass a run directory such as outputs/<run_id> "
+                                "(or a sweep's point, outputs/<sweep_id>/<point>)")
+        if not (self.path / layout.SUMMARY).is_file():
+            hint = (f"it holds a sweep: pass one of its points, e.g. {self.path}/<point>"
+                    if (self.path / layout.SWEEP_JSON).is_file() else "pass a folder that a run wrote")
+            raise RunFilesError(f"{self.path} is not a run directory (no {layout.SUMMARY}); {hint}")
+        self.summary = self._json(layout.SUMMARY)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def _json(self, name: str) -> dict:
+        try:
+            return json.loads((self.path / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise RunFilesError(f"{self.path / name} cannot be read as JSON ({error}); the run directory is "
+                                "incomplete or damaged") from None
+
+    def environment(self) -> dict:
+        return self._json(layout.ENV) if (self.path / layout.ENV).is_file() else {}
+
+    def config(self) -> dict:
+        try:
+            return yaml.safe_load((self.path / layout.CONFIG).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError):
+            return {}
+
+    def table(self, name: str) -> Optional[pd.DataFrame]:
+        """A CSV of the run, None when the run did not write it (e.g. no layer timing)."""
+        try:
+            return pd.read_csv(self.path / name)
+        except (OSError, pd.errors.EmptyDataError, pd.errors.ParserError):
+            return None
+
+    def timed_steps(self) -> pd.DataFrame:
+        """steps_timer.csv rows of the clean timed passes that held images, with their ms per image."""
+        steps = self.table(layout.STEPS_TIMER)
+        if steps is None:
+            raise RunFilesError(f"{self.path / layout.STEPS_TIMER} is missing or unreadable; the run stopped "
+                                "before it timed anything")
+        timed = steps[(steps["pass_kind"] == PassKind.TIMED.value) & (steps["images"] > 0)].copy()
+        timed["ms_per_image"] = timed["ms"] / timed["images"]
+        return timed
+
+    def per_image_samples(self, step: str = PIPELINE_STEP) -> list[float]:
+        """One value per timed batch: the step's milliseconds per image."""
+        timed = self.timed_steps()
+        return timed.loc[timed["step"] == step, "ms_per_image"].tolist()
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        """A value of summary.json by its dotted path."""
+        node: Any = self.summary
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node

@@ -1,0 +1,89 @@
+"""The sweep's answer, chosen from the points' figures: the fastest configuration whose detections equal the
+torch fp32 reference's, its margin over the runner-up and whether that margin is beyond the noise; and the
+fastest at any agreement, with its verdict. Pure: figures in, a plain dict out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from utils.record.bootstrap import median_ratio_interval
+
+# Torch fp32 eager is the reference the other runtimes are checked against: its detections are the answer.
+REFERENCE = "reference"
+EQUAL_VERDICTS = ("equal", REFERENCE)
+RANKED_BY = ("median pipeline latency per image (load + preprocess + forward + postprocess) over the timed "
+             "passes; lower is faster")
+
+
+@dataclass(frozen=True)
+class PointFigures:
+    name: str
+    values: dict[str, str]
+    p50_ms_per_image: float
+    images_per_s: Optional[float]
+    agreement: str  # equal, close, different, reference or unchecked
+    samples: tuple[float, ...] = field(default=())  # per-image pipeline ms, one per timed batch
+
+
+def _brief(point: PointFigures) -> dict:
+    return {"point": point.name, "values": point.values, "p50_ms_per_image": point.p50_ms_per_image,
+            "images_per_s": point.images_per_s, "agreement": point.agreement}
+
+
+def margin(best: PointFigures, runner_up: PointFigures, confidence: float = 0.95) -> dict:
+    """How much slower the runner-up is: the ratio of its median per-image latency to the best's, with a
+    bootstrap interval over the two points' per-batch samples."""
+    interval = median_ratio_interval(best.samples, runner_up.samples, confidence)
+    ratio = runner_up.p50_ms_per_image / best.p50_ms_per_image
+    if interval is None:
+        return {"ratio": ratio, "ci_low": None, "ci_high": None, "confidence": confidence, "beyond_noise": None,
+                "note": "too few timed batches for an interval (raise benchmark.repeats)"}
+    return {"ratio": interval.ratio, "ci_low": interval.low, "ci_high": interval.high, "confidence": confidence,
+            "beyond_noise": interval.low > 1.0,
+            "note": (f"the runner-up is slower by a factor the {confidence:.0%} interval places above 1"
+                     if interval.low > 1.0 else
+                     f"the {confidence:.0%} interval of the ratio includes 1: the two may be equally fast")}
+
+
+def _statement(best: Optional[PointFigures], runner_up: Optional[PointFigures], edge: Optional[dict],
+               fastest: Optional[PointFigures]) -> str:
+    if fastest is None:
+        return "No point completed: there is no answer. See the reasons in the table."
+    if best is None:
+        return (f"No point gave detections equal to the torch fp32 reference's. The fastest overall is "
+                f"{fastest.name} ({fastest.p50_ms_per_image:.1f} ms/image) with {fastest.agreement} detections.")
+    text = f"Fastest at equal detections: {best.name} ({best.p50_ms_per_image:.1f} ms/image)."
+    if runner_up is None:
+        text += " It is the only point with equal detections, so there is no runner-up to beat."
+    elif edge["beyond_noise"] is None:
+        text += f" The runner-up, {runner_up.name}, takes x{edge['ratio']:.3f} as long; {edge['note']}."
+    else:
+        low, high = edge["ci_low"], edge["ci_high"]
+        verdict = "beyond the noise" if edge["beyond_noise"] else "within the noise"
+        text += (f" The runner-up, {runner_up.name}, takes x{edge['ratio']:.3f} as long "
+                 f"({edge['confidence']:.0%} CI {low:.3f}-{high:.3f}): {verdict}.")
+    if fastest is not best:
+        text += (f" Faster still, at {fastest.agreement} detections: {fastest.name} "
+                 f"({fastest.p50_ms_per_image:.1f} ms/image).")
+    return text
+
+
+def choose(points: list[PointFigures], confidence: float = 0.95) -> dict:
+    """`points` are the completed points; ties keep the order of the sweep."""
+    ranked = sorted(points, key=lambda point: point.p50_ms_per_image)
+    equal = [point for point in ranked if point.agreement in EQUAL_VERDICTS]
+    best = equal[0] if equal else None
+    runner_up = equal[1] if len(equal) > 1 else None
+    edge = margin(best, runner_up, confidence) if runner_up is not None else None
+    fastest = ranked[0] if ranked else None
+    return {
+        "statement": _statement(best, runner_up, edge, fastest),
+        "fastest_equal": _brief(best) if best else None,
+        "runner_up_equal": _brief(runner_up) if runner_up else None,
+        "margin": edge,
+        "fastest_any": _brief(fastest) if fastest else None,
+        "ranked_by": RANKED_BY,
+        "equal_means": ("agreement verdict `equal` against the torch fp32 reference (strict recall and precision "
+                        ">= 0.99, raw error <= 0.5 px), or torch fp32 eager itself, which is the reference"),
+    }

@@ -1,0 +1,48 @@
+"""A sweep point's row: the figures of its finished run directory, read back from its files."""
+from __future__ import annotations
+
+import numpy as np
+
+from utils.readers.finished_run import FinishedRun
+from utils.sweep.answer import REFERENCE, PointFigures
+from utils.sweep.plan import Point
+
+
+def agreement_of(run: FinishedRun) -> str:
+    """The run's verdict; torch fp32 eager is the reference itself; anything else unchecked says so."""
+    verdict = run.get("agreement.verdict")
+    if verdict:
+        return verdict
+    runtime = run.summary.get("runtime") or {}
+    plain = (runtime.get("backend") == "torch" and runtime.get("precision") == "fp32"
+             and not runtime.get("channels_last") and not runtime.get("compile"))
+    return REFERENCE if plain else "unchecked"
+
+
+def _package_joules_per_image(run: FinishedRun):
+    if run.get("energy.status") != "measured":
+        return None
+    per_domain = run.get("energy.joules_per_image") or {}
+    packages = [joules for label, joules in per_domain.items() if label.startswith("package")]
+    return sum(packages) if packages else None
+
+
+def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
+    """The row of sweep.csv (figures only; the driver adds the point's status) and the answer's input."""
+    samples = run.per_image_samples()
+    if not samples:
+        raise ValueError(f"{run.path} holds no timed batch")
+    p50, p90 = (float(value) for value in np.percentile(samples, [50, 90]))
+    row = {
+        "images_per_s": run.get("pipeline_latency.images_per_s"),
+        "p50_ms_per_image": p50,
+        "p90_ms_per_image": p90,
+        "forward_p50_ms_per_image": run.get("forward.p50_ms_per_image"),
+        "peak_pss_mib": run.get("memory.peak_pss_mib"),
+        "peak_self_rss_mib": run.get("memory.peak_self_rss_mib"),
+        "package_j_per_image": _package_joules_per_image(run),
+        "agreement": agreement_of(run),
+        "random_weights": run.get("random_weights"),
+    }
+    figures = PointFigures(point.name, point.values, p50, row["images_per_s"], row["agreement"], tuple(samples))
+    return row, figures

@@ -1,0 +1,104 @@
+"""What a sweep runs: `--sweep KEY=V1,V2,...` arguments parsed and expanded into their cartesian product,
+each point a list of `--set KEY=V` overrides with a readable, filesystem-safe name. Pure: nothing is run here.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+# Keys the sweep sets itself for every point: where its run directory goes.
+RESERVED_KEYS = ("run.id", "run.output_dir")
+NAME_LIMIT = 200  # well under the 255 bytes most filesystems allow for a name
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]+")
+
+
+class SweepError(Exception):
+    """A mistake in the --sweep arguments; the message names the argument and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Axis:
+    key: str
+    values: tuple[str, ...]  # raw text, parsed as YAML by --set like any override
+
+
+@dataclass(frozen=True)
+class Point:
+    name: str
+    assignments: tuple[tuple[str, str], ...]  # (key, raw value) in the order of the --sweep arguments
+
+    @property
+    def overrides(self) -> list[str]:
+        return [f"{key}={value}" for key, value in self.assignments]
+
+    @property
+    def values(self) -> dict[str, str]:
+        return dict(self.assignments)
+
+
+def split_values(text: str) -> list[str]:
+    """Split on the commas outside brackets and quotes, so `[0,2],[1]` is two values."""
+    values, current, depth, quote = [], [], 0, ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            values.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    values.append("".join(current).strip())
+    return values
+
+
+def parse_axis(argument: str) -> Axis:
+    key, sep, raw = argument.partition("=")
+    key = key.strip()
+    example = "e.g. --sweep dataset.batch_size=1,2,4"
+    if not sep or not key or not raw.strip():
+        raise SweepError(f"--sweep {argument!r}: expected KEY=V1,V2,... ({example})")
+    if key in RESERVED_KEYS:
+        raise SweepError(f"--sweep {argument!r}: {key} is set by the sweep for each point (its run directory "
+                         "goes under <run.output_dir>/<run.id>/<point>/); choose the sweep's own id with --set "
+                         f"run.id=NAME and sweep other keys")
+    values = split_values(raw)
+    if any(not value for value in values):
+        raise SweepError(f"--sweep {argument!r}: an empty value between commas; write each value once ({example})")
+    if len(set(values)) != len(values):
+        repeated = sorted({value for value in values if values.count(value) > 1})
+        raise SweepError(f"--sweep {argument!r}: the value(s) {', '.join(repeated)} appear more than once; list "
+                         "each value once")
+    return Axis(key, tuple(values))
+
+
+def safe_name(assignments: tuple[tuple[str, str], ...]) -> str:
+    text = ",".join(f"{key}={value}" for key, value in assignments)
+    return _UNSAFE.sub("_", text)[:NAME_LIMIT]
+
+
+def expand(arguments: list[str]) -> tuple[list[Axis], list[Point]]:
+    """The axes in argument order and every point of their product (the last axis varies fastest)."""
+    axes = [parse_axis(argument) for argument in arguments]
+    keys = [axis.key for axis in axes]
+    if len(set(keys)) != len(keys):
+        repeated = sorted({key for key in keys if keys.count(key) > 1})
+        raise SweepError(f"--sweep names {', '.join(repeated)} more than once; give all of a key's values in one "
+                         "--sweep KEY=V1,V2,...")
+    points, taken = [], set()
+    for combination in itertools.product(*(axis.values for axis in axes)):
+        assignments = tuple(zip(keys, combination))
+        name = safe_name(assignments)
+        # Values that differ only in characters a file name cannot hold get a counter to stay apart.
+        unique, counter = name, 2
+        while unique in taken:
+            unique, counter = f"{name}-{counter}", counter + 1
+        taken.add(unique)
+        points.append(Point(unique, assignments))
+    return axes, points
