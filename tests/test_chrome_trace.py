@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from utils.record.chrome_trace import (complete_events, free_pid, integer_ids, lies_within, merge_events, name_tracks,
+from utils.record.chrome_trace import (complete_events, integer_ids, lies_within, merge_events, name_tracks,
                                        trace_origin_ns, unix_ns)
 
 
@@ -91,14 +91,19 @@ def test_nothing_is_lost():
     assert trace["baseTimeNanoseconds"] == original["baseTimeNanoseconds"]
 
 
-def test_merged_events_move_onto_the_trace_clock_as_their_own_process():
-    trace = integer_ids(torch_like_trace())
-    assert free_pid(trace) == 44
-    others = [{"ph": "X", "cat": "Node", "name": "n", "pid": 40, "tid": 40, "ts": 1000, "dur": 5}]
-    merged = merge_events(trace, others, -790.0, free_pid(trace), sort_index=41)
+def test_merged_events_move_onto_the_trace_clock_as_their_own_process_and_threads():
+    trace = integer_ids(torch_like_trace())  # pids up to 43, tids up to 44
+    others = [{"ph": "X", "cat": "Node", "name": "n", "pid": 40, "tid": 40, "ts": 1000, "dur": 5},
+              {"ph": "X", "cat": "Node", "name": "m", "pid": 40, "tid": 7, "ts": 1001, "dur": 2}]
+    merged = merge_events(trace, others, -790.0, "runtime", {40: "main thread"}, sort_index=41)
     added = merged["traceEvents"][len(trace["traceEvents"]):]
-    assert added[0] == {"ph": "X", "cat": "Node", "name": "n", "pid": 44, "tid": 40, "ts": 210.0, "dur": 5}
-    assert added[1]["name"] == "process_sort_index" and added[1]["args"] == {"sort_index": 41}
+    # a tid seen in two processes would read as a reused thread: the merged threads get tids of their own
+    assert added[0] == {"ph": "X", "cat": "Node", "name": "n", "pid": 44, "tid": 46, "ts": 210.0, "dur": 5}
+    assert added[1] == {"ph": "X", "cat": "Node", "name": "m", "pid": 44, "tid": 45, "ts": 211.0, "dur": 2}
+    assert metadata(merged, "process_name")[44] == "runtime"
+    assert metadata(merged, "thread_name")[(44, 46)] == "main thread"
+    assert metadata(merged, "thread_name")[(44, 45)] == "thread 7"
+    assert [event["args"] for event in added if event["name"] == "process_sort_index"] == [{"sort_index": 41}]
     assert others[0]["pid"] == 40 and others[0]["ts"] == 1000  # the arguments are left as they were
 
 

@@ -45,10 +45,11 @@ def test_runtime_events_merge_inside_the_forward_step():
     trace = json.loads(trace_json)
     assert warnings == []
     runtime = [event for event in trace["traceEvents"] if event["ph"] == "X" and event["pid"] == 44]
+    assert {event["tid"] for event in runtime} == {45}
     assert len(runtime) == 5 and runtime[0]["name"] == "model_run" and runtime[0]["ts"] == 205.0
     assert all(lies_within(event, complete_events(trace, "forward")) for event in runtime)
     assert metadata(trace, "process_name")[44] == "onnxruntime 1.0"
-    assert metadata(trace, "thread_name")[(44, 9)] == "thread 9"
+    assert metadata(trace, "thread_name")[(44, 45)] == "thread 9"
     assert len(complete_events(trace)) == 5 + 5
 
 

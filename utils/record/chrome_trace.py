@@ -35,12 +35,17 @@ def _integer_of(value: Any) -> int | None:
     return None
 
 
+def _id_order(value: Any) -> tuple:
+    number = _integer_of(value)
+    return (number is None, number or 0, str(value))
+
+
 def _numbering(values: Iterable[Any]) -> dict[Any, int]:
     """Integers stay; numeric strings become their number; other strings get numbers above every integer
     among `values`, in sorted order of the strings, so the same trace always gets the same ids."""
     values = set(values)
     numbers = {value: number for value in values if (number := _integer_of(value)) is not None}
-    others = sorted((value for value in values if value not in numbers), key=str)
+    others = sorted((value for value in values if value not in numbers), key=_id_order)
     start = max(numbers.values(), default=0) + 1
     numbers.update({value: start + offset for offset, value in enumerate(others)})
     return numbers
@@ -112,24 +117,36 @@ def name_tracks(trace: dict, process_names: Mapping[int, str], thread_names: Map
     return trace
 
 
-def free_pid(trace: dict) -> int:
-    """A process id no event of the trace uses (after `integer_ids`)."""
-    return max((event["pid"] for event in trace["traceEvents"] if _is_integer(event.get("pid"))), default=0) + 1
+def _free_id(trace: dict, key: str) -> int:
+    return max((event[key] for event in trace["traceEvents"] if _is_integer(event.get(key))), default=0) + 1
 
 
-def merge_events(trace: dict, events: Iterable[dict], shift_us: float, pid: int, sort_index: int | None = None) -> dict:
-    """Another profiler's events added as process `pid` (their tids kept), their `ts` moved by `shift_us`
-    onto this trace's clock. `sort_index` places the process among the others in viewers that sort them."""
+def merge_events(trace: dict, events: Iterable[dict], shift_us: float, process_name: str,
+                 thread_names: Mapping[Any, str] | None = None, sort_index: int | None = None) -> dict:
+    """Another profiler's events added as a new process named `process_name`, their `ts` moved by `shift_us`
+    onto this trace's clock. Each of their threads gets a new tid too: a viewer that follows Linux (Perfetto)
+    takes a tid seen in two processes for a thread that ended and was reused. `thread_names` names threads
+    by their original tid (others are "thread <tid>"); `sort_index` places the process among the others.
+    Call after `integer_ids`."""
     trace = copy.deepcopy(trace)
-    moved = []
-    for event in copy.deepcopy(list(events)):
+    events = copy.deepcopy(list(events))
+    thread_names = thread_names or {}
+    pid, first_tid = _free_id(trace, "pid"), _free_id(trace, "tid")
+    tids = {tid: first_tid + offset
+            for offset, tid in enumerate(sorted({event["tid"] for event in events if "tid" in event}, key=_id_order))}
+    for event in events:
         event["pid"] = pid
+        if "tid" in event:
+            event["tid"] = tids[event["tid"]]
         if "ts" in event:
             event["ts"] = float(event["ts"]) + shift_us
-        moved.append(event)
+    ts = _earliest_ts(events)
+    events.append(_metadata(PROCESS_NAME, pid, 0, ts, {"name": process_name}))
+    events.extend(_metadata(THREAD_NAME, pid, tid, ts, {"name": thread_names.get(original, f"thread {original}")})
+                  for original, tid in tids.items())
     if sort_index is not None:
-        moved.append(_metadata(PROCESS_SORT_INDEX, pid, 0, _earliest_ts(moved), {"sort_index": sort_index}))
-    trace["traceEvents"].extend(moved)
+        events.append(_metadata(PROCESS_SORT_INDEX, pid, 0, ts, {"sort_index": sort_index}))
+    trace["traceEvents"].extend(events)
     return trace
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from pipelines.contract import FORWARD_STAGE
-from utils.record.chrome_trace import (complete_events, free_pid, integer_ids, lies_within, merge_events, name_tracks,
+from utils.record.chrome_trace import (complete_events, integer_ids, lies_within, merge_events, name_tracks,
                                        trace_origin_ns, unix_ns)
 from utils.record.run_record import ProfileResult
 from utils.recorders.runtime_layers import KERNEL_SUFFIX, onnxruntime_scope
@@ -112,11 +112,8 @@ def trace_for_viewers(trace_json: str, process_name: str, pid: int, main_tid: in
         forwards = complete_events(trace, FORWARD_STAGE)
         runs = [dict(event, ts=event["ts"] + shift_us) for event in runtime.events if event.get("name") == RUN_EVENT]
         if runs and all(lies_within(run, forwards, ROUNDING_US) for run in runs):
-            runtime_pid = free_pid(trace)
-            trace = merge_events(trace, runtime.events, shift_us, runtime_pid, sort_index=pid + 1)
-            process_names[runtime_pid] = runtime.process_name
-            thread_names.update({(runtime_pid, event["tid"]): MAIN_THREAD if event["tid"] == main_tid
-                                 else f"thread {event['tid']}" for event in runtime.events if "tid" in event})
+            trace = merge_events(trace, runtime.events, shift_us, runtime.process_name, {main_tid: MAIN_THREAD},
+                                 sort_index=pid + 1)
         else:
             warnings.append(f"trace.json: {runtime.process_name}'s own events were left out: its {len(runs)} "
                             f"inference(s) do not lie inside the {len(forwards)} forward step(s) of the torch "
