@@ -10,7 +10,7 @@ from utils.record.chrome_trace import (complete_events, integer_ids, lies_within
 
 def torch_like_trace() -> dict:
     """The shape torch's exporter writes: integer ids for the process, strings on a few events."""
-    return {"baseTimeNanoseconds": 1_000_000_000_000, "traceEvents": [
+    return {"baseTimeNanoseconds": 1_790_000_000_000_000_000, "traceEvents": [
         {"ph": "M", "name": "process_name", "pid": 40, "tid": 0, "ts": 100.0, "args": {"name": "python"}},
         {"ph": "M", "name": "thread_name", "pid": 40, "tid": 40, "ts": 100.0, "args": {"name": "thread 40 (python)"}},
         {"ph": "M", "name": "thread_name", "pid": 40, "tid": 40, "ts": 100.0, "args": {"name": "thread 40 (python)"}},
@@ -108,7 +108,7 @@ def test_merged_events_move_onto_the_trace_clock_as_their_own_process_and_thread
 
 
 def test_trace_origin():
-    assert trace_origin_ns(torch_like_trace()) == 10**12
+    assert trace_origin_ns(torch_like_trace()) == 1_790_000_000_000_000_000
     assert trace_origin_ns({"traceEvents": []}) == 0  # older exports count from the epoch
 
 

@@ -2,6 +2,8 @@
 trace's clock inside the forward step, and left out with a warning where the clocks do not line up."""
 import json
 
+import pytest
+
 from tests.test_chrome_trace import metadata, torch_like_trace
 from utils.record.chrome_trace import complete_events, lies_within
 from utils.recorders.runtime_trace import RuntimeEvents, onnxruntime_events, readable_node, trace_for_viewers
@@ -30,34 +32,46 @@ def test_node_names_are_module_paths_and_keep_the_onnx_name():
     assert readable_node(ort_profile()[7])["name"] == "Model/ReorderOutput"
 
 
-def test_only_the_runs_after_the_warm_up_are_kept_on_the_unix_clock():
-    events = onnxruntime_events(ort_profile(), start_unix_ns=5_000_000, warmup_runs=1)
+def test_only_the_runs_after_the_warm_up_are_kept():
+    events = onnxruntime_events(ort_profile(), warmup_runs=1)
     assert [event["name"] for event in events] == ["model_run", "SequentialExecutor::Execute", "model.0/Conv",
                                                    "model.77/Sigmoid", "Model/ReorderOutput"]
-    assert events[0]["ts"] == 5_300.0 and events[2]["ts"] == 5_305.0  # 5 ms start + ts in microseconds
+    assert [event["ts"] for event in events] == [300, 301, 305, 326, 330]  # still from the session's start
 
 
-def test_runtime_events_merge_inside_the_forward_step():
-    base_us = torch_like_trace()["baseTimeNanoseconds"] / 1000
-    events = onnxruntime_events(ort_profile(), start_unix_ns=int((base_us + 205 - 300) * 1000), warmup_runs=1)
-    trace_json, warnings = trace_for_viewers(json.dumps(torch_like_trace()), "detbench", 40, 40,
-                                             RuntimeEvents("onnxruntime 1.0", events))
+BASE_NS = torch_like_trace()["baseTimeNanoseconds"]
+MONOTONIC_NS = 12_000_000_000_000
+# The session started 95 us before the trace's origin on the Unix clock: its run at 300 us is at 205 us on
+# the torch trace's timeline, inside the forward step (200 to 250 us).
+SESSION_START_NS = BASE_NS - 95_000
+
+
+@pytest.mark.parametrize("reported_ns", [SESSION_START_NS, MONOTONIC_NS - 1_000_000],
+                         ids=["wall clock", "monotonic clock"])
+def test_runtime_events_merge_inside_the_forward_step(reported_ns):
+    # the clocks were read 1 ms after the start
+    runtime = RuntimeEvents("onnxruntime 1.0", onnxruntime_events(ort_profile(), warmup_runs=1), reported_ns,
+                            wall_ns=SESSION_START_NS + 1_000_000, monotonic_ns=MONOTONIC_NS)
+    trace_json, warnings = trace_for_viewers(json.dumps(torch_like_trace()), "detbench", 40, 40, runtime)
     trace = json.loads(trace_json)
     assert warnings == []
-    runtime = [event for event in trace["traceEvents"] if event["ph"] == "X" and event["pid"] == 44]
-    assert {event["tid"] for event in runtime} == {45}
-    assert len(runtime) == 5 and runtime[0]["name"] == "model_run" and runtime[0]["ts"] == 205.0
-    assert all(lies_within(event, complete_events(trace, "forward")) for event in runtime)
+    merged = [event for event in trace["traceEvents"] if event["ph"] == "X" and event["pid"] == 44]
+    assert {event["tid"] for event in merged} == {45}
+    assert [event["ts"] for event in merged] == pytest.approx([205, 206, 210, 231, 235])
+    assert all(lies_within(event, complete_events(trace, "forward")) for event in merged)
     assert metadata(trace, "process_name")[44] == "onnxruntime 1.0"
     assert metadata(trace, "thread_name")[(44, 45)] == "thread 9"
     assert len(complete_events(trace)) == 5 + 5
 
 
-def test_runtime_events_that_miss_the_forward_are_left_out_with_a_warning():
-    events = onnxruntime_events(ort_profile(), start_unix_ns=0, warmup_runs=1)  # a clock far from the trace's
-    trace_json, warnings = trace_for_viewers(json.dumps(torch_like_trace()), "detbench", 40, 40,
-                                             RuntimeEvents("onnxruntime 1.0", events))
-    assert len(warnings) == 1 and "onnxruntime 1.0" in warnings[0] and "left out" in warnings[0]
+@pytest.mark.parametrize("reported_ns, reason", [
+    (SESSION_START_NS + 10**9, "do not lie inside the 1 forward step"),  # a clock a second off
+    (7, "neither the wall clock"),
+])
+def test_runtime_events_that_miss_the_forward_are_left_out_with_a_warning(reported_ns, reason):
+    runtime = RuntimeEvents("onnxruntime 1.0", onnxruntime_events(ort_profile(), warmup_runs=1), reported_ns,
+                            wall_ns=SESSION_START_NS, monotonic_ns=MONOTONIC_NS)
+    trace_json, warnings = trace_for_viewers(json.dumps(torch_like_trace()), "detbench", 40, 40, runtime)
+    assert len(warnings) == 1 and "onnxruntime 1.0's own events were left out" in warnings[0]
+    assert reason in warnings[0]
     assert len(complete_events(json.loads(trace_json))) == 5
-
-

@@ -3,9 +3,9 @@ tracks, and the runtime's own trace of that same batch merged in where it has on
 
 ONNX Runtime has one: around the profiled batch its session runs with profiling on (as in the layers pass),
 and the events of the batch's inferences join the trace as their own process, "onnxruntime <version>".
-Both profilers stamp events on the Unix clock: torch counts `ts` from the trace's `baseTimeNanoseconds`,
-ONNX Runtime from its profiling session's start, read from the session (`get_profiling_start_time_ns`).
-The merge checks what that alignment claims: every inference lies inside a `forward` step range; if one
+torch counts `ts` from the trace's `baseTimeNanoseconds` on the Unix clock; ONNX Runtime counts from its
+profiling session's start as the session reports it (`get_profiling_start_time_ns`: the wall clock with
+libstdc++), which `unix_ns` puts on the Unix clock. The merge checks what that alignment claims: every inference lies inside a `forward` step range; if one
 does not, the runtime's events are left out and a warning says so. OpenVINO reports per-layer counters
 after each inference, not a timeline: there is nothing to merge.
 """
@@ -37,10 +37,14 @@ ROUNDING_US = 1.0
 
 @dataclass(frozen=True)
 class RuntimeEvents:
-    """A runtime's own trace events with `ts` in microseconds of the Unix clock, and the name of their track."""
+    """A runtime's own trace events, `ts` in microseconds from `start_ns`: the start as the runtime reported
+    it, on a clock of its choosing, with the wall and monotonic clocks read near it (see `unix_ns`)."""
 
     process_name: str
     events: tuple[dict, ...]
+    start_ns: int
+    wall_ns: int
+    monotonic_ns: int
 
 
 def readable_node(event: dict) -> dict:
@@ -52,19 +56,13 @@ def readable_node(event: dict) -> dict:
     return dict(event, name=f"{path}/{op}", args=dict(event.get("args", {}), onnx_node=node))
 
 
-def onnxruntime_events(profile_events: list[dict], start_unix_ns: int, warmup_runs: int) -> tuple[dict, ...]:
-    """The events of the runs after the profiling session's warm-up, nodes named by module path, `ts` moved
-    from the session's start onto the Unix clock (microseconds)."""
+def onnxruntime_events(profile_events: list[dict], warmup_runs: int) -> tuple[dict, ...]:
+    """The events of the runs after the profiling session's warm-up, nodes named by module path."""
     runs = sorted((event for event in profile_events if event.get("name") == RUN_EVENT), key=lambda e: e["ts"])
     kept = runs[warmup_runs:]
-    start_us = start_unix_ns / 1000
-    events = []
-    for event in profile_events:
-        if event.get("ph") != "X" or not lies_within(event, kept, ROUNDING_US):
-            continue  # session set-up and the warm-up run are not the batch
-        event = readable_node(event) if event.get("cat") == "Node" else dict(event)
-        events.append(dict(event, ts=float(event["ts"]) + start_us))
-    return tuple(events)
+    return tuple(readable_node(event) if event.get("cat") == "Node" else dict(event) for event in profile_events
+                 # session set-up and the warm-up run are not the batch
+                 if event.get("ph") == "X" and lies_within(event, kept, ROUNDING_US))
 
 
 class RuntimeTrace:
@@ -80,8 +78,13 @@ class RuntimeTrace:
         if self.runtime.name in TRACED_RUNTIMES:
             self._scratch = tempfile.TemporaryDirectory(prefix="detbench-trace-")
             self._wall_ns, self._monotonic_ns = time.time_ns(), time.monotonic_ns()
-            self._context = self.runtime.profiling(self._scratch.name)
-            self._profile = self._context.__enter__()
+            try:
+                context = self.runtime.profiling(self._scratch.name)
+                self._profile = context.__enter__()
+            except BaseException:
+                self._scratch.cleanup()
+                raise
+            self._context = context
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -91,12 +94,28 @@ class RuntimeTrace:
             self._context.__exit__(*exc_info)
             if exc_info[0] is None:
                 profile = self._profile
-                start = unix_ns(profile.start_ns, self._wall_ns, self._monotonic_ns)
-                events = onnxruntime_events(json.loads(Path(profile.path).read_text()), start, profile.warmup_runs)
+                events = onnxruntime_events(json.loads(Path(profile.path).read_text()), profile.warmup_runs)
                 version = self.runtime.settings().get("onnxruntime_version", "")
-                self.events = RuntimeEvents(f"onnxruntime {version}".strip(), events)
+                self.events = RuntimeEvents(f"onnxruntime {version}".strip(), events, profile.start_ns,
+                                            self._wall_ns, self._monotonic_ns)
         finally:
             self._scratch.cleanup()
+
+
+def _merge_runtime(trace: dict, runtime: RuntimeEvents, pid: int, main_tid: int) -> tuple[dict, Optional[str]]:
+    """The trace with the runtime's events merged, or as it was and why not."""
+    try:
+        start_ns = unix_ns(runtime.start_ns, runtime.wall_ns, runtime.monotonic_ns)
+    except ValueError as error:
+        return trace, str(error)
+    shift_us = (start_ns - trace_origin_ns(trace)) / 1000
+    forwards = complete_events(trace, FORWARD_STAGE)
+    runs = [dict(event, ts=event["ts"] + shift_us) for event in runtime.events if event.get("name") == RUN_EVENT]
+    if not runs or not all(lies_within(run, forwards, ROUNDING_US) for run in runs):
+        return trace, (f"its {len(runs)} inference(s) do not lie inside the {len(forwards)} forward step(s) of the "
+                       "torch trace, so the two clocks do not line up on this machine")
+    return merge_events(trace, runtime.events, shift_us, runtime.process_name, {main_tid: MAIN_THREAD},
+                        sort_index=pid + 1), None
 
 
 def trace_for_viewers(trace_json: str, process_name: str, pid: int, main_tid: int,
@@ -108,16 +127,9 @@ def trace_for_viewers(trace_json: str, process_name: str, pid: int, main_tid: in
     process_names, thread_names = {pid: process_name}, {(pid, main_tid): MAIN_THREAD}
     warnings: list[str] = []
     if runtime is not None and runtime.events:
-        shift_us = -trace_origin_ns(trace) / 1000
-        forwards = complete_events(trace, FORWARD_STAGE)
-        runs = [dict(event, ts=event["ts"] + shift_us) for event in runtime.events if event.get("name") == RUN_EVENT]
-        if runs and all(lies_within(run, forwards, ROUNDING_US) for run in runs):
-            trace = merge_events(trace, runtime.events, shift_us, runtime.process_name, {main_tid: MAIN_THREAD},
-                                 sort_index=pid + 1)
-        else:
-            warnings.append(f"trace.json: {runtime.process_name}'s own events were left out: its {len(runs)} "
-                            f"inference(s) do not lie inside the {len(forwards)} forward step(s) of the torch "
-                            "trace, so the two clocks do not line up on this machine")
+        trace, problem = _merge_runtime(trace, runtime, pid, main_tid)
+        if problem is not None:
+            warnings.append(f"trace.json: {runtime.process_name}'s own events were left out: {problem}")
     return json.dumps(name_tracks(trace, process_names, thread_names)), warnings
 
 
