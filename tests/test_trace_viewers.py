@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmark import main
-from utils.record.chrome_trace import complete_events, lies_within
+from utils.record.chrome_trace import complete_events, lies_within, span
 from utils.recorders.profiler import profile_pipeline, step_range
 from utils.recorders.runtime_trace import trace_for_viewers
 
@@ -86,6 +86,13 @@ def test_onnxruntime_node_events_lie_inside_the_forward_step(traces):
     nodes = [event for event in runtime if event["cat"] == "Node"]
     assert len(nodes) > 50 and only(runtime, "model_run")
     assert all(lies_within(event, [forward]) for event in runtime)
+    # on their one thread, any two events are disjoint or nested, as every viewer needs
+    for index, first in enumerate(runtime):
+        for second in runtime[index + 1:]:
+            (a_start, a_end), (b_start, b_end) = span(first), span(second)
+            disjoint = a_end <= b_start or b_end <= a_start
+            nested = a_start <= b_start and b_end <= a_end or b_start <= a_start and a_end <= b_end
+            assert disjoint or nested, (first["name"], second["name"])
     assert {"model.0/Conv", "model.77/Sigmoid"} <= {node["name"] for node in nodes}
     assert all(node["args"]["onnx_node"] for node in nodes)
     # ONNX Runtime ran its nodes on the main thread, shown under a tid of its own (one tid in two processes
