@@ -67,7 +67,7 @@ class Table:
 
 @dataclass(frozen=True)
 class ProfileResult:
-    trace_json: str  # Chrome trace format, as torch.profiler exports it
+    trace_json: str  # Chrome trace format: torch.profiler's export, made loadable by every viewer (runtime_trace)
     ops: Table  # operator table by self time
     wall_ms: float
 

@@ -5,9 +5,10 @@ ONNX Runtime has one: around the profiled batch its session runs with profiling 
 and the events of the batch's inferences join the trace as their own process, "onnxruntime <version>".
 torch counts `ts` from the trace's `baseTimeNanoseconds` on the Unix clock; ONNX Runtime counts from its
 profiling session's start as the session reports it (`get_profiling_start_time_ns`: the wall clock with
-libstdc++), which `unix_ns` puts on the Unix clock. The merge checks what that alignment claims: every inference lies inside a `forward` step range; if one
-does not, the runtime's events are left out and a warning says so. OpenVINO reports per-layer counters
-after each inference, not a timeline: there is nothing to merge.
+libstdc++), which `unix_ns` puts on the Unix clock. The merge checks what that alignment claims: every
+inference lies inside a `forward` step range; if one does not, the runtime's events are left out and a
+warning says so. OpenVINO reports per-layer counters after each inference, not a timeline: there is
+nothing to merge.
 """
 from __future__ import annotations
 
