@@ -30,10 +30,12 @@ GRAPH_OPTIMIZATION = {
 @dataclass
 class OrtProfile:
     """What a profiling() pass leaves: ONNX Runtime's profile JSON (Chrome trace format), set on exit. Its
-    first `warmup_runs` runs are the profiling session's warm-up, not the pass."""
+    first `warmup_runs` runs are the profiling session's warm-up, not the pass. Its event times count from
+    `start_ns`, the profiling session's start as ONNX Runtime reports it (std::chrono's clock)."""
 
     path: Optional[Path] = None
     warmup_runs: int = 1
+    start_ns: Optional[int] = None
 
 
 class OnnxRuntime(Runtime):
@@ -111,6 +113,7 @@ class OnnxRuntime(Runtime):
         profile = OrtProfile()
         normal = self._session
         self._session = self._new_session(self._options(directory / "onnxruntime_profile"))
+        profile.start_ns = self._session.get_profiling_start_time_ns()
         try:
             self._infer(self._example)
             yield profile

@@ -33,6 +33,7 @@ from utils.recorders.energy import EnergyRecorder, RaplStatus
 from utils.recorders.environment import describe_environment
 from utils.recorders.layer_timing import ModelTiming
 from utils.recorders.runtime_layers import RuntimeProfile, profiles_layers
+from utils.recorders.runtime_trace import RuntimeTrace, viewer_profile
 from utils.recorders.memory import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS, MemorySampler
 from utils.recorders.profiler import StepRanges, profile_pipeline
 from utils.recorders.step_timer import StepTimer
@@ -293,10 +294,14 @@ class Benchmark:
         targets, ranges = self.pipeline.layer_timing_targets(), StepRanges()
         runner.timer.listeners.append(ranges)
         try:
-            record.profile = profile_pipeline(lambda: runner.run(planned), targets.model, targets.pre_transforms,
-                                              targets.post_transforms)
+            with RuntimeTrace(self.runtime) as runtime_trace:
+                profile = profile_pipeline(lambda: runner.run(planned), targets.model, targets.pre_transforms,
+                                           targets.post_transforms)
         finally:
             runner.timer.listeners.remove(ranges)
+        record.profile, trace_warnings = viewer_profile(profile, record.identity.arch, record.identity.runtime,
+                                                        runtime_trace.events)
+        record.warnings.extend(trace_warnings)
 
     def _collect(self, record: RunRecord, energy: EnergyRecorder, memory: Optional[MemorySampler]) -> None:
         images = sum(r.images for r in record.steps if r.step == PIPELINE_STEP)

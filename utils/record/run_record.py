@@ -68,7 +68,7 @@ class Table:
 
 @dataclass(frozen=True)
 class ProfileResult:
-    trace_json: str  # Chrome trace format, as torch.profiler exports it
+    trace_json: str  # Chrome trace format: torch.profiler's export, made loadable by every viewer (runtime_trace)
     ops: Table  # operator table by self time
     wall_ms: float
     layers: Optional[LayerProfile] = None  # memory and operators per call path; None without torch hooks

@@ -77,7 +77,7 @@ def scope_of(node_name: str) -> tuple[str, ...]:
     return tuple(scope)
 
 
-def _onnxruntime_scope(node_name: str, op: str) -> tuple[str, ...]:
+def onnxruntime_scope(node_name: str, op: str) -> tuple[str, ...]:
     scope = scope_of(node_name)
     label = node_name.rsplit("/", 1)[-1].split("_", 1)[0]
     # Named after another op's output: the kernel fused that op (Conv+LeakyRelu named after the LeakyRelu
@@ -105,7 +105,7 @@ def onnxruntime_layers(profile_json_path: Union[Path, str], forwards: int, image
             continue  # a run before the pass
         node_name = name[:-len(KERNEL_SUFFIX)]
         op = event.get("args", {}).get("op_name") or node_name.rsplit("/", 1)[-1].split("_", 1)[0]
-        nodes.append(_NodeRun(inference, _onnxruntime_scope(node_name, op), op, "", int(event["dur"]) * NS_PER_US))
+        nodes.append(_NodeRun(inference, onnxruntime_scope(node_name, op), op, "", int(event["dur"]) * NS_PER_US))
     run_totals = [int(run["dur"]) * NS_PER_US for run in kept]
     return RuntimeTiming(_snapshot(nodes, run_totals, images), SOURCE_ONNXRUNTIME)
 
