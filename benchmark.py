@@ -101,19 +101,19 @@ def main(argv: list[str] | None = None) -> int:
         from utils.compare.command import compare_main
 
         return compare_main(arguments[1:])
-    args = parse_args(arguments)
-    if args.sweeps:
-        return sweep(args)
     try:
         # Until the run starts nothing is written, so SIGTERM may end it at once, as Ctrl-C does.
         with stop_signals_interrupt():
-            benchmark = prepare(args)
+            args = parse_args(arguments)
+            benchmark = None if args.sweeps else prepare(args)
     except CannotStart as refused:
         print(f"error: {refused}", file=sys.stderr)
         return refused.status
     except KeyboardInterrupt as stop:
         print("interrupted before the run started; nothing was written", file=sys.stderr)
         return exit_status(signal_of(stop))
+    if benchmark is None:
+        return sweep(args)
     outcome = benchmark.execute()
     print(outcome.report)
     if outcome.exit_status == EXIT_FAILED:
