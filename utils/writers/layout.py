@@ -26,3 +26,6 @@ MEMORY_PLOT = f"{PLOTS_DIR}/memory_timeline.png"
 ENERGY_PLOT = f"{PLOTS_DIR}/energy.png"
 
 LAYER_FILES = (LAYER_TIMER, LAYER_TYPES, LAYER_TREE)
+
+# Instance masks of segmenting families (Mask R-CNN): one 16-bit PNG label map per image, values = rows.
+MASKS_DIR = "masks"
