@@ -96,9 +96,10 @@ def test_a_checkpoint_of_another_architecture_is_refused_naming_file_and_keys(fp
     state["extra.weight"] = torch.zeros(1)
     path = tmp_path / "other.pth"
     torch.save(state, path)
-    with pytest.raises(CheckpointError, match=r"other\.pth does not fit model\.arch fasterrcnn_mobilenet_v3_large_fpn: "
-                                              r"1 key\(s\) missing \(e\.g\. roi_heads\.box_predictor\.cls_score\.bias\); "
-                                              r"1 unexpected key\(s\) \(e\.g\. extra\.weight\); 1 of another shape"):
+    with pytest.raises(CheckpointError, match=(
+            r"other\.pth does not fit model\.arch fasterrcnn_mobilenet_v3_large_fpn: 1 key\(s\) missing "
+            r"\(e\.g\. roi_heads\.box_predictor\.cls_score\.bias\); 1 unexpected key\(s\) \(e\.g\. extra\.weight\); "
+            r"1 of another shape")):
         family.load_network(ARCH, str(path), 0)
     pickled = tmp_path / "code.pth"
     torch.save({"model": object()}, pickled)

@@ -18,7 +18,7 @@ from pipelines.runtimes.base import PreparedForward
 
 NAME = "rcnn"
 ARCHS = rcnn.ARCHS
-CALIBRATION_SIZES = (256, 416)  # min_size, max_size of the bundled photos the random backbone is calibrated on
+CALIBRATION_SIZES = (160, 256)  # min_size, max_size of the bundled photos the random backbone is calibrated on
 # Random classifier weights scaled up this much: at torchvision's initialisation every class scores about
 # 1/91, below box_score_thresh, so no box would reach NMS or the mask branch and postprocessing would do none
 # of the work it does with trained weights. Scaled, scores spread and detections_per_img boxes remain.

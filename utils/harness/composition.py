@@ -228,9 +228,10 @@ class Benchmark:
         decoded = [image.image for image in map(decode_image, self.paths[:check.images]) if image.image is not None]
         size = config.dataset.batch_size
         batches = [decoded[start:start + size] for start in range(0, len(decoded), size)]
+        fused = config.model.fuse and network.fuse is not None
         record.agreement = compare_with_reference(self.pipeline, reference, batches, check.top_k,
                                                   self.pipeline.score_threshold,
-                                                  reference_name="torch fp32 eager" + (" (fused)" if config.model.fuse else ""))
+                                                  reference_name="torch fp32 eager" + (" (fused)" if fused else ""))
         if record.agreement["verdict"] != "equal":
             record.warnings.append(
                 f"detections are {record.agreement['verdict'].upper()} to the torch fp32 reference's "
