@@ -14,7 +14,7 @@ from models import CheckpointError
 from pipelines.rcnn import family
 from pipelines.rcnn.network import COCO_CATEGORIES, build_detector, state_dict_mismatch
 from pipelines.runtimes.torch_eager import TorchEager, cpu_runs_bf16, floating_to_float32
-from utils.config import ConfigError, PostprocessSection, PreprocessSection, load_config
+from utils.config import ConfigError, PostprocessSection, PreprocessSection, config_to_yaml, load_config
 from utils.harness.agreement_check import compare_with_reference
 from utils.writers.masks import label_map
 
@@ -125,6 +125,16 @@ def test_a_key_of_another_family_is_refused_naming_its_family(tmp_path, capsys, 
         load_config(config, [key])
     assert main(["--config", str(config), "--set", key]) == 2
     assert "belongs to the" in capsys.readouterr().err
+
+
+def test_the_run_config_lists_only_the_keys_of_its_family(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({"dataset": {"path": str(SAMPLES)}, "model": {"arch": ARCH},
+                                      "preprocess": {"min_size": 320}}))
+    written = yaml.safe_load(config_to_yaml(load_config(config)))
+    assert written["preprocess"] == {"min_size": 320, "max_size": 1333}
+    assert set(written["postprocess"]) == {"box_score_thresh", "box_nms_thresh", "detections_per_img",
+                                           "rpn_pre_nms_top_n", "rpn_post_nms_top_n"}
 
 
 def test_exported_runtimes_are_refused_for_this_family(tmp_path, capsys):
