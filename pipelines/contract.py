@@ -59,11 +59,16 @@ class LayerTimingTargets:
     model: Optional[nn.Module]
     pre_transforms: tuple[Any, ...] = field(default_factory=tuple)
     post_transforms: tuple[Any, ...] = field(default_factory=tuple)
+    # Call paths of model modules whose own work outside their children gets an explicit unattributed row.
+    functional_paths: tuple[str, ...] = field(default_factory=tuple)
 
 
 class DetectionPipeline(ABC):
     family: str
     class_names: list[str]
+    score_threshold: float  # the configured score detections are kept above (the agreement check's default)
+    # What a batch of more than one image changes in the detections, for summary.json; None: nothing.
+    batching_note: Optional[str] = None
 
     @abstractmethod
     def stages(self) -> tuple[Stage, ...]:
@@ -86,13 +91,20 @@ class DetectionPipeline(ABC):
     def postprocess_at(self, forwarded: Any, conf_thres: float) -> list[Detections]:
         """The stages after forward, at another score threshold."""
 
+    def forward_parts(self) -> tuple[tuple[str, nn.Module], ...]:
+        """(step name, module) of the parts of the network the harness may time from outside as steps inside
+        the forward stage, in running order; none by default."""
+        return ()
+
     def step_order(self) -> tuple[str, ...]:
-        """Stage and group names in running order, groups before their first child."""
+        """Stage and group names in running order, groups before their first child, forward parts after it."""
         names: list[str] = []
         for stage in self.stages():
             if stage.parent is not None and stage.parent not in names:
                 names.append(stage.parent)
             names.append(stage.name)
+            if stage.name == FORWARD_STAGE:
+                names.extend(name for name, _ in self.forward_parts())
         return tuple(names)
 
     def __call__(self, images: list[np.ndarray]) -> list[Detections]:
@@ -109,6 +121,12 @@ class DetectorFamily(Protocol):
     ARCHS: tuple[str, ...]
 
     def accepts(self, arch: str) -> bool: ...
+
+    def unsupported_runtime(self, runtime: Any) -> Optional[str]:
+        """Why the config's runtime section cannot run this family, or None when it can."""
+
+    def input_size(self, preprocess: Any) -> int:
+        """The input size a run of this family is labelled with (summary.json img_size)."""
 
     def load_network(self, arch: str, weights: Optional[str], seed: int) -> LoadedNetwork: ...
 

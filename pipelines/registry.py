@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from pipelines.contract import DetectorFamily
+from pipelines.rcnn import family as rcnn
 from pipelines.yolo import family as yolo
 
-FAMILIES: tuple[DetectorFamily, ...] = (yolo,)
+FAMILIES: tuple[DetectorFamily, ...] = (yolo, rcnn)
 
 
 class UnknownArchitecture(ValueError):

@@ -10,6 +10,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
+# torchvision's two-stage detectors (pipelines/rcnn); the family module checks it builds exactly these.
+RCNN_ARCHS = ("fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2", "fasterrcnn_mobilenet_v3_large_fpn",
+              "maskrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn_v2")
 
 
 class ConfigError(Exception):
@@ -58,15 +61,19 @@ class ModelSection(_Section):
     @field_validator("arch")
     @classmethod
     def _known_arch(cls, value: str) -> str:
-        if value in BUILTIN_ARCHS or value.endswith((".yaml", ".yml")):
+        if value in BUILTIN_ARCHS + RCNN_ARCHS or value.endswith((".yaml", ".yml")):
             return value
-        raise ValueError(f"must be one of {', '.join(BUILTIN_ARCHS)} or a path to a model-definition .yaml file")
+        raise ValueError(f"must be one of {', '.join(BUILTIN_ARCHS + RCNN_ARCHS)} or a path to a model-definition "
+                         ".yaml file")
 
 
 class PreprocessSection(_Section):
     img_size: int = Field(640, ge=32)
     rect: bool = False
     pad_value: int = Field(114, ge=0, le=255)
+    # rcnn: the shorter side is resized to min_size unless the longer would then exceed max_size
+    min_size: int = Field(800, ge=32)
+    max_size: int = Field(1333, ge=32)
 
     @field_validator("img_size")
     @classmethod
@@ -82,6 +89,12 @@ class PostprocessSection(_Section):
     max_det: int = Field(300, ge=1)
     classes: Optional[list[int]] = None
     agnostic: bool = False
+    # rcnn (torchvision's names and defaults; the rpn ones are the proposals kept per image at test time)
+    box_score_thresh: float = Field(0.05, ge=0.0, le=1.0)
+    box_nms_thresh: float = Field(0.5, ge=0.0, le=1.0)
+    detections_per_img: int = Field(100, ge=1)
+    rpn_pre_nms_top_n: int = Field(1000, ge=1)
+    rpn_post_nms_top_n: int = Field(1000, ge=1)
 
     @field_validator("classes")
     @classmethod
@@ -188,6 +201,20 @@ class OutputsSection(_Section):
     report: bool = True
 
 
+# The preprocess and postprocess keys each detector family reads; another family's key is a mistake.
+FAMILY_KEYS = {
+    "yolo": {"preprocess": ("img_size", "rect", "pad_value"),
+             "postprocess": ("conf_thres", "iou_thres", "max_det", "classes", "agnostic")},
+    "rcnn": {"preprocess": ("min_size", "max_size"),
+             "postprocess": ("box_score_thresh", "box_nms_thresh", "detections_per_img", "rpn_pre_nms_top_n",
+                             "rpn_post_nms_top_n")},
+}
+
+
+def family_of(arch: str) -> str:
+    return "rcnn" if arch in RCNN_ARCHS else "yolo"
+
+
 class Config(_Section):
     run: RunSection = RunSection()
     dataset: DatasetSection
@@ -197,6 +224,27 @@ class Config(_Section):
     postprocess: PostprocessSection = PostprocessSection()
     benchmark: BenchmarkSection = BenchmarkSection()
     outputs: OutputsSection = OutputsSection()
+
+    @model_validator(mode="after")
+    def _keys_of_the_family(self) -> "Config":
+        family = family_of(self.model.arch)
+        for section in ("preprocess", "postprocess"):
+            for key in sorted(getattr(self, section).model_fields_set):
+                if key not in FAMILY_KEYS[family][section]:
+                    owner = next(name for name, keys in FAMILY_KEYS.items() if key in keys[section])
+                    raise ValueError(
+                        f"{section}.{key} belongs to the {owner} family and does not apply to model.arch "
+                        f"{self.model.arch} ({family} family); remove it, or use "
+                        f"{', '.join(section + '.' + k for k in FAMILY_KEYS[family][section])}")
+        return self
+
+    def family_sections(self) -> dict[str, Any]:
+        """The config as data, preprocess and postprocess holding only the keys the model's family reads."""
+        data = self.model_dump(mode="json")
+        keys = FAMILY_KEYS[family_of(self.model.arch)]
+        for section in ("preprocess", "postprocess"):
+            data[section] = {key: value for key, value in data[section].items() if key in keys[section]}
+        return data
 
 
 def _yaml_error(error: yaml.YAMLError, text: str) -> str:
@@ -269,7 +317,7 @@ def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[
             message = TYPE_HINTS.get(item["type"]) or item["msg"].removeprefix("Value error, ")
             # A whole section's input repeats what the message names already.
             shown = "" if isinstance(item["input"], dict) else f" (got {item['input']!r})"
-            line = f"  {path}: {message}{shown}"
+            line = f"  {path + ': ' if path else ''}{message}{shown}"  # a whole-config check names its keys
         if isinstance(item["input"], dict):
             # A check of a whole section names its keys: blame the --set of a key it names, if any.
             named = [assignment for key_path, assignment in overrides.items() if ".".join(key_path) in line]
@@ -316,4 +364,4 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
 
 
 def config_to_yaml(config: Config) -> str:
-    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+    return yaml.safe_dump(config.family_sections(), sort_keys=False)

@@ -25,8 +25,9 @@ class PreparedForward:
     run: Callable[[torch.Tensor], Any]
     module: Optional[nn.Module]  # what per-layer hooks may attach to; None for runtimes outside torch
 
-    def __call__(self, batch: torch.Tensor) -> Any:
-        return self.run(batch)
+    def __call__(self, batch: torch.Tensor, *extra: Any) -> Any:
+        """`extra`: further arguments of the network's forward (R-CNN's image sizes); torch runtimes only."""
+        return self.run(batch, *extra)
 
 
 class Runtime(ABC):

@@ -16,6 +16,18 @@ def cpu_runs_bf16() -> bool:
     return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
+def floating_to_float32(value: Any) -> Any:
+    """Every floating-point tensor in a tensor, list, tuple or dict as float32; integer tensors (class ids)
+    and anything else unchanged."""
+    if isinstance(value, torch.Tensor):
+        return value.float() if value.is_floating_point() else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(floating_to_float32(item) for item in value)
+    if isinstance(value, dict):
+        return {key: floating_to_float32(item) for key, item in value.items()}
+    return value
+
+
 class TorchEager(Runtime):
     name = "torch"
 
@@ -51,12 +63,12 @@ class TorchEager(Runtime):
         # inside the timed passes, once per new shape.
         callable_module = torch.compile(module, dynamic=True) if self.compile else module
 
-        def run(batch: torch.Tensor) -> Any:
+        def run(batch: torch.Tensor, *extra: Any) -> Any:
             with torch.inference_mode(), (torch.autocast("cpu", dtype=torch.bfloat16) if autocast
                                           else nullcontext()):
-                output = callable_module(batch.contiguous(memory_format=memory_format))
+                output = callable_module(batch.contiguous(memory_format=memory_format), *extra)
             # NMS and box scaling stay in float32 whatever the network ran in.
-            return output.float() if autocast else output
+            return floating_to_float32(output) if autocast else output
 
         started = time.perf_counter()
         run(example)

@@ -27,6 +27,14 @@ def accepts(arch: str) -> bool:
     return arch in BUILTIN_ARCHS or Path(arch).suffix in (".yaml", ".yml")
 
 
+def unsupported_runtime(runtime) -> None:
+    return None
+
+
+def input_size(preprocess) -> int:
+    return preprocess.img_size
+
+
 def _digest(path: str | Path) -> str:
     sha = hashlib.sha256()
     with open(path, "rb") as handle:

@@ -37,6 +37,10 @@ class YoloPipeline(DetectionPipeline):
         self.nms = nms
         self.scale_boxes = scale_boxes
 
+    @property
+    def score_threshold(self) -> float:
+        return self.nms.conf_thres
+
     def preprocess(self, images: list[np.ndarray]) -> PreprocessedBatch:
         return self.preprocessor(images)
 

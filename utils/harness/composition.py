@@ -19,6 +19,7 @@ from tqdm import tqdm
 from datasets.image_folder import decode_image, find_images, image_loader
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline
 from pipelines.registry import family_for
+from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import build_runtime
 from pipelines.runtimes.torch_eager import TorchEager
 from utils.config import Config, config_to_yaml
@@ -66,6 +67,9 @@ class Benchmark:
         """Everything that can fail because of the user's input happens here, before any output is written."""
         config = self.config
         self.family = family_for(config.model.arch)
+        refusal = self.family.unsupported_runtime(config.runtime)
+        if refusal is not None:
+            raise RuntimeNotSupported(refusal)
         self.paths = find_images(config.dataset.path, config.dataset.limit)
         self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
         runtime = config.runtime
@@ -87,7 +91,7 @@ class Benchmark:
         return RunIdentity(
             run_id=config.run.id, config_file=self.config_file, family=self.family.NAME, arch=config.model.arch,
             weights=self.network.weights, random_weights=self.network.random_weights, seed=config.run.seed,
-            img_size=config.preprocess.img_size, batch_size=config.dataset.batch_size,
+            img_size=self.family.input_size(config.preprocess), batch_size=config.dataset.batch_size,
             runtime=self.runtime.settings(), step_order=step_order(self.pipeline.step_order()))
 
     def execute(self) -> Outcome:
@@ -129,6 +133,8 @@ class Benchmark:
         config = self.config
         record = RunRecord(self.identity())
         record.images.found = len(self.paths)
+        if config.dataset.batch_size > 1 and self.pipeline.batching_note:
+            record.notes.append(self.pipeline.batching_note)
         writer = RunWriter(self.run_dir, config.outputs.plots, config.outputs.tensorboard, config.outputs.report)
         if record.identity.random_weights:
             self.console(f"WARNING: no model.weights given: {config.model.arch} runs on {record.identity.weights} "
@@ -253,9 +259,10 @@ class Benchmark:
         decoded = [image.image for image in map(decode_image, self.paths[:check.images]) if image.image is not None]
         size = config.dataset.batch_size
         batches = [decoded[start:start + size] for start in range(0, len(decoded), size)]
+        fused = config.model.fuse and network.fuse is not None
         record.agreement = compare_with_reference(self.pipeline, reference, batches, check.top_k,
-                                                  config.postprocess.conf_thres,
-                                                  reference_name="torch fp32 eager" + (" (fused)" if config.model.fuse else ""))
+                                                  self.pipeline.score_threshold,
+                                                  reference_name="torch fp32 eager" + (" (fused)" if fused else ""))
         if record.agreement["verdict"] != "equal":
             record.warnings.append(
                 f"detections are {record.agreement['verdict'].upper()} to the torch fp32 reference's "
@@ -270,7 +277,8 @@ class Benchmark:
         with warnings.catch_warnings(record=True):  # the snapshot carries them; reported once below
             warnings.simplefilter("always")
             with ModelTiming(targets.model, pre_transforms=targets.pre_transforms,
-                             post_transforms=targets.post_transforms) as timing:
+                             post_transforms=targets.post_transforms,
+                             functional_paths=targets.functional_paths) as timing:
                 runner.run(planned)
         record.layer_timing = timing.snapshot()
         for message in record.layer_timing.warnings:

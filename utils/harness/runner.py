@@ -13,6 +13,7 @@ from utils.harness.interruption import STOP_SIGNALS
 from utils.harness.pass_plan import PlannedPass
 from utils.record.run_record import ImageCounts
 from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP
+from utils.recorders.module_steps import ModuleSteps
 from utils.recorders.step_timer import StepTimer
 from utils.writers.detections import DetectionWriter
 
@@ -32,6 +33,11 @@ class PassRunner:
         timer = self.timer
         batches = iter(self.loader)
         limit = self.batches if planned.max_batches is None else min(planned.max_batches, self.batches)
+        with ModuleSteps(timer, self.pipeline.forward_parts()):
+            self._run_batches(planned, batches, limit, writer)
+
+    def _run_batches(self, planned: PlannedPass, batches: Any, limit: int, writer: Optional[DetectionWriter]) -> None:
+        timer = self.timer
         for index in range(limit):
             timer.set_batch(planned.kind, planned.index, index)
             detections = None

@@ -104,6 +104,7 @@ class RunRecord:
     contention: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
     agreement: Optional[dict[str, Any]] = None  # against the torch fp32 reference, for any other runtime
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what a reader needs to read the results right
 
     def finish(self, status: str, stop_reason: Optional[str] = None) -> None:
         self.status = status

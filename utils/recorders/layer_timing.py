@@ -22,6 +22,7 @@ shapes are kept from a path's first call, for the reports.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from torch import nn
@@ -34,7 +35,17 @@ from utils.recorders.call_paths import HookedCalls, _Node, shapes_of
 
 
 class ModelTiming(HookedCalls):
-    """Context manager timing every module call of `model` and every transform call, per call path."""
+    """Context manager timing every module call of `model` and every transform call, per call path.
+
+    `functional_paths`: call paths of model modules whose own work outside their children is functional code
+    worth its own row (R-CNN's anchor decoding and proposal filtering in `rpn`): like the model root's, their
+    self time is reported as an explicit `<path>/unattributed` row.
+    """
+
+    def __init__(self, model: nn.Module, pre_transforms: Iterable[Any] = (), post_transforms: Iterable[Any] = (),
+                 functional_paths: Iterable[str] = ()):
+        super().__init__(model, pre_transforms, post_transforms)
+        self.functional_paths = frozenset(functional_paths)
 
     def _before_call(self, target: Any, args: Any) -> None:
         frame = [self._node_for(target), 0, 0]
@@ -117,7 +128,7 @@ class ModelTiming(HookedCalls):
         if not node.total_ns:
             return []
         calls, total_ns = len(node.total_ns), sum(node.total_ns)
-        if node.kind != KIND_MODEL:
+        if node.kind != KIND_MODEL and node.path not in self.functional_paths:
             own = self._record(node, calls, total_ns, sum(node.self_ns), tuple(node.total_ns),
                                tuple(node.self_ns))
             return [own] + below

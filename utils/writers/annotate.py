@@ -14,9 +14,19 @@ def class_color(class_id: int) -> tuple[int, int, int]:
     return int(b * 255), int(g * 255), int(r * 255)
 
 
-def draw_detections(image: np.ndarray, detections: np.ndarray, names: list[str], note: str | None = None) -> np.ndarray:
-    """detections: (n, 6) rows of x1, y1, x2, y2, score, class in the image's pixels."""
+MASK_OPACITY = 0.45
+
+
+def draw_detections(image: np.ndarray, detections: np.ndarray, names: list[str], note: str | None = None,
+                    masks: np.ndarray | None = None) -> np.ndarray:
+    """detections: (n, 6) rows of x1, y1, x2, y2, score, class in the image's pixels; masks: (n, H, W) booleans
+    of the same rows, drawn translucent in each class's colour under the boxes."""
     canvas = image.copy()
+    if masks is not None and len(masks):
+        painted = canvas.copy()
+        for mask, cls in zip(masks[::-1], detections[::-1, 5]):  # the highest score painted last, on top
+            painted[mask] = class_color(int(cls))
+        canvas = cv2.addWeighted(painted, MASK_OPACITY, canvas, 1.0 - MASK_OPACITY, 0.0)
     scale = max(canvas.shape[:2]) / 640.0
     thickness = max(1, round(2 * scale))
     font_scale = max(0.4, 0.5 * scale)

@@ -18,6 +18,7 @@ from pipelines.contract import Detections
 from utils.writers import layout
 from utils.writers.annotate import draw_detections
 from utils.writers.atomic import OutputWriteError, atomic_write_bytes, temporary_name
+from utils.writers.masks import label_map
 
 DETECTION_COLUMNS = ("image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2")
 SKIPPED_COLUMNS = ("image", "reason")
@@ -74,6 +75,7 @@ class DetectionWriter:
         self.names = names
         self.note = note
         self.images_dir = run_path / layout.IMAGES_DIR if save_images else None
+        self.masks_dir = run_path / layout.MASKS_DIR
         self._detections = _StreamedCsv(run_path / layout.DETECTIONS, DETECTION_COLUMNS)
         try:
             self._skipped = _StreamedCsv(run_path / layout.SKIPPED, SKIPPED_COLUMNS)
@@ -105,8 +107,12 @@ class DetectionWriter:
                                         f"{x2:.2f}", f"{y2:.2f}"))
             self.detections_written += len(rows)
             self.images_written += 1
+            masks = None if found.masks is None else found.masks.detach().cpu().numpy()
+            if masks is not None:
+                self._save_png(self.masks_dir / Path(name).with_suffix(".png"), label_map(masks))
             if self.images_dir is not None:
-                self._save_image(self.images_dir / name, draw_detections(sample.image, rows, self.names, self.note))
+                self._save_image(self.images_dir / name,
+                                 draw_detections(sample.image, rows, self.names, self.note, masks))
 
     @staticmethod
     def _save_image(target: Path, image: np.ndarray) -> None:
@@ -116,6 +122,13 @@ class DetectionWriter:
             raise OutputWriteError(target, OSError(f"OpenCV could not encode the image as {extension}"))
         atomic_write_bytes(target if extension == target.suffix else target.with_suffix(extension),
                            encoded.tobytes())
+
+    @staticmethod
+    def _save_png(target: Path, image: np.ndarray) -> None:
+        ok, encoded = cv2.imencode(".png", image)
+        if not ok:
+            raise OutputWriteError(target, OSError("OpenCV could not encode the mask label map as PNG"))
+        atomic_write_bytes(target, encoded.tobytes())
 
     def close(self) -> None:
         """Publish both CSVs under their real names; call once, after the last batch (also after Ctrl-C).

@@ -45,3 +45,6 @@ SWEEP_REPORT = "report.html"
 SWEEP_LOGS_DIR = "logs"  # each point's console output: <point>.stdout.txt, <point>.stderr.txt
 COMPARE_CSV = "compare.csv"
 COMPARE_HTML = "compare.html"
+
+# Instance masks of segmenting families (Mask R-CNN): one 16-bit PNG label map per image, values = rows.
+MASKS_DIR = "masks"

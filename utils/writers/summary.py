@@ -94,6 +94,7 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         "memory": record.memory,
         "contention": record.contention,
         "warnings": warnings,
+        "notes": list(record.notes),
     }
     if record.agreement is not None:
         document["agreement"] = record.agreement

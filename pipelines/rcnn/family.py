@@ -1,0 +1,105 @@
+"""The R-CNN family: torchvision's Faster R-CNN and Mask R-CNN builders, their published checkpoints, and how
+their pipeline is put together."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
+from models.calibration import calibrate_batchnorm
+from pipelines.contract import LoadedNetwork
+from pipelines.rcnn import network as rcnn
+from pipelines.rcnn.pipeline import RcnnPipeline
+from pipelines.rcnn.stages import Postprocess, Preprocess
+from pipelines.runtimes.base import PreparedForward
+
+NAME = "rcnn"
+ARCHS = rcnn.ARCHS
+CALIBRATION_SIZES = (160, 256)  # min_size, max_size of the bundled photos the random backbone is calibrated on
+# Random classifier weights scaled up this much: at torchvision's initialisation every class scores about
+# 1/91, below box_score_thresh, so no box would reach NMS or the mask branch and postprocessing would do none
+# of the work it does with trained weights. Scaled, scores spread and detections_per_img boxes remain.
+CLASSIFIER_SCALE = 10.0
+_random_states: dict[str, tuple[dict[str, torch.Tensor], str]] = {}  # (arch, seed) -> (state, digest)
+
+
+def accepts(arch: str) -> bool:
+    return arch in ARCHS
+
+
+def unsupported_runtime(runtime) -> Optional[str]:
+    if runtime.backend != "torch":
+        return (f"runtime.backend {runtime.backend} is not supported for this family ({NAME}, model.arch "
+                f"{', '.join(ARCHS)}): its forward is timed in parts (backbone, rpn, roi_heads) that an exported "
+                "graph does not keep apart; use runtime.backend torch (precision fp32 or bf16)")
+    if runtime.compile:
+        return (f"runtime.compile is not supported for this family ({NAME}): its forward is timed in parts "
+                "with hooks, which break a compiled graph; remove runtime.compile")
+    return None
+
+
+def input_size(preprocess) -> int:
+    return preprocess.min_size
+
+
+def load_network(arch: str, weights: Optional[str], seed: int) -> LoadedNetwork:
+    model = rcnn.build_detector(arch, seed)
+    network = rcnn.TwoStageNetwork(model).eval()
+    if weights:
+        rcnn.load_state_dict_file(network, weights, arch)
+        return LoadedNetwork(network, list(rcnn.COCO_CATEGORIES), f"checkpoint {Path(weights).name}",
+                             random_weights=False, cache_key=f"{NAME}:{arch}:weights-{_file_digest(weights)}")
+    key = f"{NAME}:{arch}:random-seed-{seed}"
+    if key not in _random_states:
+        _spread_random_weights(model)
+        state = {name: value.clone() for name, value in network.state_dict().items()}
+        _random_states[key] = (state, _state_digest(state))
+    state, digest = _random_states[key]
+    network.load_state_dict(state)
+    return LoadedNetwork(network, list(rcnn.COCO_CATEGORIES), f"random (seed {seed})", random_weights=True,
+                         cache_key=f"{key}:{digest}")
+
+
+def _spread_random_weights(model) -> None:
+    """BatchNorm statistics of the backbone measured on the bundled photos (see models.calibration), then the
+    classifier scaled (CLASSIFIER_SCALE): random weights whose boxes clear torchvision's score threshold."""
+    preprocess = Preprocess(*CALIBRATION_SIZES)
+    batch = preprocess([decode_image(path).image for path in find_images(BUNDLED_SAMPLES)]).images.tensors
+    calibrate_batchnorm(model.backbone, batch)
+    with torch.no_grad():
+        model.roi_heads.box_predictor.cls_score.weight.mul_(CLASSIFIER_SCALE)
+
+
+def _file_digest(path: str) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()[:16]
+
+
+def _state_digest(state: dict[str, torch.Tensor]) -> str:
+    sha = hashlib.sha256()
+    for name, value in state.items():
+        sha.update(name.encode())
+        sha.update(value.detach().contiguous().numpy().tobytes())
+    return sha.hexdigest()[:16]
+
+
+def example_input(preprocess) -> torch.Tensor:
+    return torch.zeros(1, 3, preprocess.min_size, preprocess.min_size)
+
+
+def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess, postprocess) -> RcnnPipeline:
+    """`preprocess` and `postprocess` are the config's sections of the same names."""
+    module: rcnn.TwoStageNetwork = network.module
+    module.roi_heads.score_thresh = postprocess.box_score_thresh
+    module.roi_heads.nms_thresh = postprocess.box_nms_thresh
+    module.roi_heads.detections_per_img = postprocess.detections_per_img
+    module.rpn._pre_nms_top_n["testing"] = postprocess.rpn_pre_nms_top_n
+    module.rpn._post_nms_top_n["testing"] = postprocess.rpn_post_nms_top_n
+    pre = Preprocess(preprocess.min_size, preprocess.max_size)
+    return RcnnPipeline(forward, module, network.class_names, pre, Postprocess(pre.transform))
