@@ -99,7 +99,7 @@ import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 # Nothing from the project is imported at module level: in --peer mode this file runs with the official
 # `models` and `utils` on its path and must never see ours. Project imports happen inside the functions that
@@ -126,7 +126,6 @@ DEFAULT_IMAGES = "datasets/samples"
 CONF_THRES = 0.25
 IOU_THRES = 0.45
 CALIBRATION_VERSION = 2
-BOX_LOGIT_STD = 0.25
 CALIBRATION_MAX_IMAGES = 16
 REFERENCE = "official"
 TORCH_FP32 = "torch:fp32"
@@ -408,35 +407,6 @@ def format_goals(goals: Sequence[Goal]) -> str:
     return "\n".join(f"{marks[goal.met]} {goal.text}: {goal.detail}" for goal in goals)
 
 
-def candidate_counts(level_maps, shift: float, conf: float = CONF_THRES):
-    """Per image, how many rows of Detect's raw per-level maps (B, na, ny, nx, 5 + nc) would clear `conf` with
-    `shift` added to the objectness and class logits: objectness > conf and objectness x best class > conf."""
-    total = None
-    for raw in level_maps:
-        obj = (raw[..., 4] + shift).sigmoid()
-        best = (raw[..., 5:] + shift).sigmoid().amax(-1)
-        count = ((obj > conf) & (obj * best > conf)).flatten(1).sum(1)
-        total = count if total is None else total + count
-    return total
-
-
-def bisect_shift(median_count: Callable[[float], float], target: float, low: float = -30.0, high: float = 30.0,
-                 steps: int = 60) -> float:
-    """The smallest shift (to within (high - low) / 2**steps) at which the non-decreasing `median_count` reaches
-    `target`; `high` when even it does not."""
-    if median_count(low) >= target:
-        return low
-    if median_count(high) < target:
-        return high
-    for _ in range(steps):
-        middle = (low + high) / 2
-        if median_count(middle) >= target:
-            high = middle
-        else:
-            low = middle
-    return high
-
-
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -569,10 +539,10 @@ def calibrate(arch: str, seed: int, img_size: int, target: int, paths: Sequence[
     _project_path()
     import numpy as np
     import torch
-    from torch import nn
 
     from datasets.image_folder import decode_image
     from models import build_model
+    from models.calibration import BOX_LOGIT_STD, calibrate_batchnorm, calibrate_detect_head, candidate_counts
     from pipelines.yolo.letterbox import letterbox
 
     torch.set_num_threads(threads)
@@ -588,36 +558,10 @@ def calibrate(arch: str, seed: int, img_size: int, target: int, paths: Sequence[
         chw = np.ascontiguousarray(padded[:, :, ::-1].transpose(2, 0, 1))
         inputs.append(torch.from_numpy(chw).float() / 255.0)
     batch = torch.stack(inputs)
-    norms = [module for module in model.modules() if isinstance(module, nn.BatchNorm2d)]
-    momenta = [norm.momentum for norm in norms]
-    for norm in norms:
-        norm.reset_running_stats()
-        norm.momentum = None  # cumulative average: after one batch, exactly that batch's statistics
-    model.train()
-    with torch.no_grad():
-        level_maps = model(batch)  # Detect in train mode: the raw per-level maps
-    model.eval()
-    for norm, momentum in zip(norms, momenta):
-        norm.momentum = momentum
+    level_maps = calibrate_batchnorm(model, batch)  # Detect in train mode: the raw per-level maps
 
-    detect = model.model[-1]
-    with torch.no_grad():
-        for conv, raw in zip(detect.m, level_maps):
-            boxes = raw[..., :4].transpose(0, 1).reshape(detect.na, -1, 4)  # (anchor, every cell of every image, xywh)
-            gain = BOX_LOGIT_STD / boxes.std(dim=1).clamp_min(1e-12)
-            weight = conv.weight.view(detect.na, detect.no, -1)
-            bias = conv.bias.view(detect.na, detect.no)
-            weight[:, :4] *= gain[..., None]
-            bias[:, :4] = (bias[:, :4] - boxes.mean(dim=1)) * gain
-
-    def median_count(shift: float) -> float:
-        return float(statistics.median(candidate_counts(level_maps, shift).tolist()))
-
-    shift = bisect_shift(median_count, target)
+    shift = calibrate_detect_head(model.model[-1], level_maps, target, CONF_THRES, BOX_LOGIT_STD)
     counts = candidate_counts(level_maps, shift).tolist()
-    with torch.no_grad():
-        for conv in detect.m:
-            conv.bias.view(detect.na, detect.no)[:, 4:] += shift
     state = {key: value.detach().clone() for key, value in model.state_dict().items()}
     info = {"arch": arch, "seed": seed, "img_size": img_size, "calibration_letterbox": "square",
             "images": [path.name for path in used], "box_logit_std": BOX_LOGIT_STD, "bias_shift": shift,

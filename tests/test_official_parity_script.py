@@ -188,20 +188,3 @@ def test_summaries_pair_rounds_with_the_official_loop_and_keep_notes():
     assert "openvino:bf16" in table and "not available: error: x" in table and "1.35" in table
 
 
-def test_bisect_shift_finds_the_smallest_shift_reaching_the_target():
-    assert parity.bisect_shift(lambda shift: shift * 10, 40) == pytest.approx(4.0, abs=1e-9)
-    assert parity.bisect_shift(lambda shift: 100, 40) == -30.0  # already there at the lowest shift
-    assert parity.bisect_shift(lambda shift: 0, 40) == 30.0  # never reached
-
-
-def test_candidate_counts_follow_the_nms_rule():
-    # two images, one level, one anchor, 2x1 cells, 5 + 2 columns; logits chosen around conf 0.25
-    raw = torch.full((2, 1, 2, 1, 7), -10.0)
-    raw[0, 0, 0, 0, 4] = 5.0   # obj ~1
-    raw[0, 0, 0, 0, 6] = 0.0   # best class 0.5 -> score 0.5: a candidate
-    raw[0, 0, 1, 0, 4] = 5.0   # obj ~1, classes ~0: not a candidate
-    raw[1, 0, 0, 0, 4] = -1.0  # obj 0.27 > 0.25 but score 0.27 * 0.5 < 0.25
-    raw[1, 0, 0, 0, 5] = 0.0
-    assert parity.candidate_counts([raw], 0.0).tolist() == [1, 0]
-    assert parity.candidate_counts([raw], 20.0).tolist() == [2, 2]
-    assert parity.candidate_counts([raw, raw], 0.0).tolist() == [2, 0]

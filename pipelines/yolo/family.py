@@ -7,8 +7,8 @@ from pathlib import Path
 import torch
 
 from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
-from models import build_model, fuse_model, load_weights
-from models.calibration import calibrate_batchnorm
+from models import Detect, build_model, fuse_model, load_weights
+from models.calibration import calibrate_batchnorm, calibrate_detect_head, candidate_target
 from models.yolo import BUILTIN_ARCHS
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
@@ -53,7 +53,10 @@ def load_network(arch: str, weights: str | None, seed: int) -> LoadedNetwork:
                              cache_key=f"{structure}:weights-{_digest(weights)}", fuse=fuse_model)
     seeded = f"{structure}:random-seed-{seed}"
     if seeded not in _calibrated:
-        calibrate_batchnorm(model, _calibration_batch(int(max(model.stride))))
+        level_maps = calibrate_batchnorm(model, _calibration_batch(int(max(model.stride))))
+        head = model.model[-1]
+        if isinstance(head, Detect):
+            calibrate_detect_head(head, level_maps, candidate_target(level_maps))
         state = {name: value.clone() for name, value in model.state_dict().items()}
         _calibrated[seeded] = (state, _state_digest(state))
     state, digest = _calibrated[seeded]
