@@ -16,9 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 from urllib.parse import urlparse
 
-import yaml
-
-from utils.writers import layout
+from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.writers.run_figures import flatten, headline_figures, weights_kind
 
 DEFAULT_EXPERIMENT = "detbench"
@@ -44,10 +42,6 @@ class RunFields:
     ended_ms: Optional[int]
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
 def param_text(value: Any) -> str:
     """A param as MLflow stores it (text): None and booleans as in the YAML config, null, true and false."""
     return value if isinstance(value, str) else json.dumps(value)
@@ -63,13 +57,11 @@ def _utc_ms(stamp: Optional[str]) -> Optional[int]:
 
 def run_fields(run_dir: Path) -> RunFields:
     """What MLflow gets from a run directory: a pure function of summary.json, config.yaml and env.json."""
-    run_dir = Path(run_dir)
-    summary = _read_json(run_dir / layout.SUMMARY)
-    if not summary:
-        raise TrackingError(f"{run_dir} holds no {layout.SUMMARY}: it is not a detbench run directory")
-    environment = _read_json(run_dir / layout.ENV)
-    config_file = run_dir / layout.CONFIG
-    config = yaml.safe_load(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
+    try:
+        run = FinishedRun(run_dir)
+        summary, environment, config = run.summary, run.environment(), run.config()
+    except RunFilesError as error:
+        raise TrackingError(str(error)) from None
     runtime = summary.get("runtime") or {}
     tags = {
         "detbench_run_id": summary.get("run_id"),
@@ -87,7 +79,7 @@ def run_fields(run_dir: Path) -> RunFields:
         "agreement_verdict": (summary.get("agreement") or {}).get("verdict"),
     }
     return RunFields(
-        name=str(summary.get("run_id") or run_dir.name),
+        name=str(summary.get("run_id") or run.name),
         params={key: param_text(value) for key, value in flatten(config or {}).items()},
         metrics=headline_figures(summary),
         tags={key: str(value) for key, value in tags.items() if value is not None},
