@@ -2,7 +2,6 @@
 their pipeline is put together."""
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Optional
 
@@ -10,6 +9,7 @@ import torch
 
 from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
 from models.calibration import calibrate_batchnorm
+from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.rcnn import network as rcnn
 from pipelines.rcnn.pipeline import RcnnPipeline
@@ -51,12 +51,12 @@ def load_network(arch: str, weights: Optional[str], seed: int) -> LoadedNetwork:
     if weights:
         rcnn.load_state_dict_file(network, weights, arch)
         return LoadedNetwork(network, list(rcnn.COCO_CATEGORIES), f"checkpoint {Path(weights).name}",
-                             random_weights=False, cache_key=f"{NAME}:{arch}:weights-{_file_digest(weights)}")
+                             random_weights=False, cache_key=f"{NAME}:{arch}:weights-{file_digest(weights)}")
     key = f"{NAME}:{arch}:random-seed-{seed}"
     if key not in _random_states:
         _spread_random_weights(model)
         state = {name: value.clone() for name, value in network.state_dict().items()}
-        _random_states[key] = (state, _state_digest(state))
+        _random_states[key] = (state, state_digest(state))
     state, digest = _random_states[key]
     network.load_state_dict(state)
     return LoadedNetwork(network, list(rcnn.COCO_CATEGORIES), f"random (seed {seed})", random_weights=True,
@@ -71,22 +71,6 @@ def _spread_random_weights(model) -> None:
     calibrate_batchnorm(model.backbone, batch)
     with torch.no_grad():
         model.roi_heads.box_predictor.cls_score.weight.mul_(CLASSIFIER_SCALE)
-
-
-def _file_digest(path: str) -> str:
-    sha = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()[:16]
-
-
-def _state_digest(state: dict[str, torch.Tensor]) -> str:
-    sha = hashlib.sha256()
-    for name, value in state.items():
-        sha.update(name.encode())
-        sha.update(value.detach().contiguous().numpy().tobytes())
-    return sha.hexdigest()[:16]
 
 
 def example_input(preprocess) -> torch.Tensor:

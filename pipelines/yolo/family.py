@@ -1,7 +1,6 @@
 """The YOLO family: which architectures it builds, how it loads their weights, how its pipeline is put together."""
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import torch
@@ -10,6 +9,7 @@ from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
 from models import Detect, build_model, fuse_model, load_weights
 from models.calibration import calibrate_batchnorm, calibrate_detect_head, candidate_target
 from models.yolo import BUILTIN_ARCHS
+from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
 from pipelines.yolo.pipeline import YoloPipeline
@@ -35,22 +35,14 @@ def input_size(preprocess) -> int:
     return preprocess.img_size
 
 
-def _digest(path: str | Path) -> str:
-    sha = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()[:16]
-
-
 def load_network(arch: str, weights: str | None, seed: int) -> LoadedNetwork:
     model = build_model(arch, seed=seed)
-    structure = f"{NAME}:{Path(model.yaml_file).name}:{_digest(model.yaml_file)}"
+    structure = f"{NAME}:{Path(model.yaml_file).name}:{file_digest(model.yaml_file)}"
     if weights:
         info = load_weights(model, weights)
         names = list(info.class_names or model.names)
         return LoadedNetwork(model, names, info.source, random_weights=False,
-                             cache_key=f"{structure}:weights-{_digest(weights)}", fuse=fuse_model)
+                             cache_key=f"{structure}:weights-{file_digest(weights)}", fuse=fuse_model)
     seeded = f"{structure}:random-seed-{seed}"
     if seeded not in _calibrated:
         level_maps = calibrate_batchnorm(model, _calibration_batch(int(max(model.stride))))
@@ -58,20 +50,12 @@ def load_network(arch: str, weights: str | None, seed: int) -> LoadedNetwork:
         if isinstance(head, Detect):
             calibrate_detect_head(head, level_maps, candidate_target(level_maps))
         state = {name: value.clone() for name, value in model.state_dict().items()}
-        _calibrated[seeded] = (state, _state_digest(state))
+        _calibrated[seeded] = (state, state_digest(state))
     state, digest = _calibrated[seeded]
     model.load_state_dict(state)
     # The digest of the weights themselves: a change in how random weights are made never reuses an export.
     return LoadedNetwork(model, list(model.names), f"random (seed {seed})", random_weights=True,
                          cache_key=f"{seeded}:{digest}", fuse=fuse_model)
-
-
-def _state_digest(state: dict[str, torch.Tensor]) -> str:
-    sha = hashlib.sha256()
-    for name, value in state.items():
-        sha.update(name.encode())
-        sha.update(value.detach().contiguous().numpy().tobytes())
-    return sha.hexdigest()[:16]
 
 
 def _calibration_batch(stride: int) -> torch.Tensor:

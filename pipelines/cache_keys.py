@@ -1,0 +1,25 @@
+"""Digests that go into a LoadedNetwork's cache key: what determines a network's weights and structure, so a
+cache of exported models is never reused for other weights."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import torch
+
+
+def file_digest(path: str | Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()[:16]
+
+
+def state_digest(state: dict[str, torch.Tensor]) -> str:
+    """Of weights made in the process (random, calibrated): their names and bytes."""
+    sha = hashlib.sha256()
+    for name, value in state.items():
+        sha.update(name.encode())
+        sha.update(value.detach().contiguous().numpy().tobytes())
+    return sha.hexdigest()[:16]
