@@ -99,7 +99,7 @@ import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 # Nothing from the project is imported at module level: in --peer mode this file runs with the official
 # `models` and `utils` on its path and must never see ours. Project imports happen inside the functions that
@@ -819,24 +819,21 @@ def run_peer(args: argparse.Namespace) -> int:
 
 # --- command line ------------------------------------------------------------------------------------------------
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def whole_number(minimum: int, bound: str) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least `minimum`; `bound` says so in the error message."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
+        return value
+    return parse
 
 
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+positive_int = whole_number(1, "at least 1")
+non_negative_int = whole_number(0, "0 or more")
 
 
 def image_size(text: str) -> int:
