@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import torch
 import torchvision
-from torch import nn
 
+from tests.test_profiler_trace import Net
 from utils.record.layer_profile import Allocation, LayerProfile, PathMemory, PathOp, Span, attribute
 from utils.record.layer_tables import (LAYER_MEMORY_COLUMNS, LAYER_OPS_COLUMNS, LAYER_TIMER_COLUMNS, layer_ops_frame,
                                        layer_timer_frame, layer_tree_text, top_self_frame)
@@ -88,16 +88,6 @@ def test_output_bytes_walks_containers_once():
     assert output_nbytes(tensor) == 24
     assert output_nbytes((tensor, [tensor, {"boxes": torch.zeros(5, dtype=torch.uint8)}])) == 24 + 5
     assert output_nbytes(image_list) == 32 and output_nbytes(None) == 0
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.backbone = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU())
-        self.head = nn.Conv2d(4, 2, 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(self.head(self.backbone(x)))
 
 
 class Halve:
