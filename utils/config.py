@@ -9,6 +9,9 @@ from typing import Any, Literal, Optional
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from utils import strict_yaml
+from utils.bounded_text import clipped, shown
+
 BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
 # torchvision's two-stage detectors (pipelines/rcnn); the family module checks it builds exactly these.
 RCNN_ARCHS = ("fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2", "fasterrcnn_mobilenet_v3_large_fpn",
@@ -38,11 +41,18 @@ class RunSection(_Section):
         return value
 
 
+# Pillow's decompression-bomb threshold: an image above it is skipped, read from its header before decoding.
+DEFAULT_MAX_PIXELS = 178_956_970
+MAX_CONFIG_BYTES = 256 * 1024  # configs are a few hundred bytes; parsing stays well under a second
+MAX_LISTED_ERRORS = 20
+
+
 class DatasetSection(_Section):
     path: str
     limit: Optional[int] = Field(None, ge=1)
     batch_size: int = Field(1, ge=1)
     workers: Optional[int] = Field(None, ge=0)  # None: a worker only where a core is left beside the threads
+    max_pixels: Optional[int] = Field(DEFAULT_MAX_PIXELS, ge=1)  # None: no limit but the decoder's own
 
 
 class ModelSection(_Section):
@@ -55,7 +65,7 @@ class ModelSection(_Section):
     def _moved_keys(cls, data: Any) -> Any:
         if isinstance(data, dict) and "threads" in data:
             raise ValueError("model.threads is now runtime.threads: move the value there "
-                             f"(e.g. --set runtime.threads={data['threads']})")
+                             f"(e.g. --set runtime.threads={shown(data['threads'])})")
         return data
 
     @field_validator("arch")
@@ -267,19 +277,22 @@ def apply_override(data: dict, assignment: str) -> tuple[str, ...]:
     """Apply one `dotted.key=value` override in place (the value is parsed as YAML); returns the key path."""
     key, sep, raw = assignment.partition("=")
     if not sep or not key.strip():
-        raise ConfigError(f"--set {assignment!r}: expected dotted.key=value, e.g. --set dataset.batch_size=4")
+        raise ConfigError(f"--set {shown(assignment)}: expected dotted.key=value, e.g. --set dataset.batch_size=4")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = strict_yaml.load(raw) if raw.strip() else None
+    except strict_yaml.StrictYamlError as exc:
+        raise ConfigError(f"--set {shown(assignment)}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--set {assignment!r}: the value {raw!r} is not valid YAML ({_yaml_error(exc, raw)}); "
-                          f"fix its syntax, or quote it to pass text: --set '{key.strip()}=\"...\"'") from None
+        raise ConfigError(f"--set {shown(assignment)}: the value {shown(raw)} is not valid YAML "
+                          f"({clipped(_yaml_error(exc, raw))}); fix its syntax, or quote it to pass text: "
+                          f"--set '{shown(key.strip(), 60)[1:-1]}=\"...\"'") from None
     parts = key.strip().split(".")
     node = data
     for depth, part in enumerate(parts[:-1]):
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
             where = ".".join(parts[: depth + 1])
-            raise ConfigError(f"--set {assignment!r}: {where} is a value, not a section")
+            raise ConfigError(f"--set {shown(assignment)}: {shown(where)[1:-1]} is a value, not a section")
         node = child
     node[parts[-1]] = value
     return tuple(parts)
@@ -307,17 +320,18 @@ TYPE_HINTS = {
 def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[str, ...], str]) -> str:
     lines = []
     origins = []
-    for item in error.errors():
-        path = ".".join(str(p) for p in item["loc"])
+    items = error.errors()
+    for item in items[:MAX_LISTED_ERRORS]:
+        path = clipped(".".join(str(p) for p in item["loc"]), 80)
         if item["type"] == "extra_forbidden":
-            line = f"  {path}: unknown key (value {item['input']!r}); check its spelling against the README"
+            line = f"  {path}: unknown key (value {shown(item['input'])}); check its spelling against the README"
         elif item["type"] == "missing":
             line = f"  {path}: required key is missing"
         else:
             message = TYPE_HINTS.get(item["type"]) or item["msg"].removeprefix("Value error, ")
             # A whole section's input repeats what the message names already.
-            shown = "" if isinstance(item["input"], dict) else f" (got {item['input']!r})"
-            line = f"  {path + ': ' if path else ''}{message}{shown}"  # a whole-config check names its keys
+            got = "" if isinstance(item["input"], dict) else f" (got {shown(item['input'])})"
+            line = f"  {path + ': ' if path else ''}{message}{got}"  # a whole-config check names its keys
         if isinstance(item["input"], dict):
             # A check of a whole section names its keys: blame the --set of a key it names, if any.
             named = [assignment for key_path, assignment in overrides.items() if ".".join(key_path) in line]
@@ -325,27 +339,37 @@ def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[
         else:
             origin = _origin(item["loc"], overrides)
         origins.append(origin)
-        lines.append(line if origin is None else f"{line} (from --set {origin})")
+        lines.append(line if origin is None else f"{line} (from --set {clipped(origin)})")
+    more = ([f"  ... and {len(items) - MAX_LISTED_ERRORS:,} more problems, listed once these are fixed"]
+            if len(items) > MAX_LISTED_ERRORS else [])
     if all(origin is None for origin in origins):
-        return "\n".join([f"invalid configuration in {source}:"] + lines)
+        return "\n".join([f"invalid configuration in {source}:"] + lines + more)
     lines = [line if origin is not None else f"{line} (in {source})" for line, origin in zip(lines, origins)]
-    return "\n".join(["invalid configuration:"] + lines)
+    return "\n".join(["invalid configuration:"] + lines + more)
 
 
 def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
     """Read, override and validate a config file; every problem becomes one ConfigError."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"--config {path} is a folder, not a file; pass --config with a YAML file, e.g. "
+                          "configs/samples.yaml")
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist; pass --config with a file from configs/")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path} is {path.stat().st_size:,} bytes, more than a config can need "
+                          f"({MAX_CONFIG_BYTES:,} at most); pass --config with a file from configs/")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"config file {path} is not a text YAML file (not UTF-8); pass --config with a file "
                           "from configs/") from None
     try:
-        data = yaml.safe_load(text) or {}
+        data = strict_yaml.load(text) or {}
+    except strict_yaml.StrictYamlError as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {_yaml_error(exc, text)}") from None
+        raise ConfigError(f"config file {path} is not valid YAML: {clipped(_yaml_error(exc, text))}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold a mapping of sections (run, dataset, model, ...)")
     overridden: dict[tuple[str, ...], str] = {}
