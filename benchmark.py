@@ -119,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     if outcome.exit_status == EXIT_FAILED:
         print(f"error: {outcome.summary.get('stop_reason')}; summary.json says status: failed where it could "
               "still be written", file=sys.stderr)
+    elif outcome.exit_status == EXIT_USAGE:
+        print(f"error: {outcome.summary.get('stop_reason')}", file=sys.stderr)
     return outcome.exit_status
 
 

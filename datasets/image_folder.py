@@ -9,6 +9,8 @@ import cv2
 import numpy as np
 from torch.utils.data import DataLoader, Dataset
 
+from datasets.image_header import read_header
+
 BUNDLED_SAMPLES = Path(__file__).resolve().parent / "samples"
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 # Keeps 16-bit and grayscale as IMREAD_UNCHANGED does and drops alpha, but unlike IMREAD_UNCHANGED applies the
@@ -58,42 +60,73 @@ def to_bgr8(image: np.ndarray) -> np.ndarray:
     raise ValueError(f"unsupported channel count {image.shape[2]}")
 
 
-def decode_image(path: Path) -> LoadedImage:
+def too_many_pixels(path: Path, max_pixels: Optional[int]) -> Optional[str]:
+    """Why the image is too large to decode, judged from its header alone; None when it may be decoded."""
+    if max_pixels is None:
+        return None
+    header = read_header(path)
+    if header is None or header.pixels <= max_pixels:
+        return None  # a header Pillow cannot parse is left to the decoder, which has its own limit
+    return (f"{header.width}x{header.height} is {header.pixels:,} pixels, above dataset.max_pixels "
+            f"{max_pixels:,} (checked from the header, not decoded); raise dataset.max_pixels, or set it to null "
+            "to lift the limit")
+
+
+def decode_image(path: Path, max_pixels: Optional[int] = None) -> LoadedImage:
+    """The image, or why it cannot be used: a failure of one file is a reason, never an exception."""
+    refusal = too_many_pixels(path, max_pixels)
+    if refusal is not None:
+        return LoadedImage(str(path), None, refusal)
     try:
         data = np.fromfile(path, dtype=np.uint8)
     except OSError as exc:
         return LoadedImage(str(path), None, f"cannot read file: {exc.strerror or exc}")
     if data.size == 0:
         return LoadedImage(str(path), None, "empty file")
-    image = cv2.imdecode(data, DECODE_FLAGS)
-    if image is None or image.size == 0:
-        return LoadedImage(str(path), None, "not a decodable image (corrupt or unsupported format)")
     try:
+        image = cv2.imdecode(data, DECODE_FLAGS)
+        if image is None or image.size == 0:
+            return LoadedImage(str(path), None, "not a decodable image (corrupt or unsupported format)")
         return LoadedImage(str(path), to_bgr8(image))
     except ValueError as exc:
         return LoadedImage(str(path), None, str(exc))
+    except cv2.error as exc:
+        return LoadedImage(str(path), None, decoder_refusal(exc))
+    except MemoryError:
+        return LoadedImage(str(path), None, "not enough memory to decode it")
+
+
+def decoder_refusal(error: cv2.error) -> str:
+    """OpenCV's exception as a reason: its assertion text is the last line worth keeping."""
+    text = str(error).strip()
+    if "CV_IO_MAX_IMAGE_PIXELS" in text:
+        return ("OpenCV refuses to decode images above 2^30 pixels (CV_IO_MAX_IMAGE_PIXELS), whatever "
+                "dataset.max_pixels says; the environment variable OPENCV_IO_MAX_IMAGE_PIXELS raises its limit")
+    detail = text.rsplit("error: ", 1)[-1]
+    return f"the decoder failed: {detail[:200]}"
 
 
 class ImageFolder(Dataset):
-    def __init__(self, paths: list[Path]):
+    def __init__(self, paths: list[Path], max_pixels: Optional[int] = None):
         self.paths = paths
+        self.max_pixels = max_pixels
 
     def __len__(self) -> int:
         return len(self.paths)
 
     def __getitem__(self, index: int) -> LoadedImage:
-        return decode_image(self.paths[index])
+        return decode_image(self.paths[index], self.max_pixels)
 
 
 def _keep_list(batch: list[LoadedImage]) -> list[LoadedImage]:
     return batch
 
 
-def image_loader(paths: list[Path], batch_size: int, workers: int) -> DataLoader:
+def image_loader(paths: list[Path], batch_size: int, workers: int, max_pixels: Optional[int] = None) -> DataLoader:
     """Images stay arrays of their own sizes; batching into a tensor is the pipeline's job.
 
     Workers persist across passes: forking a fresh worker from a process holding the model at the start of
     every pass would make each pass's first batch slower than the rest.
     """
-    return DataLoader(ImageFolder(paths), batch_size=batch_size, shuffle=False, num_workers=workers,
+    return DataLoader(ImageFolder(paths, max_pixels), batch_size=batch_size, shuffle=False, num_workers=workers,
                       collate_fn=_keep_list, persistent_workers=workers > 0)

@@ -39,6 +39,7 @@ from utils.recorders.memory import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS, MemorySa
 from utils.recorders.profiler import StepRanges, profile_pipeline
 from utils.recorders.step_timer import StepTimer
 from utils.tracking.mlflow_runs import TrackingError, log_run_directory
+from utils.writers import layout
 from utils.writers.atomic import OutputWriteError
 from utils.writers.console import format_summary, layer_overview
 from utils.writers.detections import DetectionWriter
@@ -47,7 +48,7 @@ from utils.writers.run_writer import RunWriter
 from utils.writers.summary import summary_document
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 @dataclass
@@ -62,6 +63,7 @@ class Benchmark:
         self.config = config
         self.config_file = config_file
         self.console = console
+        self.all_skipped = False
 
     def prepare(self) -> None:
         """Everything that can fail because of the user's input happens here, before any output is written."""
@@ -158,7 +160,7 @@ class Benchmark:
                         bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s)
         progress = tqdm(total=plan.total_batches, unit="batch", desc=config.run.id, disable=None, leave=False)
         loader = leave_stops_to_the_main_process(
-            image_loader(self.paths, config.dataset.batch_size, self._workers(record)))
+            image_loader(self.paths, config.dataset.batch_size, self._workers(record), config.dataset.max_pixels))
         runner = PassRunner(self.pipeline, loader, batches, timer, record.images, on_batch=progress.update)
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None
@@ -200,6 +202,12 @@ class Benchmark:
             progress.close()
         if record.wall_s is None:
             record.wall_s = time.perf_counter() - started
+        if record.status == Status.COMPLETE and record.images.processed == 0 and record.images.skipped:
+            # Nothing was measured: the dataset, not the harness, is at fault (exit status 2).
+            self.all_skipped = True
+            record.status, record.stop_reason = Status.FAILED, (
+                f"every image was skipped ({record.images.skipped} of {record.images.found}): {layout.SKIPPED} in "
+                f"{self.run_dir.path} says why for each one")
         record.contention = contention.summary()
         if (verdict := contention_verdict(record.contention)) is not None:
             record.warnings.append(verdict)
@@ -256,7 +264,8 @@ class Benchmark:
         reference = self.family.build_pipeline(
             network, reference_runtime.prepare(network, self.family.example_input(config.preprocess)),
             config.preprocess, config.postprocess)
-        decoded = [image.image for image in map(decode_image, self.paths[:check.images]) if image.image is not None]
+        decoded = [image.image for image in (decode_image(path, config.dataset.max_pixels)
+                                             for path in self.paths[:check.images]) if image.image is not None]
         size = config.dataset.batch_size
         batches = [decoded[start:start + size] for start in range(0, len(decoded), size)]
         fused = config.model.fuse and network.fuse is not None
@@ -349,7 +358,7 @@ class Benchmark:
                                         record.profile.layers if record.profile is not None else None))
         report = format_summary(summary, self.run_dir.path)
         if record.status == Status.FAILED:
-            return Outcome(summary, EXIT_FAILED, report)
+            return Outcome(summary, EXIT_USAGE if self.all_skipped else EXIT_FAILED, report)
         stop = stop_signal or stops.received
         return Outcome(summary, exit_status(stop) if stop else EXIT_OK, report)
 
