@@ -57,6 +57,7 @@ def prepare(args: argparse.Namespace):
     from pipelines.registry import UnknownArchitecture
     from pipelines.runtimes.base import RuntimeNotSupported
     from utils.harness.composition import Benchmark
+    from utils.harness.start_refusals import StartRefused
     from utils.writers.atomic import OutputWriteError
     from utils.writers.run_directory import RunDirectoryError
 
@@ -64,7 +65,7 @@ def prepare(args: argparse.Namespace):
     try:
         benchmark.prepare()
     except (DatasetError, CheckpointError, ModelDefinitionError, RunDirectoryError, UnknownArchitecture,
-            RuntimeNotSupported) as exc:
+            RuntimeNotSupported, StartRefused) as exc:
         raise CannotStart(EXIT_USAGE, exc) from None
     except OutputWriteError as exc:
         raise CannotStart(EXIT_FAILED, exc) from None

@@ -119,6 +119,7 @@ class DetectorFamily(Protocol):
 
     NAME: str
     ARCHS: tuple[str, ...]
+    SIZE_KEYS: tuple[str, ...]  # the preprocess keys that set the input size, in the memory check's advice
 
     def accepts(self, arch: str) -> bool: ...
 
@@ -127,6 +128,9 @@ class DetectorFamily(Protocol):
 
     def input_size(self, preprocess: Any) -> int:
         """The input size a run of this family is labelled with (summary.json img_size)."""
+
+    def largest_input_area(self, preprocess: Any) -> int:
+        """The most pixels one image's input tensor can have under the config (for the memory estimate)."""
 
     def load_network(self, arch: str, weights: Optional[str], seed: int) -> LoadedNetwork: ...
 

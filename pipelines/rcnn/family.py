@@ -23,6 +23,7 @@ CALIBRATION_SIZES = (160, 256)  # min_size, max_size of the bundled photos the r
 # 1/91, below box_score_thresh, so no box would reach NMS or the mask branch and postprocessing would do none
 # of the work it does with trained weights. Scaled, scores spread and detections_per_img boxes remain.
 CLASSIFIER_SCALE = 10.0
+SIZE_KEYS = ("min_size", "max_size")
 _random_states: dict[str, tuple[dict[str, torch.Tensor], str]] = {}  # (arch, seed) -> (state, digest)
 
 
@@ -43,6 +44,11 @@ def unsupported_runtime(runtime) -> Optional[str]:
 
 def input_size(preprocess) -> int:
     return preprocess.min_size
+
+
+def largest_input_area(preprocess) -> int:
+    # The shorter side goes to min_size unless the longer would pass max_size: at most min_size x max_size.
+    return min(preprocess.min_size, preprocess.max_size) * preprocess.max_size
 
 
 def load_network(arch: str, weights: Optional[str], seed: int) -> LoadedNetwork:

@@ -18,6 +18,7 @@ from pipelines.yolo.stages import NonMaxSuppression, Preprocess, ScaleBoxes
 NAME = "yolo"
 ARCHS = BUILTIN_ARCHS
 CALIBRATION_SIZE = 256
+SIZE_KEYS = ("img_size",)
 # seed and structure -> (calibrated state_dict, its digest), so a second copy in the same process is cheap
 _calibrated: dict[str, tuple[dict[str, torch.Tensor], str]] = {}
 
@@ -33,6 +34,10 @@ def unsupported_runtime(runtime) -> None:
 
 def input_size(preprocess) -> int:
     return preprocess.img_size
+
+
+def largest_input_area(preprocess) -> int:
+    return preprocess.img_size ** 2  # rect letterboxing only ever makes it smaller
 
 
 def load_network(arch: str, weights: str | None, seed: int) -> LoadedNetwork:

@@ -24,9 +24,12 @@ from pipelines.runtimes.registry import build_runtime
 from pipelines.runtimes.torch_eager import TorchEager
 from utils.config import Config, config_to_yaml
 from utils.harness.agreement_check import compare_with_reference
+from utils.harness.cpu_budget import threads_warning, usable_cpus
+from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.interruption import RunStops, exit_status, signal_of
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
+from utils.harness.start_refusals import check_class_ids
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
 from utils.recorders.contention import ContentionRecorder, contention_verdict
@@ -74,6 +77,15 @@ class Benchmark:
             raise RuntimeNotSupported(refusal)
         self.paths = find_images(config.dataset.path, config.dataset.limit)
         self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
+        check_class_ids(config.postprocess.classes, self.network.class_names, config.model.arch)
+        # Before the runtime: an export traces an input of the configured size, the first allocation of it.
+        sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in self.family.SIZE_KEYS}
+        check_fits(measure_fit(self.network.module), sizes, self.family.largest_input_area(config.preprocess),
+                   config.dataset.batch_size, *available_memory())
+        self.start_warnings = [warning for warning in [threads_warning(config.runtime.threads, *usable_cpus())]
+                               if warning is not None]
+        for warning in self.start_warnings:
+            self.console(f"WARNING: {warning}")
         runtime = config.runtime
         # The config refuses options a backend cannot take; each backend gets only its own.
         options = ({"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch"
@@ -135,6 +147,7 @@ class Benchmark:
         config = self.config
         record = RunRecord(self.identity())
         record.images.found = len(self.paths)
+        record.warnings.extend(self.start_warnings)
         if config.dataset.batch_size > 1 and self.pipeline.batching_note:
             record.notes.append(self.pipeline.batching_note)
         writer = RunWriter(self.run_dir, config.outputs.plots, config.outputs.tensorboard, config.outputs.report)

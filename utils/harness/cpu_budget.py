@@ -1,0 +1,55 @@
+"""How many CPUs this process may run on, and a warning when runtime.threads asks for more.
+
+More compute threads than CPUs makes them wait for each other (68x slower per image was seen with 999
+threads on 2 CPUs). Studying that stays possible; doing it by accident is said in the console, summary.json
+and report.html.
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Callable, Optional
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def cgroup_cpu_quota(root: Path = CGROUP_ROOT, read: Callable[[Path], Optional[str]] = None) -> Optional[float]:
+    """CPUs' worth of time the cgroup grants per period (v2 cpu.max, v1 cfs quota/period); None: no quota."""
+    read = read or _read
+    text = read(root / "cpu.max")
+    if text:
+        quota, _, period = text.partition(" ")
+        if quota.isdigit() and period.strip().isdigit() and int(period) > 0:
+            return int(quota) / int(period)
+        return None
+    quota, period = read(root / "cpu" / "cpu.cfs_quota_us"), read(root / "cpu" / "cpu.cfs_period_us")
+    if quota and period and quota.lstrip("-").isdigit() and period.isdigit() and int(quota) > 0 and int(period) > 0:
+        return int(quota) / int(period)
+    return None
+
+
+def _read(path: Path) -> Optional[str]:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def usable_cpus(affinity: Optional[int] = None, quota: Optional[float] = None) -> tuple[int, str]:
+    """(CPUs, what limits them): the affinity mask, narrowed by a cgroup quota when one is set."""
+    if affinity is None:
+        affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if quota is None:
+        quota = cgroup_cpu_quota()
+    if quota is not None and math.ceil(quota) < affinity:
+        return max(1, math.ceil(quota)), f"the cgroup CPU quota grants {quota:g} CPUs' worth of time"
+    return affinity, "the CPUs in this process's affinity mask"
+
+
+def threads_warning(threads: Optional[int], cpus: int, limited_by: str) -> Optional[str]:
+    if threads is None or threads <= cpus:
+        return None
+    return (f"runtime.threads {threads} is more than the {cpus} CPU(s) this process may run on ({limited_by}): "
+            "the threads wait for each other and every forward is slower than it would be; set runtime.threads "
+            f"to {cpus} or less (or leave it unset) unless oversubscription is what you are measuring")
