@@ -392,6 +392,9 @@ def load_weights(model: Model, path: str | Path) -> WeightsInfo:
     Sets `model.names` when the file carries one name per class. Raises CheckpointError on anything else.
     """
     path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(f"model.weights {path} is a folder, not a file; set model.weights to the checkpoint "
+                              "file (.pt) itself")
     if not path.is_file():
         raise CheckpointError(f"weights file not found: {path}")
     try:

@@ -16,6 +16,7 @@ import yaml
 from torch import nn
 
 from models.common import MP, SP, SPPCSPC, Concat, Conv, RepConv
+from utils import strict_yaml
 
 DEFINITIONS_DIR = Path(__file__).resolve().parent / "definitions"
 BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
@@ -254,8 +255,11 @@ def scaled_depth(number: int, depth_multiple: float) -> int:
 # --- definition -> layers --------------------------------------------------------------------------------
 
 def load_definition(path: str | Path) -> dict:
-    """Read a definition YAML (safe_load only) and check its top-level fields."""
+    """Read a definition YAML (safe types only, no key twice, no alias bomb) and check its top-level fields."""
     path = Path(path)
+    if path.is_dir():
+        raise ModelDefinitionError(f"model.arch {path} is a folder, not a file; model.arch must be yolov7, "
+                                   "yolov7-tiny or the path of a model-definition .yaml file")
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -266,7 +270,7 @@ def load_definition(path: str | Path) -> dict:
             f"{error.start} is not UTF-8 text); model.arch must be yolov7, yolov7-tiny or the path of a "
             f"model-definition .yaml file in the YOLOv7 cfg format") from None
     try:
-        definition = yaml.safe_load(text)
+        definition = strict_yaml.load(text)
     except yaml.YAMLError as error:
         raise ModelDefinitionError(f"{path}: not valid YAML: {error}") from error
     if not isinstance(definition, dict):

@@ -3,6 +3,7 @@ split at the transform's two ends so that preprocessing and postprocessing are p
 from __future__ import annotations
 
 from collections import OrderedDict
+from pathlib import Path
 from typing import Optional
 
 import torch
@@ -59,6 +60,9 @@ def build_detector(arch: str, seed: int) -> GeneralizedRCNN:
 def load_state_dict_file(model: nn.Module, path: str, arch: str) -> None:
     """A published torchvision checkpoint (a plain state_dict, read with weights_only: no code from the file
     runs) into `model`, every key and shape checked; CheckpointError says what does not fit."""
+    if Path(path).is_dir():
+        raise CheckpointError(f"model.weights {path} is a folder, not a file; set model.weights to the .pth "
+                              f"checkpoint file of {arch} itself")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:

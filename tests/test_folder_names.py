@@ -1,0 +1,26 @@
+"""A folder where a file is expected, and a file where a folder is, are named as such (exit 2)."""
+from pathlib import Path
+
+import pytest
+
+from benchmark import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("config, override, fragment", [
+    ("samples_tiny.yaml", "model.weights={folder}", "model.weights {folder} is a folder, not a file"),
+    ("samples_fasterrcnn.yaml", "model.weights={folder}", "model.weights {folder} is a folder, not a file"),
+    ("samples_tiny.yaml", "model.arch={folder}/defs.yaml", "model.arch {folder}/defs.yaml is a folder, not a file"),
+    ("samples_tiny.yaml", "dataset.path={file}", "dataset.path {file} is not a folder"),
+])
+def test_folder_and_file_mix_ups(tmp_path, capsys, config, override, fragment):
+    folder, file = tmp_path / "things", tmp_path / "one.jpg"
+    (folder / "defs.yaml").mkdir(parents=True)
+    file.write_bytes(b"")
+    values = {"folder": folder, "file": file}
+    code = main(["--config", str(ROOT / "configs" / config), "--set", override.format(**values),
+                 "--set", f"run.output_dir={tmp_path / 'out'}"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert fragment.format(**values) in err
