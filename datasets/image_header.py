@@ -35,8 +35,9 @@ def read_header(path: str | Path) -> Optional[ImageHeader]:
     try:
         with warnings.catch_warnings():
             # Pillow's own bomb guard would refuse or warn here; the size is what the caller wants to judge,
-            # and no pixel is decoded by Pillow.
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            # and no pixel is decoded by Pillow. Its warnings about corrupt tags of a damaged file are left
+            # out too: the decoder's verdict on that file is what the run reports.
+            warnings.simplefilter("ignore")
             Image.MAX_IMAGE_PIXELS = None
             with Image.open(path) as image:
                 width, height = image.size
