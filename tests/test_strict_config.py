@@ -99,3 +99,15 @@ def test_oversized_config_is_refused_before_parsing(tmp_path):
     path.write_text("# " + "x" * MAX_CONFIG_BYTES + "\ndataset: {path: x}\n")
     with pytest.raises(ConfigError, match="more than a config can need"):
         load_config(path)
+
+
+@pytest.mark.parametrize("key", ["dataset.path", "model.weights", "runtime.cache_dir", "run.output_dir"])
+def test_paths_no_file_system_can_hold_are_refused(tmp_path, key):
+    message = refused(tmp_path, "dataset:\n  path: x\n", f"{key}={'x' * 5000}")
+    assert f"{key}: is too long for a path on this system" in message and "(text of 5,000 characters)" in message
+    assert len(message) < 600
+    assert "contains a NUL character" in refused(tmp_path, "dataset:\n  path: x\n", f'{key}="a\\0b"')
+
+
+def test_run_id_longer_than_a_folder_name(tmp_path):
+    assert "longer than a directory name can be" in refused(tmp_path, "dataset:\n  path: x\n", "run.id=" + "r" * 256)

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import importlib.util
+import os
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
 
 from utils import strict_yaml
 from utils.bounded_text import clipped, shown
@@ -22,6 +25,22 @@ class ConfigError(Exception):
     """A user's configuration mistake; the message says what and how to fix it."""
 
 
+def _holdable_path(value: str) -> str:
+    """A path the file system can hold at all: with a NUL or an over-long name every later look-up would raise."""
+    if "\0" in value:
+        raise ValueError("contains a NUL character, which no path can hold")
+    try:
+        os.stat(value)
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            raise ValueError("is too long for a path on this system (a name of at most 255 characters, a path of "
+                             "at most 4096, on Linux)") from None
+    return value
+
+
+PathText = Annotated[str, AfterValidator(_holdable_path)]
+
+
 class _Section(BaseModel):
     # Strict: YAML already types every value, so `true` or "4" where a number belongs is a mistake to report,
     # not a value to coerce (ints may still stand for floats). Infinity and NaN would make waits endless.
@@ -30,7 +49,7 @@ class _Section(BaseModel):
 
 class RunSection(_Section):
     id: Optional[str] = Field(None, description="run directory name; default <UTC timestamp>_<config name>")
-    output_dir: str = "outputs"
+    output_dir: PathText = "outputs"
     seed: int = 0
 
     @field_validator("id")
@@ -38,6 +57,8 @@ class RunSection(_Section):
     def _plain_name(cls, value: Optional[str]) -> Optional[str]:
         if value is not None and (not value.strip() or "/" in value or "\\" in value or value in (".", "..")):
             raise ValueError("must be a plain directory name (no slashes, not empty)")
+        if value is not None and len(os.fsencode(value)) > 255:
+            raise ValueError("is longer than a directory name can be (255 bytes)")
         return value
 
 
@@ -48,7 +69,7 @@ MAX_LISTED_ERRORS = 20
 
 
 class DatasetSection(_Section):
-    path: str
+    path: PathText
     limit: Optional[int] = Field(None, ge=1)
     batch_size: int = Field(1, ge=1)
     workers: Optional[int] = Field(None, ge=0)  # None: a worker only where a core is left beside the threads
@@ -57,7 +78,7 @@ class DatasetSection(_Section):
 
 class ModelSection(_Section):
     arch: str = "yolov7"
-    weights: Optional[str] = None
+    weights: Optional[PathText] = None
     fuse: bool = True
 
     @model_validator(mode="before")
@@ -71,8 +92,10 @@ class ModelSection(_Section):
     @field_validator("arch")
     @classmethod
     def _known_arch(cls, value: str) -> str:
-        if value in BUILTIN_ARCHS + RCNN_ARCHS or value.endswith((".yaml", ".yml")):
+        if value in BUILTIN_ARCHS + RCNN_ARCHS:
             return value
+        if value.endswith((".yaml", ".yml")):
+            return _holdable_path(value)
         raise ValueError(f"must be one of {', '.join(BUILTIN_ARCHS + RCNN_ARCHS)} or a path to a model-definition "
                          ".yaml file")
 
@@ -134,7 +157,7 @@ class RuntimeSection(_Section):
     channels_last: bool = False
     compile: bool = False
     threads: Optional[int] = Field(None, ge=1)
-    cache_dir: Optional[str] = None  # exported models; None: $XDG_CACHE_HOME/detbench or ~/.cache/detbench
+    cache_dir: Optional[PathText] = None  # exported models; None: $XDG_CACHE_HOME/detbench or ~/.cache/detbench
 
     @model_validator(mode="after")
     def _possible_combination(self) -> "RuntimeSection":
