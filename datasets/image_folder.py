@@ -10,6 +10,7 @@ import numpy as np
 from torch.utils.data import DataLoader, Dataset
 
 from datasets.image_header import read_header
+from utils.bounded_text import LIMIT, clipped
 
 BUNDLED_SAMPLES = Path(__file__).resolve().parent / "samples"
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
@@ -32,16 +33,17 @@ class LoadedImage:
 
 def find_images(root: str | Path, limit: int | None = None) -> list[Path]:
     root = Path(root)
+    shown_root = clipped(str(root), LIMIT)
     if not root.exists():
-        raise DatasetError(f"dataset.path {root} does not exist; point dataset.path at a folder of images, e.g. "
+        raise DatasetError(f"dataset.path {shown_root} does not exist; point dataset.path at a folder of images, e.g. "
                            f"--set dataset.path=datasets/samples (the README's imagenet-mini section says where to "
                            f"get that dataset and where to unpack it)")
     if not root.is_dir():
-        raise DatasetError(f"dataset.path {root} is not a folder; point dataset.path at a folder of images")
+        raise DatasetError(f"dataset.path {shown_root} is not a folder; point dataset.path at a folder of images")
     found = sorted((p for p in root.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()),
                    key=lambda p: p.relative_to(root).as_posix())
     if not found:
-        raise DatasetError(f"dataset.path {root} holds no images ({', '.join(IMAGE_SUFFIXES)}, searched recursively)")
+        raise DatasetError(f"dataset.path {shown_root} holds no images ({', '.join(IMAGE_SUFFIXES)}, searched recursively)")
     return found[:limit] if limit else found
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from models.fuse import is_fused
+from utils.bounded_text import LIMIT, clipped
 from models.yolo import BUILTIN_ARCHS, Model, definition_path, load_definition, parse_definition
 
 MAX_LISTED = 10
@@ -393,10 +394,10 @@ def load_weights(model: Model, path: str | Path) -> WeightsInfo:
     """
     path = Path(path)
     if path.is_dir():
-        raise CheckpointError(f"model.weights {path} is a folder, not a file; set model.weights to the checkpoint "
-                              "file (.pt) itself")
+        raise CheckpointError(f"model.weights {clipped(str(path), LIMIT)} is a folder, not a file; set model.weights "
+                              "to the checkpoint file (.pt) itself")
     if not path.is_file():
-        raise CheckpointError(f"weights file not found: {path}")
+        raise CheckpointError(f"weights file not found: {clipped(str(path), LIMIT)}")
     try:
         payload = read_checkpoint(path)
     except OSError as error:
