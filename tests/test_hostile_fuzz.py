@@ -135,6 +135,20 @@ def test_cli_refuses_hostile_configs_quickly(tmp_path):
         assert time.perf_counter() - started < 30
 
 
+def test_cli_refuses_hostile_set_values_quickly(tmp_path):
+    config = tmp_path / "ok.yaml"
+    config.write_text("dataset:\n  path: datasets/samples\n")
+    for override in ["dataset={a: &a [1, *a]}", "=", "dataset.batch_size=" + "[" * 3000, "run.id=" + "r" * 20000,
+                     "model.weights=" + "w/" * 3000, "a.b.c.d=1", "dataset.path.x=1"]:
+        started = time.perf_counter()
+        result = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "--config", str(config), "--set", override],
+                                capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert result.returncode == 2, (override[:50], result.stderr[-2000:])
+        assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+        assert_bounded(result.stderr)
+        assert time.perf_counter() - started < 30
+
+
 def sample_encodings() -> list[bytes]:
     photo = cv2.resize(cv2.imread(str(ROOT / "datasets" / "samples" / "dog.jpg")), (48, 36))
     return [cv2.imencode(suffix, photo)[1].tobytes() for suffix in (".jpg", ".png", ".bmp", ".tiff", ".webp")]
