@@ -43,7 +43,8 @@ def find_images(root: str | Path, limit: int | None = None) -> list[Path]:
     found = sorted((p for p in root.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()),
                    key=lambda p: p.relative_to(root).as_posix())
     if not found:
-        raise DatasetError(f"dataset.path {shown_root} holds no images ({', '.join(IMAGE_SUFFIXES)}, searched recursively)")
+        raise DatasetError(f"dataset.path {shown_root} holds no images ({', '.join(IMAGE_SUFFIXES)}, searched "
+                           "recursively)")
     return found[:limit] if limit else found
 
 

@@ -132,6 +132,10 @@ class DetectorFamily(Protocol):
     def largest_input_area(self, preprocess: Any) -> int:
         """The most pixels one image's input tensor can have under the config (for the memory estimate)."""
 
+    def memory_probe(self, network: LoadedNetwork, postprocess: Any) -> tuple[nn.Module, int]:
+        """The part of the network whose activations grow with the input area (run at small sizes to measure
+        them), and the bytes per image of the rest, which do not."""
+
     def load_network(self, arch: str, weights: Optional[str], seed: int) -> LoadedNetwork: ...
 
     def example_input(self, preprocess: Any) -> torch.Tensor:

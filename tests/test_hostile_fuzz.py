@@ -141,8 +141,8 @@ def test_cli_refuses_hostile_set_values_quickly(tmp_path):
     for override in ["dataset={a: &a [1, *a]}", "=", "dataset.batch_size=" + "[" * 3000, "run.id=" + "r" * 20000,
                      "model.weights=" + "w/" * 3000, "a.b.c.d=1", "dataset.path.x=1"]:
         started = time.perf_counter()
-        result = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "--config", str(config), "--set", override],
-                                capture_output=True, text=True, timeout=60, cwd=ROOT)
+        result = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "--config", str(config),
+                                 "--set", override], capture_output=True, text=True, timeout=60, cwd=ROOT)
         assert result.returncode == 2, (override[:50], result.stderr[-2000:])
         assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
         assert_bounded(result.stderr)

@@ -145,3 +145,14 @@ def test_threads_above_the_cpus_are_a_warning_in_summary_and_report(tmp_path, ca
     assert any(w.startswith(expected) for w in json.loads((tmp_path / "r" / "summary.json").read_text())["warnings"])
     assert expected in (tmp_path / "r" / "report.html").read_text()
     assert f"WARNING: {expected}" in out
+
+
+def test_rcnn_probe_runs_the_backbone_and_counts_the_heads():
+    from pipelines.rcnn import family as rcnn
+    from utils.config import PostprocessSection
+
+    network = rcnn.load_network("fasterrcnn_mobilenet_v3_large_fpn", None, 0)
+    module, heads = rcnn.memory_probe(network, PostprocessSection(rpn_post_nms_top_n=1000))
+    assert module is network.module.backbone
+    # 1000 proposals x (pooled 256x7x7 twice + 1024-wide representation twice) x 4 bytes
+    assert heads == 1000 * (2 * 256 * 49 + 2 * 1024) * 4

@@ -51,6 +51,29 @@ def largest_input_area(preprocess) -> int:
     return min(preprocess.min_size, preprocess.max_size) * preprocess.max_size
 
 
+def memory_probe(network: LoadedNetwork, postprocess) -> tuple[torch.nn.Module, int]:
+    """The backbone's feature maps grow with the input; the heads' tensors grow with the boxes they take, counted
+    here from their shapes (a forward of the heads costs seconds even at 64 pixels). Each head's input and one
+    layer's output are counted as alive together."""
+    module: rcnn.TwoStageNetwork = network.module
+    heads = module.roi_heads
+    channels, floats = module.backbone.out_channels, 4
+    representation = [m.out_features for m in heads.box_head.modules() if hasattr(m, "out_features")][-1]
+    pooled = channels * _area(heads.box_roi_pool.output_size)
+    proposals = postprocess.rpn_post_nms_top_n
+    heads_bytes = proposals * (2 * pooled + 2 * representation) * floats
+    if heads.has_mask():
+        mask_side = 2 * heads.mask_roi_pool.output_size[0]  # the mask head upsamples its pooled features twice
+        per_box = 2 * channels * _area(heads.mask_roi_pool.output_size) + (channels + len(rcnn.COCO_CATEGORIES)) \
+            * mask_side * mask_side
+        heads_bytes += postprocess.detections_per_img * per_box * floats
+    return module.backbone, heads_bytes
+
+
+def _area(size) -> int:
+    return size[0] * size[1] if isinstance(size, (list, tuple)) else size * size
+
+
 def load_network(arch: str, weights: Optional[str], seed: int) -> LoadedNetwork:
     model = rcnn.build_detector(arch, seed)
     network = rcnn.TwoStageNetwork(model).eval()

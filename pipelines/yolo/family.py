@@ -40,6 +40,10 @@ def largest_input_area(preprocess) -> int:
     return preprocess.img_size ** 2  # rect letterboxing only ever makes it smaller
 
 
+def memory_probe(network: LoadedNetwork, postprocess) -> tuple[torch.nn.Module, int]:
+    return network.module, 0  # every layer's output is a feature map of the input
+
+
 def load_network(arch: str, weights: str | None, seed: int) -> LoadedNetwork:
     model = build_model(arch, seed=seed)
     structure = f"{NAME}:{Path(model.yaml_file).name}:{file_digest(model.yaml_file)}"

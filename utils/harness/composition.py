@@ -25,8 +25,8 @@ from pipelines.runtimes.torch_eager import TorchEager
 from utils.config import Config, config_to_yaml
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
-from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.interruption import RunStops, exit_status, signal_of
+from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.harness.start_refusals import check_class_ids
@@ -67,6 +67,7 @@ class Benchmark:
         self.config_file = config_file
         self.console = console
         self.all_skipped = False
+        self.start_warnings: list[str] = []
 
     def prepare(self) -> None:
         """Everything that can fail because of the user's input happens here, before any output is written."""
@@ -78,14 +79,11 @@ class Benchmark:
         self.paths = find_images(config.dataset.path, config.dataset.limit)
         self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
         check_class_ids(config.postprocess.classes, self.network.class_names, config.model.arch)
-        # Before the runtime: an export traces an input of the configured size, the first allocation of it.
-        sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in self.family.SIZE_KEYS}
-        check_fits(measure_fit(self.network.module), sizes, self.family.largest_input_area(config.preprocess),
-                   config.dataset.batch_size, *available_memory())
-        self.start_warnings = [warning for warning in [threads_warning(config.runtime.threads, *usable_cpus())]
-                               if warning is not None]
-        for warning in self.start_warnings:
-            self.console(f"WARNING: {warning}")
+        self._check_memory()  # before the runtime: an export traces an input of the configured size
+        oversubscribed = threads_warning(config.runtime.threads, *usable_cpus())
+        if oversubscribed is not None:
+            self.start_warnings.append(oversubscribed)
+            self.console(f"WARNING: {oversubscribed}")
         runtime = config.runtime
         # The config refuses options a backend cannot take; each backend gets only its own.
         options = ({"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch"
@@ -99,6 +97,14 @@ class Benchmark:
             config.preprocess, config.postprocess)
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
         self.run_dir.create()
+
+    def _check_memory(self) -> None:
+        """Refuses (exit 2) a batch whose forward cannot fit, before anything of its size is allocated."""
+        config, family = self.config, self.family
+        fit = measure_fit(*family.memory_probe(self.network, config.postprocess))
+        sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in family.SIZE_KEYS}
+        check_fits(fit, sizes, family.largest_input_area(config.preprocess), config.dataset.batch_size,
+                   *available_memory())
 
     def identity(self) -> RunIdentity:
         config = self.config

@@ -1,9 +1,10 @@
 """Whether a batch at the configured input size fits in memory, judged before anything of that size exists.
 
-A convolutional network's activations grow with the input area, so the forward is run twice at small sizes,
-the peak of the layer outputs alive at once is recorded with hooks, and a line (a fixed part plus bytes per
-pixel) is fitted through the two points. That costs a few tens of milliseconds; the allocator's own error at
-the real size would come after minutes of export or a traceback ("tried to allocate 51539607552 bytes").
+A convolutional network's activations grow with the input area, so the part of the network that grows (the
+family says which) is run twice at small sizes, the peak of the layer outputs alive at once is recorded with
+hooks, and a line (a fixed part plus bytes per pixel) is fitted through the two points. That costs two small
+forwards; the allocator's own error at the real size would come after an export, as a traceback ("tried to
+allocate 51539607552 bytes").
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from utils.harness.start_refusals import StartRefused
 
 PROBE_SIDES = (64, 128)
 # Peak RSS growth of a real forward over the live-output estimate, measured for yolov7 and yolov7-tiny at
-# 320-1280, batch 1-8 (1.25-1.41: oneDNN workspaces and the allocator's slack); R-CNN came out at 0.3.
+# 320-1280, batch 1-8 (1.25-1.41: oneDNN workspaces and the allocator's slack). With it, R-CNN's estimates
+# (backbone measured, heads counted) came out 1.1-2.5x its peak RSS growth at 480x800 and 800x1333.
 MARGIN = 1.5
 INPUT_BYTES_PER_PIXEL = 3 * 4  # the float32 input batch itself
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -102,14 +104,17 @@ def live_peak_bytes(module: nn.Module, example: torch.Tensor) -> int:
     return state["peak"]
 
 
-def measure_fit(module: nn.Module) -> MemoryFit:
+def measure_fit(module: nn.Module, other_bytes: int = 0) -> MemoryFit:
+    """`module` measured at PROBE_SIDES; `other_bytes`: per image, what the rest of the network adds whatever
+    the input size."""
     was_training = module.training
     module.eval()
     try:
         points = [(side * side, live_peak_bytes(module, torch.zeros(1, 3, side, side))) for side in PROBE_SIDES]
     finally:
         module.train(was_training)
-    return fit_line(points[0], points[1])
+    fit = fit_line(points[0], points[1])
+    return MemoryFit(fit.fixed_bytes + other_bytes, fit.bytes_per_pixel)
 
 
 def cgroup_room(root: Path = CGROUP_ROOT, read: Callable[[Path], Optional[str]] = None) -> Optional[int]:
