@@ -100,3 +100,12 @@ def test_no_usable_image_exits_2_naming_skipped_csv(tmp_path, capsys):
     assert "error: every image was skipped (2 of 2): skipped.csv" in err and "Traceback" not in err
     reasons = pd.read_csv(run_dir / "skipped.csv").set_index("image")["reason"]
     assert "OpenCV refuses" in reasons["claims.bmp"] and "not a decodable image" in reasons["junk.jpg"]
+
+
+def test_a_sliver_of_an_image_letterboxes_to_one_pixel_row():
+    import numpy as np
+
+    from pipelines.yolo.letterbox import letterbox
+
+    padded, geometry = letterbox(np.zeros((1, 5000, 3), np.uint8), 64)
+    assert geometry.new_unpad == (64, 1) and padded.shape == (64, 64, 3)

@@ -58,7 +58,8 @@ def letterbox_geometry(
     ratio = min(target_h / h, target_w / w)
     if not scaleup:
         ratio = min(ratio, 1.0)
-    unpad_w, unpad_h = int(round(w * ratio)), int(round(h * ratio))
+    # At least one pixel: a sliver of an image (1 x 5000) would otherwise resize to nothing, which OpenCV refuses.
+    unpad_w, unpad_h = max(1, int(round(w * ratio))), max(1, int(round(h * ratio)))
     pad_w, pad_h = target_w - unpad_w, target_h - unpad_h
     if auto:
         pad_w, pad_h = pad_w % stride, pad_h % stride
