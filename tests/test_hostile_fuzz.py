@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from datasets.image_folder import IMAGE_SUFFIXES, decode_image
+from pipelines.yolo.stages import Preprocess
 from utils.config import DEFAULT_MAX_PIXELS, Config, ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,6 +156,7 @@ def sample_encodings() -> list[bytes]:
 
 
 ENCODED = sample_encodings()
+PREPROCESS = {rect: Preprocess(64, rect, 114, 32) for rect in (False, True)}
 
 
 @st.composite
@@ -185,6 +187,8 @@ def decoded_or_skipped(path: Path) -> None:
     else:
         assert loaded.error is None
         assert loaded.image.dtype == np.uint8 and loaded.image.ndim == 3 and loaded.image.shape[2] == 3
+        for rect in (False, True):  # and the YOLO preprocessing takes whatever shape it decoded to
+            assert PREPROCESS[rect]([loaded.image]).tensor.shape[:2] == (1, 3)
 
 
 @PROFILE
