@@ -14,7 +14,8 @@ from pycocotools.cocoeval import COCOeval
 
 from datasets.image_folder import find_images
 from datasets.labels import load_ground_truth
-from utils.record.accuracy import coco_evaluation, coco_map, map_drop_interval, precision_recall_at
+from utils.record.accuracy import (coco_evaluation, coco_map, map_drop_interval, map_of_matches, match_image,
+                                   precision_recall_at)
 
 SHAPES = Path(__file__).resolve().parents[1] / "datasets" / "shapes"
 
@@ -151,3 +152,15 @@ def test_drop_interval_is_seeded_and_brackets_the_drop(shapes_truth):
     assert first.low <= first.drop <= first.high and first.high - first.low > 0
     same = map_drop_interval(shapes_truth, noisy, noisy, resamples=5)
     assert same.drop == 0.0 and same.low == 0.0 and same.high == 0.0
+
+
+def test_bootstrap_mean_ap_equals_the_coco_evaluation_of_the_same_draw(shapes_truth):
+    # The interval's fast path (match once, re-rank per draw) gives what faster-coco-eval gives on the draw.
+    dets = _noisy(shapes_truth, 2, spurious=8)
+    matches = [match_image(t, d) for t, d in zip(shapes_truth, dets)]
+    assert map_of_matches(matches) == pytest.approx(coco_map(shapes_truth, dets), abs=1e-6)
+    draw = np.random.default_rng(5).integers(0, len(shapes_truth), len(shapes_truth)).tolist()
+    assert map_of_matches(matches, draw) == pytest.approx(coco_map(shapes_truth, dets, draw), abs=1e-6)
+    truths = [truth([0, 0, 10, 10], [50, 50, 60, 60])]
+    ranked = [found([[0, 0, 10, 10], [100, 100, 110, 110], [50, 50, 60, 60]], [0.9, 0.8, 0.7])]
+    assert map_of_matches([match_image(truths[0], ranked[0])]) == pytest.approx((51 + 50 * 2 / 3) / 101)

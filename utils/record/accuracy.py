@@ -130,6 +130,84 @@ def coco_map(truths: Sequence[TruthLike], detections: Sequence[DetectionsLike],
     return max(float(_run_cocoeval(truth, results).stats[0]), 0.0)
 
 
+MAX_DETS = 100  # per image and class, as COCOeval's last maxDets
+RECALL_POINTS = np.linspace(0.0, 1.0, 101)
+
+
+def _coco_iou(dets: np.ndarray, truths: np.ndarray) -> np.ndarray:
+    """(D, 4) and (G, 4) x1y1x2y2 -> (D, G) IoU as COCOeval computes it for boxes (areas w * h, no +1)."""
+    lo = np.maximum(dets[:, None, :2], truths[None, :, :2])
+    hi = np.minimum(dets[:, None, 2:], truths[None, :, 2:])
+    inter = np.prod(np.clip(hi - lo, 0.0, None), axis=2)
+    area_d = np.prod(dets[:, 2:] - dets[:, :2], axis=1)
+    area_t = np.prod(truths[:, 2:] - truths[:, :2], axis=1)
+    union = area_d[:, None] + area_t[None, :] - inter
+    return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+
+
+@dataclass(frozen=True)
+class ImageMatches:
+    """One image's detections of one class, matched once at every IoU threshold as COCOeval matches them:
+    by descending score (the top MAX_DETS), each takes the unmatched object it overlaps most at IoU >= t."""
+
+    scores: np.ndarray  # (D,)
+    hits: np.ndarray  # (T, D) bool
+    objects: int
+
+
+def match_image(truth: TruthLike, found: DetectionsLike) -> dict[int, ImageMatches]:
+    boxes, labels = _array(truth.boxes).reshape(-1, 4), _array(truth.labels, np.int64)
+    dboxes, dlabels, dscores = _array(found.boxes).reshape(-1, 4), _array(found.labels, np.int64), _array(found.scores)
+    thresholds = np.asarray(IOU_THRESHOLDS)[:, None]
+    matches = {}
+    for label in set(labels.tolist()) | set(dlabels.tolist()):
+        objects = boxes[labels == label]
+        mine = dlabels == label
+        order = np.argsort(-dscores[mine], kind="mergesort")[:MAX_DETS]
+        scores, candidates = dscores[mine][order], dboxes[mine][order]
+        hits = np.zeros((len(thresholds), len(scores)), dtype=bool)
+        if len(objects):
+            iou = _coco_iou(candidates, objects)
+            taken = np.zeros((len(thresholds), len(objects)), dtype=bool)
+            for d in range(len(scores)):
+                eligible = ~taken & (iou[d][None, :] >= np.minimum(thresholds, 1 - 1e-10))
+                # COCOeval keeps the last of equal overlaps: the highest IoU, ties to the last object
+                best = len(objects) - 1 - np.argmax(np.where(eligible, iou[d], -1.0)[:, ::-1], axis=1)
+                found_any = eligible.any(axis=1)
+                hits[found_any, d] = True
+                taken[np.nonzero(found_any)[0], best[found_any]] = True
+        matches[label] = ImageMatches(scores, hits, len(objects))
+    return matches
+
+
+def map_of_matches(per_image: Sequence[dict[int, ImageMatches]], order: Optional[Sequence[int]] = None) -> float:
+    """mAP@0.5:0.95 from per-image matches (COCOeval's accumulate: 101-point interpolated precision) over the
+    images `order` picks, repeats allowed. Classes without an object in the picked images do not count."""
+    picks = range(len(per_image)) if order is None else order
+    labels = sorted({label for index in picks for label in per_image[index]})
+    aps = []
+    for label in labels:
+        parts = [per_image[index][label] for index in picks if label in per_image[index]]
+        objects = sum(part.objects for part in parts)
+        if not objects:
+            continue
+        scores = np.concatenate([part.scores for part in parts])
+        hits = np.concatenate([part.hits for part in parts], axis=1)
+        ranked = hits[:, np.argsort(-scores, kind="mergesort")]
+        tp = np.cumsum(ranked, axis=1, dtype=np.float64)
+        fp = np.cumsum(~ranked, axis=1, dtype=np.float64)
+        recall = tp / objects
+        precision = tp / (tp + fp + np.spacing(1))
+        precision = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
+        for t in range(ranked.shape[0]):
+            at = np.searchsorted(recall[t], RECALL_POINTS, side="left")
+            values = np.zeros(len(RECALL_POINTS))  # recall never reached: precision 0
+            inside = at < recall.shape[1]
+            values[inside] = precision[t][at[inside]]
+            aps.append(float(np.mean(values)))
+    return float(np.mean(aps)) if aps else 0.0
+
+
 @dataclass(frozen=True)
 class DropInterval:
     drop: float  # reference mAP - candidate mAP over all images
@@ -146,16 +224,18 @@ def map_drop_interval(truths: Sequence[TruthLike], reference: Sequence[Detection
     """The mAP@0.5:0.95 drop from reference to candidate with a percentile bootstrap interval over images:
     each resample draws the images with replacement (seeded, so a run repeats its interval) and scores both
     sides on the same draw, so the interval reflects which images were tested, not two independent draws.
-    None with fewer than 2 images."""
+    Images are matched once (`match_image`); a resample only re-ranks. None with fewer than 2 images."""
     count = len(truths)
     if count < 2:
         return None
-    drop = coco_map(truths, reference) - coco_map(truths, candidate)
+    mine = [match_image(t, d) for t, d in zip(truths, reference)]
+    theirs = [match_image(t, d) for t, d in zip(truths, candidate)]
+    drop = map_of_matches(mine) - map_of_matches(theirs)
     generator = np.random.default_rng(seed)
     drops = []
     for _ in range(resamples):
         order = generator.integers(0, count, count).tolist()
-        drops.append(coco_map(truths, reference, order) - coco_map(truths, candidate, order))
+        drops.append(map_of_matches(mine, order) - map_of_matches(theirs, order))
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(drops, [tail, 100.0 - tail])
     return DropInterval(drop, float(low), float(high), confidence, resamples, seed)

@@ -79,6 +79,8 @@ class RunWriter:
             run_dir.write_csv(layout.ENERGY, record.energy_table.rows, record.energy_table.columns)
         if record.memory_samples is not None:
             run_dir.write_csv(layout.MEMORY, record.memory_samples.rows, record.memory_samples.columns)
+        if record.accuracy_classes is not None:
+            run_dir.write_csv(layout.ACCURACY, record.accuracy_classes.rows, record.accuracy_classes.columns)
         if record.memory_steps is not None:
             run_dir.write_csv(layout.MEMORY_STEPS, record.memory_steps.rows, record.memory_steps.columns)
         extra: dict[str, Any] = {}
