@@ -17,7 +17,8 @@ from datasets.image_folder import decode_image
 from datasets.labels import GroundTruth, ImageTruth
 from pipelines.contract import DetectionPipeline, Detections
 from utils.harness.runner import run_stages
-from utils.record.accuracy import CLASS_COLUMNS, coco_evaluation, map_drop_interval, precision_recall_at
+from utils.record.accuracy import (CLASS_COLUMNS, MAX_DETS, coco_evaluation, map_drop_interval,
+                                   precision_recall_at)
 from utils.record.run_record import Table
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind
 from utils.recorders.step_timer import StepTimer
@@ -60,8 +61,11 @@ def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, 
 
 
 def _as_truth(detections: Detections) -> ImageTruth:
-    return ImageTruth(detections.boxes.detach().double().numpy().reshape(-1, 4),
-                      detections.labels.detach().long().numpy())
+    """The reference's top MAX_DETS detections as objects: COCOeval scores that many per image, so the
+    reference scored against its own detections gets 1.0 and the candidate's figure reads as a share of it."""
+    top = detections.scores.argsort(descending=True, stable=True)[:MAX_DETS]
+    return ImageTruth(detections.boxes[top].detach().double().numpy().reshape(-1, 4),
+                      detections.labels[top].detach().long().numpy())
 
 
 @dataclass
@@ -86,7 +90,8 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
         against = "labels"
     else:
         truths = [_as_truth(reference[i]) for i in usable]
-        source = {"source": f"{reference_name} detections at the mAP settings (no dataset.labels)",
+        source = {"source": f"the {reference_name} reference's top {MAX_DETS} detections per image at the mAP "
+                            "settings (no dataset.labels)",
                   "objects": sum(len(t) for t in truths)}
         against = "reference"
     result = coco_evaluation(truths, dets, class_names)

@@ -26,6 +26,7 @@ from pipelines.runtimes.torch_eager import TorchEager
 from utils.config import Config, config_to_yaml
 from utils.harness import accuracy_pass
 from utils.harness.agreement_check import compare_with_reference
+from utils.harness.calibration_inputs import calibration_inputs
 from utils.harness.interruption import RunStops, exit_status, signal_of
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
@@ -81,10 +82,17 @@ class Benchmark:
         # The config refuses options a backend cannot take; each backend gets only its own.
         options = ({"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch"
                    else {"cache_dir": runtime.cache_dir})
+        if runtime.precision == "int8":
+            options["calibration"] = calibration_inputs(
+                self.family, self.network, config.preprocess, config.postprocess, self.paths,
+                runtime.calibration.images, runtime.calibration.keep_float)
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
                                      precision=runtime.precision, **options)
         if runtime.backend != "torch":
             self.console(f"Preparing {runtime.backend} (the ONNX export is cached; the first one takes a while)...")
+            if runtime.precision == "int8":
+                self.console(f"int8: calibrating on {options['calibration'].images} of the run's images (the "
+                             "quantized model is cached too)...")
         self.forward = self.runtime.prepare(self.network, self.family.example_input(config.preprocess))
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.forward, config.preprocess, config.postprocess)
