@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from benchmark import main
+from utils.writers.console import format_summary
+from utils.writers.run_figures import headline_figures
 
 ROOT = Path(__file__).resolve().parent.parent
 SHAPES = ROOT / "datasets" / "shapes"
@@ -57,7 +59,8 @@ def test_a_bad_label_line_stops_the_run_before_anything_is_written(tmp_path, cap
 
 def test_int8_without_labels_is_scored_against_the_reference(tmp_path):
     code, run_dir = run(tmp_path, "runtime.backend=onnxruntime", "runtime.precision=int8", "dataset.labels=null",
-                        "runtime.calibration.images=6", f"runtime.cache_dir={tmp_path / 'cache'}")
+                        "runtime.calibration.images=6", f"runtime.cache_dir={tmp_path / 'cache'}",
+                        "outputs.report=true")
     assert code == 0
     summary = json.loads((run_dir / "summary.json").read_text())
     accuracy, agreement = summary["accuracy"], summary["agreement"]
@@ -71,3 +74,9 @@ def test_int8_without_labels_is_scored_against_the_reference(tmp_path):
     interval = drop["interval"]
     assert interval["low"] <= drop["map_50_95"] <= interval["high"]
     assert summary["runtime"]["preparation"]["calibration_images"] == 6
+    # every output shows it: console, the figures TensorBoard and MLflow log, report.html
+    assert f"drop {accuracy['drop']['map_50_95']:+.4f}" in format_summary(summary, run_dir)
+    figures = headline_figures(summary)
+    assert figures["map_50_95"] == accuracy["map_50_95"] and figures["map_drop"] == accuracy["drop"]["map_50_95"]
+    page = (run_dir / "report.html").read_text()
+    assert 'id="accuracy"' in page and "mAP drop vs reference" in page

@@ -281,9 +281,11 @@ class Benchmark:
             drop = agreement.get("accuracy_drop")
             why = (f"mAP@0.5:0.95 drop {drop['map_50_95']:+.4f} against a budget of {drop['max_drop']}"
                    if drop else f"strict recall {agreement['strict']['recall']:.3f}")
+            effect = ("changes the detections, within the mAP budget" if agreement["verdict"] == "within_budget"
+                      else "changes the answers")
             record.warnings.append(
                 f"detections are {agreement['verdict'].upper()} to the torch fp32 reference's ({why}): this "
-                "configuration changes the answers; see summary.json agreement")
+                f"configuration {effect}; see summary.json agreement")
             if drop and drop["interval_crosses_budget"]:
                 interval = drop["interval"]
                 record.warnings.append(

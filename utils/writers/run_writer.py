@@ -100,6 +100,8 @@ class RunWriter:
                               headline_figures(document))
         if self.report:
             run_dir.write_text(layout.REPORT, render_run_report(document, step_summary, self.environment, layers,
-                                                                plots, identity.random_weights_note))
+                                                                plots, identity.random_weights_note,
+                                                                record.accuracy_classes.rows
+                                                                if record.accuracy_classes is not None else ()))
         run_dir.write_json(layout.SUMMARY, document)
         return document
