@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from benchmark import main
+from utils.compare.accuracy import accuracy_rows
+from utils.readers.finished_run import FinishedRun
 from utils.writers.console import format_summary
 from utils.writers.run_figures import headline_figures
 
@@ -44,6 +46,9 @@ def test_torch_fp32_run_scores_itself_against_the_labels(tmp_path):
     assert (steps["pass_kind"] == "accuracy").any()
     timed_forwards = steps[(steps["pass_kind"] == "timed") & (steps["step"] == "forward")]
     assert len(timed_forwards) == 6  # the accuracy pass never adds to the timed passes
+    rows = {row["name"]: row for row in accuracy_rows(FinishedRun(run_dir), FinishedRun(run_dir))}
+    assert rows["map_50_95"]["a"] == accuracy["map_50_95"] and rows["map_50_95"]["difference"] == 0.0
+    assert sum(name.startswith("AP@0.5:0.95 class") for name in rows) == len(classes)
 
 
 def test_a_bad_label_line_stops_the_run_before_anything_is_written(tmp_path, capsys):
