@@ -169,7 +169,8 @@ def match_image(truth: TruthLike, found: DetectionsLike) -> dict[int, ImageMatch
         if len(objects):
             iou = _coco_iou(candidates, objects)
             taken = np.zeros((len(thresholds), len(objects)), dtype=bool)
-            for d in range(len(scores)):
+            reachable = np.nonzero(iou.max(axis=1) >= min(IOU_THRESHOLDS))[0]  # the others match nothing
+            for d in reachable:
                 eligible = ~taken & (iou[d][None, :] >= np.minimum(thresholds, 1 - 1e-10))
                 # COCOeval keeps the last of equal overlaps: the highest IoU, ties to the last object
                 best = len(objects) - 1 - np.argmax(np.where(eligible, iou[d], -1.0)[:, ::-1], axis=1)
@@ -180,32 +181,60 @@ def match_image(truth: TruthLike, found: DetectionsLike) -> dict[int, ImageMatch
     return matches
 
 
+class RankedMatches:
+    """Per-image matches ranked once per class over all images, so that a bootstrap draw only re-weights them:
+    an image drawn k times counts k times (its detections, hits and objects), which gives the precision
+    envelope of COCOeval's accumulate over the draw's images without re-sorting anything. The envelope only
+    ever takes its values at hits (precision rises only there), so a draw costs one cumulative sum over the
+    detections and one per threshold over its hits."""
+
+    def __init__(self, per_image: Sequence[dict[int, ImageMatches]]):
+        self.images = len(per_image)
+        self.classes = []
+        for label in sorted({label for matches in per_image for label in matches}):
+            parts = [(index, matches[label]) for index, matches in enumerate(per_image) if label in matches]
+            scores = np.concatenate([part.scores for _, part in parts])
+            owner = np.concatenate([np.full(len(part.scores), index) for index, part in parts]).astype(np.int64)
+            hits = np.concatenate([part.hits for _, part in parts], axis=1)
+            order = np.argsort(-scores, kind="mergesort")
+            objects = np.zeros(self.images)
+            for index, part in parts:
+                objects[index] = part.objects
+            ranked = hits[:, order]
+            self.classes.append((owner[order], [np.nonzero(row)[0] for row in ranked], objects))
+
+    def map(self, order: Optional[Sequence[int]] = None) -> float:
+        """mAP@0.5:0.95 over the images `order` picks (repeats allowed); classes without an object in them
+        do not count."""
+        weights = np.ones(self.images) if order is None else np.bincount(np.asarray(order, dtype=np.int64),
+                                                                         minlength=self.images).astype(float)
+        aps = []
+        for owner, hit_rows, objects in self.classes:
+            total = float(objects @ weights)
+            if not total:
+                continue
+            row = weights[owner]
+            shown = np.cumsum(row)  # detections up to each rank
+            for rows in hit_rows:
+                if not len(rows):
+                    aps.append(0.0)
+                    continue
+                tp = np.cumsum(row[rows])
+                recall = tp / total
+                precision = tp / (shown[rows] + np.spacing(1))
+                precision = np.maximum.accumulate(precision[::-1])[::-1]
+                at = np.searchsorted(recall, RECALL_POINTS, side="left")
+                values = np.zeros(len(RECALL_POINTS))  # recall never reached: precision 0
+                inside = at < len(rows)
+                values[inside] = precision[at[inside]]
+                aps.append(float(np.mean(values)))
+        return float(np.mean(aps)) if aps else 0.0
+
+
 def map_of_matches(per_image: Sequence[dict[int, ImageMatches]], order: Optional[Sequence[int]] = None) -> float:
     """mAP@0.5:0.95 from per-image matches (COCOeval's accumulate: 101-point interpolated precision) over the
-    images `order` picks, repeats allowed. Classes without an object in the picked images do not count."""
-    picks = range(len(per_image)) if order is None else order
-    labels = sorted({label for index in picks for label in per_image[index]})
-    aps = []
-    for label in labels:
-        parts = [per_image[index][label] for index in picks if label in per_image[index]]
-        objects = sum(part.objects for part in parts)
-        if not objects:
-            continue
-        scores = np.concatenate([part.scores for part in parts])
-        hits = np.concatenate([part.hits for part in parts], axis=1)
-        ranked = hits[:, np.argsort(-scores, kind="mergesort")]
-        tp = np.cumsum(ranked, axis=1, dtype=np.float64)
-        fp = np.cumsum(~ranked, axis=1, dtype=np.float64)
-        recall = tp / objects
-        precision = tp / (tp + fp + np.spacing(1))
-        precision = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
-        for t in range(ranked.shape[0]):
-            at = np.searchsorted(recall[t], RECALL_POINTS, side="left")
-            values = np.zeros(len(RECALL_POINTS))  # recall never reached: precision 0
-            inside = at < recall.shape[1]
-            values[inside] = precision[t][at[inside]]
-            aps.append(float(np.mean(values)))
-    return float(np.mean(aps)) if aps else 0.0
+    images `order` picks, repeats allowed."""
+    return RankedMatches(per_image).map(order)
 
 
 @dataclass(frozen=True)
@@ -224,18 +253,18 @@ def map_drop_interval(truths: Sequence[TruthLike], reference: Sequence[Detection
     """The mAP@0.5:0.95 drop from reference to candidate with a percentile bootstrap interval over images:
     each resample draws the images with replacement (seeded, so a run repeats its interval) and scores both
     sides on the same draw, so the interval reflects which images were tested, not two independent draws.
-    Images are matched once (`match_image`); a resample only re-ranks. None with fewer than 2 images."""
+    Images are matched once (`match_image`); a resample only re-weights them. None with fewer than 2 images."""
     count = len(truths)
     if count < 2:
         return None
-    mine = [match_image(t, d) for t, d in zip(truths, reference)]
-    theirs = [match_image(t, d) for t, d in zip(truths, candidate)]
-    drop = map_of_matches(mine) - map_of_matches(theirs)
+    mine = RankedMatches([match_image(t, d) for t, d in zip(truths, reference)])
+    theirs = RankedMatches([match_image(t, d) for t, d in zip(truths, candidate)])
+    drop = mine.map() - theirs.map()
     generator = np.random.default_rng(seed)
     drops = []
     for _ in range(resamples):
-        order = generator.integers(0, count, count).tolist()
-        drops.append(map_of_matches(mine, order) - map_of_matches(theirs, order))
+        order = generator.integers(0, count, count)
+        drops.append(mine.map(order) - theirs.map(order))
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(drops, [tail, 100.0 - tail])
     return DropInterval(drop, float(low), float(high), confidence, resamples, seed)
