@@ -140,6 +140,7 @@ def official_goal(out: Path, ours: dict, images: int) -> str:
     import official_parity as parity
 
     cache, logs = parity.default_cache_dir(), out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
     wheel = parity.ensure_wheel(cache, None, logs)
     peer_dir, deps = parity.ensure_peer_code(cache, wheel), parity.ensure_peer_deps(cache, logs)
     dataset = out / "official" / "shapes"

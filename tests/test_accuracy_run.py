@@ -85,3 +85,23 @@ def test_int8_without_labels_is_scored_against_the_reference(tmp_path):
     assert figures["map_50_95"] == accuracy["map_50_95"] and figures["map_drop"] == accuracy["drop"]["map_50_95"]
     page = (run_dir / "report.html").read_text()
     assert 'id="accuracy"' in page and "mAP drop vs reference" in page
+
+
+def test_sweep_names_the_fastest_within_budget_and_plots_speed_against_map(tmp_path):
+    code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=s", "--set", "dataset.limit=4",
+                         "--set", "runtime.calibration.images=4", "--set", f"runtime.cache_dir={tmp_path / 'cache'}",
+                         "--sweep", "runtime.precision=fp32,int8"])
+    assert code == 0
+    table = pd.read_csv(tmp_path / "s" / "sweep.csv")
+    assert list(table["status"]) == ["complete", "complete"]
+    assert table["map_50_95"].between(0.05, 1.0).all() and table["map_drop"].notna().all()
+    answer = json.loads((tmp_path / "s" / "sweep.json").read_text())["answer"]
+    budget = [row for row in table.itertuples() if row.agreement in ("equal", "within_budget")]
+    if budget:
+        fastest = min(budget, key=lambda row: row.p50_ms_per_image)
+        assert answer["fastest_within_budget"]["point"] == fastest.point
+    else:
+        assert answer["fastest_within_budget"] is None
+    assert set(answer["pareto_front"]) <= set(table["point"]) and answer["pareto_front"]
+    assert (tmp_path / "s" / "sweep.png").stat().st_size > 10_000
+    assert "Throughput against accuracy" in (tmp_path / "s" / "report.html").read_text()
