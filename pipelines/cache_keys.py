@@ -23,3 +23,9 @@ def state_digest(state: dict[str, torch.Tensor]) -> str:
         sha.update(name.encode())
         sha.update(value.detach().contiguous().numpy().tobytes())
     return sha.hexdigest()[:16]
+
+
+def parts_digest(parts: dict[str, str]) -> str:
+    """Of a key given as named parts (an export key, a calibration digest, quantization settings)."""
+    text = ";".join(f"{name}={value}" for name, value in parts.items())
+    return hashlib.sha256(text.encode()).hexdigest()[:20]

@@ -26,7 +26,7 @@ def test_every_backend_the_config_offers_is_registered():
 
 @pytest.mark.parametrize("overrides, words", [
     (["runtime.backend=onnxruntime", "runtime.precision=bf16"], ["onnxruntime", "bf16", "torch or openvino"]),
-    (["runtime.precision=int8"], ["int8", "no backend offers it"]),
+    (["runtime.precision=int8"], ["int8", "PT2E", "runtime.backend onnxruntime or openvino"]),
     (["runtime.backend=openvino", "runtime.channels_last=true"], ["runtime.channels_last", "torch only"]),
     (["runtime.backend=onnxruntime", "runtime.compile=true"], ["runtime.compile", "torch only"]),
     (["runtime.backend=tensorrt"], ["runtime.backend", "tensorrt"]),

@@ -130,7 +130,7 @@ def test_openvino_bf16_runs_and_says_so(network, example, cache_dir, openvino):
 
 
 def test_onnxruntime_refuses_bf16_and_names_the_alternatives():
-    with pytest.raises(RuntimeNotSupported, match="fp32 only.*openvino or torch for bf16"):
+    with pytest.raises(RuntimeNotSupported, match="fp32 and int8 only.*openvino or torch for bf16"):
         OnnxRuntime(precision="bf16")
 
 
@@ -139,9 +139,10 @@ def test_onnxruntime_refuses_an_unknown_graph_optimization():
         OnnxRuntime(graph_optimization="most")
 
 
-def test_openvino_refuses_int8_until_quantization_exists():
-    with pytest.raises(RuntimeNotSupported, match=r"int8 needs post-training quantization \(NNCF\)"):
-        OpenVinoRuntime(precision="int8")
+def test_int8_without_calibration_images_is_refused():
+    for runtime in (OpenVinoRuntime, OnnxRuntime):
+        with pytest.raises(RuntimeNotSupported, match=r"int8 needs calibration images \(runtime.calibration\)"):
+            runtime(precision="int8")
 
 
 def test_openvino_refuses_bf16_on_a_cpu_without_it(monkeypatch):

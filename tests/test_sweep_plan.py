@@ -1,7 +1,7 @@
 """Parsing --sweep arguments, the product of points, and the pure choice of the sweep's answer."""
 import pytest
 
-from utils.sweep.answer import PointFigures, choose
+from utils.sweep.answer import PointFigures, choose, pareto_front
 from utils.sweep.driver import exit_reason, stderr_reason
 from utils.sweep.plan import SweepError, expand, split_values
 
@@ -48,7 +48,8 @@ def test_answer_fastest_at_equal_detections_with_a_margin_beyond_the_noise():
     assert answer["runner_up_equal"]["point"] == "slow"
     assert answer["margin"]["ratio"] == pytest.approx(2.0) and answer["margin"]["beyond_noise"] is True
     assert answer["fastest_any"] == {"point": "fastest", "values": {"k": "fastest"}, "p50_ms_per_image": 5.0,
-                                     "images_per_s": 200.0, "agreement": "different"}
+                                     "images_per_s": 200.0, "agreement": "different", "map_50_95": None,
+                                     "map_drop": None}
     assert "fast (10.0 ms/image)" in answer["statement"] and "different detections" in answer["statement"]
 
 
@@ -64,6 +65,25 @@ def test_answer_without_equal_points_or_without_points():
     assert answer["fastest_equal"] is None and answer["margin"] is None
     assert answer["fastest_any"]["point"] == "bf16" and "No point gave detections equal" in answer["statement"]
     assert choose([])["fastest_any"] is None
+
+
+def test_answer_names_the_fastest_within_the_accuracy_budget():
+    points = [PointFigures("fp32", {}, 20.0, 50.0, "reference", (19, 20, 21, 20, 20), 0.60, None),
+              PointFigures("ov", {}, 15.0, 66.7, "equal", (14, 15, 16, 15, 15), 0.60, 0.0),
+              PointFigures("int8", {}, 8.0, 125.0, "within_budget", (7, 8, 9, 8, 8), 0.595, 0.005),
+              PointFigures("int8-all", {}, 6.0, 166.7, "different", (6, 6, 6, 6, 6), 0.40, 0.2)]
+    answer = choose(points)
+    assert answer["fastest_equal"]["point"] == "ov"
+    assert answer["fastest_within_budget"]["point"] == "int8"
+    assert answer["runner_up_within_budget"]["point"] == "ov"
+    assert answer["margin_within_budget"]["ratio"] == pytest.approx(15 / 8) and answer["margin_within_budget"]["beyond_noise"]
+    assert "Fastest within the accuracy budget: int8" in answer["statement"] and "drop +0.0050" in answer["statement"]
+    # fp32 is beaten on both speed and mAP by ov (same mAP, faster): off the front
+    assert answer["pareto_front"] == ["int8-all", "int8", "ov"]
+
+
+def test_pareto_front_by_hand():
+    assert pareto_front([(1.0, 0.9), (2.0, 0.8), (1.5, 0.7), (2.0, 0.8), (0.5, 0.95)]) == [0, 1, 3, 4]
 
 
 def test_a_failed_point_keeps_the_end_of_its_error_output():

@@ -74,6 +74,7 @@ class DatasetSection(_Section):
     batch_size: int = Field(1, ge=1)
     workers: Optional[int] = Field(None, ge=0)  # None: a worker only where a core is left beside the threads
     max_pixels: Optional[int] = Field(DEFAULT_MAX_PIXELS, ge=1)  # None: no limit but the decoder's own
+    labels: Optional[PathText] = None  # ground truth: a YOLO labels folder or a COCO json file (datasets/labels.py)
 
 
 class ModelSection(_Section):
@@ -148,7 +149,20 @@ class MemorySection(_Section):
 
 
 # Precisions each backend offers; the runtimes check what the CPU supports when they start.
-BACKEND_PRECISIONS = {"torch": ("fp32", "bf16"), "onnxruntime": ("fp32",), "openvino": ("fp32", "bf16")}
+BACKEND_PRECISIONS = {"torch": ("fp32", "bf16"), "onnxruntime": ("fp32", "int8"),
+                      "openvino": ("fp32", "bf16", "int8")}
+# Why a backend does not offer a precision, where there is more to say than "use another backend".
+PRECISION_REFUSALS = {
+    ("torch", "int8"): "torch int8 (PT2E with the X86 Inductor quantizer) needs torch.compile of the quantized "
+                       "graph, which does not run YOLOv7's Detect head here",
+}
+
+
+class CalibrationSection(_Section):
+    images: int = Field(300, ge=1)  # the run's first N images (all when fewer) calibrate int8
+    # Layers kept in float when quantizing, by name (a module path such as model.77, or an ONNX node name
+    # prefix) or by type (Detect): the head's decode mixes pixel boxes and 0-1 scores no one int8 scale holds.
+    keep_float: list[str] = ["Detect"]
 
 
 class RuntimeSection(_Section):
@@ -158,6 +172,7 @@ class RuntimeSection(_Section):
     compile: bool = False
     threads: Optional[int] = Field(None, ge=1)
     cache_dir: Optional[PathText] = None  # exported models; None: $XDG_CACHE_HOME/detbench or ~/.cache/detbench
+    calibration: CalibrationSection = CalibrationSection()
 
     @model_validator(mode="after")
     def _possible_combination(self) -> "RuntimeSection":
@@ -165,8 +180,9 @@ class RuntimeSection(_Section):
         if self.precision not in offered:
             others = [b for b, p in BACKEND_PRECISIONS.items() if self.precision in p]
             hint = f"use runtime.backend {' or '.join(others)}" if others else "no backend offers it yet"
+            reason = PRECISION_REFUSALS.get((self.backend, self.precision))
             raise ValueError(f"runtime.backend {self.backend} runs precision {', '.join(offered)}, not "
-                             f"{self.precision}: {hint}")
+                             f"{self.precision}{' (' + reason + ')' if reason else ''}: {hint}")
         for key in ("channels_last", "compile"):
             if getattr(self, key) and self.backend != "torch":
                 raise ValueError(f"runtime.{key} applies to runtime.backend torch only (got backend "
@@ -178,6 +194,19 @@ class AgreementSection(_Section):
     enabled: bool = True
     images: int = Field(8, ge=1)  # the first N images are run through the torch fp32 reference too
     top_k: int = Field(100, ge=1)  # candidates per image compared, ranked by the reference's score
+
+
+class AccuracySection(_Section):
+    """The accuracy pass: detections at mAP settings (YOLOv7's test.py: conf 0.001, IoU 0.65, 300 per image),
+    apart from the timed passes."""
+
+    enabled: bool = True
+    images: Optional[int] = Field(None, ge=1)  # None: all images with labels, agreement.images without
+    conf_thres: float = Field(0.001, ge=0.0, le=1.0)
+    iou_thres: float = Field(0.65, ge=0.0, le=1.0)
+    max_det: int = Field(300, ge=1)
+    max_drop: float = Field(0.01, ge=0.0, le=1.0)  # mAP@0.5:0.95 drop a `within_budget` verdict allows
+    bootstrap: int = Field(200, ge=0)  # resamples of the drop's interval over images (0: no interval)
 
 
 class BenchmarkSection(_Section):
@@ -194,6 +223,7 @@ class BenchmarkSection(_Section):
     energy: EnergySection = EnergySection()
     memory: MemorySection = MemorySection()
     agreement: AgreementSection = AgreementSection()
+    accuracy: AccuracySection = AccuracySection()
 
 
 # Where MLflow can track to: a database or a tracking server. Its folder store (a path or file://) is refused by

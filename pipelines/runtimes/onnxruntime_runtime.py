@@ -1,4 +1,5 @@
-"""ONNX Runtime on its CPU execution provider, running the cached ONNX export of the fused float32 network."""
+"""ONNX Runtime on its CPU execution provider, running the cached ONNX export of the fused float32 network, or
+its static int8 (QDQ) quantization (pipelines/runtimes/quantization.py)."""
 from __future__ import annotations
 
 import tempfile
@@ -15,6 +16,8 @@ import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
 from pipelines.runtimes.onnx_export import INPUT_NAME, OUTPUT_NAME, ExportResult, as_input, export_onnx
+from pipelines.runtimes.quantization import (Calibration, decode_nodes, float_module_paths,
+                                             quantize_for_onnxruntime)
 
 PROVIDER = "CPUExecutionProvider"
 ALLOW_SPINNING = "session.intra_op.allow_spinning"
@@ -42,10 +45,16 @@ class OnnxRuntime(Runtime):
     name = "onnxruntime"
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
-                 cache_dir: Union[Path, str, None] = None, graph_optimization: str = "all", opset: int = 17):
-        if precision != "fp32":
-            raise RuntimeNotSupported("onnxruntime runs fp32 only on the CPU execution provider; use "
+                 cache_dir: Union[Path, str, None] = None, graph_optimization: str = "all", opset: int = 17,
+                 calibration: Optional[Calibration] = None):
+        if precision not in ("fp32", "int8"):
+            raise RuntimeNotSupported("onnxruntime runs fp32 and int8 only on the CPU execution provider; use "
                                       "runtime.backend=openvino or torch for bf16")
+        if precision == "int8" and calibration is None:
+            raise RuntimeNotSupported("runtime.precision int8 needs calibration images (runtime.calibration)")
+        self.precision = precision
+        self.calibration = calibration if precision == "int8" else None
+        self._model_path: Optional[Path] = None
         if graph_optimization not in GRAPH_OPTIMIZATION:
             raise RuntimeNotSupported(f"onnxruntime graph optimization {graph_optimization!r} is not one of "
                                       f"{', '.join(GRAPH_OPTIMIZATION)}")
@@ -77,7 +86,7 @@ class OnnxRuntime(Runtime):
         return options
 
     def _new_session(self, options: ort.SessionOptions) -> ort.InferenceSession:
-        return ort.InferenceSession(str(self._export.path), options, providers=[PROVIDER])
+        return ort.InferenceSession(str(self._model_path), options, providers=[PROVIDER])
 
     def _infer(self, array: np.ndarray) -> np.ndarray:
         return self._session.run([OUTPUT_NAME], {INPUT_NAME: array})[0]
@@ -86,6 +95,17 @@ class OnnxRuntime(Runtime):
         self._intra_threads = self.threads or torch.get_num_threads()
         self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
         self._fused = self.fuse and network.fuse is not None
+        self._model_path, quantization = self._export.path, {}
+        if self.calibration is not None:
+            try:
+                paths = float_module_paths(network.module, self.calibration.keep_float)
+            except ValueError as error:
+                raise RuntimeNotSupported(str(error)) from None
+            float_nodes = decode_nodes(self._export.path, paths)
+            self._model_path, quantization = quantize_for_onnxruntime(
+                self._export.path, self._export.key, self.calibration, float_nodes, INPUT_NAME)
+            quantization.update(calibration_images=self.calibration.images, float_layers=paths,
+                                float_nodes=len(float_nodes))
         started = time.perf_counter()
         self._session = self._new_session(self._options())
         session_s = time.perf_counter() - started
@@ -93,7 +113,8 @@ class OnnxRuntime(Runtime):
         started = time.perf_counter()
         self._infer(self._example)
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
-                             "session_s": session_s, "first_inference_ms": (time.perf_counter() - started) * 1e3}
+                             **quantization, "session_s": session_s,
+                             "first_inference_ms": (time.perf_counter() - started) * 1e3}
 
         def run(batch: torch.Tensor) -> torch.Tensor:
             # _infer reads self._session at each call, so profiling() can swap it.
@@ -122,7 +143,7 @@ class OnnxRuntime(Runtime):
             self._session = normal
 
     def settings(self) -> dict[str, Any]:
-        settings: dict[str, Any] = {"backend": self.name, "precision": "fp32", "fused": self._fused,
+        settings: dict[str, Any] = {"backend": self.name, "precision": self.precision, "fused": self._fused,
                                     "onnxruntime_version": ort.__version__}
         if self._session is None:
             return settings
@@ -134,7 +155,7 @@ class OnnxRuntime(Runtime):
             "graph_optimization_level": options.graph_optimization_level.name,
             "allow_spinning": options.get_session_config_entry(ALLOW_SPINNING) != "0",
             "providers": self._session.get_providers(),
-            "onnx_file": str(self._export.path),
+            "onnx_file": str(self._model_path),
             "opset": self.opset,
             "preparation": dict(self._preparation),
         })

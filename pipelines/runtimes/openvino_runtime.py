@@ -1,4 +1,5 @@
-"""OpenVINO's CPU plugin, running the cached ONNX export of the fused network in fp32 or bf16."""
+"""OpenVINO's CPU plugin, running the cached ONNX export of the fused network in fp32 or bf16, or its int8
+quantization (pipelines/runtimes/quantization.py)."""
 from __future__ import annotations
 
 import time
@@ -16,9 +17,12 @@ import torch
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.profiles import NodeCounter
+from pipelines.runtimes.quantization import (Calibration, decode_nodes, float_module_paths,
+                                             quantize_for_openvino)
 
 DEVICE = "CPU"
-PRECISION_TYPES = {"fp32": ov.Type.f32, "bf16": ov.Type.bf16}
+# int8 runs the quantized model; its layers left in float run in f32.
+PRECISION_TYPES = {"fp32": ov.Type.f32, "bf16": ov.Type.bf16, "int8": ov.Type.f32}
 READ_BACK = ("INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS",
              "EXECUTION_DEVICES")
 
@@ -34,9 +38,10 @@ class OpenVinoRuntime(Runtime):
     name = "openvino"
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
-                 cache_dir: Union[Path, str, None] = None, opset: int = 17):
-        if precision == "int8":
-            raise RuntimeNotSupported("int8 needs post-training quantization (NNCF), not offered yet")
+                 cache_dir: Union[Path, str, None] = None, opset: int = 17,
+                 calibration: Optional[Calibration] = None):
+        if precision == "int8" and calibration is None:
+            raise RuntimeNotSupported("runtime.precision int8 needs calibration images (runtime.calibration)")
         if precision not in PRECISION_TYPES:
             raise RuntimeNotSupported(f"runtime.backend openvino runs {' or '.join(PRECISION_TYPES)}, "
                                       f"not {precision}")
@@ -51,6 +56,7 @@ class OpenVinoRuntime(Runtime):
         self.fuse = fuse
         self.cache_dir = cache_dir
         self.opset = opset
+        self.calibration = calibration if precision == "int8" else None
         self._inference_threads = threads
         self._export: Optional[ExportResult] = None
         self._model: Optional[ov.Model] = None
@@ -82,8 +88,19 @@ class OpenVinoRuntime(Runtime):
         self._inference_threads = self.threads or torch.get_num_threads()
         self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
         self._fused = self.fuse and network.fuse is not None
+        model_path, quantization = self._export.path, {}
+        if self.calibration is not None:
+            try:
+                paths = float_module_paths(network.module, self.calibration.keep_float)
+            except ValueError as error:
+                raise RuntimeNotSupported(str(error)) from None
+            float_nodes = decode_nodes(self._export.path, paths)
+            model_path, quantization = quantize_for_openvino(self.core, self._export.path, self._export.key,
+                                                             self.calibration, float_nodes)
+            quantization.update(calibration_images=self.calibration.images, float_layers=paths,
+                                float_nodes=len(float_nodes))
         started = time.perf_counter()
-        self._model = self.core.read_model(str(self._export.path))
+        self._model = self.core.read_model(str(model_path))
         self._compiled = self._compile(perf_count=False)
         self._request = self._compiled.create_infer_request()
         compile_s = time.perf_counter() - started
@@ -91,7 +108,8 @@ class OpenVinoRuntime(Runtime):
         started = time.perf_counter()
         self._infer(self._example)
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
-                             "compile_s": compile_s, "first_inference_ms": (time.perf_counter() - started) * 1e3}
+                             **quantization, "compile_s": compile_s,
+                             "first_inference_ms": (time.perf_counter() - started) * 1e3}
 
         def run(batch: torch.Tensor) -> torch.Tensor:
             # _infer reads self._request at each call, so profiling() can swap it.

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from utils.compare.accuracy import accuracy_rows
 from utils.compare.environment import differences, settings
 from utils.compare.timings import COLUMNS, layer_rows, layer_type_rows, step_rows
 from utils.readers.finished_run import FinishedRun, RunFilesError
@@ -45,7 +46,7 @@ def _verdicts(rows: list[dict]) -> list[dict]:
 
 
 def report(a: FinishedRun, b: FinishedRun, environment: list[dict], same: int, steps: list[dict],
-           layer_types: list[dict], layers: list[dict]) -> str:
+           layer_types: list[dict], layers: list[dict], accuracy: list[dict] = ()) -> str:
     lines = [f"compare A: {a.path}", f"        B: {b.path}", "",
              f"Environment: {len(environment)} field(s) differ, {same} are the same"]
     if environment:
@@ -58,6 +59,9 @@ def report(a: FinishedRun, b: FinishedRun, environment: list[dict], same: int, s
                          layers[:CONSOLE_LAYERS])):
         missing = [row["note"] for row in rows if "a" not in row]
         lines += ["", title, "\n".join(missing) or _table(rows, ["name", "a", "b", "difference", "ratio"])]
+    if accuracy:
+        lines += ["", "Accuracy (the accuracy pass; B - A)", _table(list(accuracy), ["name", "a", "b", "difference",
+                                                                                      "note"])]
     return "\n".join(lines)
 
 
@@ -70,15 +74,15 @@ def compare_main(argv: list[str]) -> int:
     except RunFilesError as error:
         print(f"error: compare: {error}", file=sys.stderr)
         return EXIT_USAGE
-    layer_types, layers = layer_type_rows(a, b), layer_rows(a, b)
-    print(report(a, b, environment, same, steps, layer_types, layers))
+    layer_types, layers, accuracy = layer_type_rows(a, b), layer_rows(a, b), accuracy_rows(a, b)
+    print(report(a, b, environment, same, steps, layer_types, layers, accuracy))
     folder = Path(args.out) if args.out else default_folder(a, b)
     environment_rows = [{"section": "environment", "name": row["field"], "a": row["a"], "b": row["b"]}
                         for row in environment]
     try:
-        write_compare_csv(folder, environment_rows + steps + layer_types + layers, COLUMNS)
+        write_compare_csv(folder, environment_rows + steps + layer_types + layers + accuracy, COLUMNS)
         write_compare_html(folder, (a.name, b.name), (a.path, b.path), environment, same, steps, layer_types,
-                           layers)
+                           layers, accuracy)
     except OutputWriteError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED

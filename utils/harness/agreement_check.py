@@ -8,15 +8,17 @@ import numpy as np
 
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline
 from utils.record.agreement import (MatchCounts, RawError, VerdictThresholds, agreement_summary, match_detections,
-                                    raw_output_error, topk_threshold)
+                                    raw_output_error, topk_threshold, verdict)
+from utils.record.verdict import judged_counts
 
 
 def compare_with_reference(candidate: DetectionPipeline, reference: DetectionPipeline,
                            batches: Iterable[list[np.ndarray]], top_k: int, conf_thres: float,
                            reference_name: str, thresholds: VerdictThresholds = VerdictThresholds()) -> dict[str, Any]:
-    """With random weights almost no box clears conf_thres, so detections are compared at the threshold that
-    keeps the reference's top_k candidates per image (never above conf_thres), and raw outputs over those
-    same top candidates."""
+    """With random weights almost no box clears conf_thres, so detections are also compared at the threshold
+    that keeps the reference's top_k candidates per image (never above conf_thres), and raw outputs over those
+    same top candidates. The verdict is judged at conf_thres when the reference shows enough detections
+    there, at the top-k threshold otherwise (`judged_at`)."""
     names = [stage.name for stage in candidate.stages()]
     forward_at = names.index(FORWARD_STAGE)
     before_forward = candidate.stages()[:forward_at]
@@ -40,7 +42,8 @@ def compare_with_reference(candidate: DetectionPipeline, reference: DetectionPip
                                  candidate.postprocess_at(forwarded, conf_thres)):
             at_configured = at_configured + match_detections(wanted, found)
         images += len(batch)
-    return agreement_summary(
+    judged, judged_at = judged_counts(at_configured, matches, images)
+    summary = agreement_summary(
         matches, raw, thresholds, reference=reference_name, images=images, top_k=top_k,
         nms_conf_thres=min(used_thresholds, default=conf_thres),
         at_configured_conf_thres={"conf_thres": conf_thres, "reference_detections": at_configured.reference,
@@ -49,3 +52,5 @@ def compare_with_reference(candidate: DetectionPipeline, reference: DetectionPip
                                   "loose_precision": at_configured.loose_precision,
                                   "strict_recall": at_configured.strict_recall,
                                   "strict_precision": at_configured.strict_precision})
+    # The figures above stay as they were; the verdict is judged where a deployment looks (see verdict.py).
+    return dict(summary, verdict=verdict(judged, raw, thresholds), judged_at=judged_at)

@@ -17,20 +17,24 @@ from typing import Callable, Optional
 from tqdm import tqdm
 
 from datasets.image_folder import decode_image, find_images, image_loader
+from datasets.labels import load_ground_truth
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import build_runtime
 from pipelines.runtimes.torch_eager import TorchEager
 from utils.config import Config, config_to_yaml
+from utils.harness import accuracy_pass
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
+from utils.harness.calibration_inputs import calibration_inputs
 from utils.harness.interruption import RunStops, exit_status, signal_of
 from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.harness.start_refusals import check_class_ids
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
+from utils.record.verdict import apply_budget
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
 from utils.recorders.contention import ContentionRecorder, contention_verdict
 from utils.recorders.energy import EnergyRecorder, RaplStatus
@@ -84,17 +88,27 @@ class Benchmark:
         if oversubscribed is not None:
             self.start_warnings.append(oversubscribed)
             self.console(f"WARNING: {oversubscribed}")
+        self.truth = (load_ground_truth(config.dataset.labels, config.dataset.path, self.paths,
+                                        self.network.class_names) if config.dataset.labels else None)
         runtime = config.runtime
         # The config refuses options a backend cannot take; each backend gets only its own.
         options = ({"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch"
                    else {"cache_dir": runtime.cache_dir})
+        if runtime.precision == "int8":
+            options["calibration"] = calibration_inputs(
+                self.family, self.network, config.preprocess, config.postprocess, self.paths,
+                runtime.calibration.images, runtime.calibration.keep_float)
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
                                      precision=runtime.precision, **options)
         if runtime.backend != "torch":
             self.console(f"Preparing {runtime.backend} (the ONNX export is cached; the first one takes a while)...")
+            if runtime.precision == "int8":
+                self.console(f"int8: calibrating on {options['calibration'].images} of the run's images (the "
+                             "quantized model is cached too)...")
+        self.forward = self.runtime.prepare(self.network, self.family.example_input(config.preprocess))
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
-            self.network, self.runtime.prepare(self.network, self.family.example_input(config.preprocess)),
-            config.preprocess, config.postprocess)
+            self.network, self.forward, config.preprocess, config.postprocess)
+        self._reference_forward = None  # the torch fp32 reference, built once when a check needs it
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
         self.run_dir.create()
 
@@ -201,6 +215,8 @@ class Benchmark:
                         self._run_passes(plan, runner, record, detections, progress, contention)
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
+            with stops.ending_passes():
+                self._accuracy_pass(record, timer)
             if self._needs_reference():
                 with stops.ending_passes():
                     self._check_agreement(record)
@@ -278,24 +294,66 @@ class Benchmark:
         """Outside every timed pass: a second, fp32 copy of the network runs the first images."""
         config, check = self.config, self.config.benchmark.agreement
         self.console(f"Checking detections against the torch fp32 reference on the first {check.images} images...")
-        network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
-        reference_runtime = TorchEager(fuse=config.model.fuse)
-        reference = self.family.build_pipeline(
-            network, reference_runtime.prepare(network, self.family.example_input(config.preprocess)),
-            config.preprocess, config.postprocess)
+        reference, network = self._reference(config.postprocess)
         decoded = [image.image for image in (decode_image(path, config.dataset.max_pixels)
                                              for path in self.paths[:check.images]) if image.image is not None]
         size = config.dataset.batch_size
         batches = [decoded[start:start + size] for start in range(0, len(decoded), size)]
         fused = config.model.fuse and network.fuse is not None
-        record.agreement = compare_with_reference(self.pipeline, reference, batches, check.top_k,
-                                                  self.pipeline.score_threshold,
-                                                  reference_name="torch fp32 eager" + (" (fused)" if fused else ""))
-        if record.agreement["verdict"] != "equal":
+        record.agreement = apply_budget(
+            compare_with_reference(self.pipeline, reference, batches, check.top_k, self.pipeline.score_threshold,
+                                   reference_name="torch fp32 eager" + (" (fused)" if fused else "")),
+            record.accuracy, config.benchmark.accuracy.max_drop)
+        agreement = record.agreement
+        if agreement["verdict"] != "equal":
+            drop = agreement.get("accuracy_drop")
+            why = (f"mAP@0.5:0.95 drop {drop['map_50_95']:+.4f} against a budget of {drop['max_drop']}"
+                   if drop else f"strict recall {agreement['strict']['recall']:.3f}")
+            effect = ("changes the detections, within the mAP budget" if agreement["verdict"] == "within_budget"
+                      else "changes the answers")
             record.warnings.append(
-                f"detections are {record.agreement['verdict'].upper()} to the torch fp32 reference's "
-                f"(strict recall {record.agreement['strict']['recall']:.3f}): this configuration changes the "
-                "answers; see summary.json agreement")
+                f"detections are {agreement['verdict'].upper()} to the torch fp32 reference's ({why}): this "
+                f"configuration {effect}; see summary.json agreement")
+            if drop and drop["interval_crosses_budget"]:
+                interval = drop["interval"]
+                record.warnings.append(
+                    f"the mAP drop's {interval['confidence']:.0%} interval over images "
+                    f"[{interval['low']:+.4f}, {interval['high']:+.4f}] crosses the budget {drop['max_drop']}: "
+                    f"on other images the verdict could be the other one; evaluate more images (dataset.labels, "
+                    "benchmark.accuracy.images)")
+
+    def _reference(self, postprocess) -> tuple[DetectionPipeline, object]:
+        """The torch fp32 reference pipeline with these postprocess settings (one network for all of them)."""
+        config = self.config
+        if self._reference_forward is None:
+            network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
+            self._reference_forward = (TorchEager(fuse=config.model.fuse).prepare(
+                network, self.family.example_input(config.preprocess)), network)
+        forward, network = self._reference_forward
+        return self.family.build_pipeline(network, forward, config.preprocess, postprocess), network
+
+    def _accuracy_pass(self, record: RunRecord, timer: StepTimer) -> None:
+        """mAP at the accuracy settings, outside the timed passes: against the labels, and with a reference
+        the drop; without labels, against the reference's detections, when the run has a reference."""
+        config, settings = self.config, self.config.benchmark.accuracy
+        with_reference = self._needs_reference()
+        if not settings.enabled or (self.truth is None and not with_reference):
+            return
+        paths = accuracy_pass.accuracy_images(self.paths, settings.images, self.truth is not None,
+                                              config.benchmark.agreement.images)
+        postprocess, stated = accuracy_pass.map_postprocess(self.family.NAME, config.postprocess, settings)
+        accuracy_pass.progress_line(self.console, len(paths), self.truth is not None, with_reference)
+        candidate = accuracy_pass.detect(
+            self.family.build_pipeline(self.network, self.forward, config.preprocess, postprocess), paths,
+            config.dataset.batch_size, "accuracy pass", timer)
+        reference = None
+        if with_reference:
+            reference = accuracy_pass.detect(self._reference(postprocess)[0], paths, config.dataset.batch_size,
+                                             "reference at mAP settings")
+        result = accuracy_pass.evaluate(candidate, reference, self.truth, self.network.class_names, stated,
+                                        self.pipeline.score_threshold, settings.bootstrap, config.run.seed,
+                                        "torch fp32 eager")
+        record.accuracy, record.accuracy_classes = result.summary, result.classes
 
     def _layer_pass(self, runner: PassRunner, planned: PlannedPass, record: RunRecord) -> None:
         targets = self.pipeline.layer_timing_targets()

@@ -103,6 +103,8 @@ class RunRecord:
     memory_steps: Optional[Table] = None
     contention: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
     agreement: Optional[dict[str, Any]] = None  # against the torch fp32 reference, for any other runtime
+    accuracy: Optional[dict[str, Any]] = None  # the accuracy pass: mAP and, beside a reference, the drop
+    accuracy_classes: Optional[Table] = None  # per class, accuracy.csv
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what a reader needs to read the results right
 

@@ -17,6 +17,7 @@ class PassKind(str, Enum):
     TIMED = "timed"
     LAYERS = "layers"  # per-layer hooks attached
     PROFILER = "profiler"  # under torch.profiler
+    ACCURACY = "accuracy"  # at mAP settings, after the timed passes (utils/harness/accuracy_pass.py)
 
     def __str__(self) -> str:
         return self.value

@@ -1,6 +1,8 @@
 """The sweep's answer, chosen from the points' figures: the fastest configuration whose detections equal the
-torch fp32 reference's, its margin over the runner-up and whether that margin is beyond the noise; and the
-fastest at any agreement, with its verdict. Pure: figures in, a plain dict out.
+torch fp32 reference's, its margin over the runner-up and whether that margin is beyond the noise; the
+fastest within the accuracy budget (`equal` or `within_budget`: mAP@0.5:0.95 drop at most
+benchmark.accuracy.max_drop), with its margin too; and the fastest at any agreement, with its verdict. Pure:
+figures in, a plain dict out.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from utils.record.bootstrap import median_ratio_interval
 # Torch fp32 eager is the reference the other runtimes are checked against: its detections are the answer.
 REFERENCE = "reference"
 EQUAL_VERDICTS = ("equal", REFERENCE)
+BUDGET_VERDICTS = EQUAL_VERDICTS + ("within_budget",)
 RANKED_BY = ("median pipeline latency per image (load + preprocess + forward + postprocess) over the timed "
              "passes; lower is faster")
 
@@ -22,13 +25,22 @@ class PointFigures:
     values: dict[str, str]
     p50_ms_per_image: float
     images_per_s: Optional[float]
-    agreement: str  # equal, close, different, reference or unchecked
+    agreement: str  # equal, within_budget, close, different, reference or unchecked
     samples: tuple[float, ...] = field(default=())  # per-image pipeline ms, one per timed batch
+    map_50_95: Optional[float] = None  # the accuracy pass's mAP, where it ran
+    map_drop: Optional[float] = None  # its drop against the torch fp32 reference
 
 
 def _brief(point: PointFigures) -> dict:
     return {"point": point.name, "values": point.values, "p50_ms_per_image": point.p50_ms_per_image,
-            "images_per_s": point.images_per_s, "agreement": point.agreement}
+            "images_per_s": point.images_per_s, "agreement": point.agreement, "map_50_95": point.map_50_95,
+            "map_drop": point.map_drop}
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[int]:
+    """Indices of the (speed, accuracy) pairs no other pair beats on both (higher is better on both)."""
+    return [i for i, (speed, accuracy) in enumerate(points)
+            if not any(s >= speed and a >= accuracy and (s, a) != (speed, accuracy) for s, a in points)]
 
 
 def margin(best: PointFigures, runner_up: PointFigures, confidence: float = 0.95) -> dict:
@@ -69,6 +81,19 @@ def _statement(best: Optional[PointFigures], runner_up: Optional[PointFigures], 
     return text
 
 
+def _budget_statement(budget: Optional[PointFigures], best: Optional[PointFigures], edge: Optional[dict]) -> str:
+    if budget is None or budget is best:
+        return ""
+    drop = f", mAP drop {budget.map_drop:+.4f}" if budget.map_drop is not None else ""
+    text = (f" Fastest within the accuracy budget: {budget.name} ({budget.p50_ms_per_image:.1f} ms/image, "
+            f"{budget.agreement}{drop})")
+    if best is not None:
+        text += f", x{best.p50_ms_per_image / budget.p50_ms_per_image:.2f} the speed of the fastest equal point"
+    if edge is not None and edge.get("beyond_noise") is not None:
+        text += f"; its runner-up within the budget takes x{edge['ratio']:.3f} as long"
+    return text + "."
+
+
 def choose(points: list[PointFigures], confidence: float = 0.95) -> dict:
     """`points` are the completed points; ties keep the order of the sweep."""
     ranked = sorted(points, key=lambda point: point.p50_ms_per_image)
@@ -77,8 +102,17 @@ def choose(points: list[PointFigures], confidence: float = 0.95) -> dict:
     runner_up = equal[1] if len(equal) > 1 else None
     edge = margin(best, runner_up, confidence) if runner_up is not None else None
     fastest = ranked[0] if ranked else None
+    within = [point for point in ranked if point.agreement in BUDGET_VERDICTS]
+    budget = within[0] if within else None
+    budget_edge = margin(budget, within[1], confidence) if len(within) > 1 else None
+    scored = [point for point in ranked if point.map_50_95 is not None and point.images_per_s is not None]
+    front = pareto_front([(point.images_per_s, point.map_50_95) for point in scored])
     return {
-        "statement": _statement(best, runner_up, edge, fastest),
+        "statement": _statement(best, runner_up, edge, fastest) + _budget_statement(budget, best, budget_edge),
+        "pareto_front": [scored[i].name for i in front],
+        "fastest_within_budget": _brief(budget) if budget else None,
+        "runner_up_within_budget": _brief(within[1]) if len(within) > 1 else None,
+        "margin_within_budget": budget_edge,
         "fastest_equal": _brief(best) if best else None,
         "runner_up_equal": _brief(runner_up) if runner_up else None,
         "margin": edge,
@@ -86,4 +120,6 @@ def choose(points: list[PointFigures], confidence: float = 0.95) -> dict:
         "ranked_by": RANKED_BY,
         "equal_means": ("agreement verdict `equal` against the torch fp32 reference (strict recall and precision "
                         ">= 0.99, raw error <= 0.5 px), or torch fp32 eager itself, which is the reference"),
+        "within_budget_means": ("agreement verdict `equal` or `within_budget` (mAP@0.5:0.95 drop against the "
+                                "reference at most benchmark.accuracy.max_drop), or the reference itself"),
     }

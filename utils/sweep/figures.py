@@ -43,6 +43,10 @@ def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
         "package_j_per_image": _package_joules_per_image(run),
         "agreement": agreement_of(run),
         "random_weights": run.get("random_weights"),
+        "map_50_95": run.get("accuracy.map_50_95"),
+        "map_50": run.get("accuracy.map_50"),
+        "map_drop": run.get("accuracy.drop.map_50_95"),
     }
-    figures = PointFigures(point.name, point.values, p50, row["images_per_s"], row["agreement"], tuple(samples))
+    figures = PointFigures(point.name, point.values, p50, row["images_per_s"], row["agreement"], tuple(samples),
+                           row["map_50_95"], row["map_drop"])
     return row, figures

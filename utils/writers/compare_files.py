@@ -38,7 +38,8 @@ def _timing_table(page: HtmlPage, rows: list[dict], with_interval: bool) -> None
 
 
 def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Path, Path], environment: list[dict],
-                       same_fields: int, steps: list[dict], layer_types: list[dict], layers: list[dict]) -> Path:
+                       same_fields: int, steps: list[dict], layer_types: list[dict], layers: list[dict],
+                       accuracy: list[dict] = ()) -> Path:
     page = HtmlPage(f"detbench compare: {names[0]} (A) vs {names[1]} (B)")
     headline = []
     for row in steps:
@@ -63,4 +64,11 @@ def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Pat
     page.paragraph(f"The {HTML_LAYERS} largest changes (no intervals, as above); {layout.COMPARE_CSV} holds "
                    "every path.")
     _timing_table(page, layers[:HTML_LAYERS], with_interval=False)
+    if accuracy:
+        page.heading("Accuracy")
+        page.paragraph("The accuracy pass of each run (mAP at the mAP settings, per-class AP from "
+                       f"{layout.ACCURACY}); B - A, no intervals: one figure per run.")
+        page.table(["figure", "A", "B", "B - A", "note"],
+                   ([row["name"], row["a"], row["b"], row["difference"], row["note"]] for row in accuracy),
+                   text_columns=("figure", "note"))
     return atomic_write_text(directory / layout.COMPARE_HTML, page.render())

@@ -79,10 +79,35 @@ def format_summary(summary: dict, run_path: Path) -> str:
     if summary.get("random_weights"):
         lines.append("RANDOM WEIGHTS: timings are real, boxes are not")
     lines.append(headline(summary))
+    accuracy = summary.get("accuracy")
+    if accuracy:
+        lines.append(accuracy_line(accuracy))
     agreement = summary.get("agreement")
     if agreement:
         lines.append(f"detections vs {agreement['reference']}: {agreement['verdict'].upper()} (strict recall "
                      f"{_fmt(agreement['strict']['recall'], '.3f')}, precision {_fmt(agreement['strict']['precision'], '.3f')}; "
                      f"raw max error {_fmt(agreement['raw_output']['max_abs'], '.3g')} over the top "
-                     f"{agreement['top_k']} candidates of {agreement['images']} images)")
+                     f"{agreement['top_k']} candidates of {agreement['images']} images)"
+                     + (f"; judged at conf_thres {agreement['at_configured_conf_thres']['conf_thres']}"
+                        if agreement.get("judged_at") == "conf_thres" else ""))
     return "\n".join(lines)
+
+
+def accuracy_line(accuracy: dict) -> str:
+    """mAP of the accuracy pass, and beside a reference its drop with the interval and the budget."""
+    against = "labels" if "format" in accuracy["ground_truth"] else "the reference's detections"
+    line = (f"accuracy ({accuracy['images']} images vs {against}): mAP@0.5:0.95 {_fmt(accuracy['map_50_95'], '.4f')}, "
+            f"mAP@0.5 {_fmt(accuracy['map_50'], '.4f')}")
+    shown = accuracy.get("at_conf_thres")
+    if shown:
+        line += (f"; at conf_thres {shown['conf_thres']}: precision {_fmt(shown['precision'], '.3f')}, recall "
+                 f"{_fmt(shown['recall'], '.3f')}")
+    drop = accuracy.get("drop")
+    if drop:
+        line += (f"; reference {_fmt(accuracy['reference']['map_50_95'], '.4f')}, drop "
+                 f"{_fmt(drop['map_50_95'], '+.4f')}")
+        interval = drop.get("interval")
+        if interval:
+            line += (f" ({interval['confidence']:.0%} interval over images {_fmt(interval['low'], '+.4f')} to "
+                     f"{_fmt(interval['high'], '+.4f')})")
+    return line

@@ -46,5 +46,8 @@ SWEEP_LOGS_DIR = "logs"  # each point's console output: <point>.stdout.txt, <poi
 COMPARE_CSV = "compare.csv"
 COMPARE_HTML = "compare.html"
 
+# Per-class accuracy of the accuracy pass (summary.json `accuracy` holds the totals).
+ACCURACY = "accuracy.csv"
+
 # Instance masks of segmenting families (Mask R-CNN): one 16-bit PNG label map per image, values = rows.
 MASKS_DIR = "masks"

@@ -34,7 +34,7 @@ def headline_figures(summary: Mapping[str, Any]) -> dict[str, float]:
     latency, forward = summary.get("pipeline_latency") or {}, summary.get("forward") or {}
     memory, energy = summary.get("memory") or {}, summary.get("energy") or {}
     layers, agreement = summary.get("layer_timing") or {}, summary.get("agreement") or {}
-    contention = summary.get("contention") or {}
+    contention, accuracy = summary.get("contention") or {}, summary.get("accuracy") or {}
     figures = {
         "images_per_s": latency.get("images_per_s"),
         "ms_per_image": latency.get("ms_per_image"),
@@ -61,5 +61,12 @@ def headline_figures(summary: Mapping[str, Any]) -> dict[str, float]:
         figures["agreement_strict_recall"] = strict.get("recall")
         figures["agreement_strict_precision"] = strict.get("precision")
         figures["agreement_raw_max_abs"] = (agreement.get("raw_output") or {}).get("max_abs")
+    if accuracy:
+        shown = accuracy.get("at_conf_thres") or {}
+        figures.update({"map_50_95": accuracy.get("map_50_95"), "map_50": accuracy.get("map_50"),
+                        "map_75": accuracy.get("map_75"), "ar_100": accuracy.get("ar_100"),
+                        "precision_at_conf_thres": shown.get("precision"), "recall_at_conf_thres": shown.get("recall"),
+                        "map_drop": (accuracy.get("drop") or {}).get("map_50_95"),
+                        "reference_map_50_95": (accuracy.get("reference") or {}).get("map_50_95")})
     return {name: float(value) for name, value in figures.items()
             if isinstance(value, (int, float)) and not isinstance(value, bool)}

@@ -27,9 +27,12 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 STEP_COLUMNS = (("step", "step"), ("count", "batches"), ("images", "images"), ("p50_ms", "p50 ms"),
                 ("p90_ms", "p90 ms"), ("p50_ms_per_image", "p50 ms/image"), ("p90_ms_per_image", "p90 ms/image"),
                 ("cv_per_image", "CV/image"), ("share_of_pipeline", "share"), ("images_per_s", "images/s"))
-VERDICT_TONES = {"equal": "good", "close": "warn", "different": "bad"}
+VERDICT_TONES = {"equal": "good", "close": "warn", "within_budget": "warn", "different": "bad"}
 SECTIONS = (("steps", "Steps"), ("layers", "Layers"), ("memory", "Memory"), ("energy", "Energy"),
-            ("agreement", "Agreement"), ("environment", "Environment"), ("trace", "Trace"))
+            ("agreement", "Agreement"), ("accuracy", "Accuracy"), ("environment", "Environment"), ("trace", "Trace"))
+ACCURACY_COLUMNS = (("class_id", "class"), ("class_name", "name"), ("objects", "objects"),
+                    ("detections", "detections"), ("ap_50_95", "AP@0.5:0.95"), ("ap_50", "AP@0.5"),
+                    ("ap_75", "AP@0.75"), ("ar_100", "AR@100"), ("reference_ap_50_95", "reference AP@0.5:0.95"))
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,11 @@ def headline_cells(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
     agreement = summary.get("agreement")
     if agreement:  # beside the speed: a faster configuration that changes the answers is no win
         figures.append((verdict_label(agreement), agreement["verdict"].upper()))
+    accuracy = summary.get("accuracy")
+    if accuracy:
+        figures.append(("mAP@0.5:0.95", accuracy["map_50_95"]))
+        if accuracy.get("drop"):
+            figures.append(("mAP drop vs reference", accuracy["drop"]["map_50_95"]))
     figures += [("p50 ms per image", latency.get("p50_ms_per_image")),
                 ("p90 ms per image", latency.get("p90_ms_per_image")),
                 ("forward p50 ms per image", forward.get("p50_ms_per_image"))]
@@ -267,6 +275,36 @@ def _agreement(page: HtmlPage, summary: Mapping[str, Any]) -> None:
     page.details("thresholds of the verdict", json.dumps(agreement.get("thresholds"), indent=1))
 
 
+def _accuracy(page: HtmlPage, summary: Mapping[str, Any], classes: Sequence[Mapping[str, Any]]) -> None:
+    page.heading("Accuracy", "accuracy")
+    accuracy = summary.get("accuracy")
+    if not accuracy:
+        page.paragraph("No accuracy pass: set dataset.labels to score the run's detections (mAP), or run another "
+                       "runtime than torch fp32 to score it against that reference.")
+        return
+    truth = accuracy["ground_truth"]
+    page.paragraph(f"{accuracy['images']} image(s) at {json.dumps(accuracy['settings'])}, scored against "
+                   f"{truth['source']} ({truth['objects']} objects) by faster-coco-eval (COCOeval).")
+    rows = [("mAP@0.5:0.95", accuracy["map_50_95"]), ("mAP@0.5", accuracy["map_50"]),
+            ("mAP@0.75", accuracy["map_75"]), ("AR@100", accuracy["ar_100"])]
+    shown = accuracy.get("at_conf_thres")
+    if shown:
+        rows += [(f"precision at conf_thres {shown['conf_thres']}", shown["precision"]),
+                 (f"recall at conf_thres {shown['conf_thres']}", shown["recall"])]
+    drop = accuracy.get("drop")
+    if drop:
+        rows += [(f"reference ({accuracy['reference']['name']}) mAP@0.5:0.95", accuracy["reference"]["map_50_95"]),
+                 ("mAP@0.5:0.95 drop", drop["map_50_95"])]
+        if drop.get("interval"):
+            rows.append((f"drop, {drop['interval']['confidence']:.0%} bootstrap interval over images",
+                         f"{drop['interval']['low']:+.4f} to {drop['interval']['high']:+.4f}"))
+    page.table(("figure", "value"), rows, text_columns=("figure",))
+    if classes:
+        present = [(key, title) for key, title in ACCURACY_COLUMNS if key in classes[0]]
+        page.table([title for _, title in present], [[row.get(key) for key, _ in present] for row in classes],
+                   text_columns=("name",))
+
+
 def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:
     if isinstance(value, Mapping):
         return [item for key, inner in value.items() for item in _flatten(f"{prefix}.{key}" if prefix else key, inner)]
@@ -316,7 +354,8 @@ def _trace(page: HtmlPage, summary: Mapping[str, Any]) -> None:
 
 def render_run_report(summary: Mapping[str, Any], step_summary: Sequence[Mapping[str, Any]],
                       environment: Optional[Mapping[str, Any]], layers: Optional[LayerTables],
-                      plots: Mapping[str, Path], random_weights_note: Optional[str]) -> str:
+                      plots: Mapping[str, Path], random_weights_note: Optional[str],
+                      accuracy_classes: Sequence[Mapping[str, Any]] = ()) -> str:
     """`plots` maps layout plot names to the PNGs written for this run; the ones present are embedded."""
     page = HtmlPage(f"detbench run {summary['run_id']}")
     page.paragraph(_subtitle(summary))
@@ -332,6 +371,7 @@ def render_run_report(summary: Mapping[str, Any], step_summary: Sequence[Mapping
     _memory(page, summary.get("memory") or {}, plots)
     _energy(page, summary.get("energy") or {}, plots)
     _agreement(page, summary)
+    _accuracy(page, summary, accuracy_classes)
     _environment(page, summary, environment)
     _trace(page, summary)
     return page.render()

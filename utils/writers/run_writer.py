@@ -79,6 +79,8 @@ class RunWriter:
             run_dir.write_csv(layout.ENERGY, record.energy_table.rows, record.energy_table.columns)
         if record.memory_samples is not None:
             run_dir.write_csv(layout.MEMORY, record.memory_samples.rows, record.memory_samples.columns)
+        if record.accuracy_classes is not None:
+            run_dir.write_csv(layout.ACCURACY, record.accuracy_classes.rows, record.accuracy_classes.columns)
         if record.memory_steps is not None:
             run_dir.write_csv(layout.MEMORY_STEPS, record.memory_steps.rows, record.memory_steps.columns)
         extra: dict[str, Any] = {}
@@ -98,6 +100,8 @@ class RunWriter:
                               headline_figures(document))
         if self.report:
             run_dir.write_text(layout.REPORT, render_run_report(document, step_summary, self.environment, layers,
-                                                                plots, identity.random_weights_note))
+                                                                plots, identity.random_weights_note,
+                                                                record.accuracy_classes.rows
+                                                                if record.accuracy_classes is not None else ()))
         run_dir.write_json(layout.SUMMARY, document)
         return document

@@ -98,6 +98,8 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
     }
     if record.agreement is not None:
         document["agreement"] = record.agreement
+    if record.accuracy is not None:
+        document["accuracy"] = record.accuracy
     if record.layer_timing is not None:
         timing = record.layer_timing
         ratio = overhead_ratio(record.steps, PassKind.LAYERS)

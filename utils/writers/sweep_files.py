@@ -16,13 +16,15 @@ from utils.writers.atomic import atomic_file, atomic_write_bytes, atomic_write_t
 from utils.writers.html_page import HtmlPage
 
 FIGURE_COLUMNS = ("images_per_s", "p50_ms_per_image", "p90_ms_per_image", "forward_p50_ms_per_image",
-                  "peak_pss_mib", "peak_self_rss_mib", "package_j_per_image", "agreement", "random_weights")
+                  "peak_pss_mib", "peak_self_rss_mib", "package_j_per_image", "agreement", "random_weights",
+                  "map_50_95", "map_50", "map_drop")
 # Short headers for the page's table; sweep.csv keeps the column names.
 HEADERS = {"images_per_s": "images/s", "p50_ms_per_image": "p50 ms/image", "p90_ms_per_image": "p90 ms/image",
            "forward_p50_ms_per_image": "forward p50 ms/image", "peak_pss_mib": "peak PSS MiB",
-           "peak_self_rss_mib": "peak RSS MiB", "package_j_per_image": "package J/image"}
-AGREEMENT_COLORS = {"reference": "#1a7f37", "equal": "#1a7f37", "close": "#d68a00", "different": "#c80000",
-                    "unchecked": "#6b7280"}
+           "peak_self_rss_mib": "peak RSS MiB", "package_j_per_image": "package J/image",
+           "map_50_95": "mAP@0.5:0.95", "map_50": "mAP@0.5", "map_drop": "mAP drop"}
+AGREEMENT_COLORS = {"reference": "#1a7f37", "equal": "#1a7f37", "within_budget": "#2f6fd6", "close": "#d68a00",
+                    "different": "#c80000", "unchecked": "#6b7280"}
 
 
 def sweep_columns(keys: Sequence[str]) -> list[str]:
@@ -41,12 +43,16 @@ def _label(row: dict, keys: Sequence[str]) -> str:
     return ", ".join(str(row[key]) for key in keys)
 
 
-def plot_sweep(rows: list[dict], keys: Sequence[str], path: Path, best: str | None = None) -> Path | None:
+def plot_sweep(rows: list[dict], keys: Sequence[str], path: Path, best: str | None = None,
+               front: Sequence[str] = ()) -> Path | None:
     """Throughput against per-image latency, one labelled dot per completed point, coloured by agreement, the
-    answer (`best`) ringed. None when no point completed."""
+    answer (`best`) ringed; when every point has an mAP, throughput against mAP with the Pareto front (`front`,
+    point names). None when no point completed."""
     done = sorted((row for row in rows if row["status"] == "complete"), key=lambda row: row["p50_ms_per_image"])
     if not done:
         return None
+    if all(row.get("map_50_95") is not None for row in done):
+        return _plot_speed_accuracy(done, keys, path, best, set(front))
     figure = Figure(figsize=(9, 6))
     axes = figure.add_subplot()
     low, high = done[0]["p50_ms_per_image"], done[-1]["p50_ms_per_image"]
@@ -75,6 +81,36 @@ def plot_sweep(rows: list[dict], keys: Sequence[str], path: Path, best: str | No
     return atomic_write_bytes(path, buffer.getvalue())
 
 
+def _plot_speed_accuracy(done: list[dict], keys: Sequence[str], path: Path, best: str | None,
+                         front: set[str]) -> Path:
+    figure = Figure(figsize=(9, 6))
+    axes = figure.add_subplot()
+    for index, row in enumerate(done):
+        x, y = row["map_50_95"], row["images_per_s"]
+        axes.scatter(x, y, color=AGREEMENT_COLORS.get(row["agreement"], "#6b7280"), s=40, zorder=3)
+        if row["point"] == best:
+            axes.scatter(x, y, facecolors="none", edgecolors="black", s=180, linewidths=1.5, zorder=4)
+        axes.annotate(_label(row, keys) + (" (answer)" if row["point"] == best else ""), (x, y),
+                      textcoords="offset points", xytext=(6, 5 if index % 2 == 0 else -12), fontsize=8)
+    on_front = sorted((row["map_50_95"], row["images_per_s"]) for row in done if row["point"] in front)
+    axes.plot([x for x, _ in on_front], [y for _, y in on_front], color="black", linestyle="--", linewidth=1,
+              zorder=2, label="Pareto front (no point is both faster and more accurate)")
+    axes.legend(fontsize=8, loc="best")
+    axes.set_xlabel("mAP@0.5:0.95 (accuracy pass)")
+    axes.set_ylabel("throughput (images/s)")
+    axes.set_title(f"points labelled {', '.join(keys)}; ringed: the fastest at equal detections\ncolour: "
+                   "detections against torch fp32 (green equal, blue within the mAP budget, orange close, red "
+                   "different, grey unchecked)", fontsize=9)
+    axes.margins(0.15)
+    axes.grid(alpha=0.3)
+    if any(row.get("random_weights") for row in done):
+        figure.suptitle("RANDOM WEIGHTS: timings are real, boxes are not", color="#c80000", weight="bold")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, dpi=110, format="png")
+    return atomic_write_bytes(path, buffer.getvalue())
+
+
 def _answer_figures(answer: dict) -> list[tuple[str, object]]:
     best, edge = answer.get("fastest_equal"), answer.get("margin")
     figures = []
@@ -84,6 +120,10 @@ def _answer_figures(answer: dict) -> list[tuple[str, object]]:
     if edge:
         verdict = {True: "beyond the noise", False: "within the noise", None: "no interval"}[edge["beyond_noise"]]
         figures += [("runner-up takes (x)", edge["ratio"]), ("margin", verdict)]
+    budget = answer.get("fastest_within_budget")
+    if budget and (not best or budget["point"] != best["point"]):
+        figures += [("fastest within the mAP budget", budget["point"]), ("its ms/image (p50)", budget["p50_ms_per_image"]),
+                    ("its mAP drop", budget["map_drop"])]
     fastest = answer.get("fastest_any")
     if fastest and (not best or fastest["point"] != best["point"]):
         figures += [("fastest at any agreement", fastest["point"]), ("its detections", fastest["agreement"])]
@@ -95,7 +135,7 @@ def write_sweep_report(directory: Path, document: dict, rows: list[dict], column
     keys = list(document["swept"])
     answer = document["answer"]
     best = answer["fastest_equal"]["point"] if answer["fastest_equal"] else None
-    plot = plot_sweep(rows, keys, directory / layout.SWEEP_PLOT, best)
+    plot = plot_sweep(rows, keys, directory / layout.SWEEP_PLOT, best, answer.get("pareto_front") or ())
     page = HtmlPage(f"detbench sweep {document['sweep_id']}")
     if any(row.get("random_weights") for row in rows):
         page.banner("RANDOM WEIGHTS: no model.weights given; timings are real, boxes are not")
@@ -103,7 +143,8 @@ def write_sweep_report(directory: Path, document: dict, rows: list[dict], column
         page.warnings([f"The sweep was {document['status']} ({document['stop_reason']}): the answer covers the "
                        "points that completed."])
     page.heading("Answer").headline(_answer_figures(answer)).paragraph(answer["statement"])
-    page.paragraph(f"Ranked by {answer['ranked_by']}. Equal detections: {answer['equal_means']}. The margin is "
+    page.paragraph(f"Ranked by {answer['ranked_by']}. Equal detections: {answer['equal_means']}. Within the "
+                   f"budget: {answer['within_budget_means']}. The margin is "
                    "the runner-up's median over the fastest's, with a 95% bootstrap interval from the two points' "
                    "per-batch samples in steps_timer.csv; beyond the noise when the interval lies above 1.")
     page.heading("Points")
@@ -115,7 +156,9 @@ def write_sweep_report(directory: Path, document: dict, rows: list[dict], column
     if reasons:
         page.heading("Points that did not complete").warnings(reasons)
     if plot is not None:
-        page.heading("Throughput against latency").image(plot, "throughput against per-image latency per point")
+        title = ("Throughput against accuracy" if all(row.get("map_50_95") is not None for row in rows
+                                                      if row["status"] == "complete") else "Throughput against latency")
+        page.heading(title).image(plot, title.lower() + " per point")
     page.heading("How it ran").paragraph(
         f"config {document['config_file']}, overrides {' '.join(document['overrides']) or 'none'}; each point "
         "ran in its own process with its run directory beside this page; its console output is in "

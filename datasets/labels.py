@@ -1,0 +1,217 @@
+"""Ground truth at the dataset's edge: a YOLO label folder or a COCO json, read and validated once at start-up.
+
+`dataset.labels` is recognised by what it is: a folder holds YOLO text files (`images/x.jpg` ->
+`labels/x.txt`, one `class cx cy w h` line per object, normalised to the image), a file holds COCO json
+(`images`, `annotations` with `bbox` `[x, y, w, h]` in pixels, `categories`). Boxes come out as x1 y1 x2 y2
+pixels of the upright image, classes as the model's own label ids (`label_mapping` says how they map).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from datasets.image_folder import DatasetError, decode_image
+from datasets.image_header import read_header
+
+# COCO's category ids of its 80 detection classes, in the order of YOLO's 80 class indices; the 10 ids COCO
+# skipped (12, 26, 29, 30, 45, 66, 68, 69, 71, 83) belong to no class. torchvision's R-CNN labels are these ids.
+COCO_SKIPPED_IDS = (12, 26, 29, 30, 45, 66, 68, 69, 71, 83)
+COCO91_IDS = tuple(i for i in range(1, 91) if i not in COCO_SKIPPED_IDS)
+RCNN_BACKGROUND = "__background__"
+
+
+class LabelError(DatasetError):
+    """Ground truth that cannot be read as given; the message names the file (and line) and the fix."""
+
+
+@dataclass(frozen=True)
+class ImageTruth:
+    boxes: np.ndarray  # (N, 4) float64 x1 y1 x2 y2 in the upright image's pixels
+    labels: np.ndarray  # (N,) int64, the model's label ids
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    source: str
+    format: str  # "yolo" or "coco"
+    mapping: str  # how file classes became model label ids (see label_mapping)
+    images: tuple[ImageTruth, ...]  # one per dataset image, in the dataset's order
+    without_labels: int  # images with no label file / no entry: no objects, counted as YOLO does
+
+    @property
+    def objects(self) -> int:
+        return sum(len(image) for image in self.images)
+
+
+def _empty() -> ImageTruth:
+    return ImageTruth(np.zeros((0, 4)), np.zeros(0, dtype=np.int64))
+
+
+def _valid_model_ids(class_names: Sequence[str]) -> set[int]:
+    return {i for i, name in enumerate(class_names) if name not in (RCNN_BACKGROUND, "N/A")}
+
+
+def yolo_index_mapping(class_names: Sequence[str]) -> tuple[str, Callable[[int], Optional[int]]]:
+    """YOLO text files hold 80-class indices. A model whose labels are COCO's 91 ids (torchvision's R-CNN,
+    `__background__` first) gets index i as COCO91_IDS[i]; any other model takes the index as its label id."""
+    if class_names and class_names[0] == RCNN_BACKGROUND:
+        return "yolo index i -> COCO category id COCO91_IDS[i] (the model's labels are COCO's 91 ids)", \
+            lambda i: COCO91_IDS[i] if 0 <= i < len(COCO91_IDS) else None
+    valid = _valid_model_ids(class_names)
+    return "class index = model label id", lambda i: i if i in valid else None
+
+
+def coco_category_mapping(categories: list[dict], class_names: Sequence[str]) -> tuple[str, Callable[[int], Optional[int]]]:
+    """A COCO file's category ids are the model's label ids when its names say so or they are unnamed
+    classes; a file with COCO's 91 ids and names, read for an 80-class model named as COCO's (YOLO), maps
+    id COCO91_IDS[i] to index i."""
+    valid = _valid_model_ids(class_names)
+    named = {int(c["id"]): str(c.get("name", "")) for c in categories}
+    coco_named = len(class_names) == len(COCO91_IDS) and named and all(
+        cid in COCO91_IDS and class_names[COCO91_IDS.index(cid)] == name for cid, name in named.items())
+    same_names = named and all(cid in valid and class_names[cid] == name for cid, name in named.items())
+    if coco_named and not same_names:
+        return "COCO category id COCO91_IDS[i] -> class index i (the file uses COCO's 91 ids)", \
+            lambda cid: COCO91_IDS.index(cid) if cid in COCO91_IDS else None
+    return "category id = model label id", lambda cid: cid if cid in valid else None
+
+
+def _upright_size(path: Path) -> tuple[int, int]:
+    header = read_header(path)
+    if header is not None:
+        return header.width, header.height
+    image = decode_image(path).image
+    if image is None:
+        return 0, 0  # an undecodable image is skipped by the run; its labels are never used
+    return image.shape[1], image.shape[0]
+
+
+def _yolo_file(path: Path, image: Path, to_model: Callable[[int], Optional[int]], nc: int) -> ImageTruth:
+    boxes, labels = [], []
+    width, height = None, None
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        where = f"{path}, line {number}"
+        if len(fields) != 5:
+            raise LabelError(f"{where}: expected 5 values `class cx cy w h`, got {len(fields)}: {line[:80]!r}")
+        try:
+            cls = int(fields[0])
+            cx, cy, w, h = (float(v) for v in fields[1:])
+        except ValueError:
+            raise LabelError(f"{where}: `class cx cy w h` must be a whole class id and four numbers, got "
+                             f"{line[:80]!r}") from None
+        if not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in (cx, cy, w, h)) or w <= 0 or h <= 0:
+            raise LabelError(f"{where}: cx cy w h must be normalised to the image (0..1, w and h above 0), got "
+                             f"{line[:80]!r}")
+        label = to_model(cls)
+        if label is None:
+            raise LabelError(f"{where}: class {cls} is not a class of the model ({nc} classes); fix the label or "
+                             "use a model trained on these classes")
+        if width is None:
+            width, height = _upright_size(image)
+        boxes.append(((cx - w / 2) * width, (cy - h / 2) * height, (cx + w / 2) * width, (cy + h / 2) * height))
+        labels.append(label)
+    if not labels:
+        return _empty()
+    return ImageTruth(np.asarray(boxes, dtype=np.float64), np.asarray(labels, dtype=np.int64))
+
+
+def _read_yolo(folder: Path, root: Path, images: Sequence[Path], class_names: Sequence[str]) -> GroundTruth:
+    mapping, to_model = yolo_index_mapping(class_names)
+    truths, missing = [], 0
+    for image in images:
+        label_file = folder / image.relative_to(root).with_suffix(".txt")
+        if not label_file.is_file():
+            missing += 1
+            truths.append(_empty())
+            continue
+        truths.append(_yolo_file(label_file, image, to_model, len(class_names)))
+    return GroundTruth(str(folder), "yolo", mapping, tuple(truths), missing)
+
+
+def _coco_field(document: dict, key: str, path: Path) -> list:
+    value = document.get(key)
+    if not isinstance(value, list):
+        raise LabelError(f"{path}: a COCO file needs a list `{key}`; this one has "
+                         f"{'none' if value is None else type(value).__name__}")
+    return value
+
+
+def _read_coco(path: Path, root: Path, images: Sequence[Path], class_names: Sequence[str]) -> GroundTruth:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise LabelError(f"dataset.labels {path} is neither a folder of YOLO label files nor valid COCO json "
+                         f"({str(error)[:120]})") from None
+    if not isinstance(document, dict):
+        raise LabelError(f"{path}: a COCO file holds an object with images, annotations and categories")
+    entries = _coco_field(document, "images", path)
+    annotations = _coco_field(document, "annotations", path)
+    categories = _coco_field(document, "categories", path)
+    mapping, to_model = coco_category_mapping(categories, class_names)
+    by_relative = {image.relative_to(root).as_posix(): index for index, image in enumerate(images)}
+    by_name: dict[str, Optional[int]] = {}
+    for index, image in enumerate(images):
+        by_name[image.name] = None if image.name in by_name else index  # a repeated name is ambiguous
+    index_of: dict[object, int] = {}
+    for number, entry in enumerate(entries):
+        if not isinstance(entry, dict) or "id" not in entry or not isinstance(entry.get("file_name"), str):
+            raise LabelError(f"{path}: images[{number}] needs an `id` and a `file_name`")
+        name = entry["file_name"].replace("\\", "/")
+        index = by_relative.get(name, by_name.get(Path(name).name))
+        if index is not None:
+            index_of[entry["id"]] = index
+    if not index_of:
+        raise LabelError(f"{path} names no image of dataset.path {root} (its file_name values are matched to the "
+                         "images' paths relative to dataset.path, or to their file names); point dataset.labels "
+                         "at the annotations of these images")
+    boxes: list[list] = [[] for _ in images]
+    labels: list[list] = [[] for _ in images]
+    for number, annotation in enumerate(annotations):
+        where = f"{path}, annotations[{number}]"
+        if not isinstance(annotation, dict):
+            raise LabelError(f"{where}: an annotation is an object with image_id, category_id and bbox")
+        index = index_of.get(annotation.get("image_id"))
+        if index is None:
+            continue  # an image outside this run (dataset.limit, or not in the folder)
+        bbox = annotation.get("bbox")
+        if (not isinstance(bbox, list) or len(bbox) != 4 or not all(isinstance(v, (int, float)) for v in bbox)
+                or not all(math.isfinite(v) for v in bbox) or bbox[2] <= 0 or bbox[3] <= 0):
+            raise LabelError(f"{where}: bbox must be [x, y, w, h] in pixels with w and h above 0, got "
+                             f"{str(bbox)[:80]}")
+        if annotation.get("iscrowd"):
+            continue  # crowd regions are neither to find nor false positives; not scored here
+        category = annotation.get("category_id")
+        label = to_model(category) if isinstance(category, int) else None
+        if label is None:
+            raise LabelError(f"{where}: category_id {str(category)[:20]} is not a class of the model "
+                             f"({len(class_names)} classes); fix the file or use a model trained on its classes")
+        x, y, w, h = bbox
+        boxes[index].append((x, y, x + w, y + h))
+        labels[index].append(label)
+    truths = tuple(ImageTruth(np.asarray(b, dtype=np.float64).reshape(-1, 4), np.asarray(l, dtype=np.int64))
+                   for b, l in zip(boxes, labels))
+    listed = set(index_of.values())
+    return GroundTruth(str(path), "coco", mapping, truths, len(images) - len(listed))
+
+
+def load_ground_truth(labels: str | Path, dataset_root: str | Path, images: Sequence[Path],
+                      class_names: Sequence[str]) -> GroundTruth:
+    """Ground truth for `images` (found under `dataset_root`), as the model's label ids."""
+    path, root = Path(labels), Path(dataset_root)
+    if not path.exists():
+        raise LabelError(f"dataset.labels {path} does not exist; point it at a YOLO labels folder or a COCO json "
+                         "file, or remove the key")
+    if path.is_dir():
+        return _read_yolo(path, root, images, class_names)
+    return _read_coco(path, root, images, class_names)

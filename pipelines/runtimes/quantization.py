@@ -1,0 +1,164 @@
+"""Post-training int8 quantization of the exported network, for the runtimes behind the seam.
+
+Calibrated on the run's own images through the run's own preprocessing (`Calibration`, built by the harness),
+cached beside the ONNX export under a key made of the export key, the calibration images' digest and the
+quantization settings, so a second run with the same inputs reuses the quantized model.
+
+- OpenVINO: NNCF's post-training quantization of the `ov.Model` read from the ONNX file (mixed preset). A QDQ
+  ONNX file is no way into OpenVINO: OpenVINO 2026.4 reading one lost most of the mAP (shared notes).
+- ONNX Runtime: static QDQ quantization (`quant_pre_process` without symbolic shape inference, which fails
+  on the dynamic axes; then `quantize_static`, per-channel weights, uint8 activations).
+
+Both keep the decode of `keep_float` layers (the Detect head by default) in float: its final Concat holds
+pixel boxes beside 0-1 scores, which no single int8 scale holds (quantizing it gave no detections at all).
+Their convolutions are still quantized.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+import onnx
+from torch import nn
+from tqdm import tqdm
+
+from pipelines.cache_keys import parts_digest
+
+CONV_OPS = ("Conv",)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The inputs int8 is calibrated on: `inputs()` yields one float32 (1, 3, H, W) array per image, freshly
+    each call (the quantizers may iterate more than once, and 300 inputs at 640 would not fit in memory)."""
+
+    inputs: Callable[[], Iterator[np.ndarray]]
+    images: int
+    digest: str  # of the images' bytes and the preprocessing settings
+    keep_float: tuple[str, ...] = field(default_factory=tuple)
+
+
+def float_module_paths(module: nn.Module, keep_float: Sequence[str]) -> list[str]:
+    """Module paths named by `keep_float`: a class name (Detect) stands for every module of that class, any
+    other entry is a module path (model.77). An entry matching nothing is an error: a typo would otherwise
+    quantize what the user meant to keep."""
+    paths: list[str] = []
+    named = dict(module.named_modules())
+    for entry in keep_float:
+        by_type = [path for path, child in named.items() if type(child).__name__ == entry and path]
+        if by_type:
+            paths.extend(by_type)
+        elif entry in named and entry:
+            paths.append(entry)
+        else:
+            types = sorted({type(child).__name__ for child in named.values()})
+            raise ValueError(f"runtime.calibration.keep_float {entry!r} names no layer of the network: give a "
+                             f"module path such as model.77 or a layer type ({', '.join(types[:12])}, ...)")
+    return paths
+
+
+def decode_nodes(onnx_path: Path, module_paths: Sequence[str]) -> list[str]:
+    """Names of the exported graph's non-convolution nodes inside these module paths (the exporter names a
+    node of module model.77 /model.77/...)."""
+    prefixes = tuple(f"/{path}/" for path in module_paths)
+    graph = onnx.load(str(onnx_path), load_external_data=False).graph
+    return [node.name for node in graph.node if node.name.startswith(prefixes) and node.op_type not in CONV_OPS]
+
+
+def quantized_path(export_path: Path, export_key: str, calibration: Calibration, settings: dict[str, str],
+                   suffix: str) -> Path:
+    key = {"export": export_key, "calibration": calibration.digest, "images": str(calibration.images),
+           "keep_float": ",".join(calibration.keep_float), **settings}
+    return export_path.with_name(f"{export_path.stem}.int8-{parts_digest(key)}{suffix}")
+
+
+def _with_progress(calibration: Calibration, what: str) -> Iterator[np.ndarray]:
+    yield from tqdm(calibration.inputs(), total=calibration.images, desc=f"calibrating {what}", unit="image",
+                    disable=None, leave=False)
+
+
+def quantize_for_openvino(core: Any, export_path: Path, export_key: str, calibration: Calibration,
+                          float_nodes: Sequence[str]) -> tuple[Path, dict[str, Any]]:
+    """The cached OpenVINO IR (.xml + .bin) of the int8 model, quantized on a cache miss."""
+    import nncf
+    import openvino as ov
+
+    settings = {"tool": "nncf", "nncf": nncf.__version__, "openvino": ov.get_version(), "preset": "mixed"}
+    target = quantized_path(export_path, export_key, calibration, settings, ".xml")
+    if target.is_file() and target.with_suffix(".bin").is_file():
+        return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
+    started = time.perf_counter()
+    model = core.read_model(str(export_path))
+    ignored = nncf.IgnoredScope(names=list(float_nodes), validate=False) if float_nodes else None
+    dataset = nncf.Dataset(_ReIterable(lambda: _with_progress(calibration, "openvino int8")))
+    quantized = nncf.quantize(model, dataset, preset=nncf.QuantizationPreset.MIXED, subset_size=calibration.images,
+                              ignored_scope=ignored)
+    directory = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.stem}."))
+    try:
+        partial = directory / target.name
+        ov.save_model(quantized, str(partial), compress_to_fp16=False)
+        os.replace(partial.with_suffix(".bin"), target.with_suffix(".bin"))
+        os.replace(partial, target)  # the .xml last: the cache looks for it
+    finally:
+        for leftover in directory.iterdir():
+            leftover.unlink()
+        directory.rmdir()
+    return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
+                    "quantized_file": str(target)}
+
+
+class _ReIterable:
+    def __init__(self, make: Callable[[], Iterator[np.ndarray]]):
+        self.make = make
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return self.make()
+
+
+class _Reader:
+    """ONNX Runtime's CalibrationDataReader protocol over the calibration inputs."""
+
+    def __init__(self, calibration: Calibration, input_name: str):
+        self.calibration, self.input_name = calibration, input_name
+        self.iterator = _with_progress(calibration, "onnxruntime int8")
+
+    def get_next(self):
+        value = next(self.iterator, None)
+        return None if value is None else {self.input_name: value}
+
+    def rewind(self) -> None:
+        self.iterator = _with_progress(self.calibration, "onnxruntime int8")
+
+
+def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Calibration,
+                             float_nodes: Sequence[str], input_name: str) -> tuple[Path, dict[str, Any]]:
+    """The cached QDQ ONNX file of the int8 model, quantized on a cache miss."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantFormat, QuantType, quant_pre_process, quantize_static
+
+    settings = {"tool": "onnxruntime.quantize_static", "onnxruntime": ort.__version__, "format": "QDQ",
+                "per_channel": "True", "activations": "QUInt8", "weights": "QInt8"}
+    target = quantized_path(export_path, export_key, calibration, settings, ".onnx")
+    if target.is_file():
+        return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
+    started = time.perf_counter()
+    directory = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.stem}."))
+    try:
+        prepared = directory / "preprocessed.onnx"
+        quant_pre_process(str(export_path), str(prepared), skip_symbolic_shape=True)
+        partial = directory / target.name
+        quantize_static(str(prepared), str(partial), _Reader(calibration, input_name), quant_format=QuantFormat.QDQ,
+                        per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                        nodes_to_exclude=list(float_nodes))
+        os.replace(partial, target)
+    finally:
+        for leftover in directory.iterdir():
+            leftover.unlink()
+        directory.rmdir()
+    return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
+                    "quantized_file": str(target)}

@@ -1,0 +1,107 @@
+"""The accuracy pass in whole runs of the shapes config: mAP against the labels, accuracy.csv and its own
+pass kind; bad labels stop the run at start-up; without labels an int8 run is scored against the reference."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from benchmark import main
+from utils.compare.accuracy import accuracy_rows
+from utils.readers.finished_run import FinishedRun
+from utils.writers.console import format_summary
+from utils.writers.run_figures import headline_figures
+
+ROOT = Path(__file__).resolve().parent.parent
+SHAPES = ROOT / "datasets" / "shapes"
+QUICK = ["--config", str(ROOT / "configs" / "shapes.yaml"), "--set", "dataset.limit=6",
+         "--set", "benchmark.layer_timing=false", "--set", "benchmark.warmup=1", "--set", "benchmark.repeats=1",
+         "--set", "outputs.save_images=false", "--set", "outputs.plots=false", "--set", "outputs.report=false",
+         "--set", "benchmark.agreement.images=6", "--set", "preprocess.img_size=256"]
+
+
+def run(tmp_path: Path, *overrides: str) -> tuple[int, Path]:
+    args = QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=r"]
+    for override in overrides:
+        args += ["--set", override]
+    return main(args), tmp_path / "r"
+
+
+def test_torch_fp32_run_scores_itself_against_the_labels(tmp_path):
+    code, run_dir = run(tmp_path, "runtime.backend=torch", "runtime.precision=fp32")
+    assert code == 0
+    summary = json.loads((run_dir / "summary.json").read_text())
+    accuracy = summary["accuracy"]
+    assert accuracy["images"] == 6 and accuracy["ground_truth"]["format"] == "yolo"
+    assert accuracy["settings"] == {"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300}
+    assert 0.2 < accuracy["map_50_95"] <= accuracy["map_50"] <= 1.0  # a trained model finds the shapes
+    assert "drop" not in accuracy and "agreement" not in summary  # torch fp32 is its own reference
+    assert 0.0 < accuracy["at_conf_thres"]["recall"] <= 1.0
+    classes = pd.read_csv(run_dir / "accuracy.csv")
+    assert set(classes["class_id"]) <= {0, 2, 7} and classes["objects"].sum() == accuracy["ground_truth"]["objects"]
+    steps = pd.read_csv(run_dir / "steps_timer.csv")
+    assert (steps["pass_kind"] == "accuracy").any()
+    timed_forwards = steps[(steps["pass_kind"] == "timed") & (steps["step"] == "forward")]
+    assert len(timed_forwards) == 6  # the accuracy pass never adds to the timed passes
+    rows = {row["name"]: row for row in accuracy_rows(FinishedRun(run_dir), FinishedRun(run_dir))}
+    assert rows["map_50_95"]["a"] == accuracy["map_50_95"] and rows["map_50_95"]["difference"] == 0.0
+    assert sum(name.startswith("AP@0.5:0.95 class") for name in rows) == len(classes)
+
+
+def test_a_bad_label_line_stops_the_run_before_anything_is_written(tmp_path, capsys):
+    labels = tmp_path / "labels"
+    shutil.copytree(SHAPES / "labels", labels)
+    (labels / "synth0003.txt").write_text("0 0.5 0.5 0.2 0.2\n2 0.5 0.5 1.2\n")
+    outputs = tmp_path / "out"
+    code = main(QUICK + ["--set", f"dataset.labels={labels}", "--set", f"run.output_dir={outputs}"])
+    err = capsys.readouterr().err
+    assert code == 2 and "synth0003.txt, line 2" in err and "Traceback" not in err
+    assert not outputs.exists() or not any(outputs.iterdir())
+
+
+def test_int8_without_labels_is_scored_against_the_reference(tmp_path):
+    code, run_dir = run(tmp_path, "runtime.backend=onnxruntime", "runtime.precision=int8", "dataset.labels=null",
+                        "runtime.calibration.images=6", f"runtime.cache_dir={tmp_path / 'cache'}",
+                        "outputs.report=true")
+    assert code == 0
+    summary = json.loads((run_dir / "summary.json").read_text())
+    accuracy, agreement = summary["accuracy"], summary["agreement"]
+    assert "reference" in accuracy["ground_truth"]["source"] and accuracy["drop"]["against"] == "reference"
+    assert accuracy["reference"]["map_50_95"] == pytest.approx(1.0, abs=0.02)  # the reference against itself
+    drop = agreement["accuracy_drop"]
+    assert drop["map_50_95"] == pytest.approx(accuracy["drop"]["map_50_95"])
+    expected = "within_budget" if drop["map_50_95"] <= 0.01 else "different"
+    assert agreement["verdict"] in ("equal", expected)
+    assert agreement["detections_verdict"] in ("equal", "close", "different")
+    interval = drop["interval"]
+    assert interval["low"] <= drop["map_50_95"] <= interval["high"]
+    assert summary["runtime"]["preparation"]["calibration_images"] == 6
+    # every output shows it: console, the figures TensorBoard and MLflow log, report.html
+    assert f"drop {accuracy['drop']['map_50_95']:+.4f}" in format_summary(summary, run_dir)
+    figures = headline_figures(summary)
+    assert figures["map_50_95"] == accuracy["map_50_95"] and figures["map_drop"] == accuracy["drop"]["map_50_95"]
+    page = (run_dir / "report.html").read_text()
+    assert 'id="accuracy"' in page and "mAP drop vs reference" in page
+
+
+def test_sweep_names_the_fastest_within_budget_and_plots_speed_against_map(tmp_path):
+    code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=s", "--set", "dataset.limit=4",
+                         "--set", "runtime.calibration.images=4", "--set", f"runtime.cache_dir={tmp_path / 'cache'}",
+                         "--sweep", "runtime.precision=fp32,int8"])
+    assert code == 0
+    table = pd.read_csv(tmp_path / "s" / "sweep.csv")
+    assert list(table["status"]) == ["complete", "complete"]
+    assert table["map_50_95"].between(0.05, 1.0).all() and table["map_drop"].notna().all()
+    answer = json.loads((tmp_path / "s" / "sweep.json").read_text())["answer"]
+    budget = [row for row in table.itertuples() if row.agreement in ("equal", "within_budget")]
+    if budget:
+        fastest = min(budget, key=lambda row: row.p50_ms_per_image)
+        assert answer["fastest_within_budget"]["point"] == fastest.point
+    else:
+        assert answer["fastest_within_budget"] is None
+    assert set(answer["pareto_front"]) <= set(table["point"]) and answer["pareto_front"]
+    assert (tmp_path / "s" / "sweep.png").stat().st_size > 10_000
+    assert "Throughput against accuracy" in (tmp_path / "s" / "report.html").read_text()

@@ -1,0 +1,137 @@
+"""The accuracy pass: the run's pipeline at mAP settings over the images, after the timed passes and never
+inside them, then the COCO evaluation (utils.record.accuracy) against the labels or, without labels, against
+the torch fp32 reference's detections at the same settings.
+
+Its steps are recorded with `pass_kind` `accuracy` (steps_timer.csv), which no statistic reads.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+from tqdm import tqdm
+
+from datasets.image_folder import decode_image
+from datasets.labels import GroundTruth, ImageTruth
+from pipelines.contract import DetectionPipeline, Detections
+from utils.harness.runner import run_stages
+from utils.record.accuracy import (CLASS_COLUMNS, MAX_DETS, coco_evaluation, map_drop_interval,
+                                   precision_recall_at)
+from utils.record.run_record import Table
+from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind
+from utils.recorders.step_timer import StepTimer
+from utils.writers import layout
+
+RCNN_SETTINGS_NOTE = ("R-CNN: the box head's score cut and NMS run inside the network, so the accuracy pass "
+                      "uses the run's own postprocess settings (torchvision evaluates its COCO mAP at them too)")
+
+
+def map_postprocess(family: str, postprocess: Any, accuracy: Any) -> tuple[Any, dict[str, Any]]:
+    """The postprocess section at mAP settings, and the settings as summary.json states them."""
+    if family != "yolo":
+        return postprocess, {"note": RCNN_SETTINGS_NOTE}
+    settings = {"conf_thres": accuracy.conf_thres, "iou_thres": accuracy.iou_thres, "max_det": accuracy.max_det}
+    return postprocess.model_copy(update=settings), settings
+
+
+def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, description: str,
+           timer: Optional[StepTimer] = None) -> list[Optional[Detections]]:
+    """One Detections per path (None where the image cannot be decoded). With a timer, the batches are
+    recorded as the accuracy pass."""
+    found: list[Optional[Detections]] = []
+    batches = range(0, len(paths), batch_size)
+    for number, start in enumerate(tqdm(batches, desc=description, unit="batch", disable=None, leave=False)):
+        chunk = paths[start:start + batch_size]
+        if timer is None:
+            images = [decode_image(path).image for path in chunk]
+            valid = [image for image in images if image is not None]
+            results = iter(pipeline(valid) if valid else [])
+        else:
+            timer.set_batch(PassKind.ACCURACY, 0, number)
+            with timer.step(PIPELINE_STEP):
+                with timer.step(LOAD_STEP):
+                    images = [decode_image(path).image for path in chunk]
+                    valid = [image for image in images if image is not None]
+                    timer.set_images(len(valid))
+                results = iter(run_stages(pipeline.stages(), timer, valid) if valid else [])
+        found.extend(None if image is None else next(results) for image in images)
+    return found
+
+
+def _as_truth(detections: Detections) -> ImageTruth:
+    """The reference's top MAX_DETS detections as objects: COCOeval scores that many per image, so the
+    reference scored against its own detections gets 1.0 and the candidate's figure reads as a share of it."""
+    top = detections.scores.argsort(descending=True, stable=True)[:MAX_DETS]
+    return ImageTruth(detections.boxes[top].detach().double().numpy().reshape(-1, 4),
+                      detections.labels[top].detach().long().numpy())
+
+
+@dataclass
+class AccuracyResult:
+    summary: dict[str, Any]  # summary.json `accuracy`
+    classes: Table  # accuracy.csv
+
+
+def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequence[Optional[Detections]]],
+             truth: Optional[GroundTruth], class_names: Sequence[str], settings: dict[str, Any],
+             conf_thres: float, bootstrap: int, seed: int, reference_name: str) -> AccuracyResult:
+    """mAP of the candidate (and of the reference, with the drop) over the images both could decode."""
+    started = time.perf_counter()
+    usable = [i for i, found in enumerate(candidate)
+              if found is not None and (reference is None or reference[i] is not None)]
+    dets = [candidate[i] for i in usable]
+    if truth is not None:
+        truths = [truth.images[i] for i in usable]
+        source = {"source": truth.source, "format": truth.format, "mapping": truth.mapping,
+                  "objects": sum(len(t) for t in truths),
+                  "images_without_labels": sum(1 for i in usable if i < len(truth.images) and not len(truth.images[i]))}
+        against = "labels"
+    else:
+        truths = [_as_truth(reference[i]) for i in usable]
+        source = {"source": f"the {reference_name} reference's top {MAX_DETS} detections per image at the mAP "
+                            "settings (no dataset.labels)",
+                  "objects": sum(len(t) for t in truths)}
+        against = "reference"
+    result = coco_evaluation(truths, dets, class_names)
+    summary: dict[str, Any] = {
+        "ground_truth": source, "images": len(usable), "images_not_decoded": len(candidate) - len(usable),
+        "settings": settings,
+        "map_50_95": result.map_50_95, "map_50": result.map_50, "map_75": result.map_75, "ar_100": result.ar_100,
+        "detections": result.detections,
+    }
+    if truth is not None:
+        summary["at_conf_thres"] = precision_recall_at(truths, dets, conf_thres)
+    rows = [dict(row) for row in result.classes]
+    if reference is not None:
+        refs = [reference[i] for i in usable]
+        mine = coco_evaluation(truths, refs, class_names)
+        summary["reference"] = {"name": reference_name, "map_50_95": mine.map_50_95, "map_50": mine.map_50,
+                                "map_75": mine.map_75}
+        interval = map_drop_interval(truths, refs, dets, resamples=bootstrap, seed=seed) if bootstrap else None
+        summary["drop"] = {
+            "map_50_95": mine.map_50_95 - result.map_50_95, "against": against,
+            "interval": None if interval is None else {
+                "low": interval.low, "high": interval.high, "confidence": interval.confidence,
+                "resamples": interval.resamples, "seed": interval.seed, "over": "images"}}
+        reference_ap = {row["class_id"]: row["ap_50_95"] for row in mine.classes}
+        for row in rows:
+            row["reference_ap_50_95"] = reference_ap.get(row["class_id"])
+    summary["evaluation_s"] = time.perf_counter() - started
+    summary["file"] = layout.ACCURACY
+    columns = CLASS_COLUMNS + (("reference_ap_50_95",) if reference is not None else ())
+    return AccuracyResult(summary, Table(rows, columns))
+
+
+def accuracy_images(paths: Sequence[Path], images: Optional[int], labelled: bool, agreement_images: int) -> list[Path]:
+    """`benchmark.accuracy.images`, or all images with labels and agreement.images without."""
+    count = images if images is not None else (len(paths) if labelled else agreement_images)
+    return list(paths[:count])
+
+
+def progress_line(console: Callable[[str], None], count: int, labelled: bool, with_reference: bool) -> None:
+    against = "the labels" if labelled else "the torch fp32 reference's detections"
+    extra = " (and the reference, for the drop)" if with_reference and labelled else ""
+    console(f"Accuracy pass: {count} images at mAP settings, scored against {against}{extra}...")
+

@@ -1,0 +1,42 @@
+"""The int8 calibration inputs: the run's first `runtime.calibration.images` images through the run's own
+preprocessing, handed to the runtime as network inputs (pipelines.runtimes.quantization.Calibration)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from datasets.image_folder import decode_image
+from pipelines.cache_keys import file_digest, parts_digest
+from pipelines.contract import FORWARD_STAGE, LoadedNetwork
+from pipelines.runtimes.base import PreparedForward
+from pipelines.runtimes.onnx_export import as_input
+from pipelines.runtimes.quantization import Calibration
+
+
+def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, postprocess: Any,
+                       paths: Sequence[Path], images: int, keep_float: Sequence[str]) -> Calibration:
+    chosen = list(paths[:images])
+    digest = parts_digest({"images": ",".join(file_digest(path) for path in chosen),
+                           "preprocess": json.dumps(preprocess.model_dump(mode="json"), sort_keys=True)})
+
+    def inputs() -> Iterator[np.ndarray]:
+        # The pipeline's stages up to its forward, with a forward that only keeps what it is given: the
+        # network input exactly as the timed passes build it.
+        seen: list[Any] = []
+        pipeline = family.build_pipeline(network, PreparedForward(lambda batch, *extra: seen.append(batch), None),
+                                         preprocess, postprocess)
+        stages = pipeline.stages()
+        upto = [stage.name for stage in stages].index(FORWARD_STAGE) + 1
+        for path in chosen:
+            image = decode_image(path).image
+            if image is None:
+                continue
+            value: Any = [image]
+            for stage in stages[:upto]:
+                value = stage.run(value)
+            yield as_input(seen.pop())
+
+    return Calibration(inputs, len(chosen), digest, tuple(keep_float))
