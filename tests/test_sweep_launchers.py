@@ -17,8 +17,8 @@ from utils.sweep.launchers.ray_cluster import Node, nodes_for, probe_address, un
 from utils.sweep.launchers.ray_point import point_environment
 
 ROOT = Path(__file__).resolve().parent.parent
-QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}",
-         "--set", "dataset.limit=2"]
+QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),
+         "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}", "--set", "dataset.limit=2"]
 
 
 def _closed_port() -> int:
@@ -61,8 +61,9 @@ def test_an_unreachable_cluster_is_exit_2_within_seconds(tmp_path, capsys):
 
 
 def test_without_the_ray_package_the_ray_launcher_is_exit_2(tmp_path):
-    hide_ray = ("import sys; sys.modules['ray'] = None; import benchmark; "
-                f"sys.exit(benchmark.main({QUICK + ['--set', f'run.output_dir={tmp_path}', '--launcher', 'ray', '--ray-address', '127.0.0.1:1', '--sweep', 'preprocess.img_size=64,96']!r}))")
+    arguments = QUICK + ["--set", f"run.output_dir={tmp_path}", "--launcher", "ray", "--ray-address", "127.0.0.1:1",
+                         "--sweep", "preprocess.img_size=64,96"]
+    hide_ray = f"import sys; sys.modules['ray'] = None; import benchmark; sys.exit(benchmark.main({arguments!r}))"
     done = subprocess.run([sys.executable, "-c", hide_ray], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "needs the ray package, which is not installed" in done.stderr and "pip install" in done.stderr

@@ -11,8 +11,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -22,8 +24,9 @@ pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[ray]'
 
 ROOT = Path(__file__).resolve().parent.parent
 RAY = str(Path(sys.executable).with_name("ray"))
-QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}",
-         "--set", "dataset.limit=2", "--set", "dataset.batch_size=1", "--set", "benchmark.repeats=3",
+QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),
+         "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}", "--set", "dataset.limit=2",
+         "--set", "dataset.batch_size=1", "--set", "benchmark.repeats=3",
          "--set", "benchmark.layer_timing=false", "--set", "benchmark.energy.enabled=false",
          "--set", "benchmark.memory.enabled=false", "--set", "outputs.save_images=false",
          "--set", "outputs.plots=false", "--set", "outputs.report=false", "--set", "runtime.threads=1"]
@@ -125,6 +128,20 @@ def _run(command: list[str], timeout: float = 150) -> subprocess.CompletedProces
                           start_new_session=True, env=DRIVER_ENV)
 
 
+@contextmanager
+def _ended(process: subprocess.Popen, seconds: float = 240):
+    """The sweep's process never outlives the test: killed when the test fails or it runs past `seconds`."""
+    watchdog = threading.Timer(seconds, process.kill)
+    watchdog.start()
+    try:
+        yield
+    finally:
+        watchdog.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def _benchmarks_of(cluster) -> list[tuple[int, str]]:
     sessions = {cluster["head"].session, cluster["second"].session}
     return [(pid, command) for pid, command in _sessions_processes(sessions) if "benchmark.py" in command]
@@ -134,8 +151,8 @@ def _benchmarks_of(cluster) -> list[tuple[int, str]]:
 def spread(cluster, tmp_path_factory):
     """Two points, unpinned, at once: one on each node; MLflow on, as a fleet would use it."""
     outputs = tmp_path_factory.mktemp("ray_spread")
-    done = _run(_sweep(cluster, outputs, "spread", "--set", f"outputs.mlflow.tracking_uri=sqlite:///{outputs / 'mlflow.db'}",
-                       "--sweep", "preprocess.img_size=64,96"))
+    tracking = f"outputs.mlflow.tracking_uri=sqlite:///{outputs / 'mlflow.db'}"
+    done = _run(_sweep(cluster, outputs, "spread", "--set", tracking, "--sweep", "preprocess.img_size=64,96"))
     return done, outputs / "spread"
 
 
@@ -188,14 +205,15 @@ def test_ctrl_c_keeps_the_finished_point_and_stops_the_running_one(cluster, tmp_
     process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=DRIVER_ENV)
     table_file = tmp_path / "stopped" / "sweep.csv"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        if table_file.is_file() and pd.read_csv(table_file)["status"].iloc[0] != "pending":
-            break
-        time.sleep(0.3)
-    time.sleep(1)  # the long point is in its timed passes by now
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
+    with _ended(process):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            if table_file.is_file() and pd.read_csv(table_file)["status"].iloc[0] != "pending":
+                break
+            time.sleep(0.3)
+        time.sleep(1)  # the long point is in its timed passes by now
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr[-3000:]
     table = pd.read_csv(table_file)
     assert table["status"].tolist() == ["complete", "stopped"], table["reason"].tolist()
@@ -215,12 +233,13 @@ def test_a_killed_nodes_point_is_a_failed_row_and_the_sweep_goes_on(cluster, spr
     command = _sweep(cluster, tmp_path, "killed", "--sweep", f"node={second.label},{head_id}")
     process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=DRIVER_ENV)
-    for line in process.stdout:
-        if line.startswith(f"node={second.label}: started on"):
-            break
-    time.sleep(3)  # inside benchmark.py on the node
-    second.kill()
-    stdout, stderr = process.communicate(timeout=150)
+    with _ended(process):
+        for line in process.stdout:
+            if line.startswith(f"node={second.label}: started on"):
+                break
+        time.sleep(3)  # inside benchmark.py on the node
+        second.kill()
+        stdout, stderr = process.communicate(timeout=150)
     assert process.returncode == 0, stderr[-3000:]
     table = pd.read_csv(tmp_path / "killed" / "sweep.csv").set_index("node")
     assert table.loc[second.label, "status"] == "failed" and "died" in table.loc[second.label, "reason"]

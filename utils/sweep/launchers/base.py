@@ -3,6 +3,7 @@ PointOutcome per point, through a callback as each ends), and the stop signals t
 """
 from __future__ import annotations
 
+import json
 import signal
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
@@ -26,9 +27,8 @@ class PointJob:
     node: Optional[str] = None  # the machine(s) it is pinned to (`--sweep node=NAME`), None: any
 
     def command(self, python: str, script: str, output_dir: str) -> list[str]:
-        from json import dumps  # JSON strings are YAML strings: the path stays text whatever it holds
-
-        return [python, script, *self.arguments, "--set", f"run.output_dir={dumps(output_dir)}"]
+        # JSON strings are YAML strings: the path stays text whatever characters it holds.
+        return [python, script, *self.arguments, "--set", f"run.output_dir={json.dumps(output_dir)}"]
 
 
 @dataclass

@@ -111,7 +111,7 @@ class RayLauncher(Launcher):
                 socket.create_connection(target, timeout=PROBE_SECONDS).close()
             except OSError as error:
                 raise LauncherError(f"cannot reach the Ray cluster at {self.address} ({error}); start it with "
-                                    "`ray start --head` (see README, Fleet) or fix --ray-address / RAY_ADDRESS") from None
+                                    "`ray start --head` (README, Fleets) or fix --ray-address / RAY_ADDRESS") from None
         self._connect(ray)
         self.ray = ray
         self._refresh(force=True)
@@ -164,7 +164,7 @@ class RayLauncher(Launcher):
     def describe(self) -> dict:
         return {"name": self.name, "address": self.address,
                 "nodes": [{"node_id": node.node_id, "host": node.host, "address": node.address, "cpus": node.cpus,
-                           "labels": node.labels} for node in self.nodes.values()]}
+                           "labels": node.labels, "alive": node.alive} for node in self.nodes.values()]}
 
     def run(self, jobs: list[PointJob], stops: Stops, started: Started, finished: Finished) -> None:
         waiting = list(jobs)
