@@ -177,12 +177,13 @@ class Sweep:
     def _settle(self, result: PointResult, outcome: PointOutcome, stops: Stops) -> None:
         result.placement = outcome.placement
         code = outcome.returncode
-        if code is None:  # it never ran, or its process was lost with its node or task
+        if code is not None or outcome.stdout or outcome.stderr:
+            logs = self.directory.path / layout.SWEEP_LOGS_DIR
+            atomic_write_text(logs / f"{result.point.name}.stdout.txt", outcome.stdout)
+            atomic_write_text(logs / f"{result.point.name}.stderr.txt", outcome.stderr)
+        if code is None:  # it never ran, or its process or its files were lost on the way
             result.status, result.reason = ("stopped" if outcome.stopped else "failed"), outcome.lost
             return
-        logs = self.directory.path / layout.SWEEP_LOGS_DIR
-        atomic_write_text(logs / f"{result.point.name}.stdout.txt", outcome.stdout)
-        atomic_write_text(logs / f"{result.point.name}.stderr.txt", outcome.stderr)
         if code == 0:
             self._read(result)  # a point that completed as the stop arrived keeps its figures
         elif stops.received or code in (exit_status(signal.SIGINT), exit_status(signal.SIGTERM)):

@@ -143,7 +143,13 @@ class RayLauncher(Launcher):
         if not force and time.monotonic() - self._refreshed < 2.0:
             return
         self._refreshed = time.monotonic()
-        for entry in self.ray.nodes():
+        try:
+            entries = self.ray.nodes()
+        except Exception:  # noqa: BLE001 - a moment without the cluster's view: keep the last one, tasks tell the rest
+            if force and not self.nodes:
+                raise
+            return
+        for entry in entries:
             node = Node.from_ray(entry)
             if node.node_id in self.dead:
                 node = Node(node.node_id, node.host, node.address, node.cpus, node.labels, alive=False)
@@ -251,8 +257,8 @@ class RayLauncher(Launcher):
             try:
                 unpack(value["archive"], job.run_dir)
             except (OSError, tarfile.TarError) as error:
-                return PointOutcome(None, lost=f"its run directory came back but cannot be unpacked: {error}",
-                                    placement=placement)
+                outcome.returncode = None
+                outcome.lost = f"its run directory came back but cannot be unpacked here: {error}"
         return outcome
 
     def close(self) -> None:
