@@ -14,7 +14,7 @@ from benchmark import main
 from utils.sweep.launchers import LauncherError, make_launcher
 from utils.sweep.launchers.local import LocalLauncher
 from utils.sweep.launchers.ray_cluster import Node, nodes_for, probe_address, unpack
-from utils.sweep.launchers.ray_point import point_environment
+from utils.sweep.launchers.ray_point import point_environment, run_point
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),
@@ -143,3 +143,11 @@ def test_an_address_that_accepts_but_never_answers_as_ray_is_exit_2_in_bounded_t
     assert done.returncode == 2, done.stderr[-2000:]
     assert f"cannot connect to the Ray cluster at {address}" in done.stderr and time.monotonic() - began < 60
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_node_without_the_checkout_at_the_same_path_says_which_path_is_missing(tmp_path):
+    missing = tmp_path / "elsewhere" / "benchmark.py"
+    outcome = run_point(["--config", "configs/samples_tiny.yaml"], "p", str(missing), str(ROOT))
+    assert outcome["returncode"] is None and str(missing) in outcome["lost"] and "same path" in outcome["lost"]
+    outcome = run_point([], "p", str(ROOT / "benchmark.py"), str(tmp_path / "gone"))
+    assert outcome["returncode"] is None and "the folder the sweep was started from" in outcome["lost"]

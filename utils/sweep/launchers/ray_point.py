@@ -63,11 +63,12 @@ def pack(folder: str, name: str) -> bytes:
 
 def run_point(arguments: list[str], run_id: str, script: str, cwd: str) -> dict:
     """benchmark.py with `arguments` (which set run.id to `run_id`) from `cwd`; a stop (the driver cancelling
-    the task, which Ray delivers as SIGINT) is passed on to it so it writes what it measured."""
+    the task, which Ray delivers to the worker's SIGINT handler) is passed on to it so it writes what it
+    measured."""
     host = socket.gethostname()
     for path, what in ((script, "benchmark.py"), (cwd, "the folder the sweep was started from")):
         if not os.path.exists(path):
-            return {"returncode": None, "host": host,
+            return {"returncode": None,
                     "lost": f"{what} {path} does not exist on node {host}: every node needs the project checkout "
                             "at the same path as the machine that starts the sweep"}
     stop = _StopForwarding()
@@ -86,7 +87,7 @@ def run_point(arguments: list[str], run_id: str, script: str, cwd: str) -> dict:
             output, errors = stdout.read(), stderr.read()
             run_dir = os.path.join(folder, run_id)
             archive = pack(folder, run_id) if os.path.isdir(run_dir) else None
-        return {"returncode": returncode, "host": host, "stdout": output, "stderr": errors, "archive": archive}
+        return {"returncode": returncode, "stdout": output, "stderr": errors, "archive": archive}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
