@@ -1,6 +1,7 @@
 """The launcher seam without a cluster: choosing a launcher from the flags, the mistakes refused before anything
 runs (exit status 2), an unreachable cluster, a missing ray package, and the pure parts of the Ray launcher."""
 import io
+import os
 import socket
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from benchmark import main
 from utils.sweep.launchers import LauncherError, make_launcher
 from utils.sweep.launchers.local import LocalLauncher
 from utils.sweep.launchers.ray_cluster import Node, nodes_for, probe_address, unpack
-from utils.sweep.launchers.ray_point import point_environment, run_point
+from utils.sweep.launchers.ray_point import FOLDER_PREFIX, point_environment, remove_abandoned_folders, run_point
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),
@@ -151,3 +152,12 @@ def test_a_node_without_the_checkout_at_the_same_path_says_which_path_is_missing
     assert outcome["returncode"] is None and str(missing) in outcome["lost"] and "same path" in outcome["lost"]
     outcome = run_point([], "p", str(ROOT / "benchmark.py"), str(tmp_path / "gone"))
     assert outcome["returncode"] is None and "the folder the sweep was started from" in outcome["lost"]
+
+
+def test_folders_of_killed_tasks_are_removed_and_those_of_running_ones_stay(tmp_path):
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone, running = f"{FOLDER_PREFIX}{ended.stdout.strip()}-abc", f"{FOLDER_PREFIX}{os.getpid()}-def"
+    for name in (gone, running, "detbench-ort-xyz"):
+        (tmp_path / name / "point").mkdir(parents=True)
+    assert remove_abandoned_folders(str(tmp_path)) == [gone]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["detbench-ort-xyz", running]

@@ -58,19 +58,22 @@ def _sessions_processes(sessions: set[int]) -> list[tuple[int, str]]:
 
 
 class Node:
-    def __init__(self, log: Path, arguments: list[str], label: str):
+    def __init__(self, log: Path, arguments: list[str], label: str, scratch: Path):
         self.label = label
         self.alias = f"also-{label}"  # a second label: two names for one machine
         self.log = log
         with open(log, "w") as handle:
             self.process = subprocess.Popen([RAY, "start", "--block", "--num-cpus=1", "--disable-usage-stats",
-                                             "--object-store-memory=100000000", f"--labels=name={label},alias={self.alias}",
+                                             "--object-store-memory=100000000",
+                                             f"--labels=name={label},alias={self.alias}",
                                              f"--dashboard-agent-listen-port={_free_port()}",
                                              f"--dashboard-agent-grpc-port={_free_port()}",
                                              f"--metrics-export-port={_free_port()}",
                                              f"--runtime-env-agent-port={_free_port()}", *arguments],
                                             stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
-                                            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+                                            # the points' temporary folders: what a killed node leaves goes
+                                            # with the cluster's folder
+                                            env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "TMPDIR": str(scratch)})
         self.session = self.process.pid
 
     def wait_started(self) -> None:
@@ -102,12 +105,14 @@ def cluster():
     # Short: Ray's Unix sockets live under it, and their paths are limited to about 100 characters.
     temp = Path(tempfile.mkdtemp(prefix="dbray", dir="/tmp"))
     port, tag = _free_port(), uuid.uuid4().hex[:6]
+    scratch = temp / "t"
+    scratch.mkdir()
     head = Node(temp / "head.log", ["--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={temp}",
-                                    f"--ray-client-server-port={_free_port()}"], f"head-{tag}")
+                                    f"--ray-client-server-port={_free_port()}"], f"head-{tag}", scratch)
     nodes = [head]
     try:
         head.wait_started()
-        second = Node(temp / "second.log", [f"--address=127.0.0.1:{port}"], f"second-{tag}")
+        second = Node(temp / "second.log", [f"--address=127.0.0.1:{port}"], f"second-{tag}", scratch)
         nodes.append(second)
         second.wait_started()
         yield {"address": f"127.0.0.1:{port}", "head": head, "second": second}

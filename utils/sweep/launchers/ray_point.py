@@ -10,6 +10,7 @@ import ctypes
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -22,6 +23,8 @@ import tempfile
 # (OMP_NUM_THREADS above all, which Ray sets to the task's CPUs).
 RAY_WORKER_VARIABLES = ("OMP_NUM_THREADS", "RAY_JOB_ID", "RAY_RAYLET_PID", "SPT_NOENV", "PYTHONBREAKPOINT")
 PR_SET_PDEATHSIG = 1
+FOLDER_PREFIX = "detbench-point-"  # then the worker's pid: a folder whose worker is gone was left by a killed task
+_FOLDER = re.compile(re.escape(FOLDER_PREFIX) + r"(\d+)-")
 
 
 def point_environment(worker: dict, raylet: dict | None) -> dict:
@@ -54,6 +57,26 @@ def _as_if_started_by_hand() -> None:
         pass
 
 
+def remove_abandoned_folders(parent: str) -> list[str]:
+    """Point folders whose task was killed before it could remove them (a forced cancel, a node that died and
+    came back); a folder whose worker still lives belongs to a running point and stays."""
+    removed = []
+    for name in os.listdir(parent):
+        match = _FOLDER.match(name)
+        if not match:
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+            continue
+        except ProcessLookupError:
+            pass
+        except PermissionError:  # alive, someone else's
+            continue
+        shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+        removed.append(name)
+    return removed
+
+
 def pack(folder: str, name: str) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
@@ -72,7 +95,8 @@ def run_point(arguments: list[str], run_id: str, script: str, cwd: str) -> dict:
                     "lost": f"{what} {path} does not exist on node {host}: every node needs the project checkout "
                             "at the same path as the machine that starts the sweep"}
     stop = _StopForwarding()
-    folder = tempfile.mkdtemp(prefix="detbench-point-")
+    remove_abandoned_folders(tempfile.gettempdir())
+    folder = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
     try:
         command = [sys.executable, script, *arguments, "--set", f"run.output_dir={json.dumps(folder)}"]
         environment = point_environment(dict(os.environ), raylet_environment(os.environ.get("RAY_RAYLET_PID")))
