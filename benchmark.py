@@ -2,6 +2,7 @@
 
     python benchmark.py --config configs/samples.yaml [--set dotted.key=value ...]
     python benchmark.py --config C --sweep KEY=V1,V2,... [--sweep KEY2=...]   (one run per point)
+    python benchmark.py --config C --sweep ... --launcher ray [--ray-address HOST:PORT]   (points on a Ray cluster)
     python benchmark.py compare RUN_A RUN_B [--out DIR]
 
 Exit status: 0 complete; 1 an output could not be written; 2 a mistake in the config or the inputs;
@@ -39,6 +40,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sweep", dest="sweeps", action="append", default=[], metavar="KEY=V1,V2,...",
                         help="run every combination of these values, each point in its own process, under "
                              "<run.output_dir>/<run.id>/<point>/; repeatable (e.g. --sweep dataset.batch_size=1,2)")
+    parser.add_argument("--launcher", choices=("local", "ray"), default="local",
+                        help="how a sweep's points run: local (one after another here, the default) or ray (one "
+                             "task per point on the nodes of a Ray cluster; --sweep node=NAME,... pins them)")
+    parser.add_argument("--ray-address", metavar="HOST:PORT",
+                        help="the Ray cluster for --launcher ray (default: RAY_ADDRESS)")
     return parser.parse_args(argv)
 
 
@@ -76,15 +82,17 @@ def sweep(args: argparse.Namespace) -> int:
     """Every point validated before any runs; then one benchmark.py process per point."""
     from utils.config import ConfigError
     from utils.sweep.driver import Sweep
+    from utils.sweep.launchers import LauncherError, make_launcher
     from utils.sweep.plan import SweepError
     from utils.writers.atomic import OutputWriteError
     from utils.writers.run_directory import RunDirectoryError
 
-    runner = Sweep(args.config, args.overrides, args.sweeps)
     try:
         with stop_signals_interrupt():
+            runner = Sweep(args.config, args.overrides, args.sweeps,
+                           launcher=make_launcher(args.launcher, args.ray_address))
             runner.prepare()
-    except (ConfigError, SweepError, RunDirectoryError) as exc:
+    except (ConfigError, SweepError, RunDirectoryError, LauncherError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OutputWriteError as exc:
@@ -106,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         # Until the run starts nothing is written, so SIGTERM may end it at once, as Ctrl-C does.
         with stop_signals_interrupt():
             args = parse_args(arguments)
+            if not args.sweeps and (args.launcher != "local" or args.ray_address):
+                raise CannotStart(EXIT_USAGE, ValueError("--launcher and --ray-address are for sweeps; add --sweep "
+                                                         "KEY=V1,V2,... or drop them"))
             benchmark = None if args.sweeps else prepare(args)
     except CannotStart as refused:
         print(f"error: {refused}", file=sys.stderr)

@@ -93,3 +93,11 @@ def test_a_failed_point_keeps_the_end_of_its_error_output():
         "error: invalid configuration: dataset.limit: bad")
     assert exit_reason(-9, "") == "killed by SIGKILL: no error output"
     assert exit_reason(2, "error: missing file").startswith("cannot run (exit 2): error: missing file")
+
+
+def test_node_places_a_point_and_is_not_a_config_override():
+    axes, points = expand(["dataset.batch_size=1,2", "node=epyc-1,xeon-1"])
+    assert [axis.key for axis in axes] == ["dataset.batch_size", "node"]
+    assert points[1].name == "dataset.batch_size=1,node=xeon-1" and points[1].node == "xeon-1"
+    assert points[1].overrides == ["dataset.batch_size=1"] and points[1].values["node"] == "xeon-1"
+    assert expand(["dataset.batch_size=1"])[1][0].node is None

@@ -1,16 +1,15 @@
-"""Runs a sweep: every point validated first, then each one in its own benchmark.py process (threads, OpenMP
-settings and compile caches are process-wide, so points must not share one), its figures read back from its
-run directory, and sweep.csv / sweep.json rewritten after every point so that nothing finished is lost.
+"""Runs a sweep: every point validated first, then each one in its own benchmark.py process, started by a
+launcher (utils/sweep/launchers: one process after another here, or one task per point on a Ray cluster), its
+figures read back from its run directory, and sweep.csv / sweep.json rewritten after every point so that nothing
+finished is lost.
 
-Ctrl-C or SIGTERM is passed on to the running point, which writes what it measured; the points not run yet are
-recorded as stopped and the sweep's files are still written.
+Ctrl-C or SIGTERM is passed on to the running point(s), which write what they measured; the points not run yet
+are recorded as stopped and the sweep's files are still written.
 """
 from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,16 +22,16 @@ from utils.harness.interruption import exit_status
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.sweep.answer import PointFigures, choose
 from utils.sweep.figures import read_point
-from utils.sweep.plan import Point, expand
+from utils.sweep.launchers.base import Launcher, PointJob, PointOutcome, Stops
+from utils.sweep.launchers.local import LocalLauncher
+from utils.sweep.plan import PLACEMENT_KEY, Point, SweepError, expand
 from utils.sweep.tracking import POINT_OVERRIDE, SweepTracking
 from utils.writers import layout
 from utils.writers.atomic import OutputWriteError, atomic_write_text
 from utils.writers.run_directory import RunDirectory
 from utils.writers.sweep_files import sweep_columns, write_sweep_report, write_sweep_tables
 
-BENCHMARK_SCRIPT = Path(__file__).resolve().parents[2] / "benchmark.py"
 EXIT_OK, EXIT_FAILED = 0, 1
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 REASON_CHARS = 600
 
 
@@ -44,10 +43,11 @@ class PointResult:
     reason: str = ""
     figures_row: dict = field(default_factory=dict)
     figures: Optional[PointFigures] = None
+    placement: dict = field(default_factory=dict)  # where the launcher ran it (its columns of sweep.csv)
 
     def row(self, sweep_dir: Path) -> dict:
         return {"point": self.point.name, **self.point.values, "status": self.status, "reason": self.reason,
-                **self.figures_row, "run_dir": str(self.run_dir.relative_to(sweep_dir))}
+                **self.figures_row, **self.placement, "run_dir": str(self.run_dir.relative_to(sweep_dir))}
 
 
 def stderr_reason(stderr: str) -> str:
@@ -72,45 +72,26 @@ def exit_reason(code: int, stderr: str) -> str:
     return f"crashed (exit {code}): {tail}"
 
 
-class _Stops:
-    """The first stop signal is passed on to the running point; later ones only wait for it to finish."""
-
-    def __init__(self):
-        self.received: Optional[int] = None
-        self.child: Optional[subprocess.Popen] = None
-
-    def _handle(self, number: int, _frame) -> None:
-        first = self.received is None
-        self.received = self.received or number
-        if first and self.child is not None and self.child.poll() is None:
-            self.child.send_signal(number)
-
-    @contextmanager
-    def handled(self) -> Iterator["_Stops"]:
-        # A SIGINT ignored by the shell that started us stays ignored, as in a single run.
-        previous = {number: signal.signal(number, self._handle) for number in STOP_SIGNALS
-                    if signal.getsignal(number) is not signal.SIG_IGN}
-        try:
-            yield self
-        finally:
-            for number, handler in previous.items():
-                signal.signal(number, handler)
-
-
 class Sweep:
     def __init__(self, config_file: str, overrides: list[str], sweep_arguments: list[str],
-                 console: Callable[[str], None] = print):
+                 console: Callable[[str], None] = print, launcher: Optional[Launcher] = None):
         self.config_file = config_file
         self.overrides = list(overrides)
         self.sweep_arguments = list(sweep_arguments)
         self.console = console
+        self.launcher = launcher or LocalLauncher()
         # Called with each point's result once its process has ended, whatever its status.
         self.on_point_finished: list[Callable[[PointResult], None]] = []
 
     def prepare(self) -> None:
         """Every point's configuration is validated before anything runs or is written: one bad key or value
-        refuses the whole sweep. Raises SweepError, ConfigError or RunDirectoryError (exit status 2)."""
+        refuses the whole sweep, as does a launcher that cannot run them. Raises SweepError, ConfigError,
+        LauncherError or RunDirectoryError (exit status 2)."""
         self.axes, self.points = expand(self.sweep_arguments)
+        if not self.launcher.places_points and any(point.node for point in self.points):
+            raise SweepError(f"--sweep {PLACEMENT_KEY}=...: points are placed on machines only by --launcher ray "
+                             f"(this sweep's launcher is {self.launcher.name}); drop that --sweep or add "
+                             "--launcher ray")
         base = load_config(self.config_file, self.overrides)
         for point in self.points:
             try:
@@ -119,18 +100,26 @@ class Sweep:
                 raise ConfigError(f"sweep point {point.name} is refused, so nothing ran:\n{error}") from None
         self.mlflow = base.outputs.mlflow if base.outputs.mlflow.tracking_uri else None
         self.directory = RunDirectory(base.run.output_dir, base.run.id)
-        self.directory.create()
         self.results = [PointResult(point, self.directory.path / point.name) for point in self.points]
+        self.jobs = [PointJob(point.name, tuple(self.arguments(point)), self.directory.path / point.name,
+                              point.node) for point in self.points]
+        self.launcher.open()
+        try:
+            self.launcher.check(self.jobs)
+            self.directory.create()
+        except BaseException:
+            self.launcher.close()
+            raise
 
-    def command(self, point: Point) -> list[str]:
+    def arguments(self, point: Point) -> list[str]:
+        """benchmark.py's arguments for the point; the launcher adds where its run directory goes."""
         sets = [*self.overrides, *point.overrides, *([POINT_OVERRIDE] if self.mlflow else []),
                 # JSON strings are YAML strings: the values stay text whatever characters they hold.
-                f"run.output_dir={json.dumps(str(self.directory.path))}", f"run.id={json.dumps(point.name)}"]
-        return [sys.executable, str(BENCHMARK_SCRIPT), "--config", self.config_file,
-                *(part for assignment in sets for part in ("--set", assignment))]
+                f"run.id={json.dumps(point.name)}"]
+        return ["--config", self.config_file, *(part for assignment in sets for part in ("--set", assignment))]
 
     def run(self) -> int:
-        stops = _Stops()
+        stops = Stops()
         try:
             with stops.handled(), self._tracked():
                 self._run_points(stops)
@@ -143,6 +132,8 @@ class Sweep:
         except OutputWriteError as error:
             self.console(f"error: {error}; the sweep's points are in {self.directory.path}")
             return EXIT_FAILED
+        finally:
+            self.launcher.close()
         self.console(f"sweep {self.directory.run_id}: {self._counts()}")
         self.console(document["answer"]["statement"])
         self.console(f"outputs: {self.directory.path} ({layout.SWEEP_CSV}, {layout.SWEEP_JSON}, "
@@ -163,40 +154,43 @@ class Sweep:
             finally:
                 self.on_point_finished.remove(listener)
 
-    def _run_points(self, stops: _Stops) -> None:
+    def _run_points(self, stops: Stops) -> None:
         self._write_tables(stopped=None)
+        results = {result.point.name: result for result in self.results}
         with tqdm(total=len(self.results), unit="point", disable=None) as progress:
-            for result in self.results:
-                if stops.received:
-                    return
-                progress.set_postfix_str(result.point.name, refresh=True)
-                self._run_point(result, stops)
+            def started(job: PointJob, where: str) -> None:
+                progress.set_postfix_str(job.name, refresh=True)
+                if where:
+                    tqdm.write(f"{job.name}: started on {where}")
+
+            def finished(job: PointJob, outcome: PointOutcome) -> None:
+                result = results[job.name]
+                self._settle(result, outcome, stops)
                 progress.update()
                 tqdm.write(self._line(result))
                 for listener in self.on_point_finished:
                     listener(result)
                 self._write_tables(stopped=None)
 
-    def _run_point(self, result: PointResult, stops: _Stops) -> None:
-        # Its own session: a Ctrl-C at the terminal reaches the point once, through _Stops, not twice.
-        child = subprocess.Popen(self.command(result.point), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
-        stops.child = child
-        if stops.received:  # arrived between the check and the start: pass it on now
-            child.send_signal(stops.received)
-        stdout, stderr = child.communicate()
-        stops.child = None
-        logs = self.directory.path / layout.SWEEP_LOGS_DIR
-        atomic_write_text(logs / f"{result.point.name}.stdout.txt", stdout)
-        atomic_write_text(logs / f"{result.point.name}.stderr.txt", stderr)
-        code = child.returncode
+            self.launcher.run(self.jobs, stops, started, finished)
+
+    def _settle(self, result: PointResult, outcome: PointOutcome, stops: Stops) -> None:
+        result.placement = outcome.placement
+        code = outcome.returncode
+        if code is not None or outcome.stdout or outcome.stderr:
+            logs = self.directory.path / layout.SWEEP_LOGS_DIR
+            atomic_write_text(logs / f"{result.point.name}.stdout.txt", outcome.stdout)
+            atomic_write_text(logs / f"{result.point.name}.stderr.txt", outcome.stderr)
+        if code is None:  # it never ran, or its process or its files were lost on the way
+            result.status, result.reason = ("stopped" if outcome.stopped else "failed"), outcome.lost
+            return
         if code == 0:
             self._read(result)  # a point that completed as the stop arrived keeps its figures
         elif stops.received or code in (exit_status(signal.SIGINT), exit_status(signal.SIGTERM)):
             result.status = "stopped"
             result.reason = "stopped while it ran; what it measured is in its run directory"
         else:
-            result.status, result.reason = "failed", exit_reason(code, stderr)
+            result.status, result.reason = "failed", exit_reason(code, outcome.stderr)
 
     def _read(self, result: PointResult) -> None:
         try:
@@ -218,7 +212,7 @@ class Sweep:
                 f"{row['images_per_s']:.2f} images/s, detections {row['agreement']}")
 
     def _columns(self) -> list[str]:
-        return sweep_columns([axis.key for axis in self.axes])
+        return sweep_columns([axis.key for axis in self.axes], self.launcher.columns)
 
     def _rows(self) -> list[dict]:
         return [result.row(self.directory.path) for result in self.results]
@@ -237,6 +231,7 @@ class Sweep:
             "stop_reason": signal.Signals(stopped).name if stopped else None,
             "config_file": self.config_file,
             "overrides": self.overrides,
+            "launcher": self.launcher.describe(),
             "swept": {axis.key: list(axis.values) for axis in self.axes},
             "points": len(self.results),
             "answer": choose([result.figures for result in self.results if result.figures is not None]),

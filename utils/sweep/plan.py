@@ -1,5 +1,6 @@
 """What a sweep runs: `--sweep KEY=V1,V2,...` arguments parsed and expanded into their cartesian product,
-each point a list of `--set KEY=V` overrides with a readable, filesystem-safe name. Pure: nothing is run here.
+each point a list of `--set KEY=V` overrides with a readable, filesystem-safe name. `node` is the one key that is
+not a config key: the machine(s) a launcher runs the point on. Pure: nothing is run here.
 """
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from dataclasses import dataclass
 
 # Keys the sweep sets itself for every point: where its run directory goes.
 RESERVED_KEYS = ("run.id", "run.output_dir")
+# Not a config key: which machine runs the point (a Ray node id or node label), read by the launcher.
+PLACEMENT_KEY = "node"
 NAME_LIMIT = 200  # well under the 255 bytes most filesystems allow for a name
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]+")
 
@@ -30,7 +33,11 @@ class Point:
 
     @property
     def overrides(self) -> list[str]:
-        return [f"{key}={value}" for key, value in self.assignments]
+        return [f"{key}={value}" for key, value in self.assignments if key != PLACEMENT_KEY]
+
+    @property
+    def node(self) -> str | None:
+        return self.values.get(PLACEMENT_KEY)
 
     @property
     def values(self) -> dict[str, str]:

@@ -27,8 +27,9 @@ AGREEMENT_COLORS = {"reference": "#1a7f37", "equal": "#1a7f37", "within_budget":
                     "different": "#c80000", "unchecked": "#6b7280"}
 
 
-def sweep_columns(keys: Sequence[str]) -> list[str]:
-    return ["point", *keys, "status", "reason", *FIGURE_COLUMNS, "run_dir"]
+def sweep_columns(keys: Sequence[str], placement: Sequence[str] = ()) -> list[str]:
+    """`placement`: the launcher's columns saying where each point ran (none when it ran here)."""
+    return ["point", *keys, "status", "reason", *FIGURE_COLUMNS, *placement, "run_dir"]
 
 
 def write_sweep_tables(directory: Path, document: dict, rows: list[dict], columns: Sequence[str]) -> None:
@@ -159,8 +160,11 @@ def write_sweep_report(directory: Path, document: dict, rows: list[dict], column
         title = ("Throughput against accuracy" if all(row.get("map_50_95") is not None for row in rows
                                                       if row["status"] == "complete") else "Throughput against latency")
         page.heading(title).image(plot, title.lower() + " per point")
+    launcher = document.get("launcher") or {}
+    where = (f"as a task on the Ray cluster at {launcher.get('address')} with all of its node's CPUs reserved, "
+             "and its run directory was brought back beside this page" if launcher.get("name") == "ray" else
+             "with its run directory beside this page")
     page.heading("How it ran").paragraph(
         f"config {document['config_file']}, overrides {' '.join(document['overrides']) or 'none'}; each point "
-        "ran in its own process with its run directory beside this page; its console output is in "
-        f"{layout.SWEEP_LOGS_DIR}/.")
+        f"ran in its own process {where}; its console output is in {layout.SWEEP_LOGS_DIR}/.")
     return atomic_write_text(directory / layout.SWEEP_REPORT, page.render())
