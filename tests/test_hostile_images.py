@@ -109,3 +109,13 @@ def test_a_sliver_of_an_image_letterboxes_to_one_pixel_row():
 
     padded, geometry = letterbox(np.zeros((1, 5000, 3), np.uint8), 64)
     assert geometry.new_unpad == (64, 1) and padded.shape == (64, 64, 3)
+
+
+def test_a_sliver_of_an_image_reaches_the_rcnn_network_one_pixel_thick():
+    import numpy as np
+
+    from pipelines.rcnn.stages import Preprocess
+
+    batch = Preprocess(64, 128)([np.zeros((1, 5000, 3), np.uint8), np.zeros((5000, 2, 3), np.uint8)])
+    assert batch.images.image_sizes == [(1, 128), (128, 1)]
+    assert batch.original_sizes == [(1, 5000), (5000, 2)]  # boxes map back to the image as it is

@@ -56,7 +56,7 @@ def test_refusal_names_estimate_memory_and_what_fits():
     with pytest.raises(MemoryRefused) as info:
         check_fits(fit, {"preprocess.img_size": 65536}, 65536**2, 2, 512 * MiB, "available on this machine")
     message = str(info.value)
-    assert "preprocess.img_size 65536 with dataset.batch_size 2 needs about 1,296.0 GiB" in message
+    assert "preprocess.img_size 65536 with batches of 2 image(s) needs about 1,296.0 GiB" in message
     assert "but 512.0 MiB is available on this machine" in message
     # 162 bytes per pixel and image: 1280^2 x 2 x 162 = 530,841,600 fits 536,870,912; 1312 would not
     assert "preprocess.img_size 1280 at dataset.batch_size 2" in message
@@ -119,10 +119,10 @@ def cli(tmp_path, capsys, config: str, *overrides: str) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize("config, overrides, fragments", [
     ("samples_tiny.yaml", ["preprocess.img_size=65536"],
-     ["preprocess.img_size 65536 with dataset.batch_size 2 needs about", "The largest that fits: preprocess.img_size"]),
+     ["preprocess.img_size 65536 with batches of 2 image(s) needs about", "The largest that fits: preprocess.img_size"]),
     ("samples_fasterrcnn.yaml", ["model.arch=fasterrcnn_mobilenet_v3_large_fpn", "preprocess.min_size=65536",
                                  "preprocess.max_size=65536"],
-     ["preprocess.min_size 65536 and preprocess.max_size 65536 with dataset.batch_size 1 needs about"]),
+     ["preprocess.min_size 65536 and preprocess.max_size 65536 with batches of 1 image(s) needs about"]),
     ("samples_tiny.yaml", ["postprocess.classes=[0, 9999]"], ["postprocess.classes [0, 9999] names class ids [9999]"]),
 ])
 def test_refused_at_start_with_exit_2(tmp_path, capsys, config, overrides, fragments):

@@ -64,7 +64,7 @@ class RunSection(_Section):
 
 # Pillow's decompression-bomb threshold: an image above it is skipped, read from its header before decoding.
 DEFAULT_MAX_PIXELS = 178_956_970
-MAX_CONFIG_BYTES = 256 * 1024  # configs are a few hundred bytes; parsing stays well under a second
+MAX_CONFIG_BYTES = 64 * 1024  # configs are a few hundred bytes; parsing stays well under a second and a few MB
 MAX_LISTED_ERRORS = 20
 
 

@@ -13,6 +13,7 @@ from torchvision.models.detection.generalized_rcnn import GeneralizedRCNN
 from torchvision.models.detection.image_list import ImageList
 
 from models import CheckpointError
+from utils.bounded_text import LIMIT, clipped
 
 ARCHS = ("fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2", "fasterrcnn_mobilenet_v3_large_fpn",
          "maskrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn_v2")
@@ -60,24 +61,25 @@ def build_detector(arch: str, seed: int) -> GeneralizedRCNN:
 def load_state_dict_file(model: nn.Module, path: str, arch: str) -> None:
     """A published torchvision checkpoint (a plain state_dict, read with weights_only: no code from the file
     runs) into `model`, every key and shape checked; CheckpointError says what does not fit."""
+    shown_path = clipped(str(path), LIMIT)
     if Path(path).is_dir():
-        raise CheckpointError(f"model.weights {path} is a folder, not a file; set model.weights to the .pth "
+        raise CheckpointError(f"model.weights {shown_path} is a folder, not a file; set model.weights to the .pth "
                               f"checkpoint file of {arch} itself")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
-        raise CheckpointError(f"model.weights {path}: no such file; set model.weights to a torchvision "
+        raise CheckpointError(f"model.weights {shown_path}: no such file; set model.weights to a torchvision "
                               f"checkpoint of {arch} (see the README for where they are published)") from None
     except Exception as error:
-        raise CheckpointError(f"model.weights {path}: not a state_dict torch can load safely "
+        raise CheckpointError(f"model.weights {shown_path}: not a state_dict torch can load safely "
                               f"({type(error).__name__}: {error}); use the .pth file torchvision publishes for "
                               f"{arch}") from None
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise CheckpointError(f"model.weights {path}: holds a {type(state).__name__}, not a plain state_dict "
+        raise CheckpointError(f"model.weights {shown_path}: holds a {type(state).__name__}, not a plain state_dict "
                               f"(a mapping of parameter names to tensors) as torchvision publishes for {arch}")
     problem = state_dict_mismatch(model.state_dict(), state)
     if problem:
-        raise CheckpointError(f"model.weights {path} does not fit model.arch {arch}: {problem}; use the "
+        raise CheckpointError(f"model.weights {shown_path} does not fit model.arch {arch}: {problem}; use the "
                               f"checkpoint published for {arch} (see the README) or set model.arch to the "
                               "architecture the file was saved from")
     model.load_state_dict(state, strict=False)

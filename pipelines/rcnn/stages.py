@@ -2,8 +2,10 @@
 run as pipeline stages. Each is an nn.Module so that per-layer timing attaches from outside."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 import torch
 from torch import nn
@@ -32,12 +34,23 @@ class Preprocess(nn.Module):
         super().__init__()
         # eval: training mode would pick min_size at random and skip pasting masks
         self.transform = GeneralizedRCNNTransform(min_size, max_size, list(IMAGE_MEAN), list(IMAGE_STD)).eval()
+        self.min_size, self.max_size = min_size, max_size
 
     def forward(self, images: list[np.ndarray]) -> TransformedBatch:
-        tensors = [torch.from_numpy(np.ascontiguousarray(image[..., ::-1].transpose(2, 0, 1))).float().div_(255.0)
-                   for image in images]
+        tensors = [torch.from_numpy(np.ascontiguousarray(self._thick_enough(image)[..., ::-1].transpose(2, 0, 1)))
+                   .float().div_(255.0) for image in images]
         batch, _ = self.transform(tensors)
-        return TransformedBatch(batch, [(int(t.shape[-2]), int(t.shape[-1])) for t in tensors])
+        return TransformedBatch(batch, [(int(image.shape[0]), int(image.shape[1])) for image in images])
+
+    def _thick_enough(self, image: np.ndarray) -> np.ndarray:
+        """A sliver of an image (1 x 5000) would resize to zero rows, which torch refuses mid-run: its thin side
+        is stretched to what resizes to one pixel. Boxes still map back to the original size, axis by axis."""
+        height, width = image.shape[:2]
+        scale = min(self.min_size / min(height, width), self.max_size / max(height, width))
+        needed = math.ceil(1 / scale)
+        if min(height, width) >= needed:
+            return image
+        return cv2.resize(image, (max(width, needed), max(height, needed)), interpolation=cv2.INTER_NEAREST)
 
 
 class Postprocess(nn.Module):

@@ -117,8 +117,9 @@ class Benchmark:
         config, family = self.config, self.family
         fit = measure_fit(*family.memory_probe(self.network, config.postprocess))
         sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in family.SIZE_KEYS}
-        check_fits(fit, sizes, family.largest_input_area(config.preprocess), config.dataset.batch_size,
-                   *available_memory())
+        # A batch never holds more images than the dataset has.
+        batch_size = min(config.dataset.batch_size, len(self.paths))
+        check_fits(fit, sizes, family.largest_input_area(config.preprocess), batch_size, *available_memory())
 
     def identity(self) -> RunIdentity:
         config = self.config

@@ -170,7 +170,7 @@ def check_fits(fit: MemoryFit, sizes: dict[str, int], area: int, batch_size: int
     side_hint = (f"{fitting} at dataset.batch_size {batch_size}" if fitting_side
                  else f"no input size at dataset.batch_size {batch_size}")
     raise MemoryRefused(
-        f"{current} with dataset.batch_size {batch_size} needs about {size_text(needed)} for one forward "
+        f"{current} with batches of {batch_size} image(s) needs about {size_text(needed)} for one forward "
         f"(estimated from the network measured at {PROBE_SIDES[0]} and {PROBE_SIDES[1]} pixels square and scaled "
         f"with the input area, margin {MARGIN}), but {size_text(available)} is {where}. The largest that fits: "
         f"{side_hint}, or {batch_hint}")
