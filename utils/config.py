@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -147,8 +147,32 @@ class AgreementSection(_Section):
     top_k: int = Field(100, ge=1)  # candidates per image compared, ranked by the reference's score
 
 
+SCENARIOS = ("single_stream", "multi_stream", "server", "offline")
+
+
+class LoadgenSection(_Section):
+    """MLPerf LoadGen's settings for the scenarios other than single_stream, in one place (as MLPerf's
+    user.conf). Minimums are scaled for CPUs: MLPerf's own are 600 s and tens of thousands of queries."""
+
+    mode: Literal["performance", "accuracy"] = "performance"
+    min_duration_s: float = Field(10.0, gt=0.0)
+    max_duration_s: Optional[float] = Field(None, gt=0.0)  # None: no bound beyond the minimums
+    min_query_count: int = Field(64, ge=1)
+    # How many of the dataset's images stay decoded in memory (LoadGen's performance sample count); None: all.
+    performance_sample_count: Optional[int] = Field(None, ge=1)
+    target_qps: Optional[float] = Field(None, gt=0.0)  # server: the arrival rate; offline: the expected rate
+    target_latency_ms: Optional[float] = Field(None, gt=0.0)  # server: the latency bound
+    target_latency_percentile: float = Field(0.99, gt=0.0, lt=1.0)
+    samples_per_query: int = Field(8, ge=1)  # multi_stream
+    find_peak: bool = False  # server: search the highest rate that meets the latency bound
+    seed: int = Field(0, ge=0)  # LoadGen's sample-index and schedule seeds
+
+
 class BenchmarkSection(_Section):
-    warmup: int = Field(1, ge=0)
+    # auto: one batch of each distinct input shape the timed passes will see (at most warmup_max_batches);
+    # a number: that many first batches, as before.
+    warmup: Union[Literal["auto"], int] = "auto"
+    warmup_max_batches: int = Field(32, ge=1)
     repeats: int = Field(1, ge=1)
     min_time_s: float = Field(0.0, ge=0.0)
     # Keep adding timed passes until the 95% confidence half-width of the per-image median is under this
@@ -161,6 +185,30 @@ class BenchmarkSection(_Section):
     energy: EnergySection = EnergySection()
     memory: MemorySection = MemorySection()
     agreement: AgreementSection = AgreementSection()
+    scenario: Literal[SCENARIOS] = "single_stream"
+    loadgen: LoadgenSection = LoadgenSection()
+
+    @model_validator(mode="after")
+    def _loadgen_fits_the_scenario(self) -> "BenchmarkSection":
+        loadgen, scenario = self.loadgen, self.scenario
+        if scenario == "server" and (loadgen.target_qps is None or loadgen.target_latency_ms is None):
+            raise ValueError("benchmark.loadgen.target_qps and benchmark.loadgen.target_latency_ms are required "
+                             "for benchmark.scenario server: the arrival rate and the latency bound, e.g. 2 and 1000")
+        if loadgen.find_peak and scenario != "server":
+            raise ValueError(f"benchmark.loadgen.find_peak applies to benchmark.scenario server only, not "
+                             f"{scenario}; remove it")
+        if (loadgen.max_duration_s is not None and loadgen.max_duration_s < loadgen.min_duration_s):
+            raise ValueError("benchmark.loadgen.max_duration_s is below benchmark.loadgen.min_duration_s; raise it "
+                             "or leave it unset")
+        return self
+
+    @field_validator("warmup", mode="before")
+    @classmethod
+    def _auto_or_a_count(cls, value: Any) -> Any:
+        if value == "auto" or (type(value) is int and value >= 0):
+            return value
+        raise ValueError("must be auto (warm up every input shape the run will see) or a whole number of "
+                         "batches >= 0, e.g. 1")
 
 
 # Where MLflow can track to: a database or a tracking server. Its folder store (a path or file://) is refused by

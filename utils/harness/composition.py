@@ -24,8 +24,11 @@ from pipelines.runtimes.registry import build_runtime
 from pipelines.runtimes.torch_eager import TorchEager
 from utils.config import Config, config_to_yaml
 from utils.harness.agreement_check import compare_with_reference
+from utils.harness.input_shapes import (batch_shapes, choose_warmup, image_sizes, warmup_document,
+                                        warmup_line)
 from utils.harness.interruption import RunStops, exit_status, signal_of
 from utils.harness.pass_plan import PassPlan, PlannedPass
+from utils.harness.scenario import ScenarioRun, expected_rate, scenario_settings, warm_ms_per_image
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
@@ -39,6 +42,7 @@ from utils.recorders.memory import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS, MemorySa
 from utils.recorders.profiler import StepRanges, profile_pipeline
 from utils.recorders.step_timer import StepTimer
 from utils.tracking.mlflow_runs import TrackingError, log_run_directory
+from utils.writers import layout
 from utils.writers.atomic import OutputWriteError
 from utils.writers.console import format_summary, layer_overview
 from utils.writers.detections import DetectionWriter
@@ -48,6 +52,7 @@ from utils.writers.summary import summary_document
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 EXIT_OK, EXIT_FAILED = 0, 1
+SINGLE_STREAM = "single_stream"
 
 
 @dataclass
@@ -83,6 +88,10 @@ class Benchmark:
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.runtime.prepare(self.network, self.family.example_input(config.preprocess)),
             config.preprocess, config.postprocess)
+        self.input_shapes = batch_shapes(image_sizes(self.paths), config.dataset.batch_size,
+                                         self.pipeline.input_shape)
+        self.warmup = choose_warmup(self.input_shapes, config.benchmark.warmup, config.benchmark.warmup_max_batches)
+        self.scenario_settings = scenario_settings(config.benchmark)
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
         self.run_dir.create()
 
@@ -154,12 +163,16 @@ class Benchmark:
         contention = ContentionRecorder()
         record.steps, record.steps_origin_ns = timer.records, timer.origin_ns
         batches = -(-len(self.paths) // config.dataset.batch_size)
-        plan = PassPlan(batches, bench.warmup, bench.repeats, bench.min_time_s, bench.layer_timing,
-                        bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s)
+        plan = PassPlan(batches, 0, bench.repeats, bench.min_time_s, bench.layer_timing,
+                        bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s,
+                        warmup_batches=self.warmup.batches, cold_batches=frozenset(self.warmup.cold))
+        record.warmup = warmup_document(self.warmup, self.input_shapes)
+        self.console(warmup_line(self.warmup))
         progress = tqdm(total=plan.total_batches, unit="batch", desc=config.run.id, disable=None, leave=False)
         loader = leave_stops_to_the_main_process(
             image_loader(self.paths, config.dataset.batch_size, self._workers(record)))
-        runner = PassRunner(self.pipeline, loader, batches, timer, record.images, on_batch=progress.update)
+        runner = PassRunner(self.pipeline, loader, batches, timer, record.images, on_batch=progress.update,
+                            load_batch=self._load_batch)
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None
         try:
@@ -177,7 +190,10 @@ class Benchmark:
                     if bench.energy.enabled and bench.energy.idle_s > 0:
                         energy.measure_idle(bench.energy.idle_s)
                     with timer.step(RUN_STEP):
-                        self._run_passes(plan, runner, record, detections, progress, contention)
+                        if bench.scenario == SINGLE_STREAM:
+                            self._run_passes(plan, runner, record, detections, progress, contention)
+                        else:
+                            self._run_scenario(plan, runner, record, detections, progress, contention, timer)
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
             if self._needs_reference():
@@ -204,6 +220,10 @@ class Benchmark:
         if (verdict := contention_verdict(record.contention)) is not None:
             record.warnings.append(verdict)
         return self._finish(record, writer, detections, energy, memory, stops, stop_signal, failed_writing)
+
+    def _load_batch(self, index: int) -> list:
+        size = self.config.dataset.batch_size
+        return [decode_image(path) for path in self.paths[index * size:(index + 1) * size]]
 
     def _workers(self, record: RunRecord) -> int:
         """Decoding in a worker process overlaps the forward but takes a core from it: by default only where a
@@ -241,6 +261,46 @@ class Benchmark:
                     detections.close()
             progress.total = plan.total_batches
             progress.refresh()
+
+    def _run_scenario(self, plan: PassPlan, runner: PassRunner, record: RunRecord, detections: DetectionWriter,
+                      progress: tqdm, contention: ContentionRecorder, timer: StepTimer) -> None:
+        """The warm-up as for the passes, then one LoadGen test in place of the timed passes."""
+        warmup = next((p for p in plan.passes() if p.kind is PassKind.WARMUP), None)
+        if warmup is not None:
+            runner.run(warmup)
+            # Twice more a batch of a shape already run: warm, so its time says what rate LoadGen should expect.
+            first_new = len(record.steps)
+            for probe in (1, 2):
+                runner.run(PlannedPass(PassKind.WARMUP, probe, 1, batch_indices=(self.warmup.batches[0],)))
+            warm = warm_ms_per_image(record.steps[first_new:])
+        else:
+            warm = []
+        accuracy = self.config.benchmark.loadgen.mode == "accuracy"
+        progress.reset(total=None)
+        scenario = ScenarioRun(self.scenario_settings, self.pipeline, self.paths, self.config.dataset.batch_size,
+                               self.config.benchmark.loadgen.performance_sample_count, timer,
+                               {self.input_shapes[index] for index in self.warmup.batches},
+                               self.run_dir.path / layout.LOADGEN_DIR, detections if accuracy else None,
+                               on_batch=progress.update)
+        self.console(f"{self.scenario_settings.scenario}: MLPerf LoadGen drives the pipeline "
+                     f"({self.config.benchmark.loadgen.mode} mode, at least "
+                     f"{self.scenario_settings.min_duration_s:g} s and {self.scenario_settings.min_query_count} "
+                     f"queries); its logs go to {layout.LOADGEN_DIR}/")
+        try:
+            with contention:
+                scenario.start(expected_rate(warm, len(self.paths)))
+                scenario.wait()
+        except KeyboardInterrupt:
+            self.console("Stopping LoadGen: the remaining queries are answered empty...")
+            scenario.stop()
+            raise
+        finally:
+            record.scenario = scenario.document()
+            record.timed_passes = 1 if scenario.answers.batches else 0
+            if accuracy:
+                record.images.processed = detections.images_written
+                record.images.skipped = detections.skipped
+                record.images.detections = detections.detections_written
 
     def _needs_reference(self) -> bool:
         runtime = self.config.runtime
