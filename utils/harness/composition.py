@@ -167,6 +167,9 @@ class Benchmark:
                         bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s,
                         warmup_batches=self.warmup.batches, cold_batches=frozenset(self.warmup.cold))
         record.warmup = warmup_document(self.warmup, self.input_shapes)
+        if bench.scenario == SINGLE_STREAM and "loadgen" in bench.model_fields_set:
+            record.notes.append("benchmark.loadgen is not used: single_stream runs detbench's own passes; set "
+                                "benchmark.scenario to multi_stream, server or offline to run under LoadGen")
         self.console(warmup_line(self.warmup))
         progress = tqdm(total=plan.total_batches, unit="batch", desc=config.run.id, disable=None, leave=False)
         loader = leave_stops_to_the_main_process(
