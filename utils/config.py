@@ -125,6 +125,8 @@ class RuntimeSection(_Section):
     compile: bool = False
     threads: Optional[int] = Field(None, ge=1)
     cache_dir: Optional[str] = None  # exported models; None: $XDG_CACHE_HOME/detbench or ~/.cache/detbench
+    streams: int = Field(1, ge=1)  # requests in flight at once, the threads split between them
+    pinning: bool = False  # tie the compute threads to cores
 
     @model_validator(mode="after")
     def _possible_combination(self) -> "RuntimeSection":
@@ -272,6 +274,14 @@ class Config(_Section):
     postprocess: PostprocessSection = PostprocessSection()
     benchmark: BenchmarkSection = BenchmarkSection()
     outputs: OutputsSection = OutputsSection()
+
+    @model_validator(mode="after")
+    def _streams_need_a_scenario(self) -> "Config":
+        if self.runtime.streams > 1 and self.benchmark.scenario == "single_stream":
+            raise ValueError(f"runtime.streams {self.runtime.streams} needs requests to keep in flight: "
+                             "benchmark.scenario single_stream runs one batch after another; set "
+                             "benchmark.scenario offline, server or multi_stream, or runtime.streams 1")
+        return self
 
     @model_validator(mode="after")
     def _keys_of_the_family(self) -> "Config":

@@ -1,6 +1,7 @@
 """OpenVINO's CPU plugin, running the cached ONNX export of the fused network in fp32 or bf16."""
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,13 +15,14 @@ import openvino.properties.hint as hints
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
+from pipelines.runtimes.concurrency import cores_to_pin, threads_per_stream, usable_cores
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.profiles import NodeCounter
 
 DEVICE = "CPU"
 PRECISION_TYPES = {"fp32": ov.Type.f32, "bf16": ov.Type.bf16}
 READ_BACK = ("INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS",
-             "EXECUTION_DEVICES")
+             "EXECUTION_DEVICES", "ENABLE_CPU_PINNING")
 
 
 @dataclass
@@ -34,7 +36,8 @@ class OpenVinoRuntime(Runtime):
     name = "openvino"
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
-                 cache_dir: Union[Path, str, None] = None, opset: int = 17):
+                 cache_dir: Union[Path, str, None] = None, opset: int = 17, streams: int = 1,
+                 pinning: bool = False):
         if precision == "int8":
             raise RuntimeNotSupported("int8 needs post-training quantization (NNCF), not offered yet")
         if precision not in PRECISION_TYPES:
@@ -51,6 +54,9 @@ class OpenVinoRuntime(Runtime):
         self.fuse = fuse
         self.cache_dir = cache_dir
         self.opset = opset
+        self.streams = streams
+        self.pinning = pinning
+        self._thread_requests = threading.local()  # with streams, each worker thread has its own request
         self._inference_threads = threads
         self._export: Optional[ExportResult] = None
         self._model: Optional[ov.Model] = None
@@ -66,20 +72,31 @@ class OpenVinoRuntime(Runtime):
             # Explicit: on CPUs with native bf16 the plugin may otherwise pick bf16 by itself.
             hints.inference_precision: PRECISION_TYPES[self.precision],
             hints.performance_mode: hints.PerformanceMode.LATENCY,
-            props.num_streams: 1,
+            props.num_streams: self.streams,
             props.inference_num_threads: self._inference_threads,
             props.enable_profiling: perf_count,
+            hints.enable_cpu_pinning: self.pinning,
         })
 
     def _infer(self, array) -> torch.Tensor:
         # Synchronous, so sharing the caller's array is safe; outputs are copies the request will not reuse.
-        output = self._request.infer({0: array}, share_inputs=True)[0]
+        request = self._request
+        if self.streams > 1:
+            # Requests in flight at once, one per stream's worker thread, on the streams the plugin made.
+            if getattr(self._thread_requests, "compiled", None) is not self._compiled:
+                self._thread_requests.compiled = self._compiled
+                self._thread_requests.request = self._compiled.create_infer_request()
+            request = self._thread_requests.request
+        output = request.infer({0: array}, share_inputs=True)[0]
         if self._profiled is not None:
             self._profiled.append(self._request.get_profiling_info())
         return torch.from_numpy(output)
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
         self._inference_threads = self.threads or torch.get_num_threads()
+        threads_per_stream(self._inference_threads, self.streams)
+        if self.pinning:
+            cores_to_pin(usable_cores(), self._inference_threads)
         self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
         self._fused = self.fuse and network.fuse is not None
         started = time.perf_counter()
@@ -137,6 +154,8 @@ class OpenVinoRuntime(Runtime):
             "inference_precision_hint": precision.get_type_name() if isinstance(precision, ov.Type) else str(precision),
             "performance_hint": str(read_back["PERFORMANCE_HINT"]),
             "num_streams": int(read_back["NUM_STREAMS"]),
+            "streams": int(read_back["NUM_STREAMS"]),
+            "pinning": bool(read_back["ENABLE_CPU_PINNING"]),
             "threads": int(read_back["INFERENCE_NUM_THREADS"]),
             "execution_devices": list(read_back["EXECUTION_DEVICES"]),
             "onnx_file": str(self._export.path),

@@ -82,7 +82,8 @@ class Benchmark:
         options = ({"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch"
                    else {"cache_dir": runtime.cache_dir})
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
-                                     precision=runtime.precision, **options)
+                                     precision=runtime.precision, streams=runtime.streams,
+                                     pinning=runtime.pinning, **options)
         if runtime.backend != "torch":
             self.console(f"Preparing {runtime.backend} (the ONNX export is cached; the first one takes a while)...")
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
@@ -284,20 +285,22 @@ class Benchmark:
                                self.config.benchmark.loadgen.performance_sample_count, timer,
                                {self.input_shapes[index] for index in self.warmup.batches},
                                self.run_dir.path / layout.LOADGEN_DIR, detections if accuracy else None,
-                               on_batch=progress.update)
+                               on_batch=progress.update, streams=self.config.runtime.streams)
         self.console(f"{self.scenario_settings.scenario}: MLPerf LoadGen drives the pipeline "
                      f"({self.config.benchmark.loadgen.mode} mode, at least "
                      f"{self.scenario_settings.min_duration_s:g} s and {self.scenario_settings.min_query_count} "
                      f"queries); its logs go to {layout.LOADGEN_DIR}/")
         try:
             with contention:
-                scenario.start(expected_rate(warm, len(self.paths)))
+                # Streams answer at once: the probe's single-request rate times their number.
+                scenario.start(expected_rate(warm, len(self.paths)) * self.config.runtime.streams)
                 scenario.wait()
         except KeyboardInterrupt:
             self.console("Stopping LoadGen: the remaining queries are answered empty...")
             scenario.stop()
             raise
         finally:
+            record.steps.extend(scenario.worker_records())
             record.scenario = scenario.document()
             record.timed_passes = 1 if scenario.answers.batches else 0
             if accuracy:

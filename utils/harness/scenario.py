@@ -137,12 +137,13 @@ class _Answers:
         self.images, self.batch_size, self.shape_of = images, batch_size, shape_of
         self.warmed_shapes, self.writer, self.on_batch = warmed_shapes, writer, on_batch
         self.stages = pipeline.stages()
+        self.lock = threading.Lock()  # counts, shapes seen and the detection writer, shared by the workers
+        self.thread_timer = threading.local()
         self.waiting: "queue.Queue[Any]" = queue.Queue()
         self.stopping = threading.Event()
         self.failure: Optional[BaseException] = None
         self.batches = 0
         self.samples = 0
-        self._keep: list[np.ndarray] = []  # response buffers live until LoadGen has copied them
 
     def issue(self, samples: list) -> None:
         for sample in samples:
@@ -151,10 +152,14 @@ class _Answers:
     def flush(self) -> None:
         pass
 
-    def run(self) -> None:
+    def run(self, timer: Optional[StepTimer] = None) -> None:
+        """One worker: `timer`, its own StepTimer when several workers answer at once (a timer keeps one
+        stack of open steps)."""
+        self.thread_timer.timer = timer or self.timer
         while True:
             first = self.waiting.get()
             if first is None:
+                self.waiting.put(None)  # the end, for the next worker too
                 return
             batch = [first]
             while len(batch) < self.batch_size:
@@ -176,37 +181,40 @@ class _Answers:
                 self._complete(batch, [None] * len(batch))
 
     def _answer(self, batch: list) -> None:
-        timer = self.timer
+        timer = self.thread_timer.timer
         loaded = [self.images[sample.index] for sample in batch]
         valid = [image for image in loaded if image.image is not None]
         shape = self.shape_of(valid) if valid else None
-        cold = shape is not None and shape not in self.warmed_shapes
-        timer.set_batch(PassKind.TIMED, 0, self.batches, cold)
+        with self.lock:
+            cold = shape is not None and shape not in self.warmed_shapes
+            if shape is not None:
+                self.warmed_shapes.add(shape)  # another worker's batch of this shape is no longer its first
+            index = self.batches
+            self.batches += 1
+        timer.set_batch(PassKind.TIMED, 0, index, cold)
         detections: Optional[list[Detections]] = None
         with timer.step(PIPELINE_STEP):
             with timer.step(LOAD_STEP):
                 timer.set_images(len(valid))
             if valid:
                 detections = run_stages(self.stages, timer, [image.image for image in valid])
-        if shape is not None:
-            self.warmed_shapes.add(shape)
         found = iter(detections or [])
         answers = [next(found) if image.image is not None else None for image in loaded]
         self._complete(batch, answers)
-        if self.writer is not None:
-            for image in loaded:
-                if image.image is None:
-                    self.writer.write_skipped(image)
-            if valid:
-                with timer.step(ANNOTATE_STEP):
-                    self.writer.write_batch(valid, detections)
-        self.batches += 1
-        self.samples += len(batch)
-        self.on_batch()
+        with self.lock:
+            if self.writer is not None:
+                for image in loaded:
+                    if image.image is None:
+                        self.writer.write_skipped(image)
+                if valid:
+                    with timer.step(ANNOTATE_STEP):
+                        self.writer.write_batch(valid, detections)
+            self.samples += len(batch)
+            self.on_batch()
 
     def _complete(self, batch: list, answers: list[Optional[Detections]]) -> None:
         lg = self.lg
-        responses = []
+        responses, kept = [], []
         for sample, found in zip(batch, answers):
             if found is None:
                 responses.append(lg.QuerySampleResponse(sample.id, 0, 0))
@@ -214,11 +222,10 @@ class _Answers:
             rows = np.concatenate([found.boxes.float().numpy(), found.scores.float().numpy()[:, None],
                                    found.labels.float().numpy()[:, None]], axis=1) if len(found) else np.zeros((0, 6))
             payload = np.frombuffer(encode_detections(rows), dtype=np.uint8)
-            self._keep.append(payload)
+            kept.append(payload)  # alive until LoadGen has copied it
             pointer, size = payload.__array_interface__["data"][0], payload.nbytes
             responses.append(lg.QuerySampleResponse(sample.id, pointer, size))
         lg.QuerySamplesComplete(responses)
-        self._keep.clear()
 
 
 class ScenarioRun:
@@ -227,7 +234,7 @@ class ScenarioRun:
     def __init__(self, settings: ScenarioSettings, pipeline: DetectionPipeline, paths: Sequence[Path],
                  batch_size: int, performance_sample_count: Optional[int], timer: StepTimer,
                  warmed_shapes: set, log_dir: Path, writer: Optional[DetectionWriter] = None,
-                 on_batch: Callable[[], None] = lambda: None):
+                 on_batch: Callable[[], None] = lambda: None, streams: int = 1):
         self.settings = settings
         self.pipeline = pipeline
         self.paths = list(paths)
@@ -238,6 +245,8 @@ class ScenarioRun:
                                 on_batch)
         self.thread: Optional[threading.Thread] = None
         self.finished = threading.Event()
+        # Workers past the first time into timers of their own; their records join the run's at the end.
+        self.worker_timers = [StepTimer() for _ in range(streams - 1)]
 
     def _shape_of(self, images: list[LoadedImage]) -> tuple:
         return tuple(self.pipeline.input_shape([image.image.shape[:2] for image in images]))
@@ -259,8 +268,10 @@ class ScenarioRun:
         log.log_output.outdir = str(self.log_dir)
         log.log_output.copy_summary_to_stdout = False
         log.enable_trace = False
-        worker = threading.Thread(target=self.answers.run, name="loadgen-sut", daemon=True)
-        worker.start()
+        workers = [threading.Thread(target=self.answers.run, args=(timer,), name=f"loadgen-sut-{index}", daemon=True)
+                   for index, timer in enumerate([None, *self.worker_timers])]
+        for worker in workers:
+            worker.start()
 
         def test_thread() -> None:
             sut = lg.ConstructSUT(self.answers.issue, self.answers.flush)
@@ -270,8 +281,9 @@ class ScenarioRun:
             finally:
                 lg.DestroyQSL(qsl)
                 lg.DestroySUT(sut)
-                self.answers.waiting.put(None)
-                worker.join()
+                self.answers.waiting.put(None)  # each worker puts it back for the next one
+                for worker in workers:
+                    worker.join()
                 self.finished.set()
 
         self.thread = threading.Thread(target=test_thread, name="loadgen", daemon=True)
@@ -291,6 +303,10 @@ class ScenarioRun:
         self.answers.stopping.set()
         if self.thread is not None and not self.finished.wait(STOP_WAIT_S):
             _running.append(self)
+
+    def worker_records(self) -> list[StepRecord]:
+        """The steps timed by the workers past the first, in start order."""
+        return sorted((r for timer in self.worker_timers for r in timer.records), key=lambda r: r.start_ns)
 
     def result(self) -> dict[str, Any]:
         detail = self.log_dir / Path(layout.LOADGEN_DETAIL).name
@@ -317,6 +333,7 @@ class ScenarioRun:
                          "samples_per_query": settings.samples_per_query, "seed": settings.seed,
                          "performance_sample_count": self.performance_count},
             "result": self.result(),
+            "streams": 1 + len(self.worker_timers),
             "batches_answered": self.answers.batches,
             "samples_answered": self.answers.samples,
             "logs": {"summary": layout.LOADGEN_SUMMARY, "detail": layout.LOADGEN_DETAIL,
