@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from utils.readers.finished_run import FinishedRun
-from utils.sweep.answer import REFERENCE, PointFigures
+from utils.sweep.answer import REFERENCE, SINGLE_STREAM, PointFigures
 from utils.sweep.plan import Point
 
 
@@ -43,6 +43,12 @@ def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
         "package_j_per_image": _package_joules_per_image(run),
         "agreement": agreement_of(run),
         "random_weights": run.get("random_weights"),
+        "scenario": run.get("scenario.name", SINGLE_STREAM),
+        "scenario_valid": run.get("scenario.result.valid"),
+        "scenario_samples_per_s": run.get("scenario.result.samples_per_s"),
+        "scenario_p99_ms": run.get("scenario.result.latency_ms.p99"),
     }
-    figures = PointFigures(point.name, point.values, p50, row["images_per_s"], row["agreement"], tuple(samples))
+    figures = PointFigures(point.name, point.values, p50, row["images_per_s"], row["agreement"], tuple(samples),
+                           row["scenario"], row["scenario_valid"], row["scenario_samples_per_s"],
+                           row["scenario_p99_ms"])
     return row, figures
