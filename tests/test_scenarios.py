@@ -38,6 +38,7 @@ def test_the_verdict_is_read_from_the_detail_log_and_the_last_word_wins():
     result = scenario_result(detail_entries(lines))
     assert result["valid"] is False
     assert result["reason"] == "min duration not met; Reduce target QPS."
+    assert result["met"] == {"min_duration": False, "min_queries": True, "latency_bound": None, "early_stopping": True}
     assert result["samples_per_s"] == 12.5
     assert result["latency_ms"]["p90"] == 2.5 and result["latency_ms"]["p99.9"] == 9.0
     assert result["early_stopping"]["estimates_ms"] == {"p90": 3.0}

@@ -40,11 +40,10 @@ def scenario_result(entries: dict[str, Any]) -> dict[str, Any]:
     early-stopping verdict and estimates, from the detail log's entries."""
     if "result_validity" not in entries:
         return {"valid": None, "reason": "LoadGen wrote no result (the test did not finish)"}
-    reasons = [name for key, name in (("result_min_duration_met", "min duration not met"),
-                                      ("result_min_queries_met", "min query count not met"),
-                                      ("result_perf_constraints_met", "latency bound not met"),
-                                      ("early_stopping_met", "early stopping not met"))
-               if entries.get(key) is False]
+    checks = {"min_duration": "result_min_duration_met", "min_queries": "result_min_queries_met",
+              "latency_bound": "result_perf_constraints_met", "early_stopping": "early_stopping_met"}
+    met = {name: entries.get(key) for name, key in checks.items()}
+    reasons = [f"{name.replace('_', ' ')} not met" for name, value in met.items() if value is False]
     if entries.get("result_invalid_reason"):
         reasons.append(str(entries["result_invalid_reason"]).strip())
     percentiles = {f"p{float(match.group(1)):g}": _ms(value) for key, value in entries.items()
@@ -55,6 +54,7 @@ def scenario_result(entries: dict[str, Any]) -> dict[str, Any]:
     return {
         "valid": entries["result_validity"] == "VALID",
         "reason": "; ".join(reasons) if entries["result_validity"] != "VALID" else None,
+        "met": met,  # each of LoadGen's conditions: True, False, or None where the scenario has none
         "samples_per_s": samples_per_s,
         "scheduled_samples_per_s": entries.get("result_scheduled_samples_per_sec"),
         "queries": entries.get("result_query_count"),
