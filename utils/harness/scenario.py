@@ -102,7 +102,7 @@ def expected_rate(warm_per_image_ms: Sequence[float], images: int) -> float:
     return EXPECTED_RATE_MARGIN * 1000.0 / fastest if fastest else float(images)
 
 
-def test_settings(lg: Any, settings: ScenarioSettings, expected_per_s: float) -> Any:
+def loadgen_settings(lg: Any, settings: ScenarioSettings, expected_per_s: float) -> Any:
     test = lg.TestSettings()
     test.scenario = getattr(lg.TestScenario, LOADGEN_SCENARIOS[settings.scenario])
     if settings.mode == "accuracy":
@@ -175,12 +175,20 @@ class _Answers:
                 self._complete(batch, [None] * len(batch))  # a stop: LoadGen ends fast, nothing is measured
                 continue
             try:
-                self._answer(batch)
+                loaded, detections = self._measure(batch)
             except BaseException as error:  # kept for the main thread; LoadGen still gets its answers
                 self.failure = error
                 self._complete(batch, [None] * len(batch))
+                continue
+            found = iter(detections or [])
+            self._complete(batch, [next(found) if image.image is not None else None for image in loaded])
+            try:
+                self._write(batch, loaded, detections)
+            except BaseException as error:
+                self.failure = error
 
-    def _answer(self, batch: list) -> None:
+    def _measure(self, batch: list) -> tuple[list[LoadedImage], Optional[list[Detections]]]:
+        """The pipeline on one batch, every step timed: the batch's images and their detections."""
         timer = self.thread_timer.timer
         loaded = [self.images[sample.index] for sample in batch]
         valid = [image for image in loaded if image.image is not None]
@@ -198,9 +206,12 @@ class _Answers:
                 timer.set_images(len(valid))
             if valid:
                 detections = run_stages(self.stages, timer, [image.image for image in valid])
-        found = iter(detections or [])
-        answers = [next(found) if image.image is not None else None for image in loaded]
-        self._complete(batch, answers)
+        return loaded, detections
+
+    def _write(self, batch: list, loaded: list[LoadedImage], detections: Optional[list[Detections]]) -> None:
+        """Accuracy mode's detections (the writer is shared, so one worker at a time), and the counts."""
+        timer = self.thread_timer.timer
+        valid = [image for image in loaded if image.image is not None]
         with self.lock:
             if self.writer is not None:
                 for image in loaded:
@@ -263,7 +274,7 @@ class ScenarioRun:
         """LoadGen runs in its own thread so that the main thread stays free to take Ctrl-C and SIGTERM."""
         lg = self.lg
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        test = test_settings(lg, self.settings, expected_per_s)
+        test = loadgen_settings(lg, self.settings, expected_per_s)
         log = lg.LogSettings()
         log.log_output.outdir = str(self.log_dir)
         log.log_output.copy_summary_to_stdout = False
