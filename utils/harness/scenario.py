@@ -348,7 +348,7 @@ class ScenarioRun:
             "batches_answered": self.answers.batches,
             "samples_answered": self.answers.samples,
             "logs": {"summary": layout.LOADGEN_SUMMARY, "detail": layout.LOADGEN_DETAIL,
-                     "accuracy": layout.LOADGEN_ACCURACY},
+                     "accuracy": layout.LOADGEN_ACCURACY, "trace": layout.LOADGEN_TRACE},
         }
 
 
