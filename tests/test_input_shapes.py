@@ -155,3 +155,10 @@ def test_a_count_flags_cold_batches_and_reports_them_apart(three_shapes, tmp_pat
     assert all(c["pipeline_ms"] > 0 and c["forward_ms"] > 0 for c in summary["warmup"]["cold_shapes"])
     assert step_summary.set_index("step").loc["pipeline", "count"] == 6  # 8 timed batches less the 2 cold
     assert any("cold start" in warning for warning in summary["warnings"])
+
+
+def test_auto_covers_every_shape_on_an_exported_runtime_too(three_shapes, tmp_path):
+    summary, steps, _ = _run(three_shapes, tmp_path, "ort", "benchmark.warmup=auto", "runtime.backend=onnxruntime",
+                             f"runtime.cache_dir={tmp_path / 'cache'}", "benchmark.agreement.enabled=false")
+    assert summary["runtime"]["backend"] == "onnxruntime"
+    assert summary["warmup"]["warmed_shapes"] == 3 and not steps["cold_shape"].any()
