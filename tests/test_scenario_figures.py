@@ -91,3 +91,4 @@ def test_a_sweep_over_scenarios_ranks_offline_apart_and_compare_shows_its_figure
     rows = pd.read_csv(tmp_path / "compare.csv").query("section == 'scenario'").set_index("name")
     assert float(rows.loc["scenario_samples_per_s", "b"]) == pytest.approx(offline["scenario_samples_per_s"])
     assert pd.isna(rows.loc["scenario_samples_per_s", "a"])
+    assert "LoadGen scenario figures" in (tmp_path / "compare.html").read_text()

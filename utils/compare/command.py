@@ -82,7 +82,7 @@ def compare_main(argv: list[str]) -> int:
     try:
         write_compare_csv(folder, environment_rows + scenario + steps + layer_types + layers, COLUMNS)
         write_compare_html(folder, (a.name, b.name), (a.path, b.path), environment, same, steps, layer_types,
-                           layers)
+                           layers, scenario)
     except OutputWriteError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
