@@ -64,6 +64,7 @@ def prepare(args: argparse.Namespace):
     from pipelines.runtimes.base import RuntimeNotSupported
     from utils.harness.composition import Benchmark
     from utils.harness.start_refusals import StartRefused
+    from utils.harness.scenario import LoadgenMissing
     from utils.writers.atomic import OutputWriteError
     from utils.writers.run_directory import RunDirectoryError
 
@@ -71,7 +72,7 @@ def prepare(args: argparse.Namespace):
     try:
         benchmark.prepare()
     except (DatasetError, CheckpointError, ModelDefinitionError, RunDirectoryError, UnknownArchitecture,
-            RuntimeNotSupported, StartRefused) as exc:
+            RuntimeNotSupported, StartRefused, LoadgenMissing) as exc:
         raise CannotStart(EXIT_USAGE, exc) from None
     except OutputWriteError as exc:
         raise CannotStart(EXIT_FAILED, exc) from None
@@ -137,4 +138,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from utils.harness.scenario import leave_past_running_tests
+
+    sys.exit(leave_past_running_tests(main()))

@@ -43,8 +43,9 @@ updates. Per image: cv2.imread, official letterbox (img_size, stride 32, auto=Tr
 BGR->RGB, CHW, torch.from_numpy().float() / 255, forward under torch.no_grad, official
 non_max_suppression(conf 0.25, iou 0.45), scale_coords (rounded, as detect.py does; the CSV keeps the unrounded
 values, since detbench does not round), then official plot_one_box per detection and cv2.imwrite. The
-"pipeline" time is imread .. scale_coords; "annotate_save" is the drawing and the write. --warmup images run
-first, untimed; then --repeats timed passes over all images (the same plan is given to detbench). Threads:
+"pipeline" time is imread .. scale_coords; "annotate_save" is the drawing and the write. The warm-up runs
+first, untimed (--warmup auto, the default: every image once, so every input shape has run, as detbench's
+benchmark.warmup auto does; a number: that many images); then --repeats timed passes over all images (the same plan is given to detbench). Threads:
 torch.set_num_threads(--threads); importing the official utils also calls cv2.setNumThreads(0), as it does
 in detect.py. It writes detections.csv (image, class, score, x1, y1, x2, y2) and times.json.
 
@@ -99,7 +100,7 @@ import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, Union
 
 # Nothing from the project is imported at module level: in --peer mode this file runs with the official
 # `models` and `utils` on its path and must never see ours. Project imports happen inside the functions that
@@ -198,7 +199,7 @@ def configurations(extra: Sequence[RuntimeSpec]) -> list[RuntimeSpec]:
 
 
 def detbench_command(python: str, config: str, weights: Path, output_dir: Path, run_id: str, spec: RuntimeSpec,
-                     threads: int, images: str, img_size: int, warmup: int, repeats: int, arch: str,
+                     threads: int, images: str, img_size: int, warmup: Union[str, int], repeats: int, arch: str,
                      extra_sets: Sequence[str] = ()) -> list[str]:
     """The benchmark.py command line of one detbench configuration in one round (run from the project root)."""
     sets = [
@@ -782,7 +783,8 @@ def run_peer(args: argparse.Namespace) -> int:
                   "detections": len(det)}
         return timing, exact.tolist()
 
-    for path, name in images[:args.warmup]:
+    warm = images if args.warmup == "auto" else images[:int(args.warmup)]
+    for path, name in warm:
         one_image(path, name)
     records, rows = [], []
     for repeat in range(args.repeats):
@@ -802,7 +804,7 @@ def run_peer(args: argparse.Namespace) -> int:
         "peer": {"distribution": PEER_REQUIREMENT, "license": PEER_LICENSE, "models": official_models.__file__,
                  "cfg": PEER_CFG[args.arch], "steps": "detect.py --no-trace, batch 1, CPU fp32"},
         "torch": torch.__version__, "threads": torch.get_num_threads(), "cv2_threads": cv2.getNumThreads(),
-        "warmup_images": min(args.warmup, len(images)), "repeats": args.repeats, "images": [n for _, n in images],
+        "warmup_images": len(warm), "repeats": args.repeats, "images": [n for _, n in images],
         "detections": len(rows),
         "pipeline": {"definition": "cv2.imread + letterbox + to tensor /255 + forward + NMS + scale_coords",
                      "images_timed": len(pipeline), "total_ms": sum(pipeline),
@@ -836,6 +838,11 @@ positive_int = whole_number(1, "at least 1")
 non_negative_int = whole_number(0, "0 or more")
 
 
+def warmup_plan(text: str) -> Union[str, int]:
+    """auto (every input shape warmed on both sides) or a number of images."""
+    return "auto" if text == "auto" else non_negative_int(text)
+
+
 def image_size(text: str) -> int:
     value = positive_int(text)
     if value % 32:
@@ -856,8 +863,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--img-size", type=image_size, default=640, help="letterbox target; default 640")
     parser.add_argument("--images", default=DEFAULT_IMAGES,
                         help=f"image folder for both sides (relative to the project root); default {DEFAULT_IMAGES}")
-    parser.add_argument("--warmup", type=non_negative_int, default=1,
-                        help="images run first, untimed, on both sides; default 1")
+    parser.add_argument("--warmup", type=warmup_plan, default="auto",
+                        help="auto (default): detbench benchmark.warmup auto (one batch of every input shape) and "
+                             "the official loop runs every image once, untimed (its first pass discarded); or a "
+                             "number of images run first, untimed, on both sides")
     parser.add_argument("--repeats", type=positive_int, default=2,
                         help="timed passes over the images on both sides; default 2")
     parser.add_argument("--config", default=DEFAULT_CONFIG, help=f"detbench config; default {DEFAULT_CONFIG}")
@@ -925,8 +934,9 @@ def report(setup: Setup, results: dict, info: dict, seconds: float, load_before:
     detections = median_or_none(r.detections for r in official)
     lines = [
         f"official_parity: {args.arch} at {args.img_size} (rect), batch 1, {args.threads} threads, "
-        f"{len(setup.image_names)} images, {args.rounds} interleaved rounds, each side: {args.warmup} warm-up "
-        f"image(s) then {args.repeats} timed passes",
+        f"{len(setup.image_names)} images, {args.rounds} interleaved rounds, each side: warm-up "
+        f"{'of every input shape' if args.warmup == 'auto' else f'of {args.warmup} image(s)'} then "
+        f"{args.repeats} timed passes",
         f"weights: seed {args.seed}, calibrated (bias shift {info['bias_shift']:+.3f}, median "
         f"{args.candidates} candidates over conf {CONF_THRES}); sha256 {info['sha256'][:16]}...",
         f"official loop: {PEER_REQUIREMENT} ({PEER_LICENSE}), detect.py steps, fused, eager; "

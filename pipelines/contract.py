@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol, Sequence
 
 import numpy as np
 import torch
@@ -90,6 +90,11 @@ class DetectionPipeline(ABC):
     @abstractmethod
     def postprocess_at(self, forwarded: Any, conf_thres: float) -> list[Detections]:
         """The stages after forward, at another score threshold."""
+
+    @abstractmethod
+    def input_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, ...]:
+        """The shape of the network input a batch of images of these upright (height, width) sizes becomes,
+        from the sizes alone (no pixel is needed): the harness warms up every shape before timing."""
 
     def forward_parts(self) -> tuple[tuple[str, nn.Module], ...]:
         """(step name, module) of the parts of the network the harness may time from outside as steps inside

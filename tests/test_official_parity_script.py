@@ -187,3 +187,13 @@ def test_summaries_pair_rounds_with_the_official_loop_and_keep_notes():
     assert "openvino:bf16" in table and "not available: error: x" in table and "1.35" in table
 
 
+
+
+def test_the_warm_up_is_auto_by_default_on_both_sides_and_a_count_still_works(tmp_path):
+    assert parity.parse_args([]).warmup == "auto" and parity.parse_args(["--warmup", "3"]).warmup == 3
+    with pytest.raises(SystemExit):
+        parity.parse_args(["--warmup", "soon"])
+    spec = parity.parse_runtime_spec("torch:fp32")
+    command = parity.detbench_command("python", "configs/samples.yaml", tmp_path / "w.pt", tmp_path, "r0", spec, 2,
+                               "datasets/samples", 640, "auto", 2, "yolov7")
+    assert "benchmark.warmup=auto" in command

@@ -6,7 +6,7 @@ import errno
 import importlib.util
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator,
@@ -173,6 +173,8 @@ class RuntimeSection(_Section):
     threads: Optional[int] = Field(None, ge=1)
     cache_dir: Optional[PathText] = None  # exported models; None: $XDG_CACHE_HOME/detbench or ~/.cache/detbench
     calibration: CalibrationSection = CalibrationSection()
+    streams: int = Field(1, ge=1)  # requests in flight at once, the threads split between them
+    pinning: bool = False  # tie the compute threads to cores
 
     @model_validator(mode="after")
     def _possible_combination(self) -> "RuntimeSection":
@@ -209,8 +211,32 @@ class AccuracySection(_Section):
     bootstrap: int = Field(200, ge=0)  # resamples of the drop's interval over images (0: no interval)
 
 
+SCENARIOS = ("single_stream", "multi_stream", "server", "offline")
+
+
+class LoadgenSection(_Section):
+    """MLPerf LoadGen's settings for the scenarios other than single_stream, in one place (as MLPerf's
+    user.conf). Minimums are scaled for CPUs: MLPerf's own are 600 s and tens of thousands of queries."""
+
+    mode: Literal["performance", "accuracy"] = "performance"
+    min_duration_s: float = Field(10.0, gt=0.0)
+    max_duration_s: Optional[float] = Field(None, gt=0.0)  # None: no bound beyond the minimums
+    min_query_count: int = Field(64, ge=1)
+    # How many of the dataset's images stay decoded in memory (LoadGen's performance sample count); None: all.
+    performance_sample_count: Optional[int] = Field(None, ge=1)
+    target_qps: Optional[float] = Field(None, gt=0.0)  # server: the arrival rate; offline: the expected rate
+    target_latency_ms: Optional[float] = Field(None, gt=0.0)  # server: the latency bound
+    target_latency_percentile: float = Field(0.99, gt=0.0, lt=1.0)
+    samples_per_query: int = Field(8, ge=1)  # multi_stream
+    find_peak: bool = False  # server: search the highest rate that meets the latency bound
+    seed: int = Field(0, ge=0)  # LoadGen's sample-index and schedule seeds
+
+
 class BenchmarkSection(_Section):
-    warmup: int = Field(1, ge=0)
+    # auto: one batch of each distinct input shape the timed passes will see (at most warmup_max_batches);
+    # a number: that many first batches, as before.
+    warmup: Union[Literal["auto"], int] = "auto"
+    warmup_max_batches: int = Field(32, ge=1)
     repeats: int = Field(1, ge=1)
     min_time_s: float = Field(0.0, ge=0.0)
     # Keep adding timed passes until the 95% confidence half-width of the per-image median is under this
@@ -224,6 +250,30 @@ class BenchmarkSection(_Section):
     memory: MemorySection = MemorySection()
     agreement: AgreementSection = AgreementSection()
     accuracy: AccuracySection = AccuracySection()
+    scenario: Literal[SCENARIOS] = "single_stream"
+    loadgen: LoadgenSection = LoadgenSection()
+
+    @model_validator(mode="after")
+    def _loadgen_fits_the_scenario(self) -> "BenchmarkSection":
+        loadgen, scenario = self.loadgen, self.scenario
+        if scenario == "server" and (loadgen.target_qps is None or loadgen.target_latency_ms is None):
+            raise ValueError("benchmark.loadgen.target_qps and benchmark.loadgen.target_latency_ms are required "
+                             "for benchmark.scenario server: the arrival rate and the latency bound, e.g. 2 and 1000")
+        if loadgen.find_peak and scenario != "server":
+            raise ValueError(f"benchmark.loadgen.find_peak applies to benchmark.scenario server only, not "
+                             f"{scenario}; remove it")
+        if (loadgen.max_duration_s is not None and loadgen.max_duration_s < loadgen.min_duration_s):
+            raise ValueError("benchmark.loadgen.max_duration_s is below benchmark.loadgen.min_duration_s; raise it "
+                             "or leave it unset")
+        return self
+
+    @field_validator("warmup", mode="before")
+    @classmethod
+    def _auto_or_a_count(cls, value: Any) -> Any:
+        if value == "auto" or (type(value) is int and value >= 0):
+            return value
+        raise ValueError("must be auto (warm up every input shape the run will see) or a whole number of "
+                         "batches >= 0, e.g. 1")
 
 
 # Where MLflow can track to: a database or a tracking server. Its folder store (a path or file://) is refused by
@@ -287,6 +337,14 @@ class Config(_Section):
     postprocess: PostprocessSection = PostprocessSection()
     benchmark: BenchmarkSection = BenchmarkSection()
     outputs: OutputsSection = OutputsSection()
+
+    @model_validator(mode="after")
+    def _streams_need_a_scenario(self) -> "Config":
+        if self.runtime.streams > 1 and self.benchmark.scenario == "single_stream":
+            raise ValueError(f"runtime.streams {self.runtime.streams} needs requests to keep in flight: "
+                             "benchmark.scenario single_stream runs one batch after another; set "
+                             "benchmark.scenario offline, server or multi_stream, or runtime.streams 1")
+        return self
 
     @model_validator(mode="after")
     def _keys_of_the_family(self) -> "Config":

@@ -3,6 +3,7 @@ as parts from outside), postprocess (boxes and masks back to the original images
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -49,6 +50,9 @@ class RcnnPipeline(DetectionPipeline):
 
     def postprocess(self, forwarded: Forwarded) -> list[Detections]:
         return self.postprocessor(forwarded.detections, forwarded.batch)
+
+    def input_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, ...]:
+        return self.preprocessor.batch_shape(sizes)
 
     def stages(self) -> tuple[Stage, ...]:
         return (Stage("preprocess", self.preprocess), Stage(FORWARD_STAGE, self.forward),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import cv2
 import numpy as np
@@ -35,6 +36,21 @@ class Preprocess(nn.Module):
         # eval: training mode would pick min_size at random and skip pasting masks
         self.transform = GeneralizedRCNNTransform(min_size, max_size, list(IMAGE_MEAN), list(IMAGE_STD)).eval()
         self.min_size, self.max_size = min_size, max_size
+
+    def batch_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, int, int, int]:
+        """(B, 3, H, W) of the batch the transform makes of images of these (height, width) sizes: each is
+        scaled as torchvision's resize does (interpolate floors size x scale), the batch padded to the
+        largest, rounded up to a multiple of 32."""
+        transform = self.transform
+        min_size, max_size = float(transform.min_size[-1]), float(transform.max_size)
+        resized = []
+        for h, w in sizes:
+            scale = min(min_size / min(h, w), max_size / max(h, w))
+            resized.append((math.floor(float(h) * scale), math.floor(float(w) * scale)))
+        divisor = transform.size_divisible
+        height = -(-max(h for h, _ in resized) // divisor) * divisor
+        width = -(-max(w for _, w in resized) // divisor) * divisor
+        return len(resized), 3, height, width
 
     def forward(self, images: list[np.ndarray]) -> TransformedBatch:
         tensors = [torch.from_numpy(np.ascontiguousarray(self._thick_enough(image)[..., ::-1].transpose(2, 0, 1)))

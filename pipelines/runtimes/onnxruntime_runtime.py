@@ -2,7 +2,9 @@
 its static int8 (QDQ) quantization (pipelines/runtimes/quantization.py)."""
 from __future__ import annotations
 
+import itertools
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,12 +17,15 @@ import onnxruntime as ort
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
+from pipelines.runtimes.concurrency import (cores_to_pin, ort_intra_op_affinities, stream_cores,
+                                            threads_per_stream, usable_cores)
 from pipelines.runtimes.onnx_export import INPUT_NAME, OUTPUT_NAME, ExportResult, as_input, export_onnx
 from pipelines.runtimes.quantization import (Calibration, decode_nodes, float_module_paths,
                                              quantize_for_onnxruntime)
 
 PROVIDER = "CPUExecutionProvider"
 ALLOW_SPINNING = "session.intra_op.allow_spinning"
+AFFINITIES = "session.intra_op_thread_affinities"
 GRAPH_OPTIMIZATION = {
     "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
     "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
@@ -46,7 +51,7 @@ class OnnxRuntime(Runtime):
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
                  cache_dir: Union[Path, str, None] = None, graph_optimization: str = "all", opset: int = 17,
-                 calibration: Optional[Calibration] = None):
+                 calibration: Optional[Calibration] = None, streams: int = 1, pinning: bool = False):
         if precision not in ("fp32", "int8"):
             raise RuntimeNotSupported("onnxruntime runs fp32 and int8 only on the CPU execution provider; use "
                                       "runtime.backend=openvino or torch for bf16")
@@ -63,6 +68,12 @@ class OnnxRuntime(Runtime):
         self.cache_dir = cache_dir
         self.graph_optimization = graph_optimization
         self.opset = opset
+        self.streams = streams
+        self.pinning = pinning
+        self._stream_cores: list[Optional[list[int]]] = [None] * streams
+        self._sessions: list[ort.InferenceSession] = []  # one per stream, each with its own intra-op pool
+        self._stream_of_thread = threading.local()
+        self._next_stream = itertools.count()
         self._intra_threads = threads
         self._export: Optional[ExportResult] = None
         self._session: Optional[ort.InferenceSession] = None
@@ -70,7 +81,7 @@ class OnnxRuntime(Runtime):
         self._fused = False
         self._preparation: dict[str, Any] = {}
 
-    def _options(self, profile_prefix: Optional[Path] = None) -> ort.SessionOptions:
+    def _options(self, profile_prefix: Optional[Path] = None, stream: int = 0) -> ort.SessionOptions:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self._intra_threads
         options.inter_op_num_threads = 1
@@ -80,6 +91,9 @@ class OnnxRuntime(Runtime):
         # each forward (NMS, the next letterbox) by up to 50x (onnxruntime issue 13808). Sequential execution
         # has no inter-op pool to spin.
         options.add_session_config_entry(ALLOW_SPINNING, "0")
+        cores = self._stream_cores[stream]
+        if cores is not None and len(cores) > 1:
+            options.add_session_config_entry(AFFINITIES, ort_intra_op_affinities(cores))
         if profile_prefix is not None:
             options.enable_profiling = True
             options.profile_file_prefix = str(profile_prefix)
@@ -89,10 +103,20 @@ class OnnxRuntime(Runtime):
         return ort.InferenceSession(str(self._model_path), options, providers=[PROVIDER])
 
     def _infer(self, array: np.ndarray) -> np.ndarray:
-        return self._session.run([OUTPUT_NAME], {INPUT_NAME: array})[0]
+        session = self._session
+        if len(self._sessions) > 1:
+            # Each calling thread (a stream's worker) keeps to one session, so streams never share a pool.
+            stream = getattr(self._stream_of_thread, "index", None)
+            if stream is None:
+                stream = self._stream_of_thread.index = next(self._next_stream) % len(self._sessions)
+            session = self._sessions[stream]
+        return session.run([OUTPUT_NAME], {INPUT_NAME: array})[0]
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
-        self._intra_threads = self.threads or torch.get_num_threads()
+        total = self.threads or torch.get_num_threads()
+        self._intra_threads = threads_per_stream(total, self.streams)
+        if self.pinning:
+            self._stream_cores = stream_cores(cores_to_pin(usable_cores(), total), self.streams)
         self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
         self._fused = self.fuse and network.fuse is not None
         self._model_path, quantization = self._export.path, {}
@@ -107,7 +131,8 @@ class OnnxRuntime(Runtime):
             quantization.update(calibration_images=self.calibration.images, float_layers=paths,
                                 float_nodes=len(float_nodes))
         started = time.perf_counter()
-        self._session = self._new_session(self._options())
+        self._sessions = [self._new_session(self._options(stream=stream)) for stream in range(self.streams)]
+        self._session = self._sessions[0]
         session_s = time.perf_counter() - started
         self._example = as_input(example)
         started = time.perf_counter()
@@ -149,14 +174,26 @@ class OnnxRuntime(Runtime):
             return settings
         options = self._session.get_session_options()
         settings.update({
-            "threads": options.intra_op_num_threads,
+            "threads": options.intra_op_num_threads * len(self._sessions),
             "inter_op_threads": options.inter_op_num_threads,
             "execution_mode": options.execution_mode.name,
             "graph_optimization_level": options.graph_optimization_level.name,
             "allow_spinning": options.get_session_config_entry(ALLOW_SPINNING) != "0",
+            "streams": len(self._sessions),
+            "threads_per_stream": options.intra_op_num_threads,
+            "pinning": self.pinning,
+            "intra_op_thread_affinities": [_config_entry(session, AFFINITIES) for session in self._sessions],
             "providers": self._session.get_providers(),
             "onnx_file": str(self._model_path),
             "opset": self.opset,
             "preparation": dict(self._preparation),
         })
         return settings
+
+
+def _config_entry(session: ort.InferenceSession, key: str) -> Optional[str]:
+    """A session's config entry as it holds it; None where the session has none of that key."""
+    try:
+        return session.get_session_options().get_session_config_entry(key) or None
+    except Exception:  # ONNX Runtime raises when the key was never set
+        return None

@@ -2,6 +2,7 @@
 quantization (pipelines/runtimes/quantization.py)."""
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ import openvino.properties.hint as hints
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
+from pipelines.runtimes.concurrency import cores_to_pin, threads_per_stream, usable_cores
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.profiles import NodeCounter
 from pipelines.runtimes.quantization import (Calibration, decode_nodes, float_module_paths,
@@ -24,7 +26,7 @@ DEVICE = "CPU"
 # int8 runs the quantized model; its layers left in float run in f32.
 PRECISION_TYPES = {"fp32": ov.Type.f32, "bf16": ov.Type.bf16, "int8": ov.Type.f32}
 READ_BACK = ("INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS",
-             "EXECUTION_DEVICES")
+             "EXECUTION_DEVICES", "ENABLE_CPU_PINNING")
 
 
 @dataclass
@@ -39,7 +41,7 @@ class OpenVinoRuntime(Runtime):
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
                  cache_dir: Union[Path, str, None] = None, opset: int = 17,
-                 calibration: Optional[Calibration] = None):
+                 calibration: Optional[Calibration] = None, streams: int = 1, pinning: bool = False):
         if precision == "int8" and calibration is None:
             raise RuntimeNotSupported("runtime.precision int8 needs calibration images (runtime.calibration)")
         if precision not in PRECISION_TYPES:
@@ -57,6 +59,9 @@ class OpenVinoRuntime(Runtime):
         self.cache_dir = cache_dir
         self.opset = opset
         self.calibration = calibration if precision == "int8" else None
+        self.streams = streams
+        self.pinning = pinning
+        self._thread_requests = threading.local()  # with streams, each worker thread has its own request
         self._inference_threads = threads
         self._export: Optional[ExportResult] = None
         self._model: Optional[ov.Model] = None
@@ -72,20 +77,31 @@ class OpenVinoRuntime(Runtime):
             # Explicit: on CPUs with native bf16 the plugin may otherwise pick bf16 by itself.
             hints.inference_precision: PRECISION_TYPES[self.precision],
             hints.performance_mode: hints.PerformanceMode.LATENCY,
-            props.num_streams: 1,
+            props.num_streams: self.streams,
             props.inference_num_threads: self._inference_threads,
             props.enable_profiling: perf_count,
+            hints.enable_cpu_pinning: self.pinning,
         })
 
     def _infer(self, array) -> torch.Tensor:
         # Synchronous, so sharing the caller's array is safe; outputs are copies the request will not reuse.
-        output = self._request.infer({0: array}, share_inputs=True)[0]
+        request = self._request
+        if self.streams > 1:
+            # Requests in flight at once, one per stream's worker thread, on the streams the plugin made.
+            if getattr(self._thread_requests, "compiled", None) is not self._compiled:
+                self._thread_requests.compiled = self._compiled
+                self._thread_requests.request = self._compiled.create_infer_request()
+            request = self._thread_requests.request
+        output = request.infer({0: array}, share_inputs=True)[0]
         if self._profiled is not None:
             self._profiled.append(self._request.get_profiling_info())
         return torch.from_numpy(output)
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
         self._inference_threads = self.threads or torch.get_num_threads()
+        threads_per_stream(self._inference_threads, self.streams)
+        if self.pinning:
+            cores_to_pin(usable_cores(), self._inference_threads)
         self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
         self._fused = self.fuse and network.fuse is not None
         model_path, quantization = self._export.path, {}
@@ -155,6 +171,8 @@ class OpenVinoRuntime(Runtime):
             "inference_precision_hint": precision.get_type_name() if isinstance(precision, ov.Type) else str(precision),
             "performance_hint": str(read_back["PERFORMANCE_HINT"]),
             "num_streams": int(read_back["NUM_STREAMS"]),
+            "streams": int(read_back["NUM_STREAMS"]),
+            "pinning": bool(read_back["ENABLE_CPU_PINNING"]),
             "threads": int(read_back["INFERENCE_NUM_THREADS"]),
             "execution_devices": list(read_back["EXECUTION_DEVICES"]),
             "onnx_file": str(self._export.path),

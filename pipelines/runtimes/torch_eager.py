@@ -2,6 +2,7 @@
 torch.compile."""
 from __future__ import annotations
 
+import os
 import time
 from contextlib import nullcontext
 from typing import Any, Optional
@@ -9,6 +10,7 @@ from typing import Any, Optional
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
+from pipelines.runtimes.concurrency import cores_to_pin, threads_per_stream, usable_cores
 
 
 def cpu_runs_bf16() -> bool:
@@ -32,7 +34,7 @@ class TorchEager(Runtime):
     name = "torch"
 
     def __init__(self, fuse: bool = True, threads: Optional[int] = None, precision: str = "fp32",
-                 channels_last: bool = False, compile: bool = False):
+                 channels_last: bool = False, compile: bool = False, streams: int = 1, pinning: bool = False):
         if precision not in ("fp32", "bf16"):
             raise RuntimeNotSupported(f"runtime.backend torch runs fp32 or bf16, not {precision}")
         if precision == "bf16" and not cpu_runs_bf16():
@@ -43,13 +45,20 @@ class TorchEager(Runtime):
         self.precision = precision
         self.channels_last = channels_last
         self.compile = compile
+        self.streams = streams
+        self.pinning = pinning
         self._fused = False
         self._preparation: dict[str, Any] = {}
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
-        # Threads are process-wide in torch: set once here, read back in settings().
-        if self.threads:
-            torch.set_num_threads(self.threads)
+        # Threads are process-wide in torch: set once here, read back in settings(). Each stream is a worker
+        # thread whose ops get an OpenMP team of their own of this many threads.
+        total = self.threads or torch.get_num_threads()
+        per_stream = threads_per_stream(total, self.streams)
+        if self.pinning:
+            os.sched_setaffinity(0, cores_to_pin(usable_cores(), per_stream * self.streams))
+        if self.threads or self.streams > 1:
+            torch.set_num_threads(per_stream)
         module = network.module
         if self.fuse and network.fuse is not None:
             network.fuse(module)
@@ -93,8 +102,12 @@ class TorchEager(Runtime):
             "channels_last": self.channels_last,
             "compile": self.compile,
             "fused": self._fused,
-            "threads": torch.get_num_threads(),
+            "threads": torch.get_num_threads() * self.streams,
+            "threads_per_stream": torch.get_num_threads(),
             "interop_threads": torch.get_num_interop_threads(),
             "inference_mode": True,
+            "streams": self.streams,
+            "pinning": self.pinning,
+            "process_affinity": usable_cores(),
             "preparation": self._preparation,
         }

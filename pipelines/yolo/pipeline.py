@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -66,6 +67,9 @@ class YoloPipeline(DetectionPipeline):
         nms = copy.copy(self.nms)
         nms.conf_thres = conf_thres
         return self.to_original(Suppressed(forwarded.batch, nms(forwarded.prediction)))
+
+    def input_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, ...]:
+        return self.preprocessor.batch_shape(sizes)
 
     def stages(self) -> tuple[Stage, ...]:
         return (Stage("preprocess", self.preprocess), Stage(FORWARD_STAGE, self.forward),

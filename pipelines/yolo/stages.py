@@ -5,13 +5,14 @@ Each is an nn.Module so that per-layer timing attaches from outside with ordinar
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
 from pipelines.yolo.boxes import scale_boxes_to_original
-from pipelines.yolo.letterbox import LetterboxGeometry, letterbox
+from pipelines.yolo.letterbox import LetterboxGeometry, letterbox, letterbox_geometry
 from pipelines.yolo.nms import non_max_suppression
 
 
@@ -36,6 +37,12 @@ class Preprocess(nn.Module):
         self.rect = rect
         self.pad_value = pad_value
         self.stride = stride
+
+    def batch_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, int, int, int]:
+        """(B, 3, H, W) of the tensor `forward` makes of images of these (height, width) sizes."""
+        shapes = [letterbox_geometry(h, w, self.img_size, auto=self.rect, stride=self.stride).out_shape
+                  for h, w in sizes]
+        return len(shapes), 3, max(h for h, _ in shapes), max(w for _, w in shapes)
 
     def forward(self, images: list[np.ndarray]) -> PreprocessedBatch:
         color = (self.pad_value,) * 3

@@ -11,7 +11,7 @@ import pandas as pd
 
 from utils.compare.accuracy import accuracy_rows
 from utils.compare.environment import differences, settings
-from utils.compare.timings import COLUMNS, layer_rows, layer_type_rows, step_rows
+from utils.compare.timings import COLUMNS, layer_rows, layer_type_rows, scenario_rows, step_rows
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.writers import layout
 from utils.writers.atomic import OutputWriteError
@@ -46,12 +46,16 @@ def _verdicts(rows: list[dict]) -> list[dict]:
 
 
 def report(a: FinishedRun, b: FinishedRun, environment: list[dict], same: int, steps: list[dict],
-           layer_types: list[dict], layers: list[dict], accuracy: list[dict] = ()) -> str:
+           layer_types: list[dict], layers: list[dict], accuracy: list[dict] = (),
+           scenario: list[dict] = ()) -> str:
     lines = [f"compare A: {a.path}", f"        B: {b.path}", "",
              f"Environment: {len(environment)} field(s) differ, {same} are the same"]
     if environment:
         lines.append(_table([{k: (str(v)[:60] if v is not None else "(absent)") for k, v in row.items()}
                              for row in environment], ["field", "a", "b"]))
+    if scenario:
+        lines += ["", f"LoadGen scenario figures ({scenario[0]['note']}; one value a side, no interval)",
+                  _table(list(scenario), ["name", "a", "b", "difference", "ratio"])]
     lines += ["", "Steps, ms per image (medians over timed batches; B/A with 95% bootstrap CI)",
               _table(_verdicts(steps), ["name", "a", "b", "ratio", "ci_low", "ci_high", "verdict", "n_a", "n_b"])]
     for title, rows in (("Layer types, self ms per image (no per-batch samples: no interval)", layer_types),
@@ -71,18 +75,19 @@ def compare_main(argv: list[str]) -> int:
         a, b = FinishedRun(args.run_a), FinishedRun(args.run_b)
         environment, same = differences(settings(a), settings(b))
         steps = step_rows(a, b)
+        scenario = scenario_rows(a, b)
     except RunFilesError as error:
         print(f"error: compare: {error}", file=sys.stderr)
         return EXIT_USAGE
     layer_types, layers, accuracy = layer_type_rows(a, b), layer_rows(a, b), accuracy_rows(a, b)
-    print(report(a, b, environment, same, steps, layer_types, layers, accuracy))
+    print(report(a, b, environment, same, steps, layer_types, layers, accuracy, scenario))
     folder = Path(args.out) if args.out else default_folder(a, b)
     environment_rows = [{"section": "environment", "name": row["field"], "a": row["a"], "b": row["b"]}
                         for row in environment]
     try:
-        write_compare_csv(folder, environment_rows + steps + layer_types + layers + accuracy, COLUMNS)
+        write_compare_csv(folder, environment_rows + scenario + steps + layer_types + layers + accuracy, COLUMNS)
         write_compare_html(folder, (a.name, b.name), (a.path, b.path), environment, same, steps, layer_types,
-                           layers, accuracy)
+                           layers, accuracy, scenario)
     except OutputWriteError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED

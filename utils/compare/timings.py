@@ -11,6 +11,7 @@ import pandas as pd
 from utils.readers.finished_run import FinishedRun
 from utils.record.bootstrap import MIN_SAMPLES, median_ratio_interval
 from utils.writers import layout
+from utils.writers.run_figures import scenario_figures
 
 COLUMNS = ("section", "name", "a", "b", "difference", "ratio", "ci_low", "ci_high", "significant", "n_a", "n_b",
            "note")
@@ -81,3 +82,13 @@ def layer_type_rows(a: FinishedRun, b: FinishedRun) -> list[dict]:
 def layer_rows(a: FinishedRun, b: FinishedRun) -> list[dict]:
     """Self time per call path and image, joined on the path, largest change first."""
     return _joined_rows("layer", a, b, layout.LAYER_TIMER, "path")
+
+
+def scenario_rows(a: FinishedRun, b: FinishedRun) -> list[dict]:
+    """A LoadGen scenario's figures of both runs, from summary.json (one value a side: no interval)."""
+    figures_a, figures_b = scenario_figures(a.summary), scenario_figures(b.summary)
+    names = list(dict.fromkeys([*figures_a, *figures_b]))
+    note = f"scenario {a.get('scenario.name', 'single_stream')} vs {b.get('scenario.name', 'single_stream')}"
+    return [{"section": "scenario", "name": name, "a": figures_a.get(name), "b": figures_b.get(name),
+             "difference": (figures_b[name] - figures_a[name]) if name in figures_a and name in figures_b else None,
+             "ratio": _ratio(figures_a.get(name), figures_b.get(name)), "note": note} for name in names]

@@ -28,9 +28,12 @@ from utils.harness import accuracy_pass
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
 from utils.harness.calibration_inputs import calibration_inputs
+from utils.harness.input_shapes import (batch_shapes, choose_warmup, image_sizes, warmup_document,
+                                        warmup_line)
 from utils.harness.interruption import RunStops, exit_status, signal_of
 from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.pass_plan import PassPlan, PlannedPass
+from utils.harness.scenario import ScenarioRun, expected_rate, scenario_settings, warm_ms_per_image
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.harness.start_refusals import check_class_ids
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
@@ -56,6 +59,7 @@ from utils.writers.summary import summary_document
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+SINGLE_STREAM = "single_stream"
 
 
 @dataclass
@@ -99,7 +103,8 @@ class Benchmark:
                 self.family, self.network, config.preprocess, config.postprocess, self.paths,
                 runtime.calibration.images, runtime.calibration.keep_float)
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
-                                     precision=runtime.precision, **options)
+                                     precision=runtime.precision, streams=runtime.streams,
+                                     pinning=runtime.pinning, **options)
         if runtime.backend != "torch":
             self.console(f"Preparing {runtime.backend} (the ONNX export is cached; the first one takes a while)...")
             if runtime.precision == "int8":
@@ -109,6 +114,10 @@ class Benchmark:
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.forward, config.preprocess, config.postprocess)
         self._reference_forward = None  # the torch fp32 reference, built once when a check needs it
+        self.input_shapes = batch_shapes(image_sizes(self.paths), config.dataset.batch_size,
+                                         self.pipeline.input_shape)
+        self.warmup = choose_warmup(self.input_shapes, config.benchmark.warmup, config.benchmark.warmup_max_batches)
+        self.scenario_settings = scenario_settings(config.benchmark)
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
         self.run_dir.create()
 
@@ -190,12 +199,19 @@ class Benchmark:
         contention = ContentionRecorder()
         record.steps, record.steps_origin_ns = timer.records, timer.origin_ns
         batches = -(-len(self.paths) // config.dataset.batch_size)
-        plan = PassPlan(batches, bench.warmup, bench.repeats, bench.min_time_s, bench.layer_timing,
-                        bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s)
+        plan = PassPlan(batches, 0, bench.repeats, bench.min_time_s, bench.layer_timing,
+                        bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s,
+                        warmup_batches=self.warmup.batches, cold_batches=frozenset(self.warmup.cold))
+        record.warmup = warmup_document(self.warmup, self.input_shapes)
+        if bench.scenario == SINGLE_STREAM and "loadgen" in bench.model_fields_set:
+            record.notes.append("benchmark.loadgen is not used: single_stream runs detbench's own passes; set "
+                                "benchmark.scenario to multi_stream, server or offline to run under LoadGen")
+        self.console(warmup_line(self.warmup))
         progress = tqdm(total=plan.total_batches, unit="batch", desc=config.run.id, disable=None, leave=False)
         loader = leave_stops_to_the_main_process(
             image_loader(self.paths, config.dataset.batch_size, self._workers(record), config.dataset.max_pixels))
-        runner = PassRunner(self.pipeline, loader, batches, timer, record.images, on_batch=progress.update)
+        runner = PassRunner(self.pipeline, loader, batches, timer, record.images, on_batch=progress.update,
+                            load_batch=self._load_batch)
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None
         try:
@@ -213,7 +229,10 @@ class Benchmark:
                     if bench.energy.enabled and bench.energy.idle_s > 0:
                         energy.measure_idle(bench.energy.idle_s)
                     with timer.step(RUN_STEP):
-                        self._run_passes(plan, runner, record, detections, progress, contention)
+                        if bench.scenario == SINGLE_STREAM:
+                            self._run_passes(plan, runner, record, detections, progress, contention)
+                        else:
+                            self._run_scenario(plan, runner, record, detections, progress, contention, timer)
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
             with stops.ending_passes():
@@ -248,6 +267,10 @@ class Benchmark:
         if (verdict := contention_verdict(record.contention)) is not None:
             record.warnings.append(verdict)
         return self._finish(record, writer, detections, energy, memory, stops, stop_signal, failed_writing)
+
+    def _load_batch(self, index: int) -> list:
+        size = self.config.dataset.batch_size
+        return [decode_image(path) for path in self.paths[index * size:(index + 1) * size]]
 
     def _workers(self, record: RunRecord) -> int:
         """Decoding in a worker process overlaps the forward but takes a core from it: by default only where a
@@ -285,6 +308,48 @@ class Benchmark:
                     detections.close()
             progress.total = plan.total_batches
             progress.refresh()
+
+    def _run_scenario(self, plan: PassPlan, runner: PassRunner, record: RunRecord, detections: DetectionWriter,
+                      progress: tqdm, contention: ContentionRecorder, timer: StepTimer) -> None:
+        """The warm-up as for the passes, then one LoadGen test in place of the timed passes."""
+        warmup = next((p for p in plan.passes() if p.kind is PassKind.WARMUP), None)
+        if warmup is not None:
+            runner.run(warmup)
+            # Twice more a batch of a shape already run: warm, so its time says what rate LoadGen should expect.
+            first_new = len(record.steps)
+            for probe in (1, 2):
+                runner.run(PlannedPass(PassKind.WARMUP, probe, 1, batch_indices=(self.warmup.batches[0],)))
+            warm = warm_ms_per_image(record.steps[first_new:])
+        else:
+            warm = []
+        accuracy = self.config.benchmark.loadgen.mode == "accuracy"
+        progress.reset(total=None)
+        scenario = ScenarioRun(self.scenario_settings, self.pipeline, self.paths, self.config.dataset.batch_size,
+                               self.config.benchmark.loadgen.performance_sample_count, timer,
+                               {self.input_shapes[index] for index in self.warmup.batches},
+                               self.run_dir.path / layout.LOADGEN_DIR, detections if accuracy else None,
+                               on_batch=progress.update, streams=self.config.runtime.streams)
+        self.console(f"{self.scenario_settings.scenario}: MLPerf LoadGen drives the pipeline "
+                     f"({self.config.benchmark.loadgen.mode} mode, at least "
+                     f"{self.scenario_settings.min_duration_s:g} s and {self.scenario_settings.min_query_count} "
+                     f"queries); its logs go to {layout.LOADGEN_DIR}/")
+        try:
+            with contention:
+                # Streams answer at once: the probe's single-request rate times their number.
+                scenario.start(expected_rate(warm, len(self.paths)) * self.config.runtime.streams)
+                scenario.wait()
+        except KeyboardInterrupt:
+            self.console("Stopping LoadGen: the remaining queries are answered empty...")
+            scenario.stop()
+            raise
+        finally:
+            record.steps.extend(scenario.worker_records())
+            record.scenario = scenario.document()
+            record.timed_passes = 1 if scenario.answers.batches else 0
+            if accuracy:
+                record.images.processed = detections.images_written
+                record.images.skipped = detections.skipped
+                record.images.detections = detections.detections_written
 
     def _needs_reference(self) -> bool:
         runtime = self.config.runtime

@@ -22,14 +22,22 @@ class PlannedPass:
     index: int
     max_batches: Optional[int]  # None: the whole dataset
     writes_outputs: bool = False
+    batch_indices: Optional[tuple[int, ...]] = None  # these batches instead of the first max_batches
+    cold_batches: frozenset[int] = frozenset()  # batches whose input shape runs for the first time
 
 
 class PassPlan:
     def __init__(self, batches: int, warmup: int, repeats: int, min_time_s: float, layer_timing: bool,
                  layer_timing_batches: Optional[int], profiler: bool, target_ci: Optional[float] = None,
-                 max_time_s: float = float("inf")):
+                 max_time_s: float = float("inf"), warmup_batches: Optional[tuple[int, ...]] = None,
+                 cold_batches: frozenset[int] = frozenset()):
+        """`warmup_batches`, when given, are the batch indices the warm-up runs (and `warmup` is ignored)."""
         self.batches = batches
-        self.warmup = min(warmup, batches)
+        if warmup_batches is not None and warmup_batches == tuple(range(len(warmup_batches))):
+            warmup, warmup_batches = len(warmup_batches), None  # the first batches: the loader's own order
+        self.warmup_batches = warmup_batches
+        self.warmup = len(warmup_batches) if warmup_batches is not None else min(warmup, batches)
+        self.cold_batches = frozenset(cold_batches)
         self.repeats = repeats
         self.min_time_s = min_time_s
         self.layer_timing = layer_timing
@@ -69,12 +77,13 @@ class PassPlan:
 
     def passes(self) -> Iterator[PlannedPass]:
         if self.warmup:
-            yield PlannedPass(PassKind.WARMUP, 0, self.warmup)
+            yield PlannedPass(PassKind.WARMUP, 0, self.warmup, batch_indices=self.warmup_batches)
         index = 0
         while self._wants_more(index):
             if index >= self.repeats:
                 self.extra_timed_passes += 1
-            yield PlannedPass(PassKind.TIMED, index, None, writes_outputs=index == 0)
+            yield PlannedPass(PassKind.TIMED, index, None, writes_outputs=index == 0,
+                              cold_batches=self.cold_batches if index == 0 else frozenset())
             if index == 0:
                 if self.layer_timing:
                     yield PlannedPass(PassKind.LAYERS, 0, self.layer_batches)

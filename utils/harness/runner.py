@@ -8,6 +8,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from torch.utils.data import DataLoader
 
+from datasets.image_folder import LoadedImage
+
 from pipelines.contract import DetectionPipeline, Stage
 from utils.harness.interruption import STOP_SIGNALS
 from utils.harness.pass_plan import PlannedPass
@@ -20,9 +22,12 @@ from utils.writers.detections import DetectionWriter
 
 class PassRunner:
     def __init__(self, pipeline: DetectionPipeline, loader: DataLoader, batches: int, timer: StepTimer,
-                 counts: ImageCounts, on_batch: Callable[[], None] = lambda: None):
+                 counts: ImageCounts, on_batch: Callable[[], None] = lambda: None,
+                 load_batch: Optional[Callable[[int], list[LoadedImage]]] = None):
+        """`load_batch(index)` decodes one batch as the loader cuts it, for passes that pick their batches."""
         self.pipeline = pipeline
         self.loader = loader
+        self.load_batch = load_batch
         self.batches = batches
         self.timer = timer
         self.counts = counts
@@ -31,15 +36,22 @@ class PassRunner:
 
     def run(self, planned: PlannedPass, writer: Optional[DetectionWriter] = None) -> None:
         timer = self.timer
-        batches = iter(self.loader)
-        limit = self.batches if planned.max_batches is None else min(planned.max_batches, self.batches)
+        if planned.batch_indices is not None:
+            if self.load_batch is None:
+                raise ValueError("a pass that picks its batches needs the runner's load_batch")
+            indices: Sequence[int] = planned.batch_indices
+            batches = map(self.load_batch, indices)
+        else:
+            indices = range(self.batches if planned.max_batches is None else min(planned.max_batches, self.batches))
+            batches = iter(self.loader)
         with ModuleSteps(timer, self.pipeline.forward_parts()):
-            self._run_batches(planned, batches, limit, writer)
+            self._run_batches(planned, batches, indices, writer)
 
-    def _run_batches(self, planned: PlannedPass, batches: Any, limit: int, writer: Optional[DetectionWriter]) -> None:
+    def _run_batches(self, planned: PlannedPass, batches: Any, indices: Sequence[int],
+                     writer: Optional[DetectionWriter]) -> None:
         timer = self.timer
-        for index in range(limit):
-            timer.set_batch(planned.kind, planned.index, index)
+        for index in indices:
+            timer.set_batch(planned.kind, planned.index, index, index in planned.cold_batches)
             detections = None
             with timer.step(PIPELINE_STEP):
                 with timer.step(LOAD_STEP):

@@ -63,7 +63,10 @@ class FinishedRun:
         if steps is None:
             raise RunFilesError(f"{self.path / layout.STEPS_TIMER} is missing or unreadable; the run stopped "
                                 "before it timed anything")
-        timed = steps[(steps["pass_kind"] == PassKind.TIMED.value) & (steps["images"] > 0)].copy()
+        timed = steps[(steps["pass_kind"] == PassKind.TIMED.value) & (steps["images"] > 0)]
+        if "cold_shape" in timed and not timed["cold_shape"].all():  # as the statistics: warm batches only
+            timed = timed[~timed["cold_shape"].astype(bool)]
+        timed = timed.copy()
         timed["ms_per_image"] = timed["ms"] / timed["images"]
         return timed
 

@@ -102,6 +102,8 @@ class RunRecord:
     memory_samples: Optional[Table] = None
     memory_steps: Optional[Table] = None
     contention: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
+    scenario: Optional[dict[str, Any]] = None  # a LoadGen scenario's settings and verdict
+    warmup: Optional[dict[str, Any]] = None  # the warm-up's batches, the input shapes and those left cold
     agreement: Optional[dict[str, Any]] = None  # against the torch fp32 reference, for any other runtime
     accuracy: Optional[dict[str, Any]] = None  # the accuracy pass: mAP and, beside a reference, the drop
     accuracy_classes: Optional[Table] = None  # per class, accuracy.csv

@@ -18,8 +18,12 @@ STEP_SUMMARY_COLUMNS = ("step", "parent", "count", "images", "mean_ms", "std_ms"
 
 def timed_records(records: Iterable[StepRecord]) -> list[StepRecord]:
     """Steps of the clean timed passes, of batches that held images: warm-up, hooked and profiled passes and
-    batches whose every file was skipped would distort the figures."""
-    return [r for r in records if r.pass_kind is PassKind.TIMED and r.images > 0 and r.step != RUN_STEP]
+    batches whose every file was skipped would distort the figures. So would a batch whose input shape runs
+    for the first time (cold_shape): it is left out while any warm batch is measured; a run that has none
+    (benchmark.warmup 0 on one batch) keeps it, and warns (see cold_shape_warning)."""
+    timed = [r for r in records if r.pass_kind is PassKind.TIMED and r.images > 0 and r.step != RUN_STEP]
+    warm = [r for r in timed if not r.cold_shape]
+    return warm if warm else timed
 
 
 def summarize_steps(records: Iterable[StepRecord], order: Sequence[str] = ()) -> list[dict]:
@@ -59,7 +63,7 @@ def summarize_steps(records: Iterable[StepRecord], order: Sequence[str] = ()) ->
 def _forward_ms_per_image(records: Iterable[StepRecord], kind: PassKind, step: str) -> dict[int, list[float]]:
     by_batch: dict[int, list[float]] = {}
     for r in records:
-        if r.step == step and r.pass_kind is kind and r.images:
+        if r.step == step and r.pass_kind is kind and r.images and not r.cold_shape:
             by_batch.setdefault(r.batch, []).append(r.ms / r.images)
     return by_batch
 
@@ -71,3 +75,26 @@ def overhead_ratio(records: Sequence[StepRecord], instrumented: PassKind, step: 
     ratios = [statistics.median(hooked[b]) / statistics.median(clean[b])
               for b in hooked if b in clean and statistics.median(clean[b]) > 0]
     return statistics.median(ratios) if ratios else None
+
+
+def cold_batch_times(records: Iterable[StepRecord]) -> dict[int, dict[str, float]]:
+    """Batch -> step -> ms of the timed batches that ran an input shape for the first time."""
+    times: dict[int, dict[str, float]] = {}
+    for r in records:
+        if r.cold_shape and r.pass_kind is PassKind.TIMED and r.step != RUN_STEP:
+            times.setdefault(r.batch, {})[r.step] = r.ms
+    return times
+
+
+def cold_shape_warning(records: Sequence[StepRecord]) -> str | None:
+    """Words for cold batches: left out of the statistics, or (when nothing warm was timed) the whole of them."""
+    timed = [r for r in records if r.pass_kind is PassKind.TIMED and r.images > 0 and r.step == PIPELINE_STEP]
+    cold = [r for r in timed if r.cold_shape]
+    if not cold:
+        return None
+    if len(cold) == len(timed):
+        return ("every timed batch ran its input shape for the first time (cold start): the statistics are "
+                "cold-start figures; set benchmark.warmup: auto to warm every shape up first")
+    return (f"{len(cold)} timed batch(es) ran an input shape for the first time (cold start): they are left out "
+            "of the statistics and listed in summary.json warmup.cold_shapes; raise benchmark.warmup_max_batches "
+            "(or use benchmark.warmup: auto) to warm every shape up first")

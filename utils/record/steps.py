@@ -33,6 +33,7 @@ class StepRecord:
     images: int
     start_ns: int
     end_ns: int
+    cold_shape: bool = False  # the first timed batch of an input shape no warm-up batch ran
 
     @property
     def ms(self) -> float:
@@ -44,14 +45,14 @@ class StepRecord:
 
 
 STEP_TIMER_COLUMNS = ("step", "parent", "pass_kind", "pass_index", "batch", "images", "ms", "warmup", "start_s",
-                      "end_s")
+                      "end_s", "cold_shape")
 
 
 def step_rows(records: list[StepRecord], origin_ns: int) -> list[dict]:
     """Long-form rows for steps_timer.csv, times in seconds since `origin_ns`; the run bracket left out."""
     return [{"step": r.step, "parent": r.parent or "", "pass_kind": r.pass_kind.value, "pass_index": r.pass_index,
              "batch": r.batch, "images": r.images, "ms": r.ms, "warmup": r.warmup,
-             "start_s": (r.start_ns - origin_ns) / 1e9, "end_s": (r.end_ns - origin_ns) / 1e9}
+             "start_s": (r.start_ns - origin_ns) / 1e9, "end_s": (r.end_ns - origin_ns) / 1e9, "cold_shape": r.cold_shape}
             for r in records if r.step != RUN_STEP]
 
 

@@ -16,6 +16,7 @@ class _BatchContext:
     pass_index: int = 0
     batch: int = -1
     images: int = 0
+    cold_shape: bool = False
 
 
 class StepTimer:
@@ -28,8 +29,8 @@ class StepTimer:
         self._context = _BatchContext()
         self._stack: list[str] = []
 
-    def set_batch(self, pass_kind: PassKind, pass_index: int, batch: int) -> None:
-        self._context = _BatchContext(pass_kind, pass_index, batch, 0)
+    def set_batch(self, pass_kind: PassKind, pass_index: int, batch: int, cold_shape: bool = False) -> None:
+        self._context = _BatchContext(pass_kind, pass_index, batch, 0, cold_shape)
 
     def set_images(self, images: int) -> None:
         """The image count is only known once the loader has delivered the batch."""
@@ -55,7 +56,7 @@ class StepTimer:
             if completed:
                 ctx = self._context
                 self.records.append(StepRecord(name, parent, ctx.pass_kind, ctx.pass_index, ctx.batch, ctx.images,
-                                               start, end))
+                                               start, end, ctx.cold_shape))
 
     def rows(self) -> list[dict]:
         """Long-form rows for steps_timer.csv; times relative to the timer's creation."""

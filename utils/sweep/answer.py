@@ -15,6 +15,14 @@ from utils.record.bootstrap import median_ratio_interval
 REFERENCE = "reference"
 EQUAL_VERDICTS = ("equal", REFERENCE)
 BUDGET_VERDICTS = EQUAL_VERDICTS + ("within_budget",)
+SINGLE_STREAM = "single_stream"
+# Each LoadGen scenario is ranked by its own figure: (what, the PointFigures field, higher is better).
+SCENARIO_RANKING = {
+    "offline": ("LoadGen's samples/s; higher is better", "samples_per_s", True),
+    "server": ("LoadGen's samples/s among the points whose result is VALID (the latency bound met): the highest "
+               "valid rate; higher is better", "samples_per_s", True),
+    "multi_stream": ("LoadGen's p99 query latency; lower is better", "p99_ms", False),
+}
 RANKED_BY = ("median pipeline latency per image (load + preprocess + forward + postprocess) over the timed "
              "passes; lower is faster")
 
@@ -29,6 +37,10 @@ class PointFigures:
     samples: tuple[float, ...] = field(default=())  # per-image pipeline ms, one per timed batch
     map_50_95: Optional[float] = None  # the accuracy pass's mAP, where it ran
     map_drop: Optional[float] = None  # its drop against the torch fp32 reference
+    scenario: str = "single_stream"
+    scenario_valid: Optional[bool] = None  # LoadGen's verdict, for the other scenarios
+    samples_per_s: Optional[float] = None  # LoadGen's
+    p99_ms: Optional[float] = None  # LoadGen's latency percentile (per query)
 
 
 def _brief(point: PointFigures) -> dict:
@@ -92,10 +104,42 @@ def _budget_statement(budget: Optional[PointFigures], best: Optional[PointFigure
     if edge is not None and edge.get("beyond_noise") is not None:
         text += f"; its runner-up within the budget takes x{edge['ratio']:.3f} as long"
     return text + "."
+def rank_scenario(scenario: str, points: list[PointFigures]) -> dict:
+    """The points of one LoadGen scenario, best first by its own figure. A server point counts only when
+    LoadGen found it valid; elsewhere an invalid point is ranked but says so."""
+    what, figure, higher = SCENARIO_RANKING[scenario]
+    eligible = [p for p in points if getattr(p, figure) is not None
+                and (scenario != "server" or p.scenario_valid)]
+    ranked = sorted(eligible, key=lambda p: getattr(p, figure), reverse=higher)
+    left_out = [p.name for p in points if p not in eligible]
+    best = ranked[0] if ranked else None
+    statement = (f"{scenario}: best {best.name} ({figure.replace('_', ' ')} {getattr(best, figure):.3g}"
+                 f"{'' if best.scenario_valid else ', LoadGen result INVALID'})." if best else
+                 f"{scenario}: no point has a figure to rank" + (" (no server point met its latency bound)."
+                                                                 if scenario == "server" else "."))
+    return {"ranked_by": what, "statement": statement,
+            "ranking": [{"point": p.name, "values": p.values, figure: getattr(p, figure),
+                         "valid": p.scenario_valid, "agreement": p.agreement} for p in ranked],
+            "left_out": left_out}
 
 
 def choose(points: list[PointFigures], confidence: float = 0.95) -> dict:
-    """`points` are the completed points; ties keep the order of the sweep."""
+    """`points` are the completed points; ties keep the order of the sweep. single_stream points get the
+    answer below; each LoadGen scenario's points are ranked apart, by that scenario's figure."""
+    by_scenario = {scenario: rank_scenario(scenario, [p for p in points if p.scenario == scenario])
+                   for scenario in SCENARIO_RANKING if any(p.scenario == scenario for p in points)}
+    points = [point for point in points if point.scenario == SINGLE_STREAM]
+    answer = _choose_single_stream(points, confidence)
+    if by_scenario:
+        answer["by_scenario"] = by_scenario
+        if points:
+            answer["statement"] += " " + " ".join(ranking["statement"] for ranking in by_scenario.values())
+        else:
+            answer["statement"] = " ".join(ranking["statement"] for ranking in by_scenario.values())
+    return answer
+
+
+def _choose_single_stream(points: list[PointFigures], confidence: float) -> dict:
     ranked = sorted(points, key=lambda point: point.p50_ms_per_image)
     equal = [point for point in ranked if point.agreement in EQUAL_VERDICTS]
     best = equal[0] if equal else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from utils.readers.finished_run import FinishedRun
-from utils.sweep.answer import REFERENCE, PointFigures
+from utils.sweep.answer import REFERENCE, SINGLE_STREAM, PointFigures
 from utils.sweep.plan import Point
 
 
@@ -46,7 +46,13 @@ def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
         "map_50_95": run.get("accuracy.map_50_95"),
         "map_50": run.get("accuracy.map_50"),
         "map_drop": run.get("accuracy.drop.map_50_95"),
+        "scenario": run.get("scenario.name", SINGLE_STREAM),
+        "scenario_valid": run.get("scenario.result.valid"),
+        "scenario_samples_per_s": run.get("scenario.result.samples_per_s"),
+        "scenario_p99_ms": run.get("scenario.result.latency_ms.p99"),
     }
     figures = PointFigures(point.name, point.values, p50, row["images_per_s"], row["agreement"], tuple(samples),
-                           row["map_50_95"], row["map_drop"])
+                           map_50_95=row["map_50_95"], map_drop=row["map_drop"], scenario=row["scenario"],
+                           scenario_valid=row["scenario_valid"], samples_per_s=row["scenario_samples_per_s"],
+                           p99_ms=row["scenario_p99_ms"])
     return row, figures

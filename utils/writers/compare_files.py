@@ -39,7 +39,7 @@ def _timing_table(page: HtmlPage, rows: list[dict], with_interval: bool) -> None
 
 def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Path, Path], environment: list[dict],
                        same_fields: int, steps: list[dict], layer_types: list[dict], layers: list[dict],
-                       accuracy: list[dict] = ()) -> Path:
+                       accuracy: Sequence[dict] = (), scenario: Sequence[dict] = ()) -> Path:
     page = HtmlPage(f"detbench compare: {names[0]} (A) vs {names[1]} (B)")
     headline = []
     for row in steps:
@@ -52,6 +52,11 @@ def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Pat
     if environment:
         page.table(["field", "A", "B"], ([row["field"], row["a"], row["b"]] for row in environment),
                    text_columns=("field", "A", "B"))
+    if scenario:
+        page.heading("LoadGen scenario figures")
+        page.paragraph(f"{scenario[0]['note']}: LoadGen's figures from summary.json, one value a side (no "
+                       "interval); scenario_valid is 1 for a VALID result.")
+        _timing_table(page, [dict(row, note="") for row in scenario], with_interval=False)
     page.heading("Steps: milliseconds per image")
     page.paragraph("Medians over the timed batches of steps_timer.csv; B/A with a 95% bootstrap interval; "
                    "significant when the interval excludes 1.")

@@ -35,6 +35,18 @@ def headline(summary: dict) -> str:
             f"{_fmt(batch, '.2g')} images per batch)")
 
 
+def scenario_line(scenario: dict) -> str:
+    """LoadGen's verdict in one line: valid or why not, samples/s and the tail latency."""
+    result = scenario.get("result") or {}
+    latency = result.get("latency_ms") or {}
+    verdict = ("VALID" if result.get("valid") else
+               f"INVALID ({result.get('reason')})" if result.get("valid") is False else "no result")
+    return (f"  scenario {scenario['name']} under {scenario['driver']}: {verdict}; "
+            f"{_fmt(result.get('samples_per_s'), '.2f')} samples/s, latency p50 {_fmt(latency.get('p50'), '.1f')} ms "
+            f"p90 {_fmt(latency.get('p90'), '.1f')} ms p99 {_fmt(latency.get('p99'), '.1f')} ms "
+            f"(LoadGen's own files: {scenario['logs']['summary']})")
+
+
 def format_summary(summary: dict, run_path: Path) -> str:
     lines = [f"detbench run {summary['run_id']}: {summary['status']}"
              + (f" ({summary['stop_reason']})" if summary.get("stop_reason") else ""),
@@ -42,6 +54,9 @@ def format_summary(summary: dict, run_path: Path) -> str:
              f"weights: {summary['weights']}",
              f"  images: {summary['images_processed']} processed, {summary['images_skipped']} skipped, "
              f"{summary['detections']} detections; {summary['timed_passes']} timed pass(es)"]
+    scenario = summary.get("scenario")
+    if scenario:
+        lines.append(scenario_line(scenario))
     layer = summary.get("layer_timing")
     if layer:
         lines.append(f"  layer hooks: overhead {layer.get('hook_overhead') or 'n/a'}; unattributed "

@@ -51,3 +51,11 @@ ACCURACY = "accuracy.csv"
 
 # Instance masks of segmenting families (Mask R-CNN): one 16-bit PNG label map per image, values = rows.
 MASKS_DIR = "masks"
+
+# MLPerf LoadGen's own logs of a scenario run (benchmark.scenario other than single_stream), under the names
+# LoadGen gives them (its default prefix mlperf_log_).
+LOADGEN_DIR = "loadgen"
+LOADGEN_SUMMARY = f"{LOADGEN_DIR}/mlperf_log_summary.txt"
+LOADGEN_DETAIL = f"{LOADGEN_DIR}/mlperf_log_detail.txt"
+LOADGEN_ACCURACY = f"{LOADGEN_DIR}/mlperf_log_accuracy.json"
+LOADGEN_TRACE = f"{LOADGEN_DIR}/mlperf_log_trace.json"

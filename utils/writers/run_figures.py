@@ -68,5 +68,25 @@ def headline_figures(summary: Mapping[str, Any]) -> dict[str, float]:
                         "precision_at_conf_thres": shown.get("precision"), "recall_at_conf_thres": shown.get("recall"),
                         "map_drop": (accuracy.get("drop") or {}).get("map_50_95"),
                         "reference_map_50_95": (accuracy.get("reference") or {}).get("map_50_95")})
+    figures.update(scenario_figures(summary))
+    return {name: float(value) for name, value in figures.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool)}
+
+
+def scenario_figures(summary: Mapping[str, Any]) -> dict[str, float]:
+    """A LoadGen scenario's figures (none for single_stream): valid as 1 or 0, samples/s, LoadGen's latency
+    percentiles and its early-stopping estimates, in ms."""
+    scenario = summary.get("scenario") or {}
+    result = scenario.get("result") or {}
+    if not result:
+        return {}
+    latency = result.get("latency_ms") or {}
+    figures: dict[str, Any] = {
+        "scenario_valid": None if result.get("valid") is None else float(bool(result["valid"])),
+        "scenario_samples_per_s": result.get("samples_per_s"),
+        **{f"scenario_latency_{name}_ms": latency.get(name) for name in ("p50", "p90", "p99")},
+        **{f"scenario_early_stopping_{name}_ms": value
+           for name, value in ((result.get("early_stopping") or {}).get("estimates_ms") or {}).items()},
+    }
     return {name: float(value) for name, value in figures.items()
             if isinstance(value, (int, float)) and not isinstance(value, bool)}

@@ -108,6 +108,14 @@ def headline_cells(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
     energy = energy_headline(summary.get("energy") or {})
     if energy:
         figures.append(energy)
+    scenario = summary.get("scenario")
+    if scenario:  # LoadGen's verdict first: an invalid result is not the scenario's figure
+        result = scenario.get("result") or {}
+        latency = result.get("latency_ms") or {}
+        verdict = {True: "VALID", False: "INVALID", None: "no result"}[result.get("valid")]
+        figures[:0] = [(f"{scenario['name']} (LoadGen)", verdict),
+                       (f"{scenario['name']} samples/s", result.get("samples_per_s")),
+                       (f"{scenario['name']} latency p99 ms", latency.get("p99"))]
     return [(label, "n/a" if value is None else value) for label, value in figures]
 
 

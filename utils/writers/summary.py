@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from pipelines.contract import FORWARD_STAGE
 from utils.record.run_record import RunRecord
-from utils.record.step_statistics import overhead_ratio, summarize_steps
+from utils.record.step_statistics import cold_batch_times, cold_shape_warning, overhead_ratio, summarize_steps
 from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind
 from utils.writers import layout
 
@@ -50,6 +50,9 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
     noisy = noisy_steps_warning(step_summary)
     if noisy:
         warnings.append(noisy)
+    cold = cold_shape_warning(record.steps)
+    if cold:
+        warnings.append(cold)
     stages = [name for name in identity.step_order if name not in (PIPELINE_STEP, LOAD_STEP, ANNOTATE_STEP)]
     document: dict[str, Any] = {
         "schema_version": identity.schema_version,
@@ -96,6 +99,10 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         "warnings": warnings,
         "notes": list(record.notes),
     }
+    if record.scenario is not None:
+        document["scenario"] = record.scenario
+    if record.warmup is not None:
+        document["warmup"] = warmup_with_cold_times(record)
     if record.agreement is not None:
         document["agreement"] = record.agreement
     if record.accuracy is not None:
@@ -123,4 +130,14 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
                                 "forward_overhead": overhead_verdict(ratio)}
         if record.profile.layers is not None:
             document["profiler"]["layer_ops_csv"] = layout.LAYER_OPS
+    return document
+
+
+def warmup_with_cold_times(record: RunRecord) -> dict[str, Any]:
+    """The warm-up's plan, each cold batch with what its pipeline and forward took when it ran."""
+    times = cold_batch_times(record.steps)
+    document = dict(record.warmup)
+    document["cold_shapes"] = [dict(cold, pipeline_ms=times.get(cold["batch"], {}).get(PIPELINE_STEP),
+                                    forward_ms=times.get(cold["batch"], {}).get(FORWARD_STAGE))
+                               for cold in record.warmup["cold_shapes"]]
     return document

@@ -17,12 +17,15 @@ from utils.writers.html_page import HtmlPage
 
 FIGURE_COLUMNS = ("images_per_s", "p50_ms_per_image", "p90_ms_per_image", "forward_p50_ms_per_image",
                   "peak_pss_mib", "peak_self_rss_mib", "package_j_per_image", "agreement", "random_weights",
-                  "map_50_95", "map_50", "map_drop")
+                  "map_50_95", "map_50", "map_drop", "scenario", "scenario_valid", "scenario_samples_per_s",
+                  "scenario_p99_ms")
 # Short headers for the page's table; sweep.csv keeps the column names.
 HEADERS = {"images_per_s": "images/s", "p50_ms_per_image": "p50 ms/image", "p90_ms_per_image": "p90 ms/image",
            "forward_p50_ms_per_image": "forward p50 ms/image", "peak_pss_mib": "peak PSS MiB",
            "peak_self_rss_mib": "peak RSS MiB", "package_j_per_image": "package J/image",
-           "map_50_95": "mAP@0.5:0.95", "map_50": "mAP@0.5", "map_drop": "mAP drop"}
+           "map_50_95": "mAP@0.5:0.95", "map_50": "mAP@0.5", "map_drop": "mAP drop",
+           "scenario_valid": "LoadGen valid", "scenario_samples_per_s": "LoadGen samples/s",
+           "scenario_p99_ms": "LoadGen p99 ms"}
 AGREEMENT_COLORS = {"reference": "#1a7f37", "equal": "#1a7f37", "within_budget": "#2f6fd6", "close": "#d68a00",
                     "different": "#c80000", "unchecked": "#6b7280"}
 
@@ -148,11 +151,14 @@ def write_sweep_report(directory: Path, document: dict, rows: list[dict], column
                    f"budget: {answer['within_budget_means']}. The margin is "
                    "the runner-up's median over the fastest's, with a 95% bootstrap interval from the two points' "
                    "per-batch samples in steps_timer.csv; beyond the noise when the interval lies above 1.")
+    for scenario, ranking in (answer.get("by_scenario") or {}).items():
+        page.paragraph(f"{ranking['statement']} Ranked by {ranking['ranked_by']}.")
     page.heading("Points")
     # The swept values name each point (and its directory); reasons are long, so they follow the table.
     shown = [name for name in columns if name not in ("point", "reason", "run_dir", "random_weights")]
     page.table([HEADERS.get(name, name) for name in shown], ([row.get(name) for name in shown] for row in rows),
-               text_columns=(*keys, "status", "agreement"), row_titles=(row["point"] for row in rows))
+               text_columns=(*keys, "status", "agreement", "scenario", "scenario_valid"),
+               row_titles=(row["point"] for row in rows))
     reasons = [f"{row['point']}: {row['status']}: {row['reason']}" for row in rows if row.get("reason")]
     if reasons:
         page.heading("Points that did not complete").warnings(reasons)

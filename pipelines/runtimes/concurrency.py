@@ -1,0 +1,51 @@
+"""How `runtime.streams` and `runtime.pinning` divide the cores: pure arithmetic each runtime applies its own way.
+
+Streams are requests in flight at once (OpenVINO's NUM_STREAMS; for ONNX Runtime and torch, worker threads
+each running a forward); the run's threads are split between them. Pinning ties the compute threads to cores
+so the OS does not move them.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional, Sequence
+
+from pipelines.runtimes.base import RuntimeNotSupported
+
+
+def threads_per_stream(threads: int, streams: int) -> int:
+    """The run's threads split evenly between the streams; each stream needs one at least."""
+    if streams > threads:
+        raise RuntimeNotSupported(f"runtime.streams {streams} with {threads} thread(s): each stream needs a thread "
+                                  f"of its own; set runtime.threads to {streams} or more, or fewer streams")
+    return threads // streams
+
+
+def usable_cores() -> Optional[list[int]]:
+    """The cores this process may run on, or None where the OS does not say (no sched_getaffinity)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    return sorted(os.sched_getaffinity(0))
+
+
+def cores_to_pin(cores: Optional[Sequence[int]], needed: int) -> list[int]:
+    """The first `needed` usable cores, or a refusal that says why pinning cannot be done."""
+    if cores is None:
+        raise RuntimeNotSupported("runtime.pinning: this OS does not let a process choose its cores "
+                                  "(no sched_setaffinity); remove runtime.pinning")
+    if needed > len(cores):
+        raise RuntimeNotSupported(f"runtime.pinning: {needed} compute thread(s) but this process may use "
+                                  f"{len(cores)} core(s) ({', '.join(map(str, cores))}); lower runtime.threads "
+                                  "or remove runtime.pinning")
+    return list(cores[:needed])
+
+
+def stream_cores(cores: Sequence[int], streams: int) -> list[list[int]]:
+    """Disjoint, equal groups of cores, one per stream, in order."""
+    size = len(cores) // streams
+    return [list(cores[i * size:(i + 1) * size]) for i in range(streams)]
+
+
+def ort_intra_op_affinities(cores: Sequence[int]) -> str:
+    """ONNX Runtime's session.intra_op_thread_affinities for an intra-op pool on `cores`: one group per pool
+    thread except the calling thread (which runs on the first core), processor ids counted from 1."""
+    return ";".join(str(core + 1) for core in cores[1:])

@@ -1,0 +1,126 @@
+"""runtime.streams and runtime.pinning: the split of cores (pure), each runtime's read-back, refusals, and a
+LoadGen scenario answered by several workers."""
+import json
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from benchmark import main
+from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.runtimes.concurrency import cores_to_pin, ort_intra_op_affinities, stream_cores, threads_per_stream
+from pipelines.runtimes.registry import build_runtime
+from pipelines.yolo import family as yolo
+from utils.config import ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "configs" / "samples_tiny.yaml"
+
+
+def test_threads_split_between_streams_and_each_stream_needs_one():
+    assert threads_per_stream(8, 2) == 4 and threads_per_stream(5, 2) == 2 and threads_per_stream(2, 2) == 1
+    with pytest.raises(RuntimeNotSupported, match="runtime.streams 3 with 2 thread"):
+        threads_per_stream(2, 3)
+
+
+def test_pinning_takes_the_first_usable_cores_or_says_why_it_cannot():
+    assert cores_to_pin([2, 5, 7, 9], 3) == [2, 5, 7]
+    with pytest.raises(RuntimeNotSupported, match="4 compute thread"):
+        cores_to_pin([0, 1], 4)
+    with pytest.raises(RuntimeNotSupported, match="sched_setaffinity"):
+        cores_to_pin(None, 1)
+    assert stream_cores([0, 1, 2, 3, 4], 2) == [[0, 1], [2, 3]]
+
+
+def test_onnxruntime_affinities_skip_the_calling_thread_and_count_from_one():
+    assert ort_intra_op_affinities([4, 5, 6]) == "6;7"
+    assert ort_intra_op_affinities([0]) == ""
+
+
+def test_streams_in_single_stream_are_refused_with_the_key_named():
+    with pytest.raises(ConfigError, match="runtime.streams 2 needs requests to keep in flight"):
+        load_config(CONFIG, ["runtime.streams=2"])
+    assert load_config(CONFIG, ["runtime.streams=2", "benchmark.scenario=offline"]).runtime.streams == 2
+
+
+@pytest.fixture(scope="module")
+def network():
+    return yolo.load_network("yolov7-tiny", None, 0)
+
+
+def _concurrent_outputs(forward, batches):
+    outputs = [None] * len(batches)
+
+    def work(index):
+        outputs[index] = forward(batches[index])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(batches))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outputs
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])
+def test_exported_runtimes_read_back_their_streams_and_answer_concurrent_requests_alike(backend, network, tmp_path):
+    example = torch.rand(1, 3, 64, 64)
+    runtime = build_runtime(backend, threads=2, streams=2, pinning=backend == "openvino", cache_dir=tmp_path)
+    forward = runtime.prepare(network, example)
+    settings = runtime.settings()
+    assert settings["streams"] == 2 and settings["threads"] == 2
+    if backend == "openvino":
+        assert settings["num_streams"] == 2 and settings["pinning"] is True
+    else:
+        assert settings["threads_per_stream"] == 1 and len(settings["intra_op_thread_affinities"]) == 2
+    batches = [torch.rand(1, 3, 64, 64) for _ in range(3)]
+    alone = [forward(batch) for batch in batches]
+    together = _concurrent_outputs(forward, batches)
+    for a, b in zip(alone, together):
+        assert np.allclose(a.numpy(), b.numpy(), atol=1e-4)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no process affinity on this OS")
+def test_torch_pinning_sets_the_process_affinity_and_reads_it_back(network):
+    before = os.sched_getaffinity(0)
+    threads = torch.get_num_threads()
+    try:
+        runtime = build_runtime("torch", threads=1, pinning=True)
+        runtime.prepare(network, torch.rand(1, 3, 64, 64))
+        pinned = sorted(before)[:1]
+        assert runtime.settings()["process_affinity"] == pinned == sorted(os.sched_getaffinity(0))
+        assert runtime.settings()["pinning"] is True
+    finally:
+        os.sched_setaffinity(0, before)
+        torch.set_num_threads(threads)
+
+
+def test_pinning_more_threads_than_cores_exits_2(tmp_path, capsys):
+    cores = len(os.sched_getaffinity(0))
+    code = main(["--config", str(CONFIG), "--set", "runtime.pinning=true", "--set", f"runtime.threads={cores + 1}",
+                 "--set", f"run.output_dir={tmp_path}"])
+    assert code == 2 and "runtime.pinning" in capsys.readouterr().err
+
+
+def test_an_offline_scenario_with_two_streams_keeps_every_workers_steps(tmp_path):
+    code = main(["--config", str(CONFIG), "--set", "preprocess.img_size=64", "--set", "dataset.limit=4",
+                 "--set", "benchmark.layer_timing=false", "--set", "outputs.plots=false",
+                 "--set", "outputs.save_images=false", "--set", "outputs.report=false",
+                 "--set", "benchmark.scenario=offline", "--set", "benchmark.loadgen.min_duration_s=0.3",
+                 "--set", "runtime.backend=onnxruntime", "--set", "runtime.threads=2", "--set", "runtime.streams=2",
+                 "--set", "dataset.batch_size=1", "--set", f"run.output_dir={tmp_path}", "--set", "run.id=two",
+                 "--set", f"runtime.cache_dir={tmp_path / 'cache'}"])
+    assert code == 0
+    run_dir = tmp_path / "two"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    env = json.loads((run_dir / "env.json").read_text())
+    assert summary["scenario"]["streams"] == 2
+    assert summary["runtime"]["streams"] == env["runtime"]["streams"] == 2
+    steps = pd.read_csv(run_dir / "steps_timer.csv")
+    pipeline = steps[(steps["pass_kind"] == "timed") & (steps["step"] == "pipeline")]
+    assert pipeline["images"].sum() == summary["scenario"]["samples_answered"]
+    assert sorted(pipeline["batch"]) == list(range(summary["scenario"]["batches_answered"]))
