@@ -83,6 +83,14 @@ def test_sizes_from_headers_match_the_decoded_images_and_unreadable_files_are_de
     assert image_sizes([tmp_path / "broken.jpg"]) == [None]
 
 
+def test_an_image_over_the_pixel_limit_has_no_size_as_the_loader_will_skip_it():
+    paths = find_images(SAMPLES)
+    smallest = min(decode_image(p).image.shape[0] * decode_image(p).image.shape[1] for p in paths)
+    sizes = image_sizes(paths, max_pixels=smallest)
+    assert sizes.count(None) == len(paths) - 1
+    assert [decode_image(p, smallest).image is None for p in paths] == [size is None for size in sizes]
+
+
 def test_a_warmup_of_picked_batches_runs_them_and_only_timed_pass_0_carries_cold_batches():
     plan = PassPlan(batches=4, warmup=0, repeats=2, min_time_s=0, layer_timing=False, layer_timing_batches=None,
                     profiler=False, warmup_batches=(0, 2), cold_batches=frozenset({3}))

@@ -37,7 +37,7 @@ def map_postprocess(family: str, postprocess: Any, accuracy: Any) -> tuple[Any, 
 
 
 def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, description: str,
-           timer: Optional[StepTimer] = None) -> list[Optional[Detections]]:
+           max_pixels: Optional[int] = None, timer: Optional[StepTimer] = None) -> list[Optional[Detections]]:
     """One Detections per path (None where the image cannot be decoded). With a timer, the batches are
     recorded as the accuracy pass."""
     found: list[Optional[Detections]] = []
@@ -45,14 +45,14 @@ def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, 
     for number, start in enumerate(tqdm(batches, desc=description, unit="batch", disable=None, leave=False)):
         chunk = paths[start:start + batch_size]
         if timer is None:
-            images = [decode_image(path).image for path in chunk]
+            images = [decode_image(path, max_pixels).image for path in chunk]
             valid = [image for image in images if image is not None]
             results = iter(pipeline(valid) if valid else [])
         else:
             timer.set_batch(PassKind.ACCURACY, 0, number)
             with timer.step(PIPELINE_STEP):
                 with timer.step(LOAD_STEP):
-                    images = [decode_image(path).image for path in chunk]
+                    images = [decode_image(path, max_pixels).image for path in chunk]
                     valid = [image for image in images if image is not None]
                     timer.set_images(len(valid))
                 results = iter(run_stages(pipeline.stages(), timer, valid) if valid else [])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -17,7 +17,8 @@ from pipelines.runtimes.quantization import Calibration
 
 
 def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, postprocess: Any,
-                       paths: Sequence[Path], images: int, keep_float: Sequence[str]) -> Calibration:
+                       paths: Sequence[Path], images: int, keep_float: Sequence[str],
+                       max_pixels: Optional[int] = None) -> Calibration:
     chosen = list(paths[:images])
     digest = parts_digest({"images": ",".join(file_digest(path) for path in chosen),
                            "preprocess": json.dumps(preprocess.model_dump(mode="json"), sort_keys=True)})
@@ -31,7 +32,7 @@ def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, pos
         stages = pipeline.stages()
         upto = [stage.name for stage in stages].index(FORWARD_STAGE) + 1
         for path in chosen:
-            image = decode_image(path).image
+            image = decode_image(path, max_pixels).image
             if image is None:
                 continue
             value: Any = [image]

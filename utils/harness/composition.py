@@ -101,7 +101,7 @@ class Benchmark:
         if runtime.precision == "int8":
             options["calibration"] = calibration_inputs(
                 self.family, self.network, config.preprocess, config.postprocess, self.paths,
-                runtime.calibration.images, runtime.calibration.keep_float)
+                runtime.calibration.images, runtime.calibration.keep_float, config.dataset.max_pixels)
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
                                      precision=runtime.precision, streams=runtime.streams,
                                      pinning=runtime.pinning, **options)
@@ -114,7 +114,7 @@ class Benchmark:
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.forward, config.preprocess, config.postprocess)
         self._reference_forward = None  # the torch fp32 reference, built once when a check needs it
-        self.input_shapes = batch_shapes(image_sizes(self.paths), config.dataset.batch_size,
+        self.input_shapes = batch_shapes(image_sizes(self.paths, config.dataset.max_pixels), config.dataset.batch_size,
                                          self.pipeline.input_shape)
         self.warmup = choose_warmup(self.input_shapes, config.benchmark.warmup, config.benchmark.warmup_max_batches)
         self.scenario_settings = scenario_settings(config.benchmark)
@@ -270,7 +270,8 @@ class Benchmark:
 
     def _load_batch(self, index: int) -> list:
         size = self.config.dataset.batch_size
-        return [decode_image(path) for path in self.paths[index * size:(index + 1) * size]]
+        return [decode_image(path, self.config.dataset.max_pixels)
+                for path in self.paths[index * size:(index + 1) * size]]
 
     def _workers(self, record: RunRecord) -> int:
         """Decoding in a worker process overlaps the forward but takes a core from it: by default only where a
@@ -328,7 +329,8 @@ class Benchmark:
                                self.config.benchmark.loadgen.performance_sample_count, timer,
                                {self.input_shapes[index] for index in self.warmup.batches},
                                self.run_dir.path / layout.LOADGEN_DIR, detections if accuracy else None,
-                               on_batch=progress.update, streams=self.config.runtime.streams)
+                               on_batch=progress.update, streams=self.config.runtime.streams,
+                               max_pixels=self.config.dataset.max_pixels)
         self.console(f"{self.scenario_settings.scenario}: MLPerf LoadGen drives the pipeline "
                      f"({self.config.benchmark.loadgen.mode} mode, at least "
                      f"{self.scenario_settings.min_duration_s:g} s and {self.scenario_settings.min_query_count} "
@@ -411,11 +413,11 @@ class Benchmark:
         accuracy_pass.progress_line(self.console, len(paths), self.truth is not None, with_reference)
         candidate = accuracy_pass.detect(
             self.family.build_pipeline(self.network, self.forward, config.preprocess, postprocess), paths,
-            config.dataset.batch_size, "accuracy pass", timer)
+            config.dataset.batch_size, "accuracy pass", config.dataset.max_pixels, timer)
         reference = None
         if with_reference:
             reference = accuracy_pass.detect(self._reference(postprocess)[0], paths, config.dataset.batch_size,
-                                             "reference at mAP settings")
+                                             "reference at mAP settings", config.dataset.max_pixels)
         result = accuracy_pass.evaluate(candidate, reference, self.truth, self.network.class_names, stated,
                                         self.pipeline.score_threshold, settings.bootstrap, config.run.seed,
                                         "torch fp32 eager")

@@ -18,16 +18,17 @@ Shape = tuple[int, ...]
 AUTO = "auto"
 
 
-def image_sizes(paths: Sequence[Path]) -> list[Optional[tuple[int, int]]]:
+def image_sizes(paths: Sequence[Path], max_pixels: Optional[int] = None) -> list[Optional[tuple[int, int]]]:
     """Upright (height, width) of each image, from its header; an image whose header cannot be parsed is
-    decoded instead, and one that cannot be decoded is None (the passes skip it)."""
+    decoded instead, and one that cannot be decoded or is over `max_pixels` is None (the passes skip it)."""
     sizes: list[Optional[tuple[int, int]]] = []
     for path in paths:
         header = read_header(path)
         if header is not None:
-            sizes.append((header.height, header.width))
+            fits = max_pixels is None or header.pixels <= max_pixels
+            sizes.append((header.height, header.width) if fits else None)
             continue
-        image = decode_image(Path(path)).image
+        image = decode_image(Path(path), max_pixels).image
         sizes.append(None if image is None else (int(image.shape[0]), int(image.shape[1])))
     return sizes
 

@@ -245,10 +245,12 @@ class ScenarioRun:
     def __init__(self, settings: ScenarioSettings, pipeline: DetectionPipeline, paths: Sequence[Path],
                  batch_size: int, performance_sample_count: Optional[int], timer: StepTimer,
                  warmed_shapes: set, log_dir: Path, writer: Optional[DetectionWriter] = None,
-                 on_batch: Callable[[], None] = lambda: None, streams: int = 1):
+                 on_batch: Callable[[], None] = lambda: None, streams: int = 1,
+                 max_pixels: Optional[int] = None):
         self.settings = settings
         self.pipeline = pipeline
         self.paths = list(paths)
+        self.max_pixels = max_pixels
         self.performance_count = min(performance_sample_count or len(self.paths), len(self.paths))
         self.log_dir = log_dir
         self.lg = import_loadgen()
@@ -264,7 +266,7 @@ class ScenarioRun:
 
     def _load(self, indices: list[int]) -> None:
         for index in indices:
-            self.answers.images[index] = decode_image(self.paths[index])
+            self.answers.images[index] = decode_image(self.paths[index], self.max_pixels)
 
     def _unload(self, indices: list[int]) -> None:
         for index in indices:
