@@ -2,6 +2,8 @@
 preprocessing, close to fp32, cached by its inputs, and the Detect head's decode kept in float."""
 from __future__ import annotations
 
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import onnx
@@ -43,11 +45,6 @@ def batch(network, calibration):
     return torch.from_numpy(next(iter(calibration.inputs())))
 
 
-@pytest.fixture(scope="module")
-def fp32_output(network, batch, tmp_path_factory):
-    return OpenVinoRuntime(threads=2, cache_dir=tmp_path_factory.mktemp("fp32")).prepare(network, batch)(batch)
-
-
 def test_calibration_inputs_are_the_pipelines_network_inputs(network, paths, calibration):
     inputs = list(calibration.inputs())
     assert len(inputs) == calibration.images == CALIBRATION_IMAGES
@@ -73,24 +70,43 @@ def test_keep_float_resolves_types_and_paths_and_refuses_typos(network, batch, t
     assert any(t == "Conv" and name.startswith("/model.77/") for name, t in types.items())
 
 
-@pytest.mark.parametrize("runtime_class", [OpenVinoRuntime, OnnxRuntime])
-def test_int8_is_close_to_fp32_and_cached(runtime_class, network, calibration, batch, fp32_output, tmp_path):
-    runtime = runtime_class(precision="int8", threads=2, cache_dir=tmp_path, calibration=calibration)
+def int8_against_fp32(runtime_name: str, cache_dir: Path) -> dict:
+    """Quantizes twice (the second from the cache) and returns what the test judges. It runs in a process of
+    its own: NNCF's and ONNX Runtime's quantizers both run in one process crash it later, in unrelated code."""
+    runtime_class = {"openvino": OpenVinoRuntime, "onnxruntime": OnnxRuntime}[runtime_name]
+    network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
+    calibration = calibration_inputs(family, network, PRE, POST, find_images(SHAPES / "images"), CALIBRATION_IMAGES,
+                                     ["Detect"])
+    batch = torch.from_numpy(next(iter(calibration.inputs())))
+    fp32_output = OpenVinoRuntime(threads=2, cache_dir=cache_dir / "fp32").prepare(network, batch)(batch)
+    runtime = runtime_class(precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
     output = runtime.prepare(network, batch)(batch)
-    preparation = runtime.settings()["preparation"]
-    assert preparation["quantized_cache_hit"] is False and preparation["float_layers"] == ["model.77"]
-    assert runtime.settings()["precision"] == "int8"
+    again = runtime_class(precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
+    repeated = again.prepare(network, batch)(batch)
     scores = family.build_pipeline(network, None, PRE, POST).candidate_scores
     top = scores(fp32_output).topk(5, dim=1)
+    best = top.indices[0, 0]
+    return {"preparation": runtime.settings()["preparation"], "precision": runtime.settings()["precision"],
+            "score_error": float((scores(output).gather(1, top.indices) - top.values).abs().mean()),
+            "best_box_error": float((output[0, best, :4] - fp32_output[0, best, :4]).abs().max()),
+            "differs_from_fp32": not torch.equal(output, fp32_output),
+            "repeat_equal": torch.equal(repeated, output),
+            "repeat_cache_hit": again.settings()["preparation"]["quantized_cache_hit"]}
+
+
+@pytest.mark.parametrize("runtime_name", ["openvino", "onnxruntime"])
+def test_int8_is_close_to_fp32_and_cached(runtime_name, tmp_path):
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        found = pool.submit(int8_against_fp32, runtime_name, tmp_path).result(timeout=600)
+    preparation = found["preparation"]
+    assert preparation["quantized_cache_hit"] is False and preparation["float_layers"] == ["model.77"]
+    assert found["precision"] == "int8"
     # a trained model's top candidates keep their scores within about a tenth under int8 (at 160 px, half the
     # size it was trained at, on 8 calibration images), and the best one its box within a couple of pixels
-    assert (scores(output).gather(1, top.indices) - top.values).abs().mean() < 0.1
-    best = top.indices[0, 0]
-    assert (output[0, best, :4] - fp32_output[0, best, :4]).abs().max() < 2.0
-    assert not torch.equal(output, fp32_output)  # it really ran quantized
-    again = runtime_class(precision="int8", threads=2, cache_dir=tmp_path, calibration=calibration)
-    assert torch.equal(again.prepare(network, batch)(batch), output)
-    assert again.settings()["preparation"]["quantized_cache_hit"] is True
+    assert found["score_error"] < 0.1
+    assert found["best_box_error"] < 2.0
+    assert found["differs_from_fp32"]  # it really ran quantized
+    assert found["repeat_equal"] and found["repeat_cache_hit"] is True
 
 
 def test_int8_refuses_a_keep_float_naming_no_layer(network, calibration, batch, tmp_path):
