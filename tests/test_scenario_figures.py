@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _point(name, scenario, p50=10.0, valid=None, per_s=None, p99=None, agreement="reference"):
-    return PointFigures(name, {"k": name}, p50, None, agreement, (p50,) * 3, scenario, valid, per_s, p99)
+    return PointFigures(name, {"k": name}, p50, None, agreement, (p50,) * 3, scenario=scenario, scenario_valid=valid,
+                        samples_per_s=per_s, p99_ms=p99)
 
 
 def test_each_scenario_is_ranked_by_its_own_figure_and_single_stream_keeps_its_answer():
