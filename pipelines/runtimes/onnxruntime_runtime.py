@@ -20,8 +20,7 @@ from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, Run
 from pipelines.runtimes.concurrency import (cores_to_pin, ort_intra_op_affinities, stream_cores,
                                             threads_per_stream, usable_cores)
 from pipelines.runtimes.onnx_export import INPUT_NAME, OUTPUT_NAME, ExportResult, as_input, export_onnx
-from pipelines.runtimes.quantization import (Calibration, decode_nodes, float_module_paths,
-                                             quantize_for_onnxruntime)
+from pipelines.runtimes.quantization import Calibration, quantize_for_onnxruntime, quantize_network
 
 PROVIDER = "CPUExecutionProvider"
 ALLOW_SPINNING = "session.intra_op.allow_spinning"
@@ -121,15 +120,10 @@ class OnnxRuntime(Runtime):
         self._fused = self.fuse and network.fuse is not None
         self._model_path, quantization = self._export.path, {}
         if self.calibration is not None:
-            try:
-                paths = float_module_paths(network.module, self.calibration.keep_float)
-            except ValueError as error:
-                raise RuntimeNotSupported(str(error)) from None
-            float_nodes = decode_nodes(self._export.path, paths)
-            self._model_path, quantization = quantize_for_onnxruntime(
-                self._export.path, self._export.key, self.calibration, float_nodes, INPUT_NAME)
-            quantization.update(calibration_images=self.calibration.images, float_layers=paths,
-                                float_nodes=len(float_nodes))
+            self._model_path, quantization = quantize_network(
+                network, self._export.path, self.calibration,
+                lambda float_nodes: quantize_for_onnxruntime(self._export.path, self._export.key, self.calibration,
+                                                             float_nodes, INPUT_NAME))
         started = time.perf_counter()
         self._sessions = [self._new_session(self._options(stream=stream)) for stream in range(self.streams)]
         self._session = self._sessions[0]

@@ -19,8 +19,7 @@ from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, Run
 from pipelines.runtimes.concurrency import cores_to_pin, threads_per_stream, usable_cores
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.profiles import NodeCounter
-from pipelines.runtimes.quantization import (Calibration, decode_nodes, float_module_paths,
-                                             quantize_for_openvino)
+from pipelines.runtimes.quantization import Calibration, quantize_for_openvino, quantize_network
 
 DEVICE = "CPU"
 # int8 runs the quantized model; its layers left in float run in f32.
@@ -106,15 +105,10 @@ class OpenVinoRuntime(Runtime):
         self._fused = self.fuse and network.fuse is not None
         model_path, quantization = self._export.path, {}
         if self.calibration is not None:
-            try:
-                paths = float_module_paths(network.module, self.calibration.keep_float)
-            except ValueError as error:
-                raise RuntimeNotSupported(str(error)) from None
-            float_nodes = decode_nodes(self._export.path, paths)
-            model_path, quantization = quantize_for_openvino(self.core, self._export.path, self._export.key,
-                                                             self.calibration, float_nodes)
-            quantization.update(calibration_images=self.calibration.images, float_layers=paths,
-                                float_nodes=len(float_nodes))
+            model_path, quantization = quantize_network(
+                network, self._export.path, self.calibration,
+                lambda float_nodes: quantize_for_openvino(self.core, self._export.path, self._export.key,
+                                                          self.calibration, float_nodes))
         started = time.perf_counter()
         self._model = self.core.read_model(str(model_path))
         self._compiled = self._compile(perf_count=False)

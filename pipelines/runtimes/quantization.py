@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -28,6 +29,7 @@ from torch import nn
 from tqdm import tqdm
 
 from pipelines.cache_keys import parts_digest
+from pipelines.runtimes.base import LoadedNetwork, RuntimeNotSupported
 
 CONV_OPS = ("Conv",)
 
@@ -70,6 +72,33 @@ def decode_nodes(onnx_path: Path, module_paths: Sequence[str]) -> list[str]:
     return [node.name for node in graph.node if node.name.startswith(prefixes) and node.op_type not in CONV_OPS]
 
 
+def quantize_network(network: LoadedNetwork, export_path: Path, calibration: Calibration,
+                     quantize: Callable[[Sequence[str]], tuple[Path, dict[str, Any]]]) -> tuple[Path, dict[str, Any]]:
+    """The quantized model from `quantize(float_nodes)`, with the nodes of the `keep_float` layers left in
+    float, and what preparation reports of it. A `keep_float` naming no layer is refused."""
+    try:
+        paths = float_module_paths(network.module, calibration.keep_float)
+    except ValueError as error:
+        raise RuntimeNotSupported(str(error)) from None
+    float_nodes = decode_nodes(export_path, paths)
+    model_path, quantization = quantize(float_nodes)
+    quantization.update(calibration_images=calibration.images, float_layers=paths, float_nodes=len(float_nodes))
+    return model_path, quantization
+
+
+@contextmanager
+def _staging(target: Path) -> Iterator[Path]:
+    """A folder beside `target` for the quantizer's files, removed afterwards: the cache only ever sees files
+    moved into place whole."""
+    directory = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.stem}."))
+    try:
+        yield directory
+    finally:
+        for leftover in directory.iterdir():
+            leftover.unlink()
+        directory.rmdir()
+
+
 def quantized_path(export_path: Path, export_key: str, calibration: Calibration, settings: dict[str, str],
                    suffix: str) -> Path:
     key = {"export": export_key, "calibration": calibration.digest, "images": str(calibration.images),
@@ -98,16 +127,11 @@ def quantize_for_openvino(core: Any, export_path: Path, export_key: str, calibra
     dataset = nncf.Dataset(_ReIterable(lambda: _with_progress(calibration, "openvino int8")))
     quantized = nncf.quantize(model, dataset, preset=nncf.QuantizationPreset.MIXED, subset_size=calibration.images,
                               ignored_scope=ignored)
-    directory = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.stem}."))
-    try:
+    with _staging(target) as directory:
         partial = directory / target.name
         ov.save_model(quantized, str(partial), compress_to_fp16=False)
         os.replace(partial.with_suffix(".bin"), target.with_suffix(".bin"))
         os.replace(partial, target)  # the .xml last: the cache looks for it
-    finally:
-        for leftover in directory.iterdir():
-            leftover.unlink()
-        directory.rmdir()
     return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
                     "quantized_file": str(target)}
 
@@ -147,8 +171,7 @@ def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Ca
     if target.is_file():
         return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
     started = time.perf_counter()
-    directory = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.stem}."))
-    try:
+    with _staging(target) as directory:
         prepared = directory / "preprocessed.onnx"
         quant_pre_process(str(export_path), str(prepared), skip_symbolic_shape=True)
         partial = directory / target.name
@@ -156,9 +179,5 @@ def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Ca
                         per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
                         nodes_to_exclude=list(float_nodes))
         os.replace(partial, target)
-    finally:
-        for leftover in directory.iterdir():
-            leftover.unlink()
-        directory.rmdir()
     return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
                     "quantized_file": str(target)}

@@ -11,12 +11,12 @@ import os
 from pathlib import Path
 from typing import Callable, Optional
 
-CGROUP_ROOT = Path("/sys/fs/cgroup")
+from utils.harness.cgroup_files import CGROUP_ROOT, read_value
 
 
 def cgroup_cpu_quota(root: Path = CGROUP_ROOT, read: Callable[[Path], Optional[str]] = None) -> Optional[float]:
     """CPUs' worth of time the cgroup grants per period (v2 cpu.max, v1 cfs quota/period); None: no quota."""
-    read = read or _read
+    read = read or read_value
     text = read(root / "cpu.max")
     if text:
         quota, _, period = text.partition(" ")
@@ -28,12 +28,6 @@ def cgroup_cpu_quota(root: Path = CGROUP_ROOT, read: Callable[[Path], Optional[s
         return int(quota) / int(period)
     return None
 
-
-def _read(path: Path) -> Optional[str]:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return None
 
 
 def usable_cpus(affinity: Optional[int] = None, quota: Optional[float] = None) -> tuple[int, str]:

@@ -18,6 +18,7 @@ import psutil
 import torch
 from torch import nn
 
+from utils.harness.cgroup_files import CGROUP_ROOT, read_value
 from utils.harness.start_refusals import StartRefused
 
 PROBE_SIDES = (64, 128)
@@ -26,7 +27,6 @@ PROBE_SIDES = (64, 128)
 # (backbone measured, heads counted) came out 1.1-2.5x its peak RSS growth at 480x800 and 800x1333.
 MARGIN = 1.5
 INPUT_BYTES_PER_PIXEL = 3 * 4  # the float32 input batch itself
-CGROUP_ROOT = Path("/sys/fs/cgroup")
 UNLIMITED_V1 = 1 << 60  # cgroup v1 writes "no limit" as a number near 2^63
 
 
@@ -120,7 +120,7 @@ def measure_fit(module: nn.Module, other_bytes: int = 0) -> MemoryFit:
 def cgroup_room(root: Path = CGROUP_ROOT, read: Callable[[Path], Optional[str]] = None) -> Optional[int]:
     """Bytes left under this process's cgroup memory limit (v2 memory.max, or v1 limit_in_bytes), None
     where no limit is set."""
-    read = read or _read
+    read = read or read_value
     for limit_file, usage_file in (("memory.max", "memory.current"),
                                    ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):
         limit = read(root / limit_file)
@@ -129,13 +129,6 @@ def cgroup_room(root: Path = CGROUP_ROOT, read: Callable[[Path], Optional[str]] 
         usage = read(root / usage_file)
         return max(0, int(limit) - (int(usage) if usage and usage.isdigit() else 0))
     return None
-
-
-def _read(path: Path) -> Optional[str]:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return None
 
 
 def available_memory() -> tuple[int, str]:

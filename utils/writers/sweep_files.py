@@ -75,14 +75,7 @@ def plot_sweep(rows: list[dict], keys: Sequence[str], path: Path, best: str | No
     axes.set_title(f"points labelled {', '.join(keys)}; ringed: the fastest at equal detections\ncolour: "
                    "detections against torch fp32 (green equal, orange close, red different, grey unchecked)",
                    fontsize=9)
-    axes.margins(0.15)  # room for the labels of the points at the edges
-    axes.grid(alpha=0.3)
-    if any(row.get("random_weights") for row in done):
-        figure.suptitle("RANDOM WEIGHTS: timings are real, boxes are not", color="#c80000", weight="bold")
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, dpi=110, format="png")
-    return atomic_write_bytes(path, buffer.getvalue())
+    return _save_plot(figure, axes, done, path)
 
 
 def _plot_speed_accuracy(done: list[dict], keys: Sequence[str], path: Path, best: str | None,
@@ -105,6 +98,11 @@ def _plot_speed_accuracy(done: list[dict], keys: Sequence[str], path: Path, best
     axes.set_title(f"points labelled {', '.join(keys)}; ringed: the fastest at equal detections\ncolour: "
                    "detections against torch fp32 (green equal, blue within the mAP budget, orange close, red "
                    "different, grey unchecked)", fontsize=9)
+    return _save_plot(figure, axes, done, path)
+
+
+def _save_plot(figure: Figure, axes, done: list[dict], path: Path) -> Path:
+    """What both sweep plots end with: room for the labels at the edges, the random-weights banner, the PNG."""
     axes.margins(0.15)
     axes.grid(alpha=0.3)
     if any(row.get("random_weights") for row in done):
