@@ -153,8 +153,8 @@ BACKEND_PRECISIONS = {"torch": ("fp32", "bf16"), "onnxruntime": ("fp32", "int8")
                       "openvino": ("fp32", "bf16", "int8")}
 # Why a backend does not offer a precision, where there is more to say than "use another backend".
 PRECISION_REFUSALS = {
-    ("torch", "int8"): "torch int8 (PT2E with the X86 Inductor quantizer) needs torch.compile of the quantized "
-                       "graph, which does not run YOLOv7's Detect head here",
+    ("torch", "int8"): "torch int8 (PT2E with the X86 Inductor quantizer) is not offered yet: it has not been "
+                       "shown to run YOLOv7 here",
 }
 
 
