@@ -87,7 +87,7 @@ def test_precision_recall_at_the_deployed_threshold():
     assert result["precision"] == pytest.approx(1 / 3) and result["recall"] == pytest.approx(1 / 3)
 
 
-def _pycocotools_stats(truths, dets) -> np.ndarray:
+def pycocotools_stats(truths, dets) -> np.ndarray:
     images = [{"id": i, "width": 1, "height": 1} for i in range(len(truths))]
     annotations, results = [], []
     for i, (t, d) in enumerate(zip(truths, dets)):
@@ -134,7 +134,7 @@ def _noisy(truths, seed: int, spurious: int = 3):
 def test_equals_pycocotools_on_the_same_detections(shapes_truth, seed):
     dets = _noisy(shapes_truth, seed)
     ours = coco_evaluation(shapes_truth, dets)
-    reference = _pycocotools_stats(shapes_truth, dets)
+    reference = pycocotools_stats(shapes_truth, dets)
     assert 0.2 < reference[0] < 0.9  # a case with something to get right
     assert ours.map_50_95 == pytest.approx(reference[0], abs=1e-4)
     assert ours.map_50 == pytest.approx(reference[1], abs=1e-4)
