@@ -153,8 +153,8 @@ BACKEND_PRECISIONS = {"torch": ("fp32", "bf16"), "onnxruntime": ("fp32", "int8")
                       "openvino": ("fp32", "bf16", "int8")}
 # Why a backend does not offer a precision, where there is more to say than "use another backend".
 PRECISION_REFUSALS = {
-    ("torch", "int8"): "torch int8 (PT2E with the X86 Inductor quantizer) is not offered yet: it has not been "
-                       "shown to run YOLOv7 here",
+    ("torch", "int8"): "torch int8 (PT2E with the X86 Inductor quantizer) starts from torch.export, which stops "
+                       "at YOLOv7's Detect decode (its float(stride) is data-dependent), so it is not offered",
 }
 
 
