@@ -10,8 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from benchmark import main
+from datasets.image_folder import find_images
+from datasets.labels import load_ground_truth
+from pipelines.contract import Detections
+from tests.test_accuracy import pycocotools_stats
 from utils.record.loadgen_results import (accuracy_log_detections, detail_entries, encode_detections,
                                           scenario_result)
 from utils.writers import layout
@@ -131,3 +136,25 @@ def test_sigterm_keeps_a_server_scenario_record(tmp_path):
     assert summary["status"] == "interrupted" and summary["stop_reason"] == "SIGTERM"
     assert summary["scenario"]["result"]["valid"] is False
     assert "stopped" in summary["scenario"]["result"]["reason"]
+
+
+def test_accuracy_mode_scores_loadgens_answers_against_the_labels(tmp_path):
+    shapes = ROOT / "datasets" / "shapes"
+    code, run_dir = _run(tmp_path, "scored", "benchmark.scenario=offline", "benchmark.loadgen.mode=accuracy",
+                         f"dataset.path={shapes / 'images'}", f"dataset.labels={shapes / 'labels'}",
+                         f"model.weights={shapes / 'yolov7-tiny-shapes.pt'}", "preprocess.img_size=320",
+                         "postprocess.conf_thres=0.001", "benchmark.accuracy.enabled=false")
+    assert code == 0
+    scored = json.loads((run_dir / "summary.json").read_text())["scenario"]["accuracy"]
+    assert scored["images"] == scored["samples_answered"] == 4 and scored["objects"] > 0
+    # pycocotools on the same answers, as detections.csv holds them, against the same labels
+    paths = find_images(shapes / "images", 4)
+    truths = load_ground_truth(shapes / "labels", shapes / "images", paths, [str(i) for i in range(80)]).images
+    written = pd.read_csv(run_dir / "detections.csv")
+    found = []
+    for path in paths:
+        rows = written[written["image"].str.endswith(path.name)]
+        found.append(Detections(torch.tensor(rows[["x1", "y1", "x2", "y2"]].to_numpy()),
+                                torch.tensor(rows["score"].to_numpy()), torch.tensor(rows["class_id"].to_numpy())))
+    assert scored["map_50_95"] == pytest.approx(pycocotools_stats(truths, found)[0], abs=1e-3)
+    assert scored["map_50_95"] > 0.1  # a trained model at its own size finds its shapes

@@ -5,6 +5,7 @@ config -> dataset -> pipeline (+ runtime) -> recorders -> run record -> writers 
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -36,6 +37,7 @@ from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.scenario import ScenarioRun, expected_rate, scenario_settings, warm_ms_per_image
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.harness.start_refusals import check_class_ids
+from utils.record.loadgen_results import accuracy_log_map
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
 from utils.record.verdict import apply_budget
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
@@ -352,6 +354,13 @@ class Benchmark:
                 record.images.processed = detections.images_written
                 record.images.skipped = detections.skipped
                 record.images.detections = detections.detections_written
+        if accuracy and self.truth is not None:
+            # LoadGen's accuracy mode answered every sample once; its log is scored against the labels.
+            log = json.loads((self.run_dir.path / layout.LOADGEN_ACCURACY).read_text())
+            record.scenario["accuracy"] = dict(
+                accuracy_log_map(log, self.truth.images, self.network.class_names),
+                settings="the run's postprocess settings, with which the queries were answered",
+                ground_truth=self.truth.source)
 
     def _needs_reference(self) -> bool:
         runtime = self.config.runtime

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
 
 import numpy as np
+
+from utils.record.accuracy import coco_evaluation
 
 MLLOG_PREFIX = ":::MLLOG "
 # One detection in a response to LoadGen: x1 y1 x2 y2 score label, float32, in the original image's pixels.
@@ -83,3 +86,23 @@ def accuracy_log_detections(document: list[dict]) -> dict[int, np.ndarray]:
         rows = np.frombuffer(bytes.fromhex(entry["data"]), dtype=np.float32).reshape(-1, DETECTION_VALUES)
         found.setdefault(int(entry["qsl_idx"]), rows)
     return found
+
+
+@dataclass(frozen=True)
+class _LoggedDetections:
+    boxes: np.ndarray
+    scores: np.ndarray
+    labels: np.ndarray
+
+
+def accuracy_log_map(document: list[dict], truths: Sequence[Any], class_names: Sequence[str] = ()) -> dict[str, Any]:
+    """The COCO mAP of the answers LoadGen's accuracy mode logged, against `truths` (one per sample index, the
+    dataset's order); a sample LoadGen never answered counts as answered with nothing."""
+    logged = accuracy_log_detections(document)
+    empty = np.zeros((0, DETECTION_VALUES), dtype=np.float32)
+    answers = [logged.get(index, empty) for index in range(len(truths))]
+    found = [_LoggedDetections(rows[:, :4], rows[:, 4], rows[:, 5].astype(np.int64)) for rows in answers]
+    result = coco_evaluation(truths, found, class_names)
+    return {"map_50_95": result.map_50_95, "map_50": result.map_50, "map_75": result.map_75,
+            "ar_100": result.ar_100, "images": result.images, "objects": result.objects,
+            "detections": result.detections, "samples_answered": sum(1 for i in range(len(truths)) if i in logged)}
