@@ -211,7 +211,8 @@ class AccuracySection(_Section):
     bootstrap: int = Field(200, ge=0)  # resamples of the drop's interval over images (0: no interval)
 
 
-SCENARIOS = ("single_stream", "multi_stream", "server", "offline")
+SINGLE_STREAM = "single_stream"  # detbench's own passes; the others run under LoadGen
+SCENARIOS = (SINGLE_STREAM, "multi_stream", "server", "offline")
 
 
 class LoadgenSection(_Section):
@@ -250,7 +251,7 @@ class BenchmarkSection(_Section):
     memory: MemorySection = MemorySection()
     agreement: AgreementSection = AgreementSection()
     accuracy: AccuracySection = AccuracySection()
-    scenario: Literal[SCENARIOS] = "single_stream"
+    scenario: Literal[SCENARIOS] = SINGLE_STREAM
     loadgen: LoadgenSection = LoadgenSection()
 
     @model_validator(mode="after")
@@ -340,7 +341,7 @@ class Config(_Section):
 
     @model_validator(mode="after")
     def _streams_need_a_scenario(self) -> "Config":
-        if self.runtime.streams > 1 and self.benchmark.scenario == "single_stream":
+        if self.runtime.streams > 1 and self.benchmark.scenario == SINGLE_STREAM:
             raise ValueError(f"runtime.streams {self.runtime.streams} needs requests to keep in flight: "
                              "benchmark.scenario single_stream runs one batch after another; set "
                              "benchmark.scenario offline, server or multi_stream, or runtime.streams 1")

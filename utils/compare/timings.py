@@ -8,6 +8,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from utils.config import SINGLE_STREAM
 from utils.readers.finished_run import FinishedRun
 from utils.record.bootstrap import MIN_SAMPLES, median_ratio_interval
 from utils.writers import layout
@@ -88,7 +89,7 @@ def scenario_rows(a: FinishedRun, b: FinishedRun) -> list[dict]:
     """A LoadGen scenario's figures of both runs, from summary.json (one value a side: no interval)."""
     figures_a, figures_b = scenario_figures(a.summary), scenario_figures(b.summary)
     names = list(dict.fromkeys([*figures_a, *figures_b]))
-    note = f"scenario {a.get('scenario.name', 'single_stream')} vs {b.get('scenario.name', 'single_stream')}"
+    note = f"scenario {a.get('scenario.name', SINGLE_STREAM)} vs {b.get('scenario.name', SINGLE_STREAM)}"
     return [{"section": "scenario", "name": name, "a": figures_a.get(name), "b": figures_b.get(name),
              "difference": (figures_b[name] - figures_a[name]) if name in figures_a and name in figures_b else None,
              "ratio": _ratio(figures_a.get(name), figures_b.get(name)), "note": note} for name in names]

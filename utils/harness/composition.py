@@ -24,7 +24,7 @@ from pipelines.registry import family_for
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import build_runtime
 from pipelines.runtimes.torch_eager import TorchEager
-from utils.config import Config, config_to_yaml
+from utils.config import SINGLE_STREAM, Config, config_to_yaml
 from utils.harness import accuracy_pass
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
@@ -61,7 +61,6 @@ from utils.writers.summary import summary_document
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-SINGLE_STREAM = "single_stream"
 
 
 @dataclass

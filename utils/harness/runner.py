@@ -9,7 +9,6 @@ from typing import Any, Callable, Optional, Sequence
 from torch.utils.data import DataLoader
 
 from datasets.image_folder import LoadedImage
-
 from pipelines.contract import DetectionPipeline, Stage
 from utils.harness.interruption import STOP_SIGNALS
 from utils.harness.pass_plan import PlannedPass

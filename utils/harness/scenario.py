@@ -31,7 +31,7 @@ from utils.writers.detections import DetectionWriter
 STOP_WAIT_S = 5.0
 _running: list["ScenarioRun"] = []  # tests a stop left running
 LOADGEN_SCENARIOS = {"multi_stream": "MultiStream", "server": "Server", "offline": "Offline"}
-# What ranks a scenario (the sweep answer and the console's headline): its own figure.
+# The figure summary.json names as each scenario's own; utils.sweep.answer ranks sweep points by the same ones.
 SCENARIO_FIGURE = {"single_stream": "p50 latency", "multi_stream": "p99 query latency", "offline": "samples/s",
                    "server": "samples/s at the latency bound"}
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from utils.config import SINGLE_STREAM
 from utils.record.bootstrap import median_ratio_interval
 
 # Torch fp32 eager is the reference the other runtimes are checked against: its detections are the answer.
 REFERENCE = "reference"
 EQUAL_VERDICTS = ("equal", REFERENCE)
 BUDGET_VERDICTS = EQUAL_VERDICTS + ("within_budget",)
-SINGLE_STREAM = "single_stream"
 # Each LoadGen scenario is ranked by its own figure: (what, the PointFigures field, higher is better).
 SCENARIO_RANKING = {
     "offline": ("LoadGen's samples/s; higher is better", "samples_per_s", True),
@@ -37,7 +37,7 @@ class PointFigures:
     samples: tuple[float, ...] = field(default=())  # per-image pipeline ms, one per timed batch
     map_50_95: Optional[float] = None  # the accuracy pass's mAP, where it ran
     map_drop: Optional[float] = None  # its drop against the torch fp32 reference
-    scenario: str = "single_stream"
+    scenario: str = SINGLE_STREAM
     scenario_valid: Optional[bool] = None  # LoadGen's verdict, for the other scenarios
     samples_per_s: Optional[float] = None  # LoadGen's
     p99_ms: Optional[float] = None  # LoadGen's latency percentile (per query)

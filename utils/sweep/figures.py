@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from utils.config import SINGLE_STREAM
 from utils.readers.finished_run import FinishedRun
-from utils.sweep.answer import REFERENCE, SINGLE_STREAM, PointFigures
+from utils.sweep.answer import REFERENCE, PointFigures
 from utils.sweep.plan import Point
 
 
