@@ -3,6 +3,7 @@ runs with the real recorders, energy read through pyJoules' RAPL device from a f
 from __future__ import annotations
 
 import functools
+import io
 import json
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ import utils.harness.composition
 import utils.recorders.energy as energy_module
 from benchmark import main
 from utils.harness.pass_recorders import LISTENING, Recorder
+from utils.harness.passes import PassProgress
 from utils.record.steps import PassKind
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,3 +138,23 @@ def test_memory_and_step_statistics_cover_the_timed_passes_only(tmp_path):
     warm = timed[~timed["cold_shape"].astype(bool)]
     for step in ("pipeline", "forward"):
         assert summary_rows.loc[step, "count"] == (warm["step"] == step).sum()
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_counts_images_and_names_the_pass_on_a_terminal_only():
+    terminal, piped = Terminal(), io.StringIO()
+    for stream in (terminal, piped):
+        progress = PassProgress(12, "run-7", file=stream)
+        progress.start(PassKind.WARMUP)
+        progress.advance(2)
+        progress.start(PassKind.TIMED, 1)
+        progress.advance(3)
+        progress.grow(14)
+        progress.close()
+    shown = terminal.getvalue()
+    assert "run-7: timed pass 2" in shown and "5/14" in shown and "image" in shown
+    assert piped.getvalue() == ""

@@ -5,7 +5,7 @@ which order; the runner lets the recorders that the pass's kind names listen (pa
 from __future__ import annotations
 
 import warnings
-from typing import Callable, Optional
+from typing import Callable, Optional, TextIO
 
 from tqdm import tqdm
 
@@ -28,9 +28,11 @@ PASS_NAMES = {PassKind.WARMUP: "warm-up", PassKind.TIMED: "timed pass", PassKind
 class PassProgress:
     """The progress bar over the passes, in files: on a terminal only (plain output when piped)."""
 
-    def __init__(self, total: Optional[int], run_id: str):
+    def __init__(self, total: Optional[int], run_id: str, file: Optional[TextIO] = None):
         self.run_id = run_id
-        self.bar = tqdm(total=total, unit="image", desc=run_id, disable=None, leave=False, dynamic_ncols=True)
+        # disable=None: tqdm shows the bar only when its file (stderr) is a terminal.
+        self.bar = tqdm(total=total, unit="image", desc=run_id, disable=None, leave=False, dynamic_ncols=True,
+                        file=file)
 
     def start(self, kind: PassKind, index: int = 0) -> None:
         number = f" {index + 1}" if kind is PassKind.TIMED else ""
