@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from tqdm import tqdm
-
 from datasets.labels import GroundTruth, ImageTruth
 from pipelines.contract import DetectionPipeline, Detections
 from utils.harness.pass_recorders import PassRecorders
+from utils.harness.passes import terminal_bar
 from utils.harness.reference import REFERENCE_NAME, Reference
 from utils.harness.timed_batch import batch_count, batch_loop, decoded_batches, run_stages
 from utils.record.accuracy import (CLASS_COLUMNS, MAX_DETS, coco_evaluation, map_drop_interval,
@@ -45,7 +44,7 @@ def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, 
     found: list[Optional[Detections]] = []
     run = (lambda images: run_stages(pipeline.stages(), timer, images)) if timer is not None else pipeline
     batches = range(batch_count(len(paths), batch_size))
-    with tqdm(total=len(paths), desc=description, unit="image", disable=None, leave=False) as progress:
+    with terminal_bar(len(paths), description) as progress:
         for result in batch_loop(decoded_batches(paths, batch_size, max_pixels), batches, run, timer,
                                  PassKind.ACCURACY):
             results = iter(result.output or [])

@@ -4,6 +4,7 @@ which order; the runner lets the recorders that the pass's kind names listen (pa
 """
 from __future__ import annotations
 
+import shutil
 import warnings
 from typing import Callable, Optional, TextIO
 
@@ -25,14 +26,21 @@ PASS_NAMES = {PassKind.WARMUP: "warm-up", PassKind.TIMED: "timed pass", PassKind
               PassKind.PROFILER: "profiler", PassKind.ACCURACY: "accuracy pass"}
 
 
+def terminal_bar(total: Optional[int], description: str, file: Optional[TextIO] = None) -> tqdm:
+    """A tqdm bar in files, shown only when its file (stderr) is a terminal (disable=None). A terminal that
+    reports no size (0 rows, as some recorders and IDE consoles do) would make tqdm hide it: the size
+    falls back to 80x24 instead."""
+    size = shutil.get_terminal_size()
+    return tqdm(total=total, unit="image", desc=description, disable=None, leave=False, ncols=size.columns,
+                nrows=size.lines, file=file)
+
+
 class PassProgress:
     """The progress bar over the passes, in files: on a terminal only (plain output when piped)."""
 
     def __init__(self, total: Optional[int], run_id: str, file: Optional[TextIO] = None):
         self.run_id = run_id
-        # disable=None: tqdm shows the bar only when its file (stderr) is a terminal.
-        self.bar = tqdm(total=total, unit="image", desc=run_id, disable=None, leave=False, dynamic_ncols=True,
-                        file=file)
+        self.bar = terminal_bar(total, run_id, file)
 
     def start(self, kind: PassKind, index: int = 0) -> None:
         number = f" {index + 1}" if kind is PassKind.TIMED else ""
