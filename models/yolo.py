@@ -17,6 +17,7 @@ from torch import nn
 
 from models.common import MP, SP, SPPCSPC, Concat, Conv, RepConv
 from utils import strict_yaml
+from utils.errors import UsageError
 
 DEFINITIONS_DIR = Path(__file__).resolve().parent / "definitions"
 BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
@@ -30,7 +31,7 @@ MAX_CHANNELS = 16_384
 BUILD_ERRORS = (ValueError, TypeError, IndexError, KeyError, RuntimeError, ArithmeticError)
 
 
-class ModelDefinitionError(ValueError):
+class ModelDefinitionError(UsageError, ValueError):
     """A model-definition file or dict that cannot be turned into a network."""
 
 

@@ -25,13 +25,14 @@ from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import build_runtime
 from pipelines.runtimes.torch_eager import TorchEager
 from utils.config import SINGLE_STREAM, Config, config_to_yaml
+from utils.errors import ExitStatus
 from utils.harness import accuracy_pass
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
 from utils.harness.calibration_inputs import calibration_inputs
 from utils.harness.input_shapes import (batch_shapes, choose_warmup, image_sizes, warmup_document,
                                         warmup_line)
-from utils.harness.interruption import RunStops, exit_status, signal_of
+from utils.harness.interruption import RunStops, signal_of
 from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.scenario import ScenarioRun, expected_rate, scenario_settings, warm_ms_per_image
@@ -60,13 +61,12 @@ from utils.writers.run_writer import RunWriter
 from utils.writers.summary import summary_document
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 @dataclass
 class Outcome:
     summary: dict
-    exit_status: int
+    exit_status: ExitStatus
     report: str
 
 
@@ -170,7 +170,7 @@ class Benchmark:
         except KeyboardInterrupt as stop:
             self.console(f"MLflow logging stopped ({signal.Signals(signal_of(stop)).name}); the run directory is "
                          "complete, the MLflow run may be left unfinished")
-            outcome.exit_status = exit_status(signal_of(stop))
+            outcome.exit_status = ExitStatus.stopped_by(signal_of(stop))
             return
         self.console(f"MLflow: logged as run {run_id} in experiment {settings.experiment}")
 
@@ -511,9 +511,9 @@ class Benchmark:
                                         record.profile.layers if record.profile is not None else None))
         report = format_summary(summary, self.run_dir.path)
         if record.status == Status.FAILED:
-            return Outcome(summary, EXIT_USAGE if self.all_skipped else EXIT_FAILED, report)
+            return Outcome(summary, ExitStatus.USAGE if self.all_skipped else ExitStatus.FAILED, report)
         stop = stop_signal or stops.received
-        return Outcome(summary, exit_status(stop) if stop else EXIT_OK, report)
+        return Outcome(summary, ExitStatus.stopped_by(stop) if stop else ExitStatus.OK, report)
 
     def _write_failed_summary(self, writer: RunWriter, record: RunRecord) -> dict:
         try:
@@ -524,4 +524,4 @@ class Benchmark:
     def _failed_before_start(self, record: RunRecord, writer: RunWriter, error: OutputWriteError) -> Outcome:
         record.finish(Status.FAILED, str(error))
         summary = self._write_failed_summary(writer, record)
-        return Outcome(summary, EXIT_FAILED, format_summary(summary, self.run_dir.path))
+        return Outcome(summary, ExitStatus.FAILED, format_summary(summary, self.run_dir.path))
