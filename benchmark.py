@@ -17,7 +17,7 @@ import sys
 
 # Standard library only up to the point where the arguments and the config are checked: `--help` and a
 # mistake in the config are answered before torch, OpenCV or pandas load.
-from utils.errors import DetbenchError, ExitStatus, UsageError, missing_dependency
+from utils.errors import DetbenchError, ExitStatus, UsageError, command_status
 from utils.harness.interruption import signal_of, stop_signals_interrupt
 
 # Set before torch loads: hides the CUDA build's harmless profiler ERROR line.
@@ -76,7 +76,12 @@ def sweep(args: argparse.Namespace) -> int:
     return runner.run()
 
 
-def run(arguments: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["compare"]:
+        from utils.compare.command import compare_main
+
+        return compare_main(arguments[1:])
     try:
         # Until the run starts nothing is written, so SIGTERM may end it at once, as Ctrl-C does.
         with stop_signals_interrupt():
@@ -103,24 +108,9 @@ def run(arguments: list[str]) -> int:
     return outcome.exit_status
 
 
-def main(argv: list[str] | None = None) -> int:
-    arguments = sys.argv[1:] if argv is None else list(argv)
-    try:
-        if arguments[:1] == ["compare"]:
-            from utils.compare.command import compare_main
-
-            return compare_main(arguments[1:])
-        return run(arguments)
-    except ModuleNotFoundError as error:
-        missing = missing_dependency(error)
-        if missing is None:
-            raise
-        print(f"error: {missing}", file=sys.stderr)
-        return missing.status
-
-
 if __name__ == "__main__":
-    status = main()
+    # A Python without the dependencies gets a setup instruction from command_status, not a traceback.
+    status = command_status(main)
     # Only a run that started a LoadGen test can have left one running.
     scenario = sys.modules.get("utils.harness.scenario")
     sys.exit(scenario.leave_past_running_tests(status) if scenario is not None else status)

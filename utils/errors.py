@@ -13,7 +13,7 @@ import signal
 import sys
 from enum import IntEnum
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 
 class ExitStatus(IntEnum):
@@ -47,6 +47,12 @@ class EnvironmentFault(DetbenchError):
     status = ExitStatus.FAILED
 
 
+class FailedRun(DetbenchError):
+    """A run, or a program a command started, failed; the message names it and quotes its last words."""
+
+    status = ExitStatus.FAILED
+
+
 class MissingDependency(EnvironmentFault):
     """This Python lacks a package the project needs."""
 
@@ -69,3 +75,25 @@ def missing_dependency(error: ModuleNotFoundError) -> Optional[MissingDependency
                "dependencies of pyproject.toml), then run the command with .venv/bin/python (e.g. .venv/bin/python "
                "benchmark.py --config configs/samples.yaml)")
     return MissingDependency(f"this Python ({sys.executable}) cannot import {name!r}, which detbench needs; {how}")
+
+
+def command_status(main: Callable[[], Optional[int]]) -> int:
+    """A command's exit status: a DetbenchError, a missing dependency or a stop signal becomes one line on stderr
+    and its status, never a traceback; a main that returns nothing succeeded."""
+    try:
+        status = main()
+    except DetbenchError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.status
+    except ModuleNotFoundError as error:
+        missing = missing_dependency(error)
+        if missing is None:
+            raise
+        print(f"error: {missing}", file=sys.stderr)
+        return missing.status
+    except KeyboardInterrupt as stop:
+        # Stopped (utils/harness/interruption.py) carries the signal; Python's own Ctrl-C does not.
+        number = getattr(stop, "signal_number", signal.SIGINT)
+        print(f"interrupted ({signal.Signals(number).name})", file=sys.stderr)
+        return ExitStatus.stopped_by(number)
+    return ExitStatus.OK if status is None else status
