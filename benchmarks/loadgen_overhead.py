@@ -27,6 +27,7 @@ import torch  # noqa: E402
 
 from datasets.image_folder import LoadedImage  # noqa: E402
 from pipelines.contract import Detections, Stage  # noqa: E402
+from utils.errors import command_status  # noqa: E402
 from utils.harness.timed_batch import run_stages  # noqa: E402
 from utils.harness.scenario import _Answers, import_loadgen  # noqa: E402
 from utils.record.steps import PassKind, PIPELINE_STEP  # noqa: E402
@@ -132,4 +133,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_status(main))

@@ -4,11 +4,12 @@ from __future__ import annotations
 from pipelines.contract import DetectorFamily
 from pipelines.rcnn import family as rcnn
 from pipelines.yolo import family as yolo
+from utils.errors import UsageError
 
 FAMILIES: tuple[DetectorFamily, ...] = (yolo, rcnn)
 
 
-class UnknownArchitecture(ValueError):
+class UnknownArchitecture(UsageError, ValueError):
     pass
 
 

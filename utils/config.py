@@ -14,6 +14,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationEr
 
 from utils import strict_yaml
 from utils.bounded_text import clipped, shown
+from utils.errors import UsageError
 
 BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
 # torchvision's two-stage detectors (pipelines/rcnn); the family module checks it builds exactly these.
@@ -21,7 +22,7 @@ RCNN_ARCHS = ("fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2", "fasterrc
               "maskrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn_v2")
 
 
-class ConfigError(Exception):
+class ConfigError(UsageError):
     """A user's configuration mistake; the message says what and how to fix it."""
 
 

@@ -20,12 +20,13 @@ from pipelines.registry import family_for
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import build_runtime
 from utils.config import SINGLE_STREAM, Config, config_to_yaml
+from utils.errors import ExitStatus
 from utils.harness.accuracy_pass import run_accuracy_pass
 from utils.harness.agreement_check import run_agreement_check
 from utils.harness.calibration_inputs import calibration_inputs
 from utils.harness.cpu_budget import threads_warning, usable_cpus
 from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, warmup_document, warmup_line
-from utils.harness.interruption import RunStops, exit_status, signal_of
+from utils.harness.interruption import RunStops, signal_of
 from utils.harness.loadgen_pass import LoadgenPass
 from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.pass_plan import PassPlan
@@ -53,13 +54,12 @@ from utils.writers.run_writer import RunWriter
 from utils.writers.summary import summary_document
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 @dataclass
 class Outcome:
     summary: dict
-    exit_status: int
+    exit_status: ExitStatus
     report: str
 
 
@@ -162,7 +162,7 @@ class Benchmark:
         except KeyboardInterrupt as stop:
             self.console(f"MLflow logging stopped ({signal.Signals(signal_of(stop)).name}); the run directory is "
                          "complete, the MLflow run may be left unfinished")
-            outcome.exit_status = exit_status(signal_of(stop))
+            outcome.exit_status = ExitStatus.stopped_by(signal_of(stop))
             return
         self.console(f"MLflow: logged as run {run_id} in experiment {settings.experiment}")
 
@@ -323,9 +323,9 @@ class Benchmark:
                                         record.profile.layers if record.profile is not None else None))
         report = format_summary(summary, self.run_dir.path)
         if record.status == Status.FAILED:
-            return Outcome(summary, EXIT_USAGE if self.all_skipped else EXIT_FAILED, report)
+            return Outcome(summary, ExitStatus.USAGE if self.all_skipped else ExitStatus.FAILED, report)
         stop = stop_signal or stops.received
-        return Outcome(summary, exit_status(stop) if stop else EXIT_OK, report)
+        return Outcome(summary, ExitStatus.stopped_by(stop) if stop else ExitStatus.OK, report)
 
     def _write_failed_summary(self, writer: RunWriter, record: RunRecord) -> dict:
         try:
@@ -336,4 +336,4 @@ class Benchmark:
     def _failed_before_start(self, record: RunRecord, writer: RunWriter, error: OutputWriteError) -> Outcome:
         record.finish(Status.FAILED, str(error))
         summary = self._write_failed_summary(writer, record)
-        return Outcome(summary, EXIT_FAILED, format_summary(summary, self.run_dir.path))
+        return Outcome(summary, ExitStatus.FAILED, format_summary(summary, self.run_dir.path))

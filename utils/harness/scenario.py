@@ -21,6 +21,7 @@ import numpy as np
 
 from datasets.image_folder import LoadedImage, decode_image
 from pipelines.contract import DetectionPipeline, Detections
+from utils.errors import MissingDependency
 from utils.harness.timed_batch import BatchPlace, run_stages, timed_batch
 from utils.record.loadgen_results import detail_entries, encode_detections, scenario_result
 from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind, StepRecord
@@ -36,8 +37,8 @@ SCENARIO_FIGURE = {"single_stream": "p50 latency", "multi_stream": "p99 query la
                    "server": "samples/s at the latency bound"}
 
 
-class LoadgenMissing(Exception):
-    """mlperf_loadgen cannot be imported: a setup problem the user fixes (exit 2)."""
+class LoadgenMissing(MissingDependency):
+    """mlperf_loadgen cannot be imported: this environment lacks one of the project's dependencies."""
 
 
 def import_loadgen() -> Any:
