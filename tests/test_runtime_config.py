@@ -6,7 +6,7 @@ import torch
 from benchmark import main
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import RUNTIMES, build_runtime
-from pipelines.runtimes.torch_eager import TorchEager, cpu_runs_bf16
+from pipelines.runtimes.torch.session import TorchEager, cpu_runs_bf16
 from pipelines.yolo import family as yolo
 from utils.config import BACKEND_PRECISIONS, ConfigError, RuntimeSection, load_config
 

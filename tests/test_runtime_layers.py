@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from pipelines.runtimes.onnxruntime_runtime import OnnxRuntime
-from pipelines.runtimes.openvino_runtime import OpenVinoRuntime
+from pipelines.runtimes.onnxruntime.session import OnnxRuntime
+from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.yolo.family import load_network
 from utils.record.layer_tables import layer_timer_frame, layer_types_frame
 from utils.record.layers import KIND_LAYER, MODEL_FORWARD_KINDS, TimingSnapshot

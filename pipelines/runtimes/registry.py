@@ -10,9 +10,9 @@ from typing import Any
 from pipelines.runtimes.base import Runtime
 
 RUNTIMES = {
-    "torch": ("pipelines.runtimes.torch_eager", "TorchEager"),
-    "onnxruntime": ("pipelines.runtimes.onnxruntime_runtime", "OnnxRuntime"),
-    "openvino": ("pipelines.runtimes.openvino_runtime", "OpenVinoRuntime"),
+    "torch": ("pipelines.runtimes.torch.session", "TorchEager"),
+    "onnxruntime": ("pipelines.runtimes.onnxruntime.session", "OnnxRuntime"),
+    "openvino": ("pipelines.runtimes.openvino.session", "OpenVinoRuntime"),
 }
 
 

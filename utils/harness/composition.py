@@ -23,7 +23,7 @@ from pipelines.contract import FORWARD_STAGE, DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import build_runtime
-from pipelines.runtimes.torch_eager import TorchEager
+from pipelines.runtimes.torch.session import TorchEager
 from utils.config import SINGLE_STREAM, Config, config_to_yaml
 from utils.harness import accuracy_pass
 from utils.harness.agreement_check import compare_with_reference
