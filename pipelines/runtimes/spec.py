@@ -22,7 +22,9 @@ class RuntimeOptions(BaseModel):
 class RuntimeSpec:
     name: str  # the value of runtime.backend, and the runtime's folder
     precisions: tuple[str, ...]  # what runtime.precision may be; the session checks what the CPU supports
-    session: str  # "module:Class" of its Runtime
+    # "module:Class" of its Runtime, built with fuse, threads, precision, streams, pinning, its options, its
+    # shared keys, and calibration (a quantization.Calibration) at int8.
+    session: str
     options: type[RuntimeOptions] = RuntimeOptions
     shared_keys: tuple[str, ...] = ()  # common keys its session takes as well (cache_dir for an export)
     refusals: Mapping[str, str] = field(default_factory=dict)  # precision -> why it is not offered (yet)
