@@ -7,7 +7,7 @@ import pytest
 
 from pipelines.runtimes import registry
 from pipelines.runtimes.base import Runtime
-from utils.config import ConfigError, RuntimeSection, load_config
+from utils.config import ConfigError, RuntimeSection, _RuntimeCommon, load_config
 
 CONFIG = "configs/samples_tiny.yaml"
 
@@ -22,6 +22,7 @@ def test_each_folder_holds_what_its_spec_names(name):
     assert set(spec.refusals).isdisjoint(spec.precisions)  # a refusal explains a precision not offered
     for key in spec.options.model_fields:
         assert key in RuntimeSection.model_fields  # its own keys are the section's keys
+        assert key not in _RuntimeCommon.model_fields and key not in ("backend", "precision")
     assert importlib.import_module(f"pipelines.runtimes.{name}.spec").SPEC is spec
 
 

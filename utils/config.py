@@ -136,6 +136,11 @@ class _RuntimeCommon(_Section):
     pinning: bool = False  # tie the compute threads to cores
 
 
+# Each runtime's own keys, in registry order; a key two runtimes offer is one key.
+_RUNTIME_OPTIONS = {key: option for spec in runtimes.SPECS.values()
+                    for key, option in spec.options.model_fields.items()}
+
+
 class _RuntimeChecks(_Section):
     @model_validator(mode="after")
     def _possible_combination(self) -> "_RuntimeChecks":
@@ -155,9 +160,6 @@ class _RuntimeChecks(_Section):
         return self
 
 
-# Each runtime's own keys, in registry order; a key two runtimes offer is one key.
-_RUNTIME_OPTIONS = {key: option for spec in runtimes.SPECS.values()
-                    for key, option in spec.options.model_fields.items()}
 # The runtime section: backend and precision from the registry, each runtime's own keys, the common ones.
 RuntimeSection = create_model(
     "RuntimeSection", __base__=_RuntimeChecks, __module__=__name__,
