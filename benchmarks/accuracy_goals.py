@@ -93,7 +93,7 @@ def pycocotools_goal(out: Path, threads: int) -> tuple[str, dict]:
     import torch
     from datasets.image_folder import find_images
     from datasets.labels import load_ground_truth
-    from pipelines.runtimes.torch_eager import TorchEager
+    from pipelines.runtimes.torch.session import TorchEager
     from pipelines.yolo import family
     from tests.test_accuracy import pycocotools_stats
     from utils.config import PostprocessSection, PreprocessSection

@@ -46,7 +46,7 @@ from memory_profiler import memory_usage  # noqa: E402
 from datasets.image_folder import decode_image, find_images, image_loader  # noqa: E402
 from pipelines.contract import FORWARD_STAGE  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
-from pipelines.runtimes import TorchEager  # noqa: E402
+from pipelines.runtimes.torch.session import TorchEager  # noqa: E402
 from utils.config import PostprocessSection, PreprocessSection  # noqa: E402
 from utils.errors import command_status  # noqa: E402
 from utils.harness.runner import shutdown_workers  # noqa: E402

@@ -13,8 +13,8 @@ import torch
 from datasets.image_folder import find_images
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.onnx_export import export_onnx
-from pipelines.runtimes.onnxruntime_runtime import OnnxRuntime
-from pipelines.runtimes.openvino_runtime import OpenVinoRuntime
+from pipelines.runtimes.onnxruntime.session import OnnxRuntime
+from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.runtimes.quantization import decode_nodes, float_module_paths
 from pipelines.yolo import family
 from utils.config import PostprocessSection, PreprocessSection

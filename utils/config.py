@@ -9,17 +9,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model,
+                      field_validator, model_validator)
 
+from pipelines.registry import FACTS, facts_for, known_architectures
+from pipelines.runtimes import registry as runtimes
 from utils import strict_yaml
 from utils.bounded_text import clipped, shown
 from utils.errors import UsageError
-
-BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
-# torchvision's two-stage detectors (pipelines/rcnn); the family module checks it builds exactly these.
-RCNN_ARCHS = ("fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2", "fasterrcnn_mobilenet_v3_large_fpn",
-              "maskrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn_v2")
 
 
 class ConfigError(UsageError):
@@ -94,49 +91,23 @@ class ModelSection(_Section):
     @field_validator("arch")
     @classmethod
     def _known_arch(cls, value: str) -> str:
-        if value in BUILTIN_ARCHS + RCNN_ARCHS:
+        if any(value in facts.ARCHS for facts in FACTS):
             return value
-        if value.endswith((".yaml", ".yml")):
+        if any(facts.ARCH_FILES and value.endswith(facts.ARCH_FILES) for facts in FACTS):
             return _holdable_path(value)
-        raise ValueError(f"must be one of {', '.join(BUILTIN_ARCHS + RCNN_ARCHS)} or a path to a model-definition "
-                         ".yaml file")
+        raise ValueError(f"must be {known_architectures()}")
 
 
-class PreprocessSection(_Section):
-    img_size: int = Field(640, ge=32)
-    rect: bool = False
-    pad_value: int = Field(114, ge=0, le=255)
-    # rcnn: the shorter side is resized to min_size unless the longer would then exceed max_size
-    min_size: int = Field(800, ge=32)
-    max_size: int = Field(1333, ge=32)
-
-    @field_validator("img_size")
-    @classmethod
-    def _multiple_of_stride(cls, value: int) -> int:
-        if value % 32:
-            raise ValueError("must be a multiple of 32 (the model's largest stride)")
-        return value
+def _of_the_families(name: str, part: str, doc: str) -> type[_Section]:
+    """One section holding every family's keys of a part (Preprocess or Postprocess), each family's model
+    with its defaults and checks; the Config keeps each family to its own. Pydantic collects a class's fields
+    from its bases last to first, so the bases are reversed to keep the families' order."""
+    bases = tuple(reversed([getattr(facts, part) for facts in FACTS]))
+    return type(name, (*bases, _Section), {"__module__": __name__, "__doc__": doc})
 
 
-class PostprocessSection(_Section):
-    conf_thres: float = Field(0.25, ge=0.0, le=1.0)
-    iou_thres: float = Field(0.45, ge=0.0, le=1.0)
-    max_det: int = Field(300, ge=1)
-    classes: Optional[list[int]] = None
-    agnostic: bool = False
-    # rcnn (torchvision's names and defaults; the rpn ones are the proposals kept per image at test time)
-    box_score_thresh: float = Field(0.05, ge=0.0, le=1.0)
-    box_nms_thresh: float = Field(0.5, ge=0.0, le=1.0)
-    detections_per_img: int = Field(100, ge=1)
-    rpn_pre_nms_top_n: int = Field(1000, ge=1)
-    rpn_post_nms_top_n: int = Field(1000, ge=1)
-
-    @field_validator("classes")
-    @classmethod
-    def _non_negative(cls, value: Optional[list[int]]) -> Optional[list[int]]:
-        if value is not None and any(c < 0 for c in value):
-            raise ValueError("class ids must be >= 0")
-        return value
+PreprocessSection = _of_the_families("PreprocessSection", "Preprocess", "Each family's preprocess keys.")
+PostprocessSection = _of_the_families("PostprocessSection", "Postprocess", "Each family's postprocess keys.")
 
 
 class EnergySection(_Section):
@@ -149,16 +120,6 @@ class MemorySection(_Section):
     interval_s: float = Field(0.05, gt=0.0)
 
 
-# Precisions each backend offers; the runtimes check what the CPU supports when they start.
-BACKEND_PRECISIONS = {"torch": ("fp32", "bf16"), "onnxruntime": ("fp32", "int8"),
-                      "openvino": ("fp32", "bf16", "int8")}
-# Why a backend does not offer a precision, where there is more to say than "use another backend".
-PRECISION_REFUSALS = {
-    ("torch", "int8"): "torch int8 (PT2E with the X86 Inductor quantizer) starts from torch.export, which stops "
-                       "at YOLOv7's Detect decode (its float(stride) is data-dependent), so it is not offered",
-}
-
-
 class CalibrationSection(_Section):
     images: int = Field(300, ge=1)  # the run's first N images (all when fewer) calibrate int8
     # Layers kept in float when quantizing, by name (a module path such as model.77, or an ONNX node name
@@ -166,31 +127,49 @@ class CalibrationSection(_Section):
     keep_float: list[str] = ["Detect"]
 
 
-class RuntimeSection(_Section):
-    backend: Literal["torch", "onnxruntime", "openvino"] = "torch"
-    precision: Literal["fp32", "bf16", "int8"] = "fp32"
-    channels_last: bool = False
-    compile: bool = False
+class _RuntimeCommon(_Section):
+    """The runtime section's keys every runtime reads; each runtime adds its own (its spec's options)."""
+
     threads: Optional[int] = Field(None, ge=1)
     cache_dir: Optional[PathText] = None  # exported models; None: $XDG_CACHE_HOME/detbench or ~/.cache/detbench
     calibration: CalibrationSection = CalibrationSection()
     streams: int = Field(1, ge=1)  # requests in flight at once, the threads split between them
     pinning: bool = False  # tie the compute threads to cores
 
+
+# Each runtime's own keys, in registry order; a key two runtimes offer is one key.
+_RUNTIME_OPTIONS = {key: option for spec in runtimes.SPECS.values()
+                    for key, option in spec.options.model_fields.items()}
+
+
+class _RuntimeChecks(_Section):
     @model_validator(mode="after")
-    def _possible_combination(self) -> "RuntimeSection":
-        offered = BACKEND_PRECISIONS[self.backend]
+    def _possible_combination(self) -> "_RuntimeChecks":
+        spec = runtimes.SPECS[self.backend]
+        offered = spec.precisions
         if self.precision not in offered:
-            others = [b for b, p in BACKEND_PRECISIONS.items() if self.precision in p]
+            others = runtimes.offering(self.precision)
             hint = f"use runtime.backend {' or '.join(others)}" if others else "no backend offers it yet"
-            reason = PRECISION_REFUSALS.get((self.backend, self.precision))
+            reason = spec.refusals.get(self.precision)
             raise ValueError(f"runtime.backend {self.backend} runs precision {', '.join(offered)}, not "
                              f"{self.precision}{' (' + reason + ')' if reason else ''}: {hint}")
-        for key in ("channels_last", "compile"):
-            if getattr(self, key) and self.backend != "torch":
-                raise ValueError(f"runtime.{key} applies to runtime.backend torch only (got backend "
-                                 f"{self.backend}); remove it or set runtime.backend: torch")
+        for key, option in _RUNTIME_OPTIONS.items():
+            owners = [other.name for other in runtimes.SPECS.values() if key in other.options.model_fields]
+            if getattr(self, key) != option.default and self.backend not in owners:
+                raise ValueError(f"runtime.{key} applies to runtime.backend {' or '.join(owners)} only (got backend "
+                                 f"{self.backend}); remove it or set runtime.backend: {owners[0]}")
         return self
+
+
+# The runtime section: backend and precision from the registry, each runtime's own keys, the common ones.
+RuntimeSection = create_model(
+    "RuntimeSection", __base__=_RuntimeChecks, __module__=__name__,
+    backend=(Literal[tuple(runtimes.SPECS)], runtimes.REFERENCE.name),
+    precision=(Literal[tuple(dict.fromkeys(p for spec in runtimes.SPECS.values() for p in spec.precisions))],
+               runtimes.REFERENCE_PRECISION),
+    **{key: (option.annotation, option) for key, option in _RUNTIME_OPTIONS.items()},
+    **{key: (field.annotation, field) for key, field in _RuntimeCommon.model_fields.items()},
+)
 
 
 class AgreementSection(_Section):
@@ -316,18 +295,9 @@ class OutputsSection(_Section):
     report: bool = True
 
 
-# The preprocess and postprocess keys each detector family reads; another family's key is a mistake.
-FAMILY_KEYS = {
-    "yolo": {"preprocess": ("img_size", "rect", "pad_value"),
-             "postprocess": ("conf_thres", "iou_thres", "max_det", "classes", "agnostic")},
-    "rcnn": {"preprocess": ("min_size", "max_size"),
-             "postprocess": ("box_score_thresh", "box_nms_thresh", "detections_per_img", "rpn_pre_nms_top_n",
-                             "rpn_post_nms_top_n")},
-}
-
-
-def family_of(arch: str) -> str:
-    return "rcnn" if arch in RCNN_ARCHS else "yolo"
+def family_keys(arch: str, section: str) -> tuple[str, ...]:
+    """The keys of the preprocess or postprocess section the family of `arch` reads."""
+    return tuple(getattr(facts_for(arch), section.capitalize()).model_fields)
 
 
 class Config(_Section):
@@ -350,23 +320,25 @@ class Config(_Section):
 
     @model_validator(mode="after")
     def _keys_of_the_family(self) -> "Config":
-        family = family_of(self.model.arch)
+        family = facts_for(self.model.arch).NAME
         for section in ("preprocess", "postprocess"):
+            keys = family_keys(self.model.arch, section)
             for key in sorted(getattr(self, section).model_fields_set):
-                if key not in FAMILY_KEYS[family][section]:
-                    owner = next(name for name, keys in FAMILY_KEYS.items() if key in keys[section])
+                if key not in keys:
+                    owner = next(facts.NAME for facts in FACTS
+                                 if key in getattr(facts, section.capitalize()).model_fields)
                     raise ValueError(
                         f"{section}.{key} belongs to the {owner} family and does not apply to model.arch "
                         f"{self.model.arch} ({family} family); remove it, or use "
-                        f"{', '.join(section + '.' + k for k in FAMILY_KEYS[family][section])}")
+                        f"{', '.join(section + '.' + k for k in keys)}")
         return self
 
     def family_sections(self) -> dict[str, Any]:
         """The config as data, preprocess and postprocess holding only the keys the model's family reads."""
         data = self.model_dump(mode="json")
-        keys = FAMILY_KEYS[family_of(self.model.arch)]
         for section in ("preprocess", "postprocess"):
-            data[section] = {key: value for key, value in data[section].items() if key in keys[section]}
+            keys = family_keys(self.model.arch, section)
+            data[section] = {key: value for key, value in data[section].items() if key in keys}
         return data
 
 

@@ -13,10 +13,9 @@ from torchvision.models.detection.generalized_rcnn import GeneralizedRCNN
 from torchvision.models.detection.image_list import ImageList
 
 from models import CheckpointError
+from pipelines.rcnn.facts import ARCHS
 from utils.bounded_text import LIMIT, clipped
 
-ARCHS = ("fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2", "fasterrcnn_mobilenet_v3_large_fpn",
-         "maskrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn_v2")
 # The COCO category list of torchvision's published weights (index = the model's label; "N/A" for the ids
 # COCO leaves unused). Read from the builders' metadata, which needs no download.
 COCO_CATEGORIES = list(detection.FasterRCNN_ResNet50_FPN_Weights.COCO_V1.meta["categories"])

@@ -18,7 +18,7 @@ from datasets.labels import load_ground_truth
 from pipelines.contract import DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.base import RuntimeNotSupported
-from pipelines.runtimes.registry import build_runtime
+from pipelines.runtimes.registry import SPECS, build_reference, build_runtime, is_reference
 from utils.config import SINGLE_STREAM, Config, config_to_yaml
 from utils.errors import ExitStatus
 from utils.harness.accuracy_pass import run_accuracy_pass
@@ -90,8 +90,8 @@ class Benchmark:
                                         self.network.class_names) if config.dataset.labels else None)
         runtime = config.runtime
         # The config refuses options a backend cannot take; each backend gets only its own.
-        options = ({"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch"
-                   else {"cache_dir": runtime.cache_dir})
+        spec = SPECS[runtime.backend]
+        options = {key: getattr(runtime, key) for key in (*spec.options.model_fields, *spec.shared_keys)}
         if runtime.precision == "int8":
             options["calibration"] = calibration_inputs(
                 self.family, self.network, config.preprocess, config.postprocess, self.paths,
@@ -99,8 +99,8 @@ class Benchmark:
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
                                      precision=runtime.precision, streams=runtime.streams,
                                      pinning=runtime.pinning, **options)
-        if runtime.backend != "torch":
-            self.console(f"Preparing {runtime.backend} (the ONNX export is cached; the first one takes a while)...")
+        if spec.preparing is not None:
+            self.console(f"Preparing {runtime.backend} ({spec.preparing})...")
             if runtime.precision == "int8":
                 self.console(f"int8: calibrating on {options['calibration'].images} of the run's images (the "
                              "quantized model is cached too)...")
@@ -294,8 +294,7 @@ class Benchmark:
 
     def _needs_reference(self) -> bool:
         runtime = self.config.runtime
-        return self.config.benchmark.agreement.enabled and (
-            runtime.backend != "torch" or runtime.precision != "fp32" or runtime.channels_last or runtime.compile)
+        return self.config.benchmark.agreement.enabled and not is_reference(runtime.model_dump())
 
     def _finish(self, record: RunRecord, writer: RunWriter, detections: Optional[DetectionWriter],
                 recorders: PassRecorders, stops: RunStops, stop_signal: Optional[int],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.contract import DetectionPipeline, LoadedNetwork
-from pipelines.runtimes.torch_eager import TorchEager
+from pipelines.runtimes.registry import build_reference
 
 REFERENCE_NAME = "torch fp32 eager"
 
@@ -20,7 +20,7 @@ class Reference:
         config = self.config
         if self._built is None:
             network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
-            self._built = (TorchEager(fuse=config.model.fuse).prepare(
+            self._built = (build_reference(fuse=config.model.fuse).prepare(
                 network, self.family.example_input(config.preprocess)), network)
         forward, network = self._built
         return self.family.build_pipeline(network, forward, config.preprocess, postprocess)
