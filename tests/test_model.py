@@ -12,7 +12,7 @@ from models.common import MP, SP, Conv, RepConv
 from models.fuse import fold_batchnorm, identity_kernel, pad_to_kernel
 from models.yolo import DEFINITIONS_DIR, ActivationSpec, Detect, load_definition, parse_activation
 
-# README "Known totals": (arch, params unfused, params fused, state_dict keys fused)
+# Known totals: (arch, params unfused, params fused, state_dict keys fused)
 KNOWN_TOTALS = [("yolov7", 37_620_125, 36_905_341, 186), ("yolov7-tiny", 6_227_101, 6_219_709, 118)]
 
 

@@ -521,7 +521,7 @@ def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[
     for item in items[:MAX_LISTED_ERRORS]:
         path = clipped(".".join(str(p) for p in item["loc"]), 80)
         if item["type"] == "extra_forbidden":
-            line = f"  {path}: unknown key (value {shown(item['input'])}); check its spelling against the README"
+            line = f"  {path}: unknown key (value {shown(item['input'])}); check its spelling against docs/configuration.md"
         elif item["type"] == "missing":
             line = f"  {path}: required key is missing"
         else:
