@@ -88,9 +88,9 @@ def bounds_text(metadata) -> str:
             if isinstance(item, kind):
                 words.append(f"{sign} {_bound(item)}")
         if isinstance(item, MinLen):
-            words.append(f"at least {item.min_length} long")
+            words.append("not empty" if item.min_length == 1 else f"at least {item.min_length} items")
         if isinstance(item, MaxLen):
-            words.append(f"at most {item.max_length} long")
+            words.append(f"at most {item.max_length} items")
     return ", ".join(words)
 
 
