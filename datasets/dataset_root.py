@@ -17,7 +17,7 @@ def check_dataset_root(root: str | Path) -> Path:
     shown_root = clipped(str(root), LIMIT)
     if not root.exists():
         raise DatasetError(f"dataset.path {shown_root} does not exist; point dataset.path at a folder of images, e.g. "
-                           f"--set dataset.path=datasets/samples (the README's imagenet-mini section says where to "
+                           f"--set dataset.path=datasets/samples (docs/models.md, imagenet-mini, says where to "
                            f"get that dataset and where to unpack it)")
     if not root.is_dir():
         raise DatasetError(f"dataset.path {shown_root} is not a folder; point dataset.path at a folder of images")

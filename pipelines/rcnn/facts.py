@@ -24,18 +24,19 @@ OUTPUT_LAYOUT = "per image: boxes (N, 4) x1 y1 x2 y2 in input pixels, labels (N,
 class Preprocess(BaseModel):
     """The shorter side is resized to min_size unless the longer would then exceed max_size."""
 
-    min_size: int = Field(800, ge=32)
-    max_size: int = Field(1333, ge=32)
+    min_size: int = Field(800, ge=32, description="rcnn: the shorter side is resized to this...")
+    max_size: int = Field(1333, ge=32, description="rcnn: ...unless the longer side would then exceed this")
 
 
 class Postprocess(BaseModel):
     """torchvision's test-time settings; the rpn ones are the proposals kept per image."""
 
-    box_score_thresh: float = Field(0.05, ge=0.0, le=1.0)
-    box_nms_thresh: float = Field(0.5, ge=0.0, le=1.0)
-    detections_per_img: int = Field(100, ge=1)
-    rpn_pre_nms_top_n: int = Field(1000, ge=1)
-    rpn_post_nms_top_n: int = Field(1000, ge=1)
+    box_score_thresh: float = Field(0.05, ge=0.0, le=1.0, description="rcnn: detections kept above this class score")
+    box_nms_thresh: float = Field(0.5, ge=0.0, le=1.0, description="rcnn: per-class NMS IoU threshold of the box head")
+    detections_per_img: int = Field(100, ge=1, description="rcnn: detections kept per image")
+    rpn_pre_nms_top_n: int = Field(1000, ge=1, description="rcnn: proposals per feature level before the RPN's NMS")
+    rpn_post_nms_top_n: int = Field(1000, ge=1, description=(
+        "rcnn: proposals per image after the RPN's NMS, what the ROI heads see"))
 
 
 def accepts(arch: str) -> bool:

@@ -68,7 +68,7 @@ def load_state_dict_file(model: nn.Module, path: str, arch: str) -> None:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise CheckpointError(f"model.weights {shown_path}: no such file; set model.weights to a torchvision "
-                              f"checkpoint of {arch} (see the README for where they are published)") from None
+                              f"checkpoint of {arch} (docs/models.md says where they are published)") from None
     except Exception as error:
         raise CheckpointError(f"model.weights {shown_path}: not a state_dict torch can load safely "
                               f"({type(error).__name__}: {error}); use the .pth file torchvision publishes for "
@@ -79,7 +79,7 @@ def load_state_dict_file(model: nn.Module, path: str, arch: str) -> None:
     problem = state_dict_mismatch(model.state_dict(), state)
     if problem:
         raise CheckpointError(f"model.weights {shown_path} does not fit model.arch {arch}: {problem}; use the "
-                              f"checkpoint published for {arch} (see the README) or set model.arch to the "
+                              f"checkpoint published for {arch} (see docs/models.md) or set model.arch to the "
                               "architecture the file was saved from")
     model.load_state_dict(state, strict=False)
 

@@ -21,9 +21,10 @@ OUTPUT_LAYOUT = "(batch, candidates, 5 + classes): box centre x, y, width, heigh
 class Preprocess(BaseModel):
     """Letterbox to a square of img_size (rect: the smallest stride-multiple rectangle per image)."""
 
-    img_size: int = Field(640, ge=32)
-    rect: bool = False
-    pad_value: int = Field(114, ge=0, le=255)
+    img_size: int = Field(640, ge=32, description="yolo: letterbox target (multiple of 32)")
+    rect: bool = Field(False, description=(
+        "yolo: false: square img_size letterbox; true: minimal stride-32 rectangle per image"))
+    pad_value: int = Field(114, ge=0, le=255, description="yolo: letterbox padding grey level")
 
     @field_validator("img_size")
     @classmethod
@@ -36,11 +37,11 @@ class Preprocess(BaseModel):
 class Postprocess(BaseModel):
     """NMS over the raw candidates: a score threshold, an IoU threshold, a class filter, class-agnostic or not."""
 
-    conf_thres: float = Field(0.25, ge=0.0, le=1.0)
-    iou_thres: float = Field(0.45, ge=0.0, le=1.0)
-    max_det: int = Field(300, ge=1)
-    classes: Optional[list[int]] = None
-    agnostic: bool = False
+    conf_thres: float = Field(0.25, ge=0.0, le=1.0, description="yolo: score threshold (obj x cls)")
+    iou_thres: float = Field(0.45, ge=0.0, le=1.0, description="yolo: NMS IoU threshold")
+    max_det: int = Field(300, ge=1, description="yolo: detections kept per image")
+    classes: Optional[list[int]] = Field(None, description="yolo: keep only these class ids; null: all")
+    agnostic: bool = Field(False, description="yolo: class-agnostic NMS")
 
     @field_validator("classes")
     @classmethod

@@ -1,12 +1,14 @@
 """torch on the CPU, the reference configuration: what it offers, its own config keys."""
 from __future__ import annotations
 
+from pydantic import Field
+
 from pipelines.runtimes.spec import RuntimeOptions, RuntimeSpec
 
 
 class TorchOptions(RuntimeOptions):
-    channels_last: bool = False
-    compile: bool = False
+    channels_last: bool = Field(False, description="torch only: NHWC memory format")
+    compile: bool = Field(False, description="torch only: `torch.compile` (its first call, measured apart, compiles)")
 
 
 SPEC = RuntimeSpec(
