@@ -5,12 +5,14 @@
 Each case runs `python benchmark.py ...` as a new process, as a user would. The cases run interleaved (one
 round runs every case once, in turn), so the machine's drift spreads over all of them; with --baseline (another
 checkout of detbench, e.g. `git archive COMMIT | tar -x -C DIR`) the same cases of that tree join every round.
-Prints the median, min and max wall time of each case, its ratio to the baseline, and the load average.
+Prints the median, min and max wall time of each case, its ratio to the baseline, the median CPU time (user +
+system, which a loaded machine stretches far less than the wall time) and the load average.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -42,15 +44,21 @@ def cases(scratch: Path) -> dict[str, tuple[list[str], int]]:
     }
 
 
-def wall_seconds(python: str, tree: Path, arguments: list[str], expected: int) -> float:
-    start = time.perf_counter()
+def child_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_run(python: str, tree: Path, arguments: list[str], expected: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one `python benchmark.py ARGUMENTS` in `tree`."""
+    cpu_before, start = child_cpu_seconds(), time.perf_counter()
     done = subprocess.run([python, "benchmark.py", *arguments], cwd=tree, capture_output=True, text=True,
                           timeout=300)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, child_cpu_seconds() - cpu_before
     if done.returncode != expected:
         raise FailedRun(f"{tree}: benchmark.py {' '.join(arguments)} exited {done.returncode}, not {expected}; "
                          f"its stderr ends: {done.stderr.strip()[-300:]}")
-    return seconds
+    return seconds, cpu
 
 
 def main() -> int:
@@ -68,19 +76,23 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         plan = cases(Path(scratch))
         seconds: dict[tuple[str, str], list[float]] = {(tree, case): [] for tree in trees for case in plan}
+        cpu: dict[tuple[str, str], list[float]] = {(tree, case): [] for tree in trees for case in plan}
         for _ in range(args.repeats):
             for case, (arguments, expected) in plan.items():
                 for tree, folder in trees.items():
-                    seconds[tree, case].append(wall_seconds(args.python, folder, arguments, expected))
+                    wall, used = timed_run(args.python, folder, arguments, expected)
+                    seconds[tree, case].append(wall)
+                    cpu[tree, case].append(used)
     load_after = " ".join(f"{value:.2f}" for value in os.getloadavg())
     print(f"benchmark.py wall time, {args.repeats} interleaved rounds, {args.python}")
     print(f"load average before: {load_before}; after: {load_after}")
-    header = f"{'case':<22} {'tree':<10} {'median s':>9} {'min s':>7} {'max s':>7}"
+    header = f"{'case':<22} {'tree':<10} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU s':>7}"
     print(header + ("  vs baseline" if args.baseline else ""))
     for case in plan:
         for tree in trees:
             values = seconds[tree, case]
-            line = f"{case:<22} {tree:<10} {statistics.median(values):9.3f} {min(values):7.3f} {max(values):7.3f}"
+            line = (f"{case:<22} {tree:<10} {statistics.median(values):9.3f} {min(values):7.3f} {max(values):7.3f} "
+                    f"{statistics.median(cpu[tree, case]):7.3f}")
             if args.baseline is not None and tree == "this tree":
                 ratio = statistics.median(values) / statistics.median(seconds["baseline", case])
                 line += f"  x{ratio:.2f}"
