@@ -1,8 +1,9 @@
 """Digests that go into a LoadedNetwork's cache key: what determines a network's weights and structure, so a
-cache of exported models is never reused for other weights."""
+cache of exported models is never reused for other weights; and where those caches live by default."""
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import torch
@@ -29,3 +30,9 @@ def parts_digest(parts: dict[str, str]) -> str:
     """Of a key given as named parts (an export key, a calibration digest, quantization settings)."""
     text = ";".join(f"{name}={value}" for name, value in parts.items())
     return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def default_cache_dir() -> Path:
+    """$XDG_CACHE_HOME/detbench, else ~/.cache/detbench."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "detbench"

@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from models import Detect, build_model
+from models.yolo import definition_path
 from models.calibration import (bisect_shift, calibrate_batchnorm, calibrate_detect_head, candidate_counts,
                                 candidate_target)
 from pipelines.yolo import family as yolo
@@ -80,3 +81,36 @@ def test_detect_head_calibration_centres_box_logits_and_hits_the_candidate_targe
     assert torch.allclose(boxes.std(dim=1), torch.full((head.na, 4), 0.25), rtol=1e-3)
     assert statistics.median(candidate_counts(after, 0.0).tolist()) >= 5
     assert statistics.median(candidate_counts(level_maps, shift - 1e-3).tolist()) < 5
+
+
+def test_calibrated_random_weights_are_cached_on_disk_per_arch_and_seed(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(yolo, "_calibrated", {})
+    folder = tmp_path / "detbench" / "calibrated"
+    calibrations = []
+    monkeypatch.setattr(yolo, "calibrate_batchnorm",
+                        lambda *args: calibrations.append(1) or calibrate_batchnorm(*args))
+
+    first = yolo.load_network("yolov7-tiny", None, seed=0)
+    entries = sorted(folder.iterdir())
+    assert len(calibrations) == 1 and len(entries) == 1 and entries[0].suffix == ".pt"
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]  # no temporary left behind
+
+    monkeypatch.setattr(yolo, "_calibrated", {})  # as in a new process
+    again = yolo.load_network("yolov7-tiny", None, seed=0)
+    assert len(calibrations) == 1  # read from disk, not calibrated again
+    assert again.cache_key == first.cache_key
+    for name, value in first.module.state_dict().items():
+        assert torch.equal(again.module.state_dict()[name], value), name
+
+    yolo.load_network("yolov7-tiny", None, seed=1)
+    edited = tmp_path / "yolov7-tiny-edited.yaml"  # another architecture file, as a user would write one
+    edited.write_text(definition_path("yolov7-tiny").read_text() + "# edited\n")
+    yolo.load_network(str(edited), None, seed=0)
+    assert len(calibrations) == 3 and len(list(folder.iterdir())) == 3  # a new seed or arch: a new entry
+
+    entries[0].write_bytes(entries[0].read_bytes()[:1000])  # truncated: rebuilt, not trusted
+    monkeypatch.setattr(yolo, "_calibrated", {})
+    rebuilt = yolo.load_network("yolov7-tiny", None, seed=0)
+    assert len(calibrations) == 4 and rebuilt.cache_key == first.cache_key
+    assert torch.load(entries[0], weights_only=True).keys() == first.module.state_dict().keys()

@@ -21,6 +21,7 @@ import numpy as np
 import onnx
 import torch
 
+from pipelines.cache_keys import default_cache_dir
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.base import RuntimeNotSupported
 
@@ -41,12 +42,6 @@ class ExportResult:
 def as_input(batch: torch.Tensor) -> np.ndarray:
     """The float32 array an exported graph's "images" input takes."""
     return batch.detach().to(device="cpu", dtype=torch.float32).contiguous().numpy()
-
-
-def default_cache_dir() -> Path:
-    """$XDG_CACHE_HOME/detbench, else ~/.cache/detbench."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "detbench"
 
 
 def export_key_parts(network: LoadedNetwork, example: torch.Tensor, opset: int, fuse: bool) -> dict[str, str]:

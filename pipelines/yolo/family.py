@@ -2,14 +2,17 @@
 architectures it builds and the keys it reads, are in facts.py)."""
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import torch
 
 from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
+import models.calibration
 from models import Detect, build_model, fuse_model, load_weights
 from models.calibration import calibrate_batchnorm, calibrate_detect_head, candidate_target
-from pipelines.cache_keys import file_digest, state_digest
+from pipelines.cache_keys import default_cache_dir, file_digest, parts_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
 from pipelines.yolo.facts import (ARCHS, NAME, SIZE_KEYS, accepts, input_size, largest_input_area,  # noqa: F401
@@ -36,17 +39,60 @@ def load_network(arch: str, weights: str | None, seed: int) -> LoadedNetwork:
                              cache_key=f"{structure}:weights-{file_digest(weights)}", fuse=fuse_model)
     seeded = f"{structure}:random-seed-{seed}"
     if seeded not in _calibrated:
-        level_maps = calibrate_batchnorm(model, _calibration_batch(int(max(model.stride))))
-        head = model.model[-1]
-        if isinstance(head, Detect):
-            calibrate_detect_head(head, level_maps, candidate_target(level_maps))
-        state = {name: value.clone() for name, value in model.state_dict().items()}
+        path = _calibrated_path(seeded)
+        state = _read_calibrated(path, model)
+        if state is None:
+            level_maps = calibrate_batchnorm(model, _calibration_batch(int(max(model.stride))))
+            head = model.model[-1]
+            if isinstance(head, Detect):
+                calibrate_detect_head(head, level_maps, candidate_target(level_maps))
+            state = {name: value.clone() for name, value in model.state_dict().items()}
+            _write_calibrated(path, state)
         _calibrated[seeded] = (state, state_digest(state))
     state, digest = _calibrated[seeded]
     model.load_state_dict(state)
     # The digest of the weights themselves: a change in how random weights are made never reuses an export.
     return LoadedNetwork(model, list(model.names), f"random (seed {seed})", random_weights=True,
                          cache_key=f"{seeded}:{digest}", fuse=fuse_model)
+
+
+def _calibrated_path(seeded: str) -> Path:
+    """Calibrated random weights on disk, keyed by everything they are made from: the structure and seed, the
+    calibration photos and size, the calibration code and torch (whose initialisers draw the random numbers)."""
+    parts = {"network": seeded, "size": str(CALIBRATION_SIZE), "torch": torch.__version__,
+             "calibration": file_digest(models.calibration.__file__),
+             "photos": ",".join(file_digest(path) for path in find_images(BUNDLED_SAMPLES))}
+    return default_cache_dir() / "calibrated" / f"{parts_digest(parts)}.pt"
+
+
+def _read_calibrated(path: Path, model: torch.nn.Module) -> dict[str, torch.Tensor] | None:
+    """The cached state when it loads into `model`; None when missing or unreadable, so it is rebuilt."""
+    if not path.is_file():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        model.load_state_dict(state)
+    except Exception:  # a truncated or foreign file: torch raises several types, each means "calibrate again"
+        return None
+    return state
+
+
+def _write_calibrated(path: Path, state: dict[str, torch.Tensor]) -> None:
+    """Atomically; a cache that cannot be written only costs the next run its calibration."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            torch.save(state, stream)
+        os.replace(temporary, path)
+    except OSError:
+        pass
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
 
 
 def _calibration_batch(stride: int) -> torch.Tensor:
