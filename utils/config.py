@@ -147,6 +147,7 @@ class EnergySection(_Section):
 
 class MemorySection(_Section):
     enabled: bool = True
+    check: bool = True  # false: a batch the memory estimate says cannot fit runs anyway (the user knows better)
     interval_s: float = Field(0.05, gt=0.0)
 
 

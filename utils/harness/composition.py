@@ -125,6 +125,8 @@ class Benchmark:
     def _check_memory(self) -> None:
         """Refuses (exit 2) a batch whose forward cannot fit, before anything of its size is allocated."""
         config, family = self.config, self.family
+        if not config.benchmark.memory.check:
+            return
         fit = measure_fit(*family.memory_probe(self.network, config.postprocess))
         sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in family.SIZE_KEYS}
         # A batch never holds more images than the dataset has.
