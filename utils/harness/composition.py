@@ -94,7 +94,11 @@ class Benchmark:
             self.start_warnings.append(oversubscribed)
             self.console(f"WARNING: {oversubscribed}")
         self.truth = (load_ground_truth(config.dataset.labels, config.dataset.path, self.paths,
-                                        self.network.class_names) if config.dataset.labels else None)
+                                        self.network.class_names, config.dataset.max_pixels)
+                      if config.dataset.labels else None)
+        if self.truth is not None and (few := self.truth.coverage_warning()) is not None:
+            self.start_warnings.append(few)
+            self.console(f"WARNING: {few}")
         runtime = config.runtime
         # The config refuses options a backend cannot take; each backend gets only its own.
         options = ({"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch"
