@@ -25,7 +25,7 @@ from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import build_runtime
 from pipelines.runtimes.torch_eager import TorchEager
 from utils.config import SINGLE_STREAM, Config, config_to_yaml
-from utils.harness import accuracy_pass
+from utils.harness import accuracy_pass, loadgen_bounds
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
 from utils.harness.calibration_inputs import calibration_inputs
@@ -76,6 +76,7 @@ class Benchmark:
         self.config_file = config_file
         self.console = console
         self.all_skipped = False
+        self.refused = False
         self.start_warnings: list[str] = []
 
     def prepare(self) -> None:
@@ -86,6 +87,12 @@ class Benchmark:
         if refusal is not None:
             raise RuntimeNotSupported(refusal)
         self.paths = find_images(config.dataset.path, config.dataset.limit)
+        sizes = image_sizes(self.paths, config.dataset.max_pixels)
+        self.scenario_settings = scenario_settings(config.benchmark)
+        if self.scenario_settings is not None:  # LoadGen's schedule, bounded before anything is loaded
+            self.image_bytes = [3 * height * width for height, width in filter(None, sizes)]
+            loadgen_bounds.check_integers(self.scenario_settings)
+            loadgen_bounds.check_plan(self.scenario_settings, self._loadgen_plan(None), *available_memory())
         self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
         check_class_ids(config.postprocess.classes, self.network.class_names, config.model.arch)
         self._check_memory()  # before the runtime: an export traces an input of the configured size
@@ -119,12 +126,14 @@ class Benchmark:
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.forward, config.preprocess, config.postprocess)
         self._reference_forward = None  # the torch fp32 reference, built once when a check needs it
-        self.input_shapes = batch_shapes(image_sizes(self.paths, config.dataset.max_pixels), config.dataset.batch_size,
-                                         self.pipeline.input_shape)
+        self.input_shapes = batch_shapes(sizes, config.dataset.batch_size, self.pipeline.input_shape)
         self.warmup = choose_warmup(self.input_shapes, config.benchmark.warmup, config.benchmark.warmup_max_batches)
-        self.scenario_settings = scenario_settings(config.benchmark)
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
         self.run_dir.create()
+
+    def _loadgen_plan(self, expected_per_s: Optional[float]) -> loadgen_bounds.LoadgenPlan:
+        return loadgen_bounds.plan(self.scenario_settings, len(self.paths), self.image_bytes, expected_per_s,
+                                   self.config.benchmark.loadgen.performance_sample_count)
 
     def _check_memory(self) -> None:
         """Refuses (exit 2) a batch whose forward cannot fit, before anything of its size is allocated."""
@@ -254,6 +263,9 @@ class Benchmark:
         except OutputWriteError as error:
             record.status, record.stop_reason = Status.FAILED, str(error)
             failed_writing = True
+        except loadgen_bounds.LoadgenRefused as refusal:  # known once the warm-up measured the rate
+            self.refused = True  # the settings, not the harness, are at fault: exit status 2
+            record.status, record.stop_reason = Status.FAILED, str(refusal)
         except Exception as error:
             # A bug, not a user's mistake: the record says failed and keeps what was measured, then the
             # traceback follows.
@@ -331,7 +343,12 @@ class Benchmark:
         else:
             warm = []
         accuracy = self.config.benchmark.loadgen.mode == "accuracy"
-        progress.reset(total=None)
+        # Streams answer at once: the probe's single-request rate times their number.
+        expected = expected_rate(warm, len(self.paths)) * self.config.runtime.streams
+        planned = self._loadgen_plan(expected if warm else None)
+        loadgen_bounds.check_plan(self.scenario_settings, planned, *available_memory())
+        self.console(f"LoadGen plan: {planned.describe()}")
+        progress.reset(total=-(-planned.samples // self.config.dataset.batch_size))
         scenario = ScenarioRun(self.scenario_settings, self.pipeline, self.paths, self.config.dataset.batch_size,
                                self.config.benchmark.loadgen.performance_sample_count, timer,
                                {self.input_shapes[index] for index in self.warmup.batches},
@@ -344,8 +361,7 @@ class Benchmark:
                      f"queries); its logs go to {layout.LOADGEN_DIR}/")
         try:
             with contention:
-                # Streams answer at once: the probe's single-request rate times their number.
-                scenario.start(expected_rate(warm, len(self.paths)) * self.config.runtime.streams)
+                scenario.start(expected)
                 scenario.wait()
         except KeyboardInterrupt:
             self.console("Stopping LoadGen: the remaining queries are answered empty...")
@@ -517,7 +533,7 @@ class Benchmark:
                                         record.profile.layers if record.profile is not None else None))
         report = format_summary(summary, self.run_dir.path)
         if record.status == Status.FAILED:
-            return Outcome(summary, EXIT_USAGE if self.all_skipped else EXIT_FAILED, report)
+            return Outcome(summary, EXIT_USAGE if self.all_skipped or self.refused else EXIT_FAILED, report)
         stop = stop_signal or stops.received
         return Outcome(summary, exit_status(stop) if stop else EXIT_OK, report)
 
