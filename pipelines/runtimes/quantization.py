@@ -29,6 +29,7 @@ from torch import nn
 from tqdm import tqdm
 
 from pipelines.cache_keys import parts_digest
+from pipelines.runtimes import cache_integrity
 from pipelines.runtimes.base import LoadedNetwork, RuntimeNotSupported
 
 CONV_OPS = ("Conv",)
@@ -100,10 +101,12 @@ def _staging(target: Path) -> Iterator[Path]:
 
 
 def quantized_path(export_path: Path, export_key: str, calibration: Calibration, settings: dict[str, str],
-                   suffix: str) -> Path:
+                   suffix: str) -> tuple[Path, str]:
+    """Where the quantized model is cached, and the key (in words) it is built for."""
     key = {"export": export_key, "calibration": calibration.digest, "images": str(calibration.images),
            "keep_float": ",".join(calibration.keep_float), **settings}
-    return export_path.with_name(f"{export_path.stem}.int8-{parts_digest(key)}{suffix}")
+    text = ";".join(f"{name}={value}" for name, value in key.items())
+    return export_path.with_name(f"{export_path.stem}.int8-{parts_digest(key)}{suffix}"), text
 
 
 def _with_progress(calibration: Calibration, what: str) -> Iterator[np.ndarray]:
@@ -118,20 +121,23 @@ def quantize_for_openvino(core: Any, export_path: Path, export_key: str, calibra
     import openvino as ov
 
     settings = {"tool": "nncf", "nncf": nncf.__version__, "openvino": ov.get_version(), "preset": "mixed"}
-    target = quantized_path(export_path, export_key, calibration, settings, ".xml")
-    if target.is_file() and target.with_suffix(".bin").is_file():
-        return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
-    started = time.perf_counter()
-    model = core.read_model(str(export_path))
-    ignored = nncf.IgnoredScope(names=list(float_nodes), validate=False) if float_nodes else None
-    dataset = nncf.Dataset(_ReIterable(lambda: _with_progress(calibration, "openvino int8")))
-    quantized = nncf.quantize(model, dataset, preset=nncf.QuantizationPreset.MIXED, subset_size=calibration.images,
-                              ignored_scope=ignored)
-    with _staging(target) as directory:
-        partial = directory / target.name
-        ov.save_model(quantized, str(partial), compress_to_fp16=False)
-        os.replace(partial.with_suffix(".bin"), target.with_suffix(".bin"))
-        os.replace(partial, target)  # the .xml last: the cache looks for it
+    target, key = quantized_path(export_path, export_key, calibration, settings, ".xml")
+    files = [target, target.with_suffix(".bin")]
+    with cache_integrity.building(target.parent):
+        if cache_integrity.usable(files, key):
+            return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
+        started = time.perf_counter()
+        model = core.read_model(str(export_path))
+        ignored = nncf.IgnoredScope(names=list(float_nodes), validate=False) if float_nodes else None
+        dataset = nncf.Dataset(_ReIterable(lambda: _with_progress(calibration, "openvino int8")))
+        quantized = nncf.quantize(model, dataset, preset=nncf.QuantizationPreset.MIXED,
+                                  subset_size=calibration.images, ignored_scope=ignored)
+        with _staging(target) as directory:
+            partial = directory / target.name
+            ov.save_model(quantized, str(partial), compress_to_fp16=False)
+            os.replace(partial.with_suffix(".bin"), target.with_suffix(".bin"))
+            os.replace(partial, target)
+        cache_integrity.record(files, key)
     return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
                     "quantized_file": str(target)}
 
@@ -167,17 +173,19 @@ def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Ca
 
     settings = {"tool": "onnxruntime.quantize_static", "onnxruntime": ort.__version__, "format": "QDQ",
                 "per_channel": "True", "activations": "QUInt8", "weights": "QInt8"}
-    target = quantized_path(export_path, export_key, calibration, settings, ".onnx")
-    if target.is_file():
-        return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
-    started = time.perf_counter()
-    with _staging(target) as directory:
-        prepared = directory / "preprocessed.onnx"
-        quant_pre_process(str(export_path), str(prepared), skip_symbolic_shape=True)
-        partial = directory / target.name
-        quantize_static(str(prepared), str(partial), _Reader(calibration, input_name), quant_format=QuantFormat.QDQ,
-                        per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                        nodes_to_exclude=list(float_nodes))
-        os.replace(partial, target)
+    target, key = quantized_path(export_path, export_key, calibration, settings, ".onnx")
+    with cache_integrity.building(target.parent):
+        if cache_integrity.usable([target], key):
+            return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
+        started = time.perf_counter()
+        with _staging(target) as directory:
+            prepared = directory / "preprocessed.onnx"
+            quant_pre_process(str(export_path), str(prepared), skip_symbolic_shape=True)
+            partial = directory / target.name
+            quantize_static(str(prepared), str(partial), _Reader(calibration, input_name),
+                            quant_format=QuantFormat.QDQ, per_channel=True, activation_type=QuantType.QUInt8,
+                            weight_type=QuantType.QInt8, nodes_to_exclude=list(float_nodes))
+            os.replace(partial, target)
+        cache_integrity.record([target], key)
     return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
                     "quantized_file": str(target)}

@@ -22,6 +22,7 @@ from datasets.labels import load_ground_truth
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.runtimes.cache_integrity import usable_directory
 from pipelines.runtimes.registry import build_runtime
 from pipelines.runtimes.torch_eager import TorchEager
 from utils.config import SINGLE_STREAM, Config, config_to_yaml
@@ -109,7 +110,7 @@ class Benchmark:
         runtime = config.runtime
         # The config refuses options a backend cannot take; each backend gets only its own.
         options = ({"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch"
-                   else {"cache_dir": runtime.cache_dir})
+                   else {"cache_dir": usable_directory(runtime.cache_dir)})
         if runtime.precision == "int8":
             options["calibration"] = calibration_inputs(
                 self.family, self.network, config.preprocess, config.postprocess, self.paths,
