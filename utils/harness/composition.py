@@ -29,6 +29,7 @@ from utils.config import SINGLE_STREAM, Config, config_to_yaml
 from utils.harness import accuracy_pass, loadgen_bounds
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
+from utils.harness.dependency_logs import DependencyLogs
 from utils.harness.calibration_inputs import calibration_inputs
 from utils.harness.input_shapes import (batch_shapes, choose_warmup, image_sizes, warmup_document,
                                         warmup_line)
@@ -81,7 +82,20 @@ class Benchmark:
         self.start_warnings: list[str] = []
 
     def prepare(self) -> None:
-        """Everything that can fail because of the user's input happens here, before any output is written."""
+        """Everything that can fail because of the user's input happens here, before any output is written.
+        Dependencies' log lines go to the run's log file from here on (dependency_logs)."""
+        config = self.config
+        self.dependency_logs = DependencyLogs(
+            self.console, Path(config.run.output_dir) / str(config.run.id) / layout.DEPENDENCY_LOG)
+        self.dependency_logs.start()
+        try:
+            self._prepare()
+        except BaseException:
+            self.dependency_logs.stop()
+            raise
+        self.dependency_logs.open()
+
+    def _prepare(self) -> None:
         config = self.config
         self.family = family_for(config.model.arch)
         refusal = self.family.unsupported_runtime(config.runtime)
@@ -157,6 +171,12 @@ class Benchmark:
 
     def execute(self) -> Outcome:
         """Runs the passes and writes the run record: Ctrl-C and SIGTERM end the passes, never the writing."""
+        try:
+            return self._execute_and_track()
+        finally:
+            self.dependency_logs.stop()
+
+    def _execute_and_track(self) -> Outcome:
         stops = RunStops(self.console)
         with stops.handled():
             outcome = self._execute(stops)
