@@ -1,7 +1,12 @@
 """Numbers as people write them (`1e9`, `1_000`, `2.5e-3`) in the YAML file and in --set, with strictness kept
 elsewhere; and the closest allowed name suggested for a misspelt key or value."""
+from fractions import Fraction
+
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from utils import strict_yaml
 from utils.config import ConfigError, load_config
@@ -86,3 +91,17 @@ def test_no_suggestion_for_an_unrelated_name(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_config(config_file(tmp_path, ""), ["runtime.zzzqqq=1"])
     assert "did you mean" not in str(info.value) and "check its spelling" in str(info.value)
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**9), st.integers(-12, 12), st.booleans(), st.sampled_from(["e", "E", "e+"]))
+def test_exponent_numbers_read_exactly(mantissa, exponent, underscores, marker):
+    digits = f"{mantissa:_}" if underscores else str(mantissa)
+    if exponent < 0 and marker == "e+":
+        marker = "e"
+    value = strict_yaml.load(f"{digits}{marker}{exponent}")
+    exact = Fraction(mantissa) * Fraction(10) ** exponent
+    if exact.denominator == 1 and exact < 2**63:  # whole values an int key can hold are ints
+        assert type(value) is int and value == exact
+    else:
+        assert type(value) is float and value == pytest.approx(float(exact), rel=1e-15)
