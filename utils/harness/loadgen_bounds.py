@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from utils.harness.memory_fit import size_text
 from utils.harness.scenario import EXPECTED_RATE_MARGIN
 from utils.harness.start_refusals import StartRefused
 
@@ -57,13 +58,6 @@ def duration_text(seconds: float) -> str:
         if seconds >= scale:
             return f"{seconds / scale:,.1f} {unit}"
     return f"{seconds:,.1f} s"
-
-
-def size_text(count: float) -> str:
-    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
-        if count >= scale:
-            return f"{count / scale:,.1f} {unit}"
-    return f"{count / 2**10:,.1f} KiB"
 
 
 def check_integers(settings) -> None:
