@@ -79,9 +79,9 @@ def too_many_pixels(path: Path, max_pixels: Optional[int], data: Optional[memory
     elif not cv2.haveImageReader(str(path)):
         return None  # no decoder takes it: the decoder says so, having decoded nothing
     else:
-        return ("its size cannot be read from its header (damaged, or a format whose header is not probed), so "
-                f"dataset.max_pixels {max_pixels:,} cannot be checked before decoding it; set dataset.max_pixels "
-                "to null to let the decoder try")
+        return ("not a decodable image as far as its header goes: its size cannot be read from its header "
+                f"(damaged, or a format whose header is not probed), so dataset.max_pixels {max_pixels:,} cannot be "
+                "checked before decoding it; set dataset.max_pixels to null to let the decoder try")
     if width * height <= max_pixels:
         return None
     return (f"{width}x{height} is {width * height:,} pixels, above dataset.max_pixels {max_pixels:,} ({how}, not "
