@@ -179,8 +179,8 @@ def _read_coco(path: Path, root: Path, images: Sequence[Path], class_names: Sequ
     for number, entry in enumerate(entries):
         if not isinstance(entry, dict) or not _is_id(entry.get("id")) or not isinstance(entry.get("file_name"), str):
             raise LabelError(f"{path}: images[{number}] needs an `id` (a number or text) and a `file_name`")
-    twice([(entry["id"], f"images[{number}] ({shown(entry['file_name'], 60)})") for number, entry in enumerate(entries)],
-          "image id", str(path), "give every image its own id")
+    twice([(entry["id"], f"images[{number}] ({shown(entry['file_name'], 60)})")
+           for number, entry in enumerate(entries)], "image id", str(path), "give every image its own id")
     twice([(entry["file_name"].replace("\\", "/"), f"images[{number}] (id {shown(entry['id'], 30)})")
            for number, entry in enumerate(entries)], "file_name", str(path), "list every image once")
     for entry in entries:

@@ -27,8 +27,8 @@ PROBE_SIDES = (64, 128)
 # (backbone measured, heads counted) came out 1.1-2.5x its peak RSS growth at 480x800 and 800x1333.
 MARGIN = 1.5
 INPUT_BYTES_PER_PIXEL = 3 * 4  # the float32 input batch itself
-UNLIMITED_V1 = 1 << 60
-OVERRIDE_KEY = "benchmark.memory.check"  # false: the estimate no longer refuses a run  # cgroup v1 writes "no limit" as a number near 2^63
+UNLIMITED_V1 = 1 << 60  # cgroup v1 writes "no limit" as a number near 2^63
+OVERRIDE_KEY = "benchmark.memory.check"  # false: the estimate no longer refuses a run
 
 
 class MemoryRefused(StartRefused):
