@@ -112,7 +112,7 @@ def truncated_int8_heals(cache_dir: Path) -> dict:
     """In a process of its own, as tests/test_quantization.py does: NNCF quantizes, the cached IR's .bin is cut,
     and a second runtime rebuilds it and runs."""
     from datasets.image_folder import find_images
-    from pipelines.runtimes.openvino_runtime import OpenVinoRuntime
+    from pipelines.runtimes.openvino.session import OpenVinoRuntime
     from pipelines.yolo import family
     from utils.config import PostprocessSection, PreprocessSection
     from utils.harness.calibration_inputs import calibration_inputs
