@@ -142,7 +142,7 @@ def available_memory() -> tuple[int, str]:
 
 
 def size_text(count: float) -> str:
-    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20)):
         if count >= scale:
             return f"{count / scale:,.1f} {unit}"
     return f"{count / 2**10:,.1f} KiB"
