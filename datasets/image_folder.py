@@ -11,6 +11,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from datasets.dataset_root import DatasetError, check_dataset_root
 from datasets.image_header import read_header
+from datasets.size_probe import PROBE_BYTES, stored_size
 from utils.bounded_text import LIMIT, clipped
 
 BUNDLED_SAMPLES = Path(__file__).resolve().parent / "samples"
@@ -54,29 +55,51 @@ def to_bgr8(image: np.ndarray) -> np.ndarray:
     raise ValueError(f"unsupported channel count {image.shape[2]}")
 
 
-def too_many_pixels(path: Path, max_pixels: Optional[int]) -> Optional[str]:
-    """Why the image is too large to decode, judged from its header alone; None when it may be decoded."""
+def too_many_pixels(path: Path, max_pixels: Optional[int], data: Optional[memoryview] = None) -> Optional[str]:
+    """Why the image is too large to decode, judged before decoding: from its header (Pillow), or where
+    Pillow cannot parse it from a probe of the size fields; None when it may be decoded. An image whose size
+    neither can tell is refused while a limit is set, since only decoding it would tell."""
     if max_pixels is None:
         return None
-    header = read_header(path)
-    if header is None or header.pixels <= max_pixels:
-        return None  # a header Pillow cannot parse is left to the decoder, which has its own limit
-    return (f"{header.width}x{header.height} is {header.pixels:,} pixels, above dataset.max_pixels "
-            f"{max_pixels:,} (checked from the header, not decoded); raise dataset.max_pixels, or set it to null "
-            "to lift the limit")
+    header = read_header(data if data is not None else path)
+    head = data[:PROBE_BYTES] if data is not None else _head(path)
+    if header is not None:
+        width, height, how = header.width, header.height, "checked from the header"
+    elif (probed := stored_size(bytes(head))) is not None:
+        (width, height), how = probed, "read from the file's size fields"
+    elif not cv2.haveImageReader(str(path)):
+        return None  # no decoder takes it: the decoder says so, having decoded nothing
+    else:
+        return ("not a decodable image as far as its header goes: its size cannot be read from its header "
+                f"(damaged, or a format whose header is not probed), so dataset.max_pixels {max_pixels:,} cannot be "
+                "checked before decoding it; set dataset.max_pixels to null to let the decoder try")
+    if width * height <= max_pixels:
+        return None
+    return (f"{width}x{height} is {width * height:,} pixels, above dataset.max_pixels {max_pixels:,} ({how}, not "
+            "decoded); raise dataset.max_pixels, or set it to null to lift the limit")
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(PROBE_BYTES)
+    except OSError:
+        return b""
 
 
 def decode_image(path: Path, max_pixels: Optional[int] = None) -> LoadedImage:
-    """The image, or why it cannot be used: a failure of one file is a reason, never an exception."""
-    refusal = too_many_pixels(path, max_pixels)
-    if refusal is not None:
-        return LoadedImage(str(path), None, refusal)
+    """The image, or why it cannot be used: a failure of one file is a reason, never an exception. Every
+    decode of the run's images (timed passes, warm-up, accuracy, calibration, LoadGen) comes through here, so
+    `max_pixels` is applied before any decoder sees the pixels."""
     try:
         data = np.fromfile(path, dtype=np.uint8)
     except OSError as exc:
         return LoadedImage(str(path), None, f"cannot read file: {exc.strerror or exc}")
     if data.size == 0:
         return LoadedImage(str(path), None, "empty file")
+    refusal = too_many_pixels(path, max_pixels, memoryview(data))
+    if refusal is not None:
+        return LoadedImage(str(path), None, refusal)
     try:
         image = cv2.imdecode(data, DECODE_FLAGS)
         if image is None or image.size == 0:

@@ -7,7 +7,6 @@ pixels of the upright image, classes as the model's own label ids (`label_mappin
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,18 +14,16 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from datasets.image_folder import DatasetError, decode_image
+from datasets.image_folder import decode_image
 from datasets.image_header import read_header
+from datasets.label_checks import LabelError, coverage_warning, no_match, read_json, read_label_text, twice
+from utils.bounded_text import shown
 
 # COCO's category ids of its 80 detection classes, in the order of YOLO's 80 class indices; the 10 ids COCO
 # skipped (12, 26, 29, 30, 45, 66, 68, 69, 71, 83) belong to no class. torchvision's R-CNN labels are these ids.
 COCO_SKIPPED_IDS = (12, 26, 29, 30, 45, 66, 68, 69, 71, 83)
 COCO91_IDS = tuple(i for i in range(1, 91) if i not in COCO_SKIPPED_IDS)
 RCNN_BACKGROUND = "__background__"
-
-
-class LabelError(DatasetError):
-    """Ground truth that cannot be read as given; the message names the file (and line) and the fix."""
 
 
 @dataclass(frozen=True)
@@ -45,10 +42,15 @@ class GroundTruth:
     mapping: str  # how file classes became model label ids (see label_mapping)
     images: tuple[ImageTruth, ...]  # one per dataset image, in the dataset's order
     without_labels: int  # images with no label file / no entry: no objects, counted as YOLO does
+    unused: int = 0  # label files / listed images that name no image of the run
 
     @property
     def objects(self) -> int:
         return sum(len(image) for image in self.images)
+
+    def coverage_warning(self) -> Optional[str]:
+        """A warning when only a few of the run's images have labels."""
+        return coverage_warning(self.source, len(self.images) - self.without_labels, len(self.images), self.unused)
 
 
 def _empty() -> ImageTruth:
@@ -74,7 +76,7 @@ def coco_category_mapping(categories: list[dict], class_names: Sequence[str]) ->
     classes; a file with COCO's 91 ids and names, read for an 80-class model named as COCO's (YOLO), maps
     id COCO91_IDS[i] to index i."""
     valid = _valid_model_ids(class_names)
-    named = {int(c["id"]): str(c.get("name", "")) for c in categories}
+    named = {c["id"]: str(c.get("name", "")) for c in categories}
     coco_named = len(class_names) == len(COCO91_IDS) and named and all(
         cid in COCO91_IDS and class_names[COCO91_IDS.index(cid)] == name for cid, name in named.items())
     same_names = named and all(cid in valid and class_names[cid] == name for cid, name in named.items())
@@ -84,20 +86,21 @@ def coco_category_mapping(categories: list[dict], class_names: Sequence[str]) ->
     return "category id = model label id", lambda cid: cid if cid in valid else None
 
 
-def _upright_size(path: Path) -> tuple[int, int]:
+def _upright_size(path: Path, max_pixels: Optional[int]) -> tuple[int, int]:
     header = read_header(path)
     if header is not None:
         return header.width, header.height
-    image = decode_image(path).image
+    image = decode_image(path, max_pixels).image
     if image is None:
         return 0, 0  # an undecodable image is skipped by the run; its labels are never used
     return image.shape[1], image.shape[0]
 
 
-def _yolo_file(path: Path, image: Path, to_model: Callable[[int], Optional[int]], nc: int) -> ImageTruth:
+def _yolo_file(path: Path, image: Path, to_model: Callable[[int], Optional[int]], nc: int,
+               max_pixels: Optional[int]) -> ImageTruth:
     boxes, labels = [], []
     width, height = None, None
-    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+    for number, line in enumerate(read_label_text(path).splitlines(), start=1):
         fields = line.split()
         if not fields:
             continue
@@ -118,7 +121,7 @@ def _yolo_file(path: Path, image: Path, to_model: Callable[[int], Optional[int]]
             raise LabelError(f"{where}: class {cls} is not a class of the model ({nc} classes); fix the label or "
                              "use a model trained on these classes")
         if width is None:
-            width, height = _upright_size(image)
+            width, height = _upright_size(image, max_pixels)
         boxes.append(((cx - w / 2) * width, (cy - h / 2) * height, (cx + w / 2) * width, (cy + h / 2) * height))
         labels.append(label)
     if not labels:
@@ -126,17 +129,23 @@ def _yolo_file(path: Path, image: Path, to_model: Callable[[int], Optional[int]]
     return ImageTruth(np.asarray(boxes, dtype=np.float64), np.asarray(labels, dtype=np.int64))
 
 
-def _read_yolo(folder: Path, root: Path, images: Sequence[Path], class_names: Sequence[str]) -> GroundTruth:
+def _read_yolo(folder: Path, root: Path, images: Sequence[Path], class_names: Sequence[str],
+               max_pixels: Optional[int]) -> GroundTruth:
     mapping, to_model = yolo_index_mapping(class_names)
-    truths, missing = [], 0
-    for image in images:
-        label_file = folder / image.relative_to(root).with_suffix(".txt")
-        if not label_file.is_file():
-            missing += 1
-            truths.append(_empty())
-            continue
-        truths.append(_yolo_file(label_file, image, to_model, len(class_names)))
-    return GroundTruth(str(folder), "yolo", mapping, tuple(truths), missing)
+    label_files = [folder / image.relative_to(root).with_suffix(".txt") for image in images]
+    twice([(label.relative_to(folder).as_posix(), f"image {image.relative_to(root).as_posix()}")
+           for label, image in zip(label_files, images)], "label file", f"dataset.labels {folder}",
+          "two images of one name but for the suffix share one label file; rename one of them")
+    present = [label.is_file() for label in label_files]
+    if not any(present):
+        example = next((p.relative_to(folder).with_suffix("").as_posix() for p in folder.rglob("*.txt")), None)
+        raise no_match(str(folder), example, root, images[0], "a label file is named after the image's path "
+                       "relative to dataset.path, with the suffix .txt")
+    truths = [_yolo_file(label, image, to_model, len(class_names), max_pixels) if found else _empty()
+              for label, image, found in zip(label_files, images, present)]
+    matched = sum(present)
+    unused = max(0, sum(1 for _ in folder.rglob("*.txt")) - matched) if matched < len(images) else 0
+    return GroundTruth(str(folder), "yolo", mapping, tuple(truths), len(images) - matched, unused)
 
 
 def _coco_field(document: dict, key: str, path: Path) -> list:
@@ -147,17 +156,20 @@ def _coco_field(document: dict, key: str, path: Path) -> list:
     return value
 
 
+def _is_id(value: object) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
 def _read_coco(path: Path, root: Path, images: Sequence[Path], class_names: Sequence[str]) -> GroundTruth:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise LabelError(f"dataset.labels {path} is neither a folder of YOLO label files nor valid COCO json "
-                         f"({str(error)[:120]})") from None
+    document = read_json(path)
     if not isinstance(document, dict):
         raise LabelError(f"{path}: a COCO file holds an object with images, annotations and categories")
     entries = _coco_field(document, "images", path)
     annotations = _coco_field(document, "annotations", path)
     categories = _coco_field(document, "categories", path)
+    for number, category in enumerate(categories):
+        if not isinstance(category, dict) or not _is_id(category.get("id")) or isinstance(category["id"], str):
+            raise LabelError(f"{path}: categories[{number}] needs a whole-number `id` (and a `name`)")
     mapping, to_model = coco_category_mapping(categories, class_names)
     by_relative = {image.relative_to(root).as_posix(): index for index, image in enumerate(images)}
     by_name: dict[str, Optional[int]] = {}
@@ -165,34 +177,40 @@ def _read_coco(path: Path, root: Path, images: Sequence[Path], class_names: Sequ
         by_name[image.name] = None if image.name in by_name else index  # a repeated name is ambiguous
     index_of: dict[object, int] = {}
     for number, entry in enumerate(entries):
-        if not isinstance(entry, dict) or "id" not in entry or not isinstance(entry.get("file_name"), str):
-            raise LabelError(f"{path}: images[{number}] needs an `id` and a `file_name`")
+        if not isinstance(entry, dict) or not _is_id(entry.get("id")) or not isinstance(entry.get("file_name"), str):
+            raise LabelError(f"{path}: images[{number}] needs an `id` (a number or text) and a `file_name`")
+    twice([(entry["id"], f"images[{number}] ({shown(entry['file_name'], 60)})")
+           for number, entry in enumerate(entries)], "image id", str(path), "give every image its own id")
+    twice([(entry["file_name"].replace("\\", "/"), f"images[{number}] (id {shown(entry['id'], 30)})")
+           for number, entry in enumerate(entries)], "file_name", str(path), "list every image once")
+    for entry in entries:
         name = entry["file_name"].replace("\\", "/")
         index = by_relative.get(name, by_name.get(Path(name).name))
         if index is not None:
             index_of[entry["id"]] = index
     if not index_of:
-        raise LabelError(f"{path} names no image of dataset.path {root} (its file_name values are matched to the "
-                         "images' paths relative to dataset.path, or to their file names); point dataset.labels "
-                         "at the annotations of these images")
+        example = Path(entries[0]["file_name"].replace("\\", "/")).stem if entries else None
+        raise no_match(str(path), example, root, images[0], "its file_name values are matched to the images' paths "
+                       "relative to dataset.path, or to their file names")
     boxes: list[list] = [[] for _ in images]
     labels: list[list] = [[] for _ in images]
     for number, annotation in enumerate(annotations):
         where = f"{path}, annotations[{number}]"
         if not isinstance(annotation, dict):
             raise LabelError(f"{where}: an annotation is an object with image_id, category_id and bbox")
-        index = index_of.get(annotation.get("image_id"))
+        image_id = annotation.get("image_id")
+        index = index_of.get(image_id) if _is_id(image_id) else None
         if index is None:
             continue  # an image outside this run (dataset.limit, or not in the folder)
         bbox = annotation.get("bbox")
-        if (not isinstance(bbox, list) or len(bbox) != 4 or not all(isinstance(v, (int, float)) for v in bbox)
-                or not all(math.isfinite(v) for v in bbox) or bbox[2] <= 0 or bbox[3] <= 0):
+        if (not isinstance(bbox, list) or len(bbox) != 4 or not all(_finite(v) for v in bbox) or bbox[2] <= 0
+                or bbox[3] <= 0):
             raise LabelError(f"{where}: bbox must be [x, y, w, h] in pixels with w and h above 0, got "
                              f"{str(bbox)[:80]}")
         if annotation.get("iscrowd"):
             continue  # crowd regions are neither to find nor false positives; not scored here
         category = annotation.get("category_id")
-        label = to_model(category) if isinstance(category, int) else None
+        label = to_model(category) if isinstance(category, int) and not isinstance(category, bool) else None
         if label is None:
             raise LabelError(f"{where}: category_id {str(category)[:20]} is not a class of the model "
                              f"({len(class_names)} classes); fix the file or use a model trained on its classes")
@@ -202,16 +220,27 @@ def _read_coco(path: Path, root: Path, images: Sequence[Path], class_names: Sequ
     truths = tuple(ImageTruth(np.asarray(b, dtype=np.float64).reshape(-1, 4), np.asarray(l, dtype=np.int64))
                    for b, l in zip(boxes, labels))
     listed = set(index_of.values())
-    return GroundTruth(str(path), "coco", mapping, truths, len(images) - len(listed))
+    return GroundTruth(str(path), "coco", mapping, truths, len(images) - len(listed), len(entries) - len(index_of))
+
+
+def _finite(value: object) -> bool:
+    """A finite number a float can hold (a 400-digit int cannot)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def load_ground_truth(labels: str | Path, dataset_root: str | Path, images: Sequence[Path],
-                      class_names: Sequence[str]) -> GroundTruth:
-    """Ground truth for `images` (found under `dataset_root`), as the model's label ids."""
+                      class_names: Sequence[str], max_pixels: Optional[int] = None) -> GroundTruth:
+    """Ground truth for `images` (found under `dataset_root`), as the model's label ids; `max_pixels` bounds
+    the images decoded for their size where the header does not say it."""
     path, root = Path(labels), Path(dataset_root)
     if not path.exists():
         raise LabelError(f"dataset.labels {path} does not exist; point it at a YOLO labels folder or a COCO json "
                          "file, or remove the key")
     if path.is_dir():
-        return _read_yolo(path, root, images, class_names)
+        return _read_yolo(path, root, images, class_names, max_pixels)
     return _read_coco(path, root, images, class_names)

@@ -4,6 +4,7 @@ with a bounded message, or a skipped image with a reason; never a traceback, nev
 Profiles: `ci` (the default, few examples, keeps this module well under a minute) and `fuzz` for a long
 hunt: HYPOTHESIS_PROFILE=fuzz python -m pytest tests/test_hostile_fuzz.py -p no:cacheprovider
 """
+import json
 import os
 import subprocess
 import sys
@@ -205,3 +206,65 @@ def test_mutated_real_images(tmp_path, data, suffix):
     path = tmp_path / f"x{suffix}"
     path.write_bytes(data)
     decoded_or_skipped(path)
+
+
+LABEL_IMAGES = ROOT / "datasets" / "shapes" / "images"
+LABEL_PATHS = [LABEL_IMAGES / "synth0000.jpg", LABEL_IMAGES / "synth0001.jpg"]
+NUMBERED = [str(i) for i in range(80)]
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+                           lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner,
+                                                                                        max_size=5), max_leaves=30)
+ids = st.integers(-3, 3) | st.text(max_size=3) | st.none() | st.lists(st.integers(), max_size=2)
+file_names = st.sampled_from(["synth0000.jpg", "synth0001.jpg", "images/synth0001.jpg", "x.jpg", ""]) | st.integers()
+boxes = st.lists(st.integers(-5, 10**400) | st.floats() | st.text(max_size=3), min_size=3, max_size=5)
+coco_documents = st.fixed_dictionaries({
+    "images": st.lists(st.fixed_dictionaries({"id": ids, "file_name": file_names}) | json_values, max_size=4),
+    "annotations": st.lists(st.fixed_dictionaries({"image_id": ids, "category_id": ids, "bbox": boxes,
+                                                   "iscrowd": st.booleans()}) | json_values, max_size=4),
+    "categories": st.lists(st.fixed_dictionaries({"id": ids, "name": st.text(max_size=3)}) | json_values, max_size=3),
+}) | json_values
+
+
+def read_or_refuse(labels: Path) -> None:
+    from datasets.labels import GroundTruth, LabelError, load_ground_truth
+
+    started = time.perf_counter()
+    try:
+        truth = load_ground_truth(labels, LABEL_IMAGES, LABEL_PATHS, NUMBERED)
+    except LabelError as error:
+        assert_bounded(str(error))
+    else:
+        assert isinstance(truth, GroundTruth) and len(truth.images) == len(LABEL_PATHS)
+    assert time.perf_counter() - started < MAX_SECONDS
+
+
+@PROFILE
+@given(coco_documents)
+def test_any_coco_document(tmp_path, document):
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(document))
+    read_or_refuse(path)
+
+
+@PROFILE
+@given(st.binary(max_size=3000))
+def test_any_bytes_as_coco_json(tmp_path, data):
+    path = tmp_path / "labels.json"
+    path.write_bytes(data)
+    read_or_refuse(path)
+
+
+yolo_lines = st.lists(st.one_of(st.text(max_size=60),
+                                st.tuples(st.integers(-2, 100) | st.text(max_size=4),
+                                          *[st.floats() | st.integers(-2, 2) | st.just("1e400")] * 4)
+                                .map(lambda parts: " ".join(map(str, parts)))), max_size=8).map("\n".join)
+
+
+@PROFILE
+@given(yolo_lines, yolo_lines)
+def test_any_yolo_label_files(tmp_path, first, second):
+    folder = tmp_path / "labels"
+    folder.mkdir(exist_ok=True)
+    (folder / "synth0000.txt").write_text(first, encoding="utf-8", errors="surrogatepass")
+    (folder / "synth0001.txt").write_text(second, encoding="utf-8", errors="surrogatepass")
+    read_or_refuse(folder)

@@ -69,7 +69,7 @@ def test_coco_json_naming_no_image_of_the_dataset(scene, tmp_path):
     document = {"images": [{"id": 1, "file_name": "elsewhere.jpg"}], "annotations": [], "categories": []}
     path = tmp_path / "other.json"
     path.write_text(json.dumps(document))
-    with pytest.raises(LabelError, match="names no image of dataset.path"):
+    with pytest.raises(LabelError, match="matches no image of dataset.path"):
         load_ground_truth(path, scene / "images", find_images(scene / "images"), NUMBERED)
 
 

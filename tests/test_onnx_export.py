@@ -46,10 +46,10 @@ def test_first_call_exports_and_second_call_hits_the_cache(network, example, exp
     assert export_onnx(network, torch.zeros(3, 3, 64, 160), cache_dir).cache_hit
 
 
-def test_cache_leaves_only_the_file_and_its_sidecar(exported):
+def test_cache_leaves_only_the_file_its_sidecar_and_its_checksum_record(exported):
     cache_dir, result = exported
-    assert sorted(path.name for path in cache_dir.iterdir()) == sorted([result.path.name,
-                                                                       result.path.with_suffix(".json").name])
+    assert sorted(path.name for path in cache_dir.iterdir()) == sorted([
+        result.path.name, result.path.with_suffix(".json").name, result.path.name + ".check.json"])
     parts = json.loads(result.path.with_suffix(".json").read_text())
     assert parts["network"].startswith("yolo:yolov7-tiny.yaml:")
     assert parts["fuse"] == "True" and parts["opset"] == "17" and parts["input_rank"] == "4"

@@ -5,6 +5,7 @@ import datetime as dt
 import errno
 import importlib.util
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -17,6 +18,7 @@ from pipelines.runtimes import registry as runtimes
 from utils import strict_yaml
 from utils.bounded_text import clipped, shown
 from utils.errors import UsageError
+from utils.suggestions import key_hint, value_hint
 
 
 class ConfigError(UsageError):
@@ -115,7 +117,8 @@ class ModelSection(_Section):
             return value
         if any(facts.ARCH_FILES and value.endswith(facts.ARCH_FILES) for facts in FACTS):
             return _holdable_path(value)
-        raise ValueError(f"must be {known_architectures()}")
+        raise ValueError(f"must be {known_architectures()}"
+                         f"{value_hint(value, [arch for facts in FACTS for arch in facts.ARCHS])}")
 
 
 def _of_the_families(name: str, part: str, doc: str) -> type[_Section]:
@@ -146,6 +149,8 @@ class MemorySection(_Section):
     """Memory sampled from /proc."""
 
     enabled: bool = Field(True, description="sample RSS (and PSS) during the run")
+    check: bool = Field(True, description=(
+        "refuse a batch the memory estimate says cannot fit; false runs it anyway (see docs/limits.md)"))
     interval_s: float = Field(0.05, gt=0.0, description="RSS sampling interval, in seconds")
 
 
@@ -482,6 +487,22 @@ TYPE_HINTS = {
 }
 
 
+NUMBER_TYPES = ("int_type", "float_type", "int_from_float", "float_parsing", "int_parsing")
+
+
+def _number_hint(kind: str, value: Any) -> Optional[str]:
+    """A string where a number belongs: quotes are to blame only when the text itself reads as a number."""
+    if kind not in NUMBER_TYPES or not isinstance(value, str):
+        return None
+    try:
+        strict_yaml.number_value(value) if strict_yaml.EXPONENT_NUMBER.match(value) else float(value.replace("_", ""))
+    except ValueError:
+        what = "a whole number, e.g. 4" if kind.startswith("int") else "a number, e.g. 0.5"
+        return (f"must be {what} (1e9, 1_000 and 2.5e-3 are numbers too); it was read as the text "
+                f"{shown(value)}")
+    return None
+
+
 def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[str, ...], str]) -> str:
     lines = []
     origins = []
@@ -489,11 +510,16 @@ def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[
     for item in items[:MAX_LISTED_ERRORS]:
         path = clipped(".".join(str(p) for p in item["loc"]), 80)
         if item["type"] == "extra_forbidden":
-            line = f"  {path}: unknown key (value {shown(item['input'])}); check its spelling against docs/configuration.md"
+            hint = key_hint(Config, item["loc"]) or "; check its spelling against docs/configuration.md"
+            line = f"  {path}: unknown key (value {shown(item['input'])}){hint}"
         elif item["type"] == "missing":
             line = f"  {path}: required key is missing"
+        elif (hint := _number_hint(item["type"], item["input"])) is not None:
+            line = f"  {path}: {hint}"
         else:
             message = TYPE_HINTS.get(item["type"]) or item["msg"].removeprefix("Value error, ")
+            if item["type"] == "literal_error":
+                message += value_hint(item["input"], re.findall(r"'([^']*)'", item["ctx"]["expected"]))
             # A whole section's input repeats what the message names already.
             got = "" if isinstance(item["input"], dict) else f" (got {shown(item['input'])})"
             line = f"  {path + ': ' if path else ''}{message}{got}"  # a whole-config check names its keys

@@ -7,6 +7,8 @@ document is still a graph of nodes: the expanded size is counted with each share
 """
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from typing import Any
 
 import yaml
@@ -14,6 +16,11 @@ import yaml
 from utils.bounded_text import shown
 
 MAX_VALUES = 10_000  # a config holds a few hundred; an alias bomb, millions
+# YAML 1.1 reads a float only with a dot and a signed exponent, so `1e9` and `2.5e3` were text. Numbers as
+# people write them: a mantissa (digits, `_` between them, an optional dot) and an exponent of any sign.
+_NUMBER_TAG = "tag:detbench,2026:number"
+EXPONENT_NUMBER = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$")
+_WHOLE_LIMIT = 2**63  # a whole value below this is an int (so `1e9` fits an int key); above, a float
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parses in C; construction stays PyYAML's
 
@@ -48,6 +55,30 @@ class StrictLoader(_Base):
                                           "one")
                 first_line[key] = line
         return super().construct_mapping(node, deep=deep)
+
+
+def number_value(text: str) -> int | float:
+    """`1e9` -> 1000000000 (whole values in exponent notation are ints, so they fit an int key),
+    `2.5e-3` -> 0.0025; an exponent too large for a float gives inf, which validation refuses by name."""
+    digits = text.replace("_", "")
+    value = float(digits)
+    exponent = int(re.split("[eE]", digits)[1])
+    if abs(exponent) <= 40 and abs(value) < _WHOLE_LIMIT:  # bounded: Decimal never builds a huge int here
+        exact = Decimal(digits)
+        if exact == exact.to_integral_value():
+            return int(exact)
+    return value
+
+
+def _construct_number(loader: yaml.BaseLoader, node: yaml.ScalarNode) -> int | float:
+    return number_value(loader.construct_scalar(node))
+
+
+StrictLoader.add_implicit_resolver(_NUMBER_TAG, EXPONENT_NUMBER, list("-+0123456789."))
+for _first in "-+0123456789.":  # ahead of YAML 1.1's float, so `1.0e+9` and `1.0e9` read alike
+    _resolvers = StrictLoader.yaml_implicit_resolvers[_first]
+    _resolvers.insert(0, _resolvers.pop())
+StrictLoader.add_constructor(_NUMBER_TAG, _construct_number)
 
 
 def expanded_size(root: yaml.Node, bound: int) -> int | None:

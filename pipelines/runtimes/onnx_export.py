@@ -2,7 +2,7 @@
 
 The file is named by a digest of everything that determines its contents, so a second run with the same
 network, exporter settings and library versions reuses it. It is written under a temporary name and renamed
-into place: a killed export never leaves a truncated file where the cache would find it.
+into place, and checked against its checksum record before each use (cache_integrity).
 """
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ import torch
 
 from pipelines.cache_keys import default_cache_dir
 from pipelines.contract import LoadedNetwork
+from pipelines.runtimes import cache_integrity
 from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.runtimes.cache_integrity import default_cache_dir
 
 INPUT_NAME = "images"
 OUTPUT_NAME = "prediction"
@@ -58,26 +60,34 @@ def export_key_parts(network: LoadedNetwork, example: torch.Tensor, opset: int, 
 
 def export_onnx(network: LoadedNetwork, example: torch.Tensor, cache_dir: Union[Path, str, None] = None,
                 opset: int = 17, fuse: bool = True) -> ExportResult:
-    """The cached ONNX file of `network` (input "images", output "prediction"), exported on a cache miss.
+    """The cached ONNX file of `network` (input "images", output "prediction"), exported on a cache miss or
+    where the cached file is damaged (cache_integrity).
 
     `fuse=False` exports the module as it stands (a module something else already fused stays fused)."""
     parts = export_key_parts(network, example, opset, fuse)
     key = ";".join(f"{name}={value}" for name, value in parts.items())
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = directory / f"{hashlib.sha256(key.encode()).hexdigest()[:20]}.onnx"
-    if path.is_file():
-        return ExportResult(path, 0.0, True, key)
     directory.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
+    with cache_integrity.building(directory):
+        if cache_integrity.usable([path], key):
+            return ExportResult(path, 0.0, True, key)
+        started = time.perf_counter()
+        # The sidecar says in words what the file name's digest stands for.
+        cache_integrity.write_atomically(path.with_suffix(".json"), json.dumps(parts, indent=2).encode())
+        _export_into(path, network, example, opset, fuse)
+        cache_integrity.record([path], key)
+    return ExportResult(path, time.perf_counter() - started, False, key)
+
+
+def _export_into(path: Path, network: LoadedNetwork, example: torch.Tensor, opset: int, fuse: bool) -> None:
     # A copy: tracing a live model once left its later eager bf16 outputs wrong (shared/notes/environment.md),
     # and the torch reference keeps using the original.
     module = copy.deepcopy(network.module)
     if fuse and network.fuse is not None:
         network.fuse(module)
     module.float().eval()
-    # The sidecar goes first, so every cached file has one.
-    _write_atomically(path.with_suffix(".json"), json.dumps(parts, indent=2).encode())
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.stem}.", suffix=".onnx.partial")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".onnx.partial")
     os.close(handle)
     try:
         with warnings.catch_warnings():
@@ -93,18 +103,6 @@ def export_onnx(network: LoadedNetwork, example: torch.Tensor, cache_dir: Union[
         raise RuntimeNotSupported(
             f"ONNX export (opset {opset}, legacy exporter) of the {type(network.module).__name__} network "
             f"{network.cache_key} failed: {type(error).__name__}: {error}") from error
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    return ExportResult(path, time.perf_counter() - started, False, key)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)

@@ -94,10 +94,12 @@ def staging(target: Path) -> Iterator[Path]:
 
 
 def quantized_path(export_path: Path, export_key: str, calibration: Calibration, settings: dict[str, str],
-                   suffix: str) -> Path:
+                   suffix: str) -> tuple[Path, str]:
+    """Where the quantized model is cached, and the key (in words) it is built for."""
     key = {"export": export_key, "calibration": calibration.digest, "images": str(calibration.images),
            "keep_float": ",".join(calibration.keep_float), **settings}
-    return export_path.with_name(f"{export_path.stem}.int8-{parts_digest(key)}{suffix}")
+    text = ";".join(f"{name}={value}" for name, value in key.items())
+    return export_path.with_name(f"{export_path.stem}.int8-{parts_digest(key)}{suffix}"), text
 
 
 def with_progress(calibration: Calibration, what: str) -> Iterator[np.ndarray]:

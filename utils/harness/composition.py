@@ -18,13 +18,16 @@ from datasets.labels import load_ground_truth
 from pipelines.contract import DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.runtimes.cache_integrity import usable_directory
 from pipelines.runtimes.registry import SPECS, build_reference, build_runtime, is_reference
 from utils.config import SINGLE_STREAM, Config, config_to_yaml
 from utils.errors import ExitStatus
+from utils.harness import loadgen_bounds
 from utils.harness.accuracy_pass import run_accuracy_pass
 from utils.harness.agreement_check import run_agreement_check
 from utils.harness.calibration_inputs import calibration_inputs
 from utils.harness.cpu_budget import threads_warning, usable_cpus
+from utils.harness.dependency_logs import DependencyLogs
 from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, warmup_document, warmup_line
 from utils.harness.interruption import RunStops, signal_of
 from utils.harness.loadgen_pass import LoadgenPass
@@ -69,16 +72,36 @@ class Benchmark:
         self.config_file = config_file
         self.console = console
         self.all_skipped = False
+        self.refused = False
         self.start_warnings: list[str] = []
 
     def prepare(self) -> None:
-        """Everything that can fail because of the user's input happens here, before any output is written."""
+        """Everything that can fail because of the user's input happens here, before any output is written.
+        Dependencies' log lines go to the run's log file from here on (dependency_logs)."""
+        config = self.config
+        self.dependency_logs = DependencyLogs(
+            self.console, Path(config.run.output_dir) / str(config.run.id) / layout.DEPENDENCY_LOG)
+        self.dependency_logs.start()
+        try:
+            self._prepare()
+        except BaseException:
+            self.dependency_logs.stop()
+            raise
+        self.dependency_logs.open()
+
+    def _prepare(self) -> None:
         config = self.config
         self.family = family_for(config.model.arch)
         refusal = self.family.unsupported_runtime(config.runtime)
         if refusal is not None:
             raise RuntimeNotSupported(refusal)
         self.paths = find_images(config.dataset.path, config.dataset.limit)
+        sizes = image_sizes(self.paths, config.dataset.max_pixels)
+        self.scenario_settings = scenario_settings(config.benchmark)
+        if self.scenario_settings is not None:  # LoadGen's schedule, bounded before anything is loaded
+            self.image_bytes = [3 * height * width for height, width in filter(None, sizes)]
+            loadgen_bounds.check_integers(self.scenario_settings)
+            loadgen_bounds.check_plan(self.scenario_settings, self._loadgen_plan(None), *available_memory())
         self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
         check_class_ids(config.postprocess.classes, self.network.class_names, config.model.arch)
         self._check_memory()  # before the runtime: an export traces an input of the configured size
@@ -87,11 +110,17 @@ class Benchmark:
             self.start_warnings.append(oversubscribed)
             self.console(f"WARNING: {oversubscribed}")
         self.truth = (load_ground_truth(config.dataset.labels, config.dataset.path, self.paths,
-                                        self.network.class_names) if config.dataset.labels else None)
+                                        self.network.class_names, config.dataset.max_pixels)
+                      if config.dataset.labels else None)
+        if self.truth is not None and (few := self.truth.coverage_warning()) is not None:
+            self.start_warnings.append(few)
+            self.console(f"WARNING: {few}")
         runtime = config.runtime
         # The config refuses options a backend cannot take; each backend gets only its own.
         spec = SPECS[runtime.backend]
         options = {key: getattr(runtime, key) for key in (*spec.options.model_fields, *spec.shared_keys)}
+        if "cache_dir" in options:
+            options["cache_dir"] = usable_directory(options["cache_dir"])
         if runtime.precision == "int8":
             options["calibration"] = calibration_inputs(
                 self.family, self.network, config.preprocess, config.postprocess, self.paths,
@@ -107,16 +136,20 @@ class Benchmark:
         self.forward = self.runtime.prepare(self.network, self.family.example_input(config.preprocess))
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.forward, config.preprocess, config.postprocess)
-        self.input_shapes = batch_shapes(image_sizes(self.paths, config.dataset.max_pixels), config.dataset.batch_size,
-                                         self.pipeline.input_shape)
+        self.input_shapes = batch_shapes(sizes, config.dataset.batch_size, self.pipeline.input_shape)
         self.warmup = choose_warmup(self.input_shapes, config.benchmark.warmup, config.benchmark.warmup_max_batches)
-        self.scenario_settings = scenario_settings(config.benchmark)
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
         self.run_dir.create()
+
+    def _loadgen_plan(self, expected_per_s: Optional[float]) -> loadgen_bounds.LoadgenPlan:
+        return loadgen_bounds.plan(self.scenario_settings, len(self.paths), self.image_bytes, expected_per_s,
+                                   self.config.benchmark.loadgen.performance_sample_count)
 
     def _check_memory(self) -> None:
         """Refuses (exit 2) a batch whose forward cannot fit, before anything of its size is allocated."""
         config, family = self.config, self.family
+        if not config.benchmark.memory.check:
+            return
         fit = measure_fit(*family.memory_probe(self.network, config.postprocess))
         sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in family.SIZE_KEYS}
         # A batch never holds more images than the dataset has.
@@ -133,6 +166,12 @@ class Benchmark:
 
     def execute(self) -> Outcome:
         """Runs the passes and writes the run record: Ctrl-C and SIGTERM end the passes, never the writing."""
+        try:
+            return self._execute_and_track()
+        finally:
+            self.dependency_logs.stop()
+
+    def _execute_and_track(self) -> Outcome:
         stops = RunStops(self.console)
         with stops.handled():
             outcome = self._execute(stops)
@@ -229,7 +268,8 @@ class Benchmark:
                     else:
                         LoadgenPass(config, self.scenario_settings, self.pipeline, self.paths, self.input_shapes,
                                     self.warmup, runner, record, detections, progress, self.run_dir.path,
-                                    self.network.class_names, self.truth, self.console).run(plan)
+                                    self.network.class_names, self.truth, self.console,
+                                    planner=self._loadgen_plan).run(plan)
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
             progress.close()
@@ -251,6 +291,9 @@ class Benchmark:
         except OutputWriteError as error:
             record.status, record.stop_reason = Status.FAILED, str(error)
             failed_writing = True
+        except loadgen_bounds.LoadgenRefused as refusal:  # known once the warm-up measured the rate
+            self.refused = True  # the settings, not the harness, are at fault: exit status 2
+            record.status, record.stop_reason = Status.FAILED, str(refusal)
         except Exception as error:
             # A bug, not a user's mistake: the record says failed and keeps what was measured, then the
             # traceback follows.
@@ -322,7 +365,8 @@ class Benchmark:
                                         record.profile.layers if record.profile is not None else None))
         report = format_summary(summary, self.run_dir.path)
         if record.status == Status.FAILED:
-            return Outcome(summary, ExitStatus.USAGE if self.all_skipped else ExitStatus.FAILED, report)
+            return Outcome(summary, ExitStatus.USAGE if self.all_skipped or self.refused else ExitStatus.FAILED,
+                           report)
         stop = stop_signal or stops.received
         return Outcome(summary, ExitStatus.stopped_by(stop) if stop else ExitStatus.OK, report)
 

@@ -8,6 +8,8 @@ from typing import Callable, Optional
 from datasets.labels import GroundTruth
 from pipelines.contract import DetectionPipeline
 from utils.harness.input_shapes import WarmupChoice
+from utils.harness.loadgen_bounds import LoadgenPlan, check_plan
+from utils.harness.memory_fit import available_memory
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.passes import PassProgress
 from utils.harness.runner import PassRunner
@@ -23,18 +25,25 @@ class LoadgenPass:
     def __init__(self, config, settings: ScenarioSettings, pipeline: DetectionPipeline, paths: list,
                  input_shapes: list, warmup: WarmupChoice, runner: PassRunner, record: RunRecord,
                  detections: DetectionWriter, progress: PassProgress, run_dir, class_names,
-                 truth: Optional[GroundTruth], console: Callable[[str], None]):
+                 truth: Optional[GroundTruth], console: Callable[[str], None],
+                 planner: Callable[[Optional[float]], LoadgenPlan]):
         self.config, self.settings, self.pipeline, self.paths = config, settings, pipeline, paths
         self.input_shapes, self.warmup, self.runner, self.record = input_shapes, warmup, runner, record
         self.detections, self.progress, self.run_dir = detections, progress, run_dir
         self.class_names, self.truth, self.console = class_names, truth, console
+        self.planner = planner  # what LoadGen will build at a rate (loadgen_bounds), bounded before it starts
 
     def run(self, plan: PassPlan) -> None:
         warm = self._warm_up(plan)
         config, settings, record, detections = self.config, self.settings, self.record, self.detections
         accuracy = config.benchmark.loadgen.mode == "accuracy"
+        # Streams answer at once: the probe's single-request rate times their number.
+        expected = expected_rate(warm, len(self.paths)) * config.runtime.streams
+        planned = self.planner(expected if warm else None)
+        check_plan(settings, planned, *available_memory())
+        self.console(f"LoadGen plan: {planned.describe()}")
         self.progress.start(PassKind.TIMED)
-        self.progress.grow(None)
+        self.progress.grow(planned.samples)
         scenario = ScenarioRun(settings, self.pipeline, self.paths, config.dataset.batch_size,
                                config.benchmark.loadgen.performance_sample_count, self.runner.timer,
                                {self.input_shapes[index] for index in self.warmup.batches},
@@ -46,8 +55,7 @@ class LoadgenPass:
                      f"its logs go to {layout.LOADGEN_DIR}/")
         try:
             with self.runner.recorders.listening(PassKind.TIMED):
-                # Streams answer at once: the probe's single-request rate times their number.
-                scenario.start(expected_rate(warm, len(self.paths)) * config.runtime.streams)
+                scenario.start(expected)
                 scenario.wait()
         except KeyboardInterrupt:
             self.console("Stopping LoadGen: the remaining queries are answered empty...")

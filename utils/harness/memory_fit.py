@@ -28,6 +28,7 @@ PROBE_SIDES = (64, 128)
 MARGIN = 1.5
 INPUT_BYTES_PER_PIXEL = 3 * 4  # the float32 input batch itself
 UNLIMITED_V1 = 1 << 60  # cgroup v1 writes "no limit" as a number near 2^63
+OVERRIDE_KEY = "benchmark.memory.check"  # false: the estimate no longer refuses a run
 
 
 class MemoryRefused(StartRefused):
@@ -162,8 +163,11 @@ def check_fits(fit: MemoryFit, sizes: dict[str, int], area: int, batch_size: int
                   else "no batch size at this size (not even one image)")
     side_hint = (f"{fitting} at dataset.batch_size {batch_size}" if fitting_side
                  else f"no input size at dataset.batch_size {batch_size}")
+    made_of = (f"{batch_size} x ({MARGIN} x ({size_text(fit.fixed_bytes)} fixed + {fit.bytes_per_pixel:,.1f} "
+               f"bytes/pixel x {area:,} pixels of layer outputs) + {INPUT_BYTES_PER_PIXEL} bytes/pixel of input)")
     raise MemoryRefused(
         f"{current} with batches of {batch_size} image(s) needs about {size_text(needed)} for one forward "
         f"(estimated from the network measured at {PROBE_SIDES[0]} and {PROBE_SIDES[1]} pixels square and scaled "
-        f"with the input area, margin {MARGIN}), but {size_text(available)} is {where}. The largest that fits: "
-        f"{side_hint}, or {batch_hint}")
+        f"with the input area: {made_of}), but {size_text(available)} is {where}. The largest that fits: "
+        f"{side_hint}, or {batch_hint}. If you know it fits, set {OVERRIDE_KEY}: false (--set "
+        f"{OVERRIDE_KEY}=false) to run without this check")

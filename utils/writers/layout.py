@@ -17,6 +17,8 @@ ENERGY = "energy.csv"
 MEMORY = "memory.csv"
 MEMORY_STEPS = "memory_steps.csv"
 IMAGES_DIR = "images"
+# What the libraries detbench drives log (NNCF, OpenVINO, ONNX Runtime, Ray, LoadGen), kept off the console.
+DEPENDENCY_LOG = "logs/dependencies.log"
 PLOTS_DIR = "plots"
 
 LAYER_TYPES_PLOT = f"{PLOTS_DIR}/layer_types.png"

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from pipelines.runtimes import cache_integrity
 from pipelines.runtimes.quantization import Calibration, quantized_path, staging, with_progress
 
 
@@ -27,23 +28,26 @@ class _Reader:
 
 def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Calibration,
                              float_nodes: Sequence[str], input_name: str) -> tuple[Path, dict[str, Any]]:
-    """The cached QDQ ONNX file of the int8 model, quantized on a cache miss."""
+    """The cached QDQ ONNX file of the int8 model, quantized on a cache miss or where the cached one is
+    damaged (cache_integrity)."""
     import onnxruntime as ort
     from onnxruntime.quantization import QuantFormat, QuantType, quant_pre_process, quantize_static
 
     settings = {"tool": "onnxruntime.quantize_static", "onnxruntime": ort.__version__, "format": "QDQ",
                 "per_channel": "True", "activations": "QUInt8", "weights": "QInt8"}
-    target = quantized_path(export_path, export_key, calibration, settings, ".onnx")
-    if target.is_file():
-        return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
-    started = time.perf_counter()
-    with staging(target) as directory:
-        prepared = directory / "preprocessed.onnx"
-        quant_pre_process(str(export_path), str(prepared), skip_symbolic_shape=True)
-        partial = directory / target.name
-        quantize_static(str(prepared), str(partial), _Reader(calibration, input_name), quant_format=QuantFormat.QDQ,
-                        per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                        nodes_to_exclude=list(float_nodes))
-        os.replace(partial, target)
+    target, key = quantized_path(export_path, export_key, calibration, settings, ".onnx")
+    with cache_integrity.building(target.parent):
+        if cache_integrity.usable([target], key):
+            return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
+        started = time.perf_counter()
+        with staging(target) as directory:
+            prepared = directory / "preprocessed.onnx"
+            quant_pre_process(str(export_path), str(prepared), skip_symbolic_shape=True)
+            partial = directory / target.name
+            quantize_static(str(prepared), str(partial), _Reader(calibration, input_name),
+                            quant_format=QuantFormat.QDQ, per_channel=True, activation_type=QuantType.QUInt8,
+                            weight_type=QuantType.QInt8, nodes_to_exclude=list(float_nodes))
+            os.replace(partial, target)
+        cache_integrity.record([target], key)
     return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
                     "quantized_file": str(target)}
