@@ -277,6 +277,17 @@ class BenchmarkSection(_Section):
                          "batches >= 0, e.g. 1")
 
 
+class ProfilingSection(_Section):
+    """Below the layer: what the timed passes spend in Python and native code, the kernels that ran, the CPU's
+    counters, and ITT tasks for VTune (docs/below-the-layer.md)."""
+
+    sampler: Optional[Literal["py-spy"]] = None  # sample the timed passes with native frames
+    rate: int = Field(100, ge=1, le=1000)  # samples per second
+    counters: bool = True  # context switches, faults, CPU time per thread; cycles and more where the CPU allows
+    kernels: bool = True  # torch: one extra batch with oneDNN's verbose output, to name each convolution's kernel
+    itt: bool = False  # steps and layers as ITT tasks (VTune)
+
+
 # Where MLflow can track to: a database or a tracking server. Its folder store (a path or file://) is refused by
 # MLflow 3 unless MLFLOW_ALLOW_FILE_STORE is set, so it is not offered.
 MLFLOW_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "http", "https")
@@ -337,6 +348,7 @@ class Config(_Section):
     preprocess: PreprocessSection = PreprocessSection()
     postprocess: PostprocessSection = PostprocessSection()
     benchmark: BenchmarkSection = BenchmarkSection()
+    profiling: ProfilingSection = ProfilingSection()
     outputs: OutputsSection = OutputsSection()
 
     @model_validator(mode="after")

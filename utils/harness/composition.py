@@ -28,6 +28,7 @@ from utils.config import SINGLE_STREAM, Config, config_to_yaml
 from utils.harness import accuracy_pass
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
+from utils.harness.below_layer import BelowTheLayer
 from utils.harness.calibration_inputs import calibration_inputs
 from utils.harness.input_shapes import (batch_shapes, choose_warmup, image_sizes, warmup_document,
                                         warmup_line)
@@ -35,7 +36,7 @@ from utils.harness.interruption import RunStops, exit_status, signal_of
 from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.scenario import ScenarioRun, expected_rate, scenario_settings, warm_ms_per_image
-from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
+from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, run_stages, shutdown_workers
 from utils.harness.start_refusals import check_class_ids
 from utils.record.loadgen_results import accuracy_log_map
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
@@ -77,6 +78,7 @@ class Benchmark:
         self.console = console
         self.all_skipped = False
         self.start_warnings: list[str] = []
+        self._below: Optional[BelowTheLayer] = None
 
     def prepare(self) -> None:
         """Everything that can fail because of the user's input happens here, before any output is written."""
@@ -198,6 +200,7 @@ class Benchmark:
         memory = MemorySampler(interval_s=bench.memory.interval_s) if bench.memory.enabled else None
         timer = StepTimer([recorder for recorder in (energy, memory) if recorder is not None])
         contention = ContentionRecorder()
+        self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console)
         record.steps, record.steps_origin_ns = timer.records, timer.origin_ns
         batches = -(-len(self.paths) // config.dataset.batch_size)
         plan = PassPlan(batches, 0, bench.repeats, bench.min_time_s, bench.layer_timing,
@@ -220,6 +223,7 @@ class Benchmark:
             # passes end, no stop cuts it short.
             with ExitStack() as stack:
                 stack.callback(shutdown_workers, loader)
+                stack.callback(self._below.stop)
                 with stops.ending_passes():
                     detections = DetectionWriter(self.run_dir.path, Path(config.dataset.path),
                                                  self.pipeline.class_names, config.outputs.save_images,
@@ -236,6 +240,10 @@ class Benchmark:
                             self._run_scenario(plan, runner, record, detections, progress, contention, timer)
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
+            if config.profiling.kernels and bench.scenario == SINGLE_STREAM:
+                with stops.ending_passes():
+                    self._below.kernels_batch(self._one_batch, self.pipeline.layer_timing_targets().model,
+                                              self.runtime)
             with stops.ending_passes():
                 self._accuracy_pass(record, timer)
             if self._needs_reference():
@@ -269,6 +277,12 @@ class Benchmark:
             record.warnings.append(verdict)
         return self._finish(record, writer, detections, energy, memory, stops, stop_signal, failed_writing)
 
+    def _one_batch(self) -> None:
+        """The first batch through the pipeline's stages on a timer of its own: not one of the run's steps."""
+        images = [sample.image for sample in self._load_batch(0) if sample.image is not None]
+        if images:
+            run_stages(self.pipeline.stages(), StepTimer(), images)
+
     def _load_batch(self, index: int) -> list:
         size = self.config.dataset.batch_size
         return [decode_image(path, self.config.dataset.max_pixels)
@@ -298,7 +312,9 @@ class Benchmark:
                 self._profiler_pass(runner, planned, record)
             else:
                 first_new = len(record.steps)
-                with contention if planned.kind is PassKind.TIMED else nullcontext():
+                timed = planned.kind is PassKind.TIMED
+                with contention if timed else nullcontext(), \
+                        self._below.timed_pass(runner.timer) if timed else nullcontext():
                     runner.run(planned, detections if planned.writes_outputs else None)
                 if planned.kind is PassKind.TIMED:
                     # What min_time_s asks for is measured pipeline time, not the writing of images.
@@ -474,6 +490,9 @@ class Benchmark:
         record.warnings.extend(trace_warnings)
 
     def _collect(self, record: RunRecord, energy: EnergyRecorder, memory: Optional[MemorySampler]) -> None:
+        if self._below is not None:
+            self._below.runtime_kernels(record)
+            self._below.collect(record)
         images = sum(r.images for r in record.steps if r.step == PIPELINE_STEP)
         record.energy = energy.summary(images=images)
         if energy.available:
