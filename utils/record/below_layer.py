@@ -49,4 +49,6 @@ class BelowLayer:
 
     @property
     def joins_trace(self) -> bool:
-        return bool(self.sample_events or self.counter_batches)
+        """With sampled stacks, trace.json shows them with the steps and counters; counters alone (the default)
+        leave trace.json to benchmark.profiler."""
+        return bool(self.sample_events)
