@@ -65,6 +65,11 @@ def test_int8_instructions_from_kernel_names_and_flags():
     assert seen["cpu_flags"]["avx512_vnni"] and not seen["cpu_flags"]["amx_int8"]
     without = int8_instructions(["jit_avx2_I8"], {"avx2"}, "openvino")
     assert without["instructions"].startswith("no VNNI") and not without["vnni_capable"]
+    # OpenVINO's names carry the ISA family, not VNNI: the flag decides, and the evidence says so
+    named_isa = int8_instructions(["brgconv_avx512_I8", "ref_I8"], vnni_cpu, "openvino")
+    assert named_isa["instructions"] == "VNNI (vpdpbusd) in AVX-512 int8 kernels"
+    assert "do not name VNNI" in named_isa["evidence"]
+    assert int8_instructions(["brgconv_avx512_I8"], {"avx512f"}, "openvino")["instructions"].startswith("no VNNI")
     amx = int8_instructions(["brgconv_avx512_amx_I8"], vnni_cpu | {"amx_int8"}, "openvino")
     assert amx["instructions"].startswith("AMX")
     inferred = int8_instructions([], vnni_cpu, "onnxruntime")

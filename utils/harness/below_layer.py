@@ -14,6 +14,7 @@ from utils.record import cpu_counters as counter_math
 from utils.record import kernels as kernel_math
 from utils.record import native_time, sampled_stacks
 from utils.record.below_layer import BelowLayer, SamplerResult
+from utils.record.layers import KIND_LAYER
 from utils.record.run_record import RunRecord, Table
 from utils.recorders.cpu_counters import CpuCounters
 from utils.recorders.itt_tasks import IttTasks, itt_status
@@ -89,8 +90,7 @@ class BelowTheLayer:
         elif backend == "onnxruntime":
             document.update(status="partial", source="ONNX Runtime's profile names each node's operator and "
                                                       "execution provider, not the kernel its MLAS library picked "
-                                                      "(MLAS picks by the CPU flags at run time)",
-                            providers=settings.get("providers"))
+                                                      "(MLAS picks by the CPU flags at run time)")
         else:
             document.update(status="unavailable", reason=f"no kernel names for backend {backend}")
         self.data.kernels = document
@@ -101,7 +101,7 @@ class BelowTheLayer:
         if kernels is None:
             return
         if kernels["backend"] == "openvino" and record.layer_timing is not None:
-            self.data.kernel_by_path = {r.path: r.name for r in record.layer_timing.records if r.kind == "layer"}
+            self.data.kernel_by_path = {r.path: r.name for r in record.layer_timing.records if r.kind == KIND_LAYER}
         names = list(self.data.kernel_by_path.values())
         if kernels.get("precision") == "int8":
             flags = kernel_math.cpu_flags(_read("/proc/cpuinfo"))
@@ -112,8 +112,10 @@ class BelowTheLayer:
         """Turns what the recorders hold into the record's plain data."""
         data = self.data
         if self.sampler is not None:
-            result = self.sampler.result or SamplerResult("unavailable", "no timed pass ran, so nothing was "
-                                                                         "sampled", rate=self.settings.rate)
+            result = self.sampler.result or SamplerResult(
+                "unavailable", "no timed pass of detbench's own ran, so nothing was sampled (a benchmark.scenario "
+                "other than single_stream runs under LoadGen, which the sampler does not cover)",
+                rate=self.settings.rate)
             self._collect_samples(record, result)
         if self.counters is not None:
             rows = counter_math.counter_rows(self.counters.batches, record.steps, self.counters.names,

@@ -92,13 +92,21 @@ def int8_instructions(kernel_names: Iterable[str], flags: set[str], backend: str
     decided = deciding_flags(flags)
     lowered = " ".join(int8).lower()
     if int8:
+        isa = "AVX-512" if "avx512" in lowered else "AVX2" if "avx2" in lowered else None
+        vnni_flag = decided["avx512_vnni"] if isa == "AVX-512" else decided["avx_vnni"] or decided["avx512_vnni"]
         if "amx" in lowered:
             used, evidence = "AMX-INT8 (tile matrix multiply)", "observed in the kernels' names"
         elif "vnni" in lowered:
             used, evidence = "VNNI (vpdpbusd)", "observed in the kernels' names"
+        elif isa is not None:
+            # OpenVINO's exec types name the ISA family (brgconv_avx512_I8) but not VNNI: oneDNN's int8 kernels use
+            # VNNI wherever the CPU has it, so the flag decides.
+            used = (f"VNNI (vpdpbusd) in {isa} int8 kernels" if vnni_flag else
+                    f"no VNNI: {isa} int8 kernels multiply-add with vpmaddubsw + vpmaddwd pairs")
+            evidence = (f"{isa} int8 kernels observed in the kernels' names, which do not name VNNI; VNNI from "
+                        "the CPU flags (oneDNN uses it wherever the CPU has it)")
         else:
-            used, evidence = ("no VNNI: int8 multiply-adds as vpmaddubsw + vpmaddwd pairs "
-                              f"({'AVX-512' if 'avx512' in lowered else 'AVX2'})"), "observed in the kernels' names"
+            used, evidence = "reference (non-vector) int8 kernels", "observed in the kernels' names"
     else:
         if decided["amx_int8"]:
             used = "AMX-INT8 expected"
