@@ -44,7 +44,7 @@ def below_summary(record: RunRecord) -> dict[str, Any]:
     if below.cpu_counters is not None:
         document["cpu_counters"] = dict(below.cpu_counters, file=layout.CPU_COUNTERS)
     if below.kernels is not None:
-        document["kernels"] = dict(below.kernels, file=layout.ONEDNN_VERBOSE if below.verbose_text else None)
+        document["kernels"] = dict(below.kernels, **({"file": layout.ONEDNN_VERBOSE} if below.verbose_text else {}))
     if below.itt is not None:
         document["itt"] = below.itt
     if below.joins_trace:
