@@ -75,3 +75,13 @@ def test_missing_sampler_finishes_the_run(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "native time: unavailable" in out and "Traceback" not in out
     assert not (tmp_path / "missing" / "native_time.csv").exists()
+
+
+def test_bad_profiling_settings_are_refused_by_name():
+    from utils.config import ConfigError, load_config
+    config = ROOT / "configs" / "samples_tiny.yaml"
+    assert load_config(config).profiling.sampler is None  # off by default
+    with pytest.raises(ConfigError, match="profiling.sampler"):
+        load_config(config, ["profiling.sampler=gprof"])
+    with pytest.raises(ConfigError, match="profiling.rate"):
+        load_config(config, ["profiling.rate=0"])
