@@ -12,7 +12,8 @@ import pytest
 
 from utils.record.native_time import step_shares, thread_segments
 from utils.record.steps import PassKind
-from utils.recorders.sampler import (MARK_FUNCTION, PERMISSION_HINT, PySpySampler, _why_it_failed, find_py_spy)
+from utils.recorders.sampler import (MARK_FUNCTION, PERMISSION_HINT, SAMPLER_NICE, PySpySampler, _why_it_failed,
+                                     find_py_spy)
 from utils.recorders.step_timer import StepTimer
 from utils.record.native_time import clock_offset_us
 
@@ -36,6 +37,10 @@ def sleeping(seconds):
 def test_samples_land_on_the_steps_that_ran_them(tmp_path):
     sampler = PySpySampler(50, tmp_path)
     assert sampler.start() is None
+    if os.geteuid() == 0:  # every py-spy thread runs at the raised priority, so its holds on the run are short
+        tasks = os.listdir(f"/proc/{sampler.process.pid}/task")
+        assert sampler.priority == SAMPLER_NICE
+        assert all(os.getpriority(os.PRIO_PROCESS, int(task)) == SAMPLER_NICE for task in tasks)
     timer = StepTimer()
     timer.set_batch(PassKind.TIMED, 0, 0)
     with timer.step("python_work"):
