@@ -4,18 +4,15 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from utils.record.native_time import step_shares, thread_segments
+from utils.record.native_time import clock_offset_us, step_shares, thread_segments
 from utils.record.steps import PassKind
 from utils.recorders.sampler import (MARK_FUNCTION, PERMISSION_HINT, SAMPLER_NICE, PySpySampler, _why_it_failed,
                                      find_py_spy)
 from utils.recorders.step_timer import StepTimer
-from utils.record.native_time import clock_offset_us
 
 PY_SPY = find_py_spy()
 needs_py_spy = pytest.mark.skipif(PY_SPY is None, reason="py-spy is not installed")
