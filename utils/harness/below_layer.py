@@ -91,6 +91,9 @@ class BelowTheLayer:
             document.update(status="partial", source="ONNX Runtime's profile names each node's operator and "
                                                       "execution provider, not the kernel its MLAS library picked "
                                                       "(MLAS picks by the CPU flags at run time)")
+        elif backend == "torch":
+            document.update(status="unavailable", reason="this torch runtime (runtime.compile) runs no modules whose "
+                                                         "calls could mark oneDNN's output")
         else:
             document.update(status="unavailable", reason=f"no kernel names for backend {backend}")
         self.data.kernels = document
