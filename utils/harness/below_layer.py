@@ -144,7 +144,7 @@ class BelowTheLayer:
             return
         segments = native_time.thread_segments(result.events)
         main = segments.get(result.main_thread, [])
-        offset = native_time.clock_offset_us(main, result.marks_ns, MARK_FUNCTION)
+        offset = native_time.clock_offset_us(main, result.marks_ns, MARK_FUNCTION, result.rate)
         document.update(samples=result.samples, errors=result.errors, behind_s=result.behind_s,
                         gil=native_time.GIL_NOTE)
         if offset is None:
@@ -153,8 +153,14 @@ class BelowTheLayer:
             data.native_time = document
             record.warnings.append(f"native time: {document['reason']}")
             return
-        rows = native_time.step_shares(record.steps, main, offset, record.identity.step_order)
-        document.update(clock_offset_bound="within one sampling interval (clock marks at start and stop)",
+        # py-spy stamps a sample after reading it, which takes longer on a busy machine: the marks' bounds spread
+        # by that much, and a stack first seen that little before a step began may be the step's own.
+        bounds = native_time.offset_bounds_us(main, result.marks_ns, MARK_FUNCTION)
+        tolerance = min(max(bounds) - min(bounds), 1e6 / result.rate)
+        rows = native_time.step_shares(record.steps, main, offset, record.identity.step_order, tolerance)
+        document.update(placement="each stack in the step where py-spy first saw it, up to the step's end; the "
+                                  "clock offset from marks at start and stop (unbiased for py-spy's exponential "
+                                  "intervals)", offset_uncertainty_ms=tolerance / 1e3,
                         steps={row["step"]: {key: row[key] for key in native_time.SHARE_COLUMNS if key != "step"}
                                for row in rows},
                         lines=[native_time.where_time_went(row) for row in rows])

@@ -104,14 +104,14 @@ def thread_segments(events: Iterable[Mapping[str, Any]]) -> dict[Any, list[Segme
     return segments
 
 
-def clock_offset_us(segments: Sequence[Segment], marks_ns: Sequence[tuple[int, int]], mark_function: str
-                    ) -> Optional[float]:
-    """py-spy's clock minus perf_counter's, in microseconds. py-spy sees a mark begin and end at its first
-    sample after each edge, so every edge's difference is the offset plus a delay >= 0: the smallest one
-    bounds the offset most tightly (within one sampling interval)."""
+def offset_bounds_us(segments: Sequence[Segment], marks_ns: Sequence[tuple[int, int]], mark_function: str
+                     ) -> list[float]:
+    """Upper bounds of py-spy's clock minus perf_counter's, in microseconds, one per edge of the clock marks it
+    saw: py-spy sees a mark begin and end at its first sample after each edge, so every edge's difference is
+    the offset plus a delay >= 0."""
     marked = [s for s in segments if any(frame.name == mark_function for frame in s.stack)]
     if not marked or not marks_ns:
-        return None
+        return []
     runs: list[tuple[float, float]] = []  # contiguous stretches inside the mark function
     for segment in marked:
         if runs and abs(segment.start_us - runs[-1][1]) < 1e-6:
@@ -123,14 +123,32 @@ def clock_offset_us(segments: Sequence[Segment], marks_ns: Sequence[tuple[int, i
     else:  # one mark seen: the one whose length it has
         run = runs[0]
         pairs = [(run, min(marks_ns, key=lambda mark: abs((mark[1] - mark[0]) / 1e3 - (run[1] - run[0]))))]
-    return min(min(run_start - start_ns / 1e3, run_end - end_ns / 1e3)
-               for (run_start, run_end), (start_ns, end_ns) in pairs)
+    return [bound for (run_start, run_end), (start_ns, end_ns) in pairs
+            for bound in (run_start - start_ns / 1e3, run_end - end_ns / 1e3)]
+
+
+def clock_offset_us(segments: Sequence[Segment], marks_ns: Sequence[tuple[int, int]], mark_function: str,
+                    rate_hz: Optional[float] = None) -> Optional[float]:
+    """py-spy's clock minus perf_counter's, in microseconds: the tightest of the marks' bounds. py-spy's
+    intervals are exponential (memoryless), so each delay is exponential with the sampling rate's mean; with
+    `rate_hz` the mean of the smallest of n delays, 1 / (n x rate), is taken off, which leaves it unbiased."""
+    bounds = offset_bounds_us(segments, marks_ns, mark_function)
+    if not bounds:
+        return None
+    return min(bounds) - (1e6 / (len(bounds) * rate_hz) if rate_hz else 0.0)
 
 
 def step_shares(records: Sequence[StepRecord], segments: Sequence[Segment], offset_us: float,
-                order: Sequence[str]) -> list[dict[str, Any]]:
+                order: Sequence[str], tolerance_us: float = 0.0) -> list[dict[str, Any]]:
     """Per step of the timed passes: how its time divides between the categories, from the main thread's
-    segments moved onto perf_counter's clock (ts - offset). Shares are of the sampled time inside the step."""
+    segments moved onto perf_counter's clock (ts - offset).
+
+    A segment starts at a sample, the one at which py-spy first saw its stack, and the later samples that saw the
+    same stack went unstamped. A step counts the segments that start inside it, each up to the step's end: a
+    stack first seen before the step began was seen in another step (the stacks hold the steps' own Python
+    frames, so a new step shows as a new stack at its first sample). The step's time before its first sample is
+    not known, and not counted: shares are of `sampled_ms`. A stack first seen less than `tolerance_us` before
+    the step began counts for it too: the clock offset is known only that closely."""
     moved = sorted(((s.start_us - offset_us, s.end_us - offset_us, s.category) for s in segments))
     starts = [start for start, _, _ in moved]
     totals: dict[str, dict[str, float]] = {}
@@ -143,12 +161,10 @@ def step_shares(records: Sequence[StepRecord], segments: Sequence[Segment], offs
         sums = totals.setdefault(record.step, dict.fromkeys(CATEGORIES, 0.0))
         counts[record.step] = counts.get(record.step, 0) + 1
         step_ms[record.step] = step_ms.get(record.step, 0.0) + record.ms
-        index = max(0, bisect.bisect_right(starts, begin) - 1)
+        index = bisect.bisect_left(starts, begin - tolerance_us)
         while index < len(moved) and moved[index][0] < end:
             start, stop, category = moved[index]
-            overlap = min(stop, end) - max(start, begin)
-            if overlap > 0:
-                sums[category] += overlap / 1e3
+            sums[category] += max(0.0, min(stop, end) - max(start, begin)) / 1e3
             index += 1
     ranked = {name: position for position, name in enumerate(order)}
     rows = []
