@@ -27,9 +27,9 @@ sys.path.insert(0, str(PROJECT_ROOT))
 
 from datasets.image_folder import decode_image, find_images  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
-from pipelines.runtimes import TorchEager  # noqa: E402
+from pipelines.runtimes.torch.session import TorchEager  # noqa: E402
 from utils.config import PostprocessSection, PreprocessSection, ProfilingSection  # noqa: E402
-from utils.harness.runner import run_stages  # noqa: E402
+from utils.harness.timed_batch import run_stages  # noqa: E402
 from utils.record.steps import PIPELINE_STEP  # noqa: E402
 from utils.recorders.contention import ContentionRecorder  # noqa: E402
 from utils.recorders.sampler import PySpySampler  # noqa: E402
