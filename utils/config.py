@@ -331,6 +331,25 @@ class BenchmarkSection(_Section):
                          "batches >= 0, e.g. 1")
 
 
+class ProfilingSection(_Section):
+    """Below the layer: what the timed passes spend in Python and native code, the kernels that ran, the CPU's
+    counters, and ITT tasks for VTune (docs/below-the-layer.md)."""
+
+    sampler: Optional[Literal["py-spy"]] = Field(None, description=(
+        "`py-spy`: sample the timed passes with native frames; where each step's time went goes to "
+        "`native_time.csv` and the console; null: off"))
+    rate: int = Field(10, ge=1, le=1000, description=(
+        "samples per second; py-spy holds the run still for each (about 1.6 ms of its CPU per native sample on "
+        "a quiet 2-core VM, 4-5 ms on a busy one), so the tax is about rate x hold"))
+    counters: bool = Field(True, description=(
+        "the CPU's counters per timed pass and thread (context switches, faults, CPU time; cycles, instructions, "
+        "LLC misses where the kernel allows) into `cpu_counters.csv`"))
+    kernels: bool = Field(True, description=(
+        "torch: one extra, untimed batch with oneDNN's verbose output, naming each convolution's kernel in "
+        "`layer_timer.csv`"))
+    itt: bool = Field(False, description="steps and layers of the timed passes as ITT tasks, for VTune")
+
+
 # Where MLflow can track to: a database or a tracking server. Its folder store (a path or file://) is refused by
 # MLflow 3 unless MLFLOW_ALLOW_FILE_STORE is set, so it is not offered.
 MLFLOW_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "http", "https")
@@ -393,6 +412,7 @@ class Config(_Section):
     preprocess: PreprocessSection = PreprocessSection()
     postprocess: PostprocessSection = PostprocessSection()
     benchmark: BenchmarkSection = BenchmarkSection()
+    profiling: ProfilingSection = ProfilingSection()
     outputs: OutputsSection = OutputsSection()
 
     @model_validator(mode="after")

@@ -25,6 +25,7 @@ from utils.errors import ExitStatus
 from utils.harness import loadgen_bounds
 from utils.harness.accuracy_pass import run_accuracy_pass
 from utils.harness.agreement_check import run_agreement_check
+from utils.harness.below_layer import BelowTheLayer
 from utils.harness.calibration_inputs import calibration_inputs
 from utils.harness.cpu_budget import threads_warning, usable_cpus
 from utils.harness.dependency_logs import DependencyLogs
@@ -39,7 +40,7 @@ from utils.harness.reference import Reference
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.harness.scenario import scenario_settings
 from utils.harness.start_refusals import check_class_ids
-from utils.harness.timed_batch import batch_sizes
+from utils.harness.timed_batch import batch_sizes, untimed
 from utils.record.run_record import RunIdentity, RunRecord, Status
 from utils.record.steps import step_order
 from utils.recorders.contention import ContentionRecorder, contention_verdict
@@ -74,6 +75,7 @@ class Benchmark:
         self.all_skipped = False
         self.refused = False
         self.start_warnings: list[str] = []
+        self._below: Optional[BelowTheLayer] = None
 
     def prepare(self) -> None:
         """Everything that can fail because of the user's input happens here, before any output is written.
@@ -227,7 +229,8 @@ class Benchmark:
         energy = EnergyRecorder() if bench.energy.enabled else EnergyRecorder(
             status=RaplStatus(available=False, reason="disabled by the config (benchmark.energy.enabled: false)"))
         memory = MemorySampler(interval_s=bench.memory.interval_s) if bench.memory.enabled else None
-        recorders = PassRecorders(StepTimer(), energy, memory, ContentionRecorder())
+        self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console)
+        recorders = PassRecorders(StepTimer(), energy, memory, ContentionRecorder(), self._below)
         record.steps, record.steps_origin_ns = recorders.timer.records, recorders.timer.origin_ns
         sizes = batch_sizes(len(self.paths), config.dataset.batch_size)
         batches = len(sizes)
@@ -252,6 +255,7 @@ class Benchmark:
             # passes end, no stop cuts it short.
             with ExitStack() as stack:
                 stack.callback(shutdown_workers, loader)
+                stack.callback(self._below.stop)
                 with stops.ending_passes():
                     detections = DetectionWriter(self.run_dir.path, Path(config.dataset.path),
                                                  self.pipeline.class_names, config.outputs.save_images,
@@ -272,6 +276,10 @@ class Benchmark:
                                     planner=self._loadgen_plan).run(plan)
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
+            if config.profiling.kernels and bench.scenario == SINGLE_STREAM:
+                with stops.ending_passes():
+                    self._below.kernels_batch(self._one_batch, self.pipeline.layer_timing_targets().model,
+                                              self.runtime)
             progress.close()
             reference = Reference(self.family, config) if self._needs_reference() else None
             with stops.ending_passes():
@@ -315,6 +323,12 @@ class Benchmark:
             record.warnings.append(verdict)
         return self._finish(record, writer, detections, recorders, stops, stop_signal, failed_writing)
 
+    def _one_batch(self) -> None:
+        """The first batch through the pipeline's stages, untimed: not one of the run's steps."""
+        images = [sample.image for sample in self._load_batch(0) if sample.image is not None]
+        if images:
+            untimed(self.pipeline.stages())(images)
+
     def _load_batch(self, index: int) -> list:
         size = self.config.dataset.batch_size
         return [decode_image(path, self.config.dataset.max_pixels)
@@ -344,6 +358,9 @@ class Benchmark:
                 failed_writing: bool) -> Outcome:
         """Writes the record; a stop that arrives meanwhile is only noted (see RunStops)."""
         recorders.collect(record)
+        if self._below is not None:
+            self._below.runtime_kernels(record)
+            self._below.collect(record)
         try:
             if detections is not None:
                 if failed_writing:

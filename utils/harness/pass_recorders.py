@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from utils.record.run_record import RunRecord, Table
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind
@@ -25,6 +25,7 @@ class Recorder(str, Enum):
     ENERGY = "energy"
     MEMORY = "memory"
     CONTENTION = "contention"
+    BELOW = "below the layer"  # py-spy, the CPU counters, ITT tasks (utils/harness/below_layer.py)
 
 
 LISTENING: dict[PassKind, frozenset[Recorder]] = {
@@ -42,6 +43,7 @@ class PassRecorders:
     energy: EnergyRecorder
     memory: Optional[MemorySampler]
     contention: ContentionRecorder
+    below: Optional[Any] = None  # utils.harness.below_layer.BelowTheLayer
 
     @contextmanager
     def listening(self, kind: PassKind) -> Iterator[None]:
@@ -53,6 +55,9 @@ class PassRecorders:
         listeners = [recorder for role, recorder in ((Recorder.ENERGY, self.energy), (Recorder.MEMORY, self.memory))
                      if role in listen and recorder is not None]
         with ExitStack() as stack:
+            if self.below is not None and Recorder.BELOW in listen:
+                # Outside the run bracket: starting the sampler is not the timed passes' energy or memory.
+                stack.enter_context(self.below.timed_pass(self.timer))
             if Recorder.CONTENTION in listen:
                 stack.enter_context(self.contention)
             self.timer.listeners.extend(listeners)

@@ -29,6 +29,8 @@ LAYER_TIMER_COLUMNS = [
 LAYER_MEMORY_COLUMNS = ["profiled_calls", "alloc_self_bytes", "alloc_total_bytes", "net_self_bytes",
                         "net_total_bytes", "output_bytes"]
 LAYER_TIMER_COLUMNS += LAYER_MEMORY_COLUMNS
+# The kernel a layer ran (oneDNN's implementation for torch, OpenVINO's exec type); empty where none was named.
+LAYER_TIMER_COLUMNS += ["kernel"]
 LAYER_OPS_COLUMNS = ["path", "op", "calls", "self_cpu_ms", "total_cpu_ms", "input_shapes"]
 BYTES_PER_MIB = 2 ** 20
 LAYER_TYPES_COLUMNS = ["type", "calls", "self_ms", "mean_self_ms_per_forward", "share_of_forward"]
@@ -113,11 +115,13 @@ def layer_memory(snapshot: TimingSnapshot, profile: LayerProfile | None) -> dict
 
 
 def layer_timer_frame(snapshot: TimingSnapshot, source: str = SOURCE_TORCH_HOOKS,
-                      profile: LayerProfile | None = None) -> pd.DataFrame:
+                      profile: LayerProfile | None = None, kernels: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per call path in tree order; macs/flops mean per call and total; p50/p90 of per-call totals;
-    memory from the profiled batch where it ran."""
+    memory from the profiled batch where it ran; the kernel each path ran, where `kernels` names it."""
     memory = layer_memory(snapshot, profile)
-    return pd.DataFrame([dict(_timer_row(record), source=source, **memory.get(record.path, {}))
+    kernels = kernels or {}
+    return pd.DataFrame([dict(_timer_row(record), source=source, **memory.get(record.path, {}),
+                              kernel=kernels.get(record.path, ""))
                          for record in snapshot.records], columns=LAYER_TIMER_COLUMNS)
 
 

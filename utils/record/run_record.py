@@ -107,6 +107,7 @@ class RunRecord:
     agreement: Optional[dict[str, Any]] = None  # against the torch fp32 reference, for any other runtime
     accuracy: Optional[dict[str, Any]] = None  # the accuracy pass: mAP and, beside a reference, the drop
     accuracy_classes: Optional[Table] = None  # per class, accuracy.csv
+    below: Optional[Any] = None  # utils.record.below_layer.BelowLayer: samples, counters, kernels, ITT
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what a reader needs to read the results right
 

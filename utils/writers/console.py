@@ -9,6 +9,7 @@ from utils.record.layer_profile import LayerProfile
 from utils.record.layer_tables import layer_tree_text, top_self_table
 from utils.record.layers import TimingSnapshot
 from utils.writers import layout
+from utils.writers.below_layer import below_console_lines
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
                "cv_per_image")
@@ -82,6 +83,7 @@ def format_summary(summary: dict, run_path: Path) -> str:
     if contention.get("status") == "measured":
         lines.append(f"  machine: other processes used {contention['other_processes_cpu_share']:.0%} of this run's cores "
                      f"during the timed passes (this run {contention['own_cpu_share']:.0%})")
+    lines.extend(below_console_lines(summary))
     steps_csv = run_path / layout.STEPS_SUMMARY
     if steps_csv.exists():
         table = pd.read_csv(steps_csv)

@@ -48,6 +48,14 @@ SWEEP_LOGS_DIR = "logs"  # each point's console output: <point>.stdout.txt, <poi
 COMPARE_CSV = "compare.csv"
 COMPARE_HTML = "compare.html"
 
+# Below the layer (profiling.*): py-spy's timed stacks for speedscope (on the steps' clock), where each step's
+# time went (Python, native torch/oneDNN, OpenVINO, ONNX Runtime, other native, waiting), the CPU's counters per
+# timed pass and thread, and oneDNN's verbose output of the kernels batch.
+SAMPLES_SPEEDSCOPE = "samples.speedscope.json"
+NATIVE_TIME = "native_time.csv"
+CPU_COUNTERS = "cpu_counters.csv"
+ONEDNN_VERBOSE = "onednn_verbose.txt"
+
 # Per-class accuracy of the accuracy pass (summary.json `accuracy` holds the totals).
 ACCURACY = "accuracy.csv"
 

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 import pandas as pd
 
 from utils.writers import layout
+from utils.writers.report_below import SECTION as BELOW_SECTION, below_section
 from utils.writers.html_page import Bar, HtmlPage, escape, format_cell
 from utils.writers.plots import shorten
 
@@ -29,7 +30,8 @@ STEP_COLUMNS = (("step", "step"), ("count", "batches"), ("images", "images"), ("
                 ("cv_per_image", "CV/image"), ("share_of_pipeline", "share"), ("images_per_s", "images/s"))
 VERDICT_TONES = {"equal": "good", "close": "warn", "within_budget": "warn", "different": "bad"}
 SECTIONS = (("steps", "Steps"), ("layers", "Layers"), ("memory", "Memory"), ("energy", "Energy"),
-            ("agreement", "Agreement"), ("accuracy", "Accuracy"), ("environment", "Environment"), ("trace", "Trace"))
+            ("agreement", "Agreement"), ("accuracy", "Accuracy"), ("environment", "Environment"), ("trace", "Trace"),
+            BELOW_SECTION)
 ACCURACY_COLUMNS = (("class_id", "class"), ("class_name", "name"), ("objects", "objects"),
                     ("detections", "detections"), ("ap_50_95", "AP@0.5:0.95"), ("ap_50", "AP@0.5"),
                     ("ap_75", "AP@0.75"), ("ar_100", "AR@100"), ("reference_ap_50_95", "reference AP@0.5:0.95"))
@@ -344,6 +346,10 @@ def _environment(page: HtmlPage, summary: Mapping[str, Any], environment: Option
 def _trace(page: HtmlPage, summary: Mapping[str, Any]) -> None:
     page.heading("Trace", "trace")
     profiler = summary.get("profiler")
+    if not profiler and summary.get("trace"):
+        page.paragraph(f"{summary['trace']} holds the timed passes' steps with py-spy's stacks and the CPU counters "
+                       "on the same clock: open it in Perfetto (ui.perfetto.dev) or chrome://tracing.")
+        return
     if not profiler:
         page.paragraph("No trace in this run: set benchmark.profiler: true to profile one batch and write "
                        f"{layout.TRACE}.")
@@ -382,4 +388,5 @@ def render_run_report(summary: Mapping[str, Any], step_summary: Sequence[Mapping
     _accuracy(page, summary, accuracy_classes)
     _environment(page, summary, environment)
     _trace(page, summary)
+    below_section(page, summary)
     return page.render()

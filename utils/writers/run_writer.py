@@ -16,6 +16,7 @@ from utils.record.run_record import RunRecord
 from utils.record.step_statistics import STEP_SUMMARY_COLUMNS, summarize_steps
 from utils.record.steps import STEP_TIMER_COLUMNS, step_rows
 from utils.writers import layout
+from utils.writers.below_layer import write_below_layer
 from utils.writers.plots import write_all_plots
 from utils.writers.run_directory import RunDirectory
 from utils.writers.run_figures import flatten, headline_figures
@@ -63,8 +64,9 @@ class RunWriter:
         profiled_layers = record.profile.layers if record.profile is not None else None
         layers = None
         if record.layer_timing is not None:
+            kernels = record.below.kernel_by_path if record.below is not None else None
             layers = LayerTables(timer=layer_timer_frame(record.layer_timing, record.layer_timing_source,
-                                                         profiled_layers),
+                                                         profiled_layers, kernels),
                                  types=layer_types_frame(record.layer_timing),
                                  top=top_self_frame(record.layer_timing, TOP_LAYERS))
             run_dir.write_text(layout.LAYER_TIMER, layers.timer.to_csv(index=False))
@@ -73,6 +75,7 @@ class RunWriter:
         if record.profile is not None:
             run_dir.write_text(layout.TRACE, record.profile.trace_json)
             run_dir.write_csv(layout.PROFILER_OPS, record.profile.ops.rows, record.profile.ops.columns)
+        write_below_layer(run_dir, record)
         if profiled_layers is not None:
             run_dir.write_text(layout.LAYER_OPS, layer_ops_frame(profiled_layers).to_csv(index=False))
         if record.energy_table is not None:

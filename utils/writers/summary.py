@@ -12,6 +12,7 @@ from utils.record.run_record import RunRecord
 from utils.record.step_statistics import cold_batch_times, cold_shape_warning, overhead_ratio, summarize_steps
 from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind
 from utils.writers import layout
+from utils.writers.below_layer import below_summary
 
 CV_WARNING = 0.10  # torch.utils.benchmark flags IQR/median above 10% the same way
 MATERIAL_SHARE = 0.05
@@ -123,6 +124,7 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
             "gflops_per_image": (timing.flops_per_image or 0) / 1e9 if timing.images else None,
             "files": list(layout.LAYER_FILES),
         }
+    document.update(below_summary(record))
     if record.profile is not None:
         ratio = overhead_ratio(record.steps, PassKind.PROFILER)
         document["profiler"] = {"trace": layout.TRACE, "ops_csv": layout.PROFILER_OPS,

@@ -1,0 +1,130 @@
+"""The CPU's counters: the perf_event_open binding against the real kernel, the /proc readings, the listener
+around pipeline steps, and the per-pass sums against hand-computed cases."""
+import errno
+import os
+import time
+
+import pytest
+
+from utils.record.below_layer import BatchCounters
+from utils.record.cpu_counters import PROCESS_ROW, counter_rows, counters_summary
+from utils.record.steps import PIPELINE_STEP, PassKind, StepRecord
+from utils.recorders import perf_events
+from utils.recorders.cpu_counters import CpuCounters, read_task
+from utils.recorders.step_timer import StepTimer
+
+
+def _busy(seconds):
+    """Busy for `seconds` of this thread's own CPU time (the machine may be shared)."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def test_software_counters_count_this_thread():
+    fd = perf_events.open_counter("task_clock_ns", 0)
+    switches = perf_events.open_counter("context_switches", 0)
+    try:
+        for handle in (fd, switches):
+            perf_events.enable(handle)
+        cpu_before = time.thread_time_ns()
+        _busy(0.05)
+        for _ in range(5):
+            time.sleep(0.002)  # each sleep gives the CPU up: a voluntary switch
+        clock, switched = perf_events.read_counter(fd), perf_events.read_counter(switches)
+        cpu_ns = time.thread_time_ns() - cpu_before
+    finally:
+        os.close(fd)
+        os.close(switches)
+    # the kernel's task clock against the same thread's CPU time as Python reads it (clock_gettime)
+    assert clock.value == pytest.approx(cpu_ns, rel=0.05) and clock.value >= 50e6
+    assert clock.running_ns > 0 and clock.scaled() >= clock.value
+    assert switched.value >= 5
+
+
+def test_hardware_counters_count_or_say_why():
+    reason = perf_events.probe("cycles")
+    if reason is None:
+        fd = perf_events.open_counter("instructions", 0)
+        perf_events.enable(fd)
+        _busy(0.01)
+        assert perf_events.read_counter(fd).value > 1000
+        os.close(fd)
+    else:  # this VM: no virtual PMU
+        assert "not supported" in reason or "not permitted" in reason
+        assert reason.endswith("]")
+
+
+def test_errno_meanings_name_the_cause():
+    assert "perf_event_paranoid" in perf_events.errno_meaning(errno.EACCES)
+    assert "not supported" in perf_events.errno_meaning(errno.ENOENT) and "[ENOENT]" in perf_events.errno_meaning(
+        errno.ENOENT)
+    assert "CONFIG_PERF_EVENTS" in perf_events.errno_meaning(errno.ENOSYS)
+
+
+def test_unknown_machine_is_refused_in_words(monkeypatch):
+    monkeypatch.setattr(perf_events.platform, "machine", lambda: "vax")
+    with pytest.raises(perf_events.PerfRefused, match="not known for vax"):
+        perf_events.open_counter("task_clock_ns", 0)
+
+
+def test_read_task_parses_proc(tmp_path):
+    task = tmp_path / "123"
+    task.mkdir()
+    # comm with a space and a parenthesis: fields start after the last ')'
+    fields = ["S"] + ["0"] * 6 + ["11", "0", "3", "0", "25", "7"] + ["0"] * 30
+    (task / "stat").write_text(f"123 (my (thread) x) {' '.join(fields)}\n")
+    (task / "status").write_text("Name:\tx\nvoluntary_ctxt_switches:\t40\nnonvoluntary_ctxt_switches:\t2\n")
+    assert read_task(task) == {"voluntary_switches": 40.0, "involuntary_switches": 2.0, "proc_minor_faults": 11.0,
+                               "proc_major_faults": 3.0, "cpu_user_ticks": 25.0, "cpu_system_ticks": 7.0}
+
+
+def test_listener_counts_each_pipeline_step():
+    counters = CpuCounters()
+    timer = StepTimer([counters])
+    cpu_before = time.thread_time_ns()
+    with counters:
+        for batch in range(2):
+            timer.set_batch(PassKind.TIMED, 0, batch)
+            with timer.step(PIPELINE_STEP):
+                with timer.step("forward"):  # other steps are not read
+                    _busy(0.03)
+                    time.sleep(0.01)
+    assert len(counters.batches) == 2
+    main = counters.batches[0].threads[next(t for t, n in counters.names.items() if t == os.getpid())]
+    assert main["task_clock_ns"] >= 30e6
+    assert counters.batches[0].end_ns > counters.batches[0].start_ns
+    both = sum(batch.threads[os.getpid()]["task_clock_ns"] for batch in counters.batches)
+    assert both <= time.thread_time_ns() - cpu_before
+    assert main["voluntary_switches"] >= 1
+    assert "cycles" in counters.refused or "cycles" in counters.counting
+    rows = counter_rows(counters.batches, timer.records, counters.names, 10.0)
+    total = rows[-1]
+    assert total["thread"] == PROCESS_ROW and total["batches"] == 2
+    assert total["cpu_ms"] == pytest.approx(sum(row["cpu_ms"] for row in rows[:-1]))
+    assert total["cpu_per_wall"] == pytest.approx(total["cpu_ms"] / total["wall_ms"])
+
+
+def test_rows_sum_per_pass_against_hand_computed():
+    records = [StepRecord(PIPELINE_STEP, None, PassKind.TIMED, 0, 0, 1, 100, 200),
+               StepRecord(PIPELINE_STEP, None, PassKind.TIMED, 1, 0, 1, 300, 500),
+               StepRecord(PIPELINE_STEP, None, PassKind.WARMUP, 0, 0, 1, 10, 20)]
+    batches = [BatchCounters(90, 210, {1: {"task_clock_ns": 80.0, "cycles": 200.0, "instructions": 300.0,
+                                           "voluntary_switches": 2.0},
+                                       2: {"task_clock_ns": 20.0, "proc_minor_faults": 4.0}}),
+               BatchCounters(290, 510, {1: {"cpu_user_ticks": 1.0, "cpu_system_ticks": 1.0}}),
+               BatchCounters(5, 25, {1: {"task_clock_ns": 1e9}})]  # the warm-up: no timed step inside
+    rows = counter_rows(batches, records, {1: "main", 2: "omp"}, tick_ms=10.0)
+    first = [row for row in rows if row["pass_index"] == 0]
+    assert [row["thread"] for row in first] == ["main", "omp", PROCESS_ROW]
+    main = first[0]
+    assert main["wall_ms"] == pytest.approx(100e-6) and main["cpu_ms"] == pytest.approx(80e-6)
+    assert main["cpu_per_wall"] == pytest.approx(0.8) and main["ipc"] == pytest.approx(1.5)
+    assert first[1]["minor_faults"] == 4.0
+    assert first[2]["cpu_ms"] == pytest.approx(100e-6)
+    second = [row for row in rows if row["pass_index"] == 1][0]
+    assert second["cpu_ms"] == pytest.approx(20.0) and second["cpu_source"].startswith("/proc ticks")
+    summary = counters_summary(rows, ["task_clock_ns"], {"cycles": "not supported [ENOENT]"}, False)
+    assert summary["status"] == "measured" and len(summary["passes"]) == 2
+    assert summary["hardware"] == "unavailable: not supported [ENOENT]"
+    assert counters_summary([], [], {}, False)["status"] == "unavailable"

@@ -1,0 +1,189 @@
+"""Where each step's time went, from py-spy's timed stacks: Python, native torch/oneDNN, OpenVINO, ONNX
+Runtime, other native code, or waiting. Pure functions over py-spy's chrometrace events and step records.
+
+py-spy's chrometrace output has, per thread (`tid` = the pthread id), a `B` event when a frame appears in a
+sample and an `E` event when it is gone, `ts` in microseconds on py-spy's clock. Between two consecutive
+timestamps of a thread its stack is constant: a segment. A segment's category is decided by its innermost frame
+that is not glue (the C library, the C++ runtime, the loader, an unresolved address): a Python frame or the
+interpreter's own library is Python; torch's libraries (libtorch*, libc10, oneDNN, MKL, the OpenMP runtime
+torch ships) are native torch/oneDNN; libopenvino* is OpenVINO; onnxruntime is ONNX Runtime; any other library
+(OpenCV, NumPy) is other native. A leaf that waits (a futex, a condition variable, sleep, poll, a queue or
+lock wait in Python) is waiting, whatever called it. A stack of glue only is other native.
+
+Each step record of the timed passes gets the overlap of its interval with the main thread's segments, once
+the clock offset is known (`clock_offset_us`).
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from utils.record.steps import RUN_STEP, PassKind, StepRecord
+
+CATEGORIES = ("python", "torch_onednn", "openvino", "onnxruntime", "other_native", "waiting")
+CATEGORY_TITLES = {"python": "Python", "torch_onednn": "native torch/oneDNN", "openvino": "OpenVINO",
+                   "onnxruntime": "ONNX Runtime", "other_native": "other native", "waiting": "waiting"}
+SHARE_COLUMNS = ("step", "occurrences", "step_ms", "sampled_ms") + tuple(f"{c}_share" for c in CATEGORIES) + (
+    "gil_share",)
+GLUE = re.compile(r"(^|/)(libc\.so|libm\.so|libstdc\+\+|libgcc_s|ld-linux|libpthread|libdl\.so|\[vdso\]|\?$)")
+TORCH = re.compile(r"(libtorch|libc10|libdnnl|libmkl|libgomp|libiomp|libmkldnn|libshm|/torch/lib/)")
+WAITING = re.compile(r"(futex|pthread_cond_|sem_wait|sem_timedwait|nanosleep|clock_nanosleep|epoll_wait|"
+                     r"\bpoll\b|__poll|\bselect\b|pselect|ppoll|\bpause\b|sigtimedwait|"
+                     r"^(Condition|Event|Semaphore|Barrier)\.wait$|^Queue\.get$|^(sleep|_wait_for_tstate_lock)$)")
+GIL_NOTE = ("py-spy 0.4 marks GIL ownership only as a filter (--gil) over whole recordings, never per sample in "
+            "a timed output, so the per-step GIL-holding share cannot be told here")
+
+
+@dataclass(frozen=True)
+class Frame:
+    name: str
+    filename: str
+
+    @property
+    def python(self) -> bool:
+        return self.filename.endswith(".py")
+
+
+@dataclass(frozen=True)
+class Segment:
+    start_us: float
+    end_us: float
+    stack: tuple[Frame, ...]  # root first
+
+    @property
+    def category(self) -> str:
+        return categorize(self.stack)
+
+
+def categorize(stack: Sequence[Frame]) -> str:
+    if not stack:
+        return "waiting"
+    if WAITING.search(stack[-1].name):
+        return "waiting"
+    for frame in reversed(stack):
+        if frame.python or "libpython" in frame.filename:
+            return "python"
+        if GLUE.search(frame.filename) or not frame.filename:
+            continue
+        if TORCH.search(frame.filename):
+            return "torch_onednn"
+        if "libopenvino" in frame.filename:
+            return "openvino"
+        if "onnxruntime" in frame.filename:
+            return "onnxruntime"
+        return "other_native"
+    return "other_native"
+
+
+def thread_segments(events: Iterable[Mapping[str, Any]]) -> dict[Any, list[Segment]]:
+    """Per thread, its constant-stack stretches from py-spy's B/E events (ts in py-spy's microseconds)."""
+    by_thread: dict[Any, list[Mapping[str, Any]]] = {}
+    for event in events:
+        if event.get("ph") in ("B", "E"):
+            by_thread.setdefault(event["tid"], []).append(event)
+    segments: dict[Any, list[Segment]] = {}
+    for tid, thread_events in by_thread.items():
+        stack: list[Frame] = []
+        out: list[Segment] = []
+        last_ts: Optional[float] = None
+        for event in sorted(thread_events, key=lambda e: float(e["ts"])):  # stable: B/E order kept within a ts
+            ts = float(event["ts"])
+            if last_ts is not None and ts > last_ts and stack:
+                out.append(Segment(last_ts, ts, tuple(stack)))
+            last_ts = ts
+            frame = Frame(str(event.get("name", "")), str((event.get("args") or {}).get("filename", "")))
+            if event["ph"] == "B":
+                stack.append(frame)
+            elif stack:
+                # E events close frames innermost first
+                stack.pop()
+        segments[tid] = out
+    return segments
+
+
+def offset_bounds_us(segments: Sequence[Segment], marks_ns: Sequence[tuple[int, int]], mark_function: str
+                     ) -> list[float]:
+    """Upper bounds of py-spy's clock minus perf_counter's, in microseconds, one per edge of the clock marks it
+    saw: py-spy sees a mark begin and end at its first sample after each edge, so every edge's difference is
+    the offset plus a delay >= 0."""
+    marked = [s for s in segments if any(frame.name == mark_function for frame in s.stack)]
+    if not marked or not marks_ns:
+        return []
+    runs: list[tuple[float, float]] = []  # contiguous stretches inside the mark function
+    for segment in marked:
+        if runs and abs(segment.start_us - runs[-1][1]) < 1e-6:
+            runs[-1] = (runs[-1][0], segment.end_us)
+        else:
+            runs.append((segment.start_us, segment.end_us))
+    if len(runs) >= 2:
+        pairs = [(runs[0], marks_ns[0]), (runs[-1], marks_ns[-1])]  # the start mark, the stop mark
+    else:  # one mark seen: the one whose length it has
+        run = runs[0]
+        pairs = [(run, min(marks_ns, key=lambda mark: abs((mark[1] - mark[0]) / 1e3 - (run[1] - run[0]))))]
+    return [bound for (run_start, run_end), (start_ns, end_ns) in pairs
+            for bound in (run_start - start_ns / 1e3, run_end - end_ns / 1e3)]
+
+
+def clock_offset_us(segments: Sequence[Segment], marks_ns: Sequence[tuple[int, int]], mark_function: str,
+                    rate_hz: Optional[float] = None) -> Optional[float]:
+    """py-spy's clock minus perf_counter's, in microseconds: the tightest of the marks' bounds. py-spy's
+    intervals are exponential (memoryless), so each delay is exponential with the sampling rate's mean; with
+    `rate_hz` the mean of the smallest of n delays, 1 / (n x rate), is taken off, which leaves it unbiased."""
+    bounds = offset_bounds_us(segments, marks_ns, mark_function)
+    if not bounds:
+        return None
+    return min(bounds) - (1e6 / (len(bounds) * rate_hz) if rate_hz else 0.0)
+
+
+def step_shares(records: Sequence[StepRecord], segments: Sequence[Segment], offset_us: float,
+                order: Sequence[str], tolerance_us: float = 0.0) -> list[dict[str, Any]]:
+    """Per step of the timed passes: how its time divides between the categories, from the main thread's
+    segments moved onto perf_counter's clock (ts - offset).
+
+    A segment starts at a sample, the one at which py-spy first saw its stack, and the later samples that saw the
+    same stack went unstamped. A step counts the segments that start inside it, each up to the step's end: a
+    stack first seen before the step began was seen in another step (the stacks hold the steps' own Python
+    frames, so a new step shows as a new stack at its first sample). The step's time before its first sample is
+    not known, and not counted: shares are of `sampled_ms`. A stack first seen less than `tolerance_us` before
+    the step began counts for it too: the clock offset is known only that closely."""
+    moved = sorted(((s.start_us - offset_us, s.end_us - offset_us, s.category) for s in segments))
+    starts = [start for start, _, _ in moved]
+    totals: dict[str, dict[str, float]] = {}
+    counts: dict[str, int] = {}
+    step_ms: dict[str, float] = {}
+    for record in records:
+        if record.pass_kind is not PassKind.TIMED or record.step == RUN_STEP:
+            continue
+        begin, end = record.start_ns / 1e3, record.end_ns / 1e3
+        sums = totals.setdefault(record.step, dict.fromkeys(CATEGORIES, 0.0))
+        counts[record.step] = counts.get(record.step, 0) + 1
+        step_ms[record.step] = step_ms.get(record.step, 0.0) + record.ms
+        index = bisect.bisect_left(starts, begin - tolerance_us)
+        while index < len(moved) and moved[index][0] < end:
+            start, stop, category = moved[index]
+            sums[category] += max(0.0, min(stop, end) - max(start, begin)) / 1e3
+            index += 1
+    ranked = {name: position for position, name in enumerate(order)}
+    rows = []
+    for step in sorted(totals, key=lambda name: ranked.get(name, len(ranked))):
+        sums = totals[step]
+        sampled = sum(sums.values())
+        row: dict[str, Any] = {"step": step, "occurrences": counts[step], "step_ms": step_ms[step],
+                               "sampled_ms": sampled}
+        row.update({f"{c}_share": (sums[c] / sampled if sampled else None) for c in CATEGORIES})
+        row["gil_share"] = None
+        rows.append(row)
+    return rows
+
+
+def where_time_went(row: Mapping[str, Any]) -> str:
+    """One line for a step: its largest category first, then any other of 10% or more."""
+    shares = sorted(((row.get(f"{c}_share") or 0.0, c) for c in CATEGORIES), reverse=True)
+    if not row.get("sampled_ms"):
+        return f"{row['step']}: no samples (shorter than the sampling interval)"
+    parts = [f"{share:.0%} {CATEGORY_TITLES[c]}" for share, c in shares if share >= 0.10] or [
+        f"{shares[0][0]:.0%} {CATEGORY_TITLES[shares[0][1]]}"]
+    return f"{row['step']}: {', '.join(parts)}"
