@@ -14,7 +14,7 @@ import pandas as pd
 from utils.compare.accuracy import accuracy_rows
 from utils.compare.environment import differences, settings
 from utils.compare.gate import judge, parse_threshold, verdict_line
-from utils.compare.gate_runs import DEFAULT_METRICS, METRICS, GateError, gate_figures
+from utils.compare.gate_runs import DEFAULT_METRICS, METRICS, GateError, contention_notes, gate_figures
 from utils.compare.timings import COLUMNS, layer_rows, layer_type_rows, scenario_rows, step_rows
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.writers import layout
@@ -121,6 +121,8 @@ def compare_main(argv: list[str]) -> int:
     print("\nRegression gate (B against A):")
     for verdict in verdicts:
         print(verdict_line(verdict))
+    for note in contention_notes(a, b):
+        print(note)
     regressed = [verdict.figure.metric for verdict in verdicts if verdict.regressed]
     print(f"gate: FAILED on {', '.join(regressed)}" if regressed else "gate: passed")
     # 1 here is "a regression", as a failed write: the merge with utils/errors.py maps it to ExitStatus.

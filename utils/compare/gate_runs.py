@@ -104,6 +104,18 @@ def _map_drop(base: FinishedRun, new: FinishedRun) -> Figure:
     return map_drop_figure(float(base.get("accuracy.map_50_95")), float(new.get("accuracy.map_50_95")), interval, how)
 
 
+def contention_notes(base: FinishedRun, new: FinishedRun, share: float = 0.1) -> list[str]:
+    """A line per run that other processes slowed: a regression between such runs may be the machine's."""
+    notes = []
+    for run in (base, new):
+        other = run.get("contention.other_processes_cpu_share")
+        if isinstance(other, (int, float)) and other > share:
+            notes.append(f"note: other processes used {other:.0%} of the cores during the timed passes of "
+                         f"{run.name}: its timings are slower than on a quiet machine; gate runs made on a quiet "
+                         "runner")
+    return notes
+
+
 READERS = {"latency": _latency, "throughput": _throughput, "map_drop": _map_drop, "peak_memory": _peak_memory}
 
 
