@@ -17,6 +17,7 @@ import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
 from pipelines.runtimes.concurrency import cores_to_pin, threads_per_stream, usable_cores
+from pipelines.runtimes.pinning import pin_torch_pool, thread_affinities
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.profiles import NodeCounter
 from pipelines.runtimes.quantization import Calibration, quantize_for_openvino, quantize_network
@@ -62,6 +63,7 @@ class OpenVinoRuntime(Runtime):
         self.pinning = pinning
         self._thread_requests = threading.local()  # with streams, each worker thread has its own request
         self._inference_threads = threads
+        self._pinned: list[dict] = []
         self._export: Optional[ExportResult] = None
         self._model: Optional[ov.Model] = None
         self._compiled: Optional[ov.CompiledModel] = None
@@ -120,6 +122,10 @@ class OpenVinoRuntime(Runtime):
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
                              **quantization, "compile_s": compile_s,
                              "first_inference_ms": (time.perf_counter() - started) * 1e3}
+        if self.pinning:
+            # The plugin pins its own threads while they run (ENABLE_CPU_PINNING); the torch ops around the
+            # forward run on this thread and torch's pool, pinned here.
+            self._pinned = pin_torch_pool(cores_to_pin(usable_cores(), self._inference_threads))
 
         def run(batch: torch.Tensor) -> torch.Tensor:
             # _infer reads self._request at each call, so profiling() can swap it.
@@ -167,6 +173,8 @@ class OpenVinoRuntime(Runtime):
             "num_streams": int(read_back["NUM_STREAMS"]),
             "streams": int(read_back["NUM_STREAMS"]),
             "pinning": bool(read_back["ENABLE_CPU_PINNING"]),
+            "pinned_threads": list(self._pinned),
+            "thread_affinity": thread_affinities(),
             "threads": int(read_back["INFERENCE_NUM_THREADS"]),
             "execution_devices": list(read_back["EXECUTION_DEVICES"]),
             "onnx_file": str(self._export.path),
