@@ -135,6 +135,11 @@ def test_an_offline_scenario_with_two_streams_keeps_every_workers_steps(tmp_path
     env = json.loads((run_dir / "env.json").read_text())
     assert summary["scenario"]["streams"] == 2
     assert summary["runtime"]["streams"] == env["runtime"]["streams"] == 2
+    # Both streams ran the warm-up batches on their own worker thread before LoadGen started.
+    warmed = summary["scenario"]["streams_warmed"]
+    assert [entry["stream"] for entry in warmed] == [0, 1]
+    assert len({entry["thread_id"] for entry in warmed}) == 2
+    assert all(entry["batches"] == len(summary["warmup"]["batches"]) and entry["ms"] > 0 for entry in warmed)
     steps = pd.read_csv(run_dir / "steps_timer.csv")
     pipeline = steps[(steps["pass_kind"] == "timed") & (steps["step"] == "pipeline")]
     assert pipeline["images"].sum() == summary["scenario"]["samples_answered"]

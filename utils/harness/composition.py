@@ -331,7 +331,8 @@ class Benchmark:
                                {self.input_shapes[index] for index in self.warmup.batches},
                                self.run_dir.path / layout.LOADGEN_DIR, detections if accuracy else None,
                                on_batch=progress.update, streams=self.config.runtime.streams,
-                               max_pixels=self.config.dataset.max_pixels)
+                               max_pixels=self.config.dataset.max_pixels,
+                               warm_batches=[self._load_batch(index) for index in self.warmup.batches])
         self.console(f"{self.scenario_settings.scenario}: MLPerf LoadGen drives the pipeline "
                      f"({self.config.benchmark.loadgen.mode} mode, at least "
                      f"{self.scenario_settings.min_duration_s:g} s and {self.scenario_settings.min_query_count} "
