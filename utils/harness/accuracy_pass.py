@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from datasets.image_folder import decode_image
 from datasets.labels import GroundTruth, ImageTruth
-from pipelines.contract import DetectionPipeline, Detections
+from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections
 from utils.harness.runner import run_stages
 from utils.record.accuracy import (CLASS_COLUMNS, MAX_DETS, coco_evaluation, map_drop_interval,
                                    precision_recall_at)
@@ -36,28 +36,47 @@ def map_postprocess(family: str, postprocess: Any, accuracy: Any) -> tuple[Any, 
     return postprocess.model_copy(update=settings), settings
 
 
+def deployed_settings(family: str, postprocess: Any) -> dict[str, Any]:
+    """The run's own postprocess, as summary.json states what precision and recall at conf_thres used."""
+    if family != "yolo":
+        return {"conf_thres": postprocess.conf_thres, "note": RCNN_SETTINGS_NOTE}
+    return {"conf_thres": postprocess.conf_thres, "iou_thres": postprocess.iou_thres, "max_det": postprocess.max_det}
+
+
 def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, description: str,
            max_pixels: Optional[int] = None, timer: Optional[StepTimer] = None) -> list[Optional[Detections]]:
     """One Detections per path (None where the image cannot be decoded). With a timer, the batches are
     recorded as the accuracy pass."""
+    return detect_as_deployed(pipeline, None, paths, batch_size, description, max_pixels, timer)[0]
+
+
+def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[DetectionPipeline], paths: Sequence[Path],
+                       batch_size: int, description: str, max_pixels: Optional[int] = None,
+                       timer: Optional[StepTimer] = None
+                       ) -> tuple[list[Optional[Detections]], Optional[list[Optional[Detections]]]]:
+    """As detect(), and with `deployed` (the run's own pipeline: same preprocess and forward) the same forward
+    outputs postprocessed as deployed too: at its conf_thres and its NMS IoU, not the mAP settings'."""
     found: list[Optional[Detections]] = []
+    shown: Optional[list[Optional[Detections]]] = [] if deployed is not None else None
+    stages = pipeline.stages()
+    after_forward = [stage.name for stage in stages].index(FORWARD_STAGE) + 1
     batches = range(0, len(paths), batch_size)
     for number, start in enumerate(tqdm(batches, desc=description, unit="batch", disable=None, leave=False)):
         chunk = paths[start:start + batch_size]
-        if timer is None:
-            images = [decode_image(path, max_pixels).image for path in chunk]
-            valid = [image for image in images if image is not None]
-            results = iter(pipeline(valid) if valid else [])
-        else:
-            timer.set_batch(PassKind.ACCURACY, 0, number)
-            with timer.step(PIPELINE_STEP):
-                with timer.step(LOAD_STEP):
-                    images = [decode_image(path, max_pixels).image for path in chunk]
-                    valid = [image for image in images if image is not None]
-                    timer.set_images(len(valid))
-                results = iter(run_stages(pipeline.stages(), timer, valid) if valid else [])
+        step_timer = timer or StepTimer()
+        step_timer.set_batch(PassKind.ACCURACY, 0, number)
+        with step_timer.step(PIPELINE_STEP):
+            with step_timer.step(LOAD_STEP):
+                images = [decode_image(path, max_pixels).image for path in chunk]
+                valid = [image for image in images if image is not None]
+                step_timer.set_images(len(valid))
+            forwarded = run_stages(stages[:after_forward], step_timer, valid) if valid else None
+            results = iter(run_stages(stages[after_forward:], step_timer, forwarded) if valid else [])
         found.extend(None if image is None else next(results) for image in images)
-    return found
+        if shown is not None:
+            as_deployed = iter(deployed.postprocess_at(forwarded, deployed.score_threshold) if valid else [])
+            shown.extend(None if image is None else next(as_deployed) for image in images)
+    return found, shown
 
 
 def _as_truth(detections: Detections) -> ImageTruth:
@@ -76,8 +95,12 @@ class AccuracyResult:
 
 def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequence[Optional[Detections]]],
              truth: Optional[GroundTruth], class_names: Sequence[str], settings: dict[str, Any],
-             conf_thres: float, bootstrap: int, seed: int, reference_name: str) -> AccuracyResult:
-    """mAP of the candidate (and of the reference, with the drop) over the images both could decode."""
+             conf_thres: float, bootstrap: int, seed: int, reference_name: str,
+             shown: Optional[Sequence[Optional[Detections]]] = None,
+             deployed_settings: Optional[dict[str, Any]] = None) -> AccuracyResult:
+    """mAP of the candidate (and of the reference, with the drop) over the images both could decode. Precision
+    and recall at conf_thres are of `shown` (the detections as deployed: conf_thres and the deployed NMS IoU)
+    when given, else of the candidate's mAP-settings detections above conf_thres."""
     started = time.perf_counter()
     usable = [i for i, found in enumerate(candidate)
               if found is not None and (reference is None or reference[i] is not None)]
@@ -102,7 +125,9 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
         "detections": result.detections,
     }
     if truth is not None:
-        summary["at_conf_thres"] = precision_recall_at(truths, dets, conf_thres)
+        at_deployed = [shown[i] for i in usable] if shown is not None else dets
+        summary["at_conf_thres"] = dict(precision_recall_at(truths, at_deployed, conf_thres),
+                                        **({"postprocess": deployed_settings} if deployed_settings else {}))
     rows = [dict(row) for row in result.classes]
     if reference is not None:
         refs = [reference[i] for i in usable]

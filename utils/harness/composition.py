@@ -420,16 +420,18 @@ class Benchmark:
                                               config.benchmark.agreement.images)
         postprocess, stated = accuracy_pass.map_postprocess(self.family.NAME, config.postprocess, settings)
         accuracy_pass.progress_line(self.console, len(paths), self.truth is not None, with_reference)
-        candidate = accuracy_pass.detect(
-            self.family.build_pipeline(self.network, self.forward, config.preprocess, postprocess), paths,
-            config.dataset.batch_size, "accuracy pass", config.dataset.max_pixels, timer)
+        # The run's own pipeline postprocesses the same forwards as deployed, for precision/recall at conf_thres.
+        candidate, shown = accuracy_pass.detect_as_deployed(
+            self.family.build_pipeline(self.network, self.forward, config.preprocess, postprocess), self.pipeline,
+            paths, config.dataset.batch_size, "accuracy pass", config.dataset.max_pixels, timer)
         reference = None
         if with_reference:
             reference = accuracy_pass.detect(self._reference(postprocess)[0], paths, config.dataset.batch_size,
                                              "reference at mAP settings", config.dataset.max_pixels)
         result = accuracy_pass.evaluate(candidate, reference, self.truth, self.network.class_names, stated,
                                         self.pipeline.score_threshold, settings.bootstrap, config.run.seed,
-                                        "torch fp32 eager")
+                                        "torch fp32 eager", shown, accuracy_pass.deployed_settings(
+                                            self.family.NAME, config.postprocess))
         record.accuracy, record.accuracy_classes = result.summary, result.classes
 
     def _layer_pass(self, runner: PassRunner, planned: PlannedPass, record: RunRecord) -> None:
