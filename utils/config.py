@@ -39,6 +39,7 @@ def _holdable_path(value: str) -> str:
 
 
 PathText = Annotated[str, AfterValidator(_holdable_path)]
+AUTO = "auto"
 
 
 class _Section(BaseModel):
@@ -173,7 +174,8 @@ class RuntimeSection(_Section):
     threads: Optional[int] = Field(None, ge=1)
     cache_dir: Optional[PathText] = None  # exported models; None: $XDG_CACHE_HOME/detbench or ~/.cache/detbench
     calibration: CalibrationSection = CalibrationSection()
-    streams: int = Field(1, ge=1)  # requests in flight at once, the threads split between them
+    # Requests in flight at once, the threads split between them; auto: the runtime's own choice.
+    streams: Union[Annotated[int, Field(ge=1)], Literal["auto"]] = 1
     pinning: bool = False  # tie the compute threads to cores
 
     @model_validator(mode="after")
@@ -341,7 +343,7 @@ class Config(_Section):
 
     @model_validator(mode="after")
     def _streams_need_a_scenario(self) -> "Config":
-        if self.runtime.streams > 1 and self.benchmark.scenario == SINGLE_STREAM:
+        if self.runtime.streams != AUTO and self.runtime.streams > 1 and self.benchmark.scenario == SINGLE_STREAM:
             raise ValueError(f"runtime.streams {self.runtime.streams} needs requests to keep in flight: "
                              "benchmark.scenario single_stream runs one batch after another; set "
                              "benchmark.scenario offline, server or multi_stream, or runtime.streams 1")

@@ -17,7 +17,7 @@ import onnxruntime as ort
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
-from pipelines.runtimes.concurrency import (cores_to_pin, ort_intra_op_affinities, stream_cores,
+from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra_op_affinities, stream_cores,
                                             threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import pin_calling_thread, pin_torch_pool, thread_affinities
 from pipelines.runtimes.onnx_export import INPUT_NAME, OUTPUT_NAME, ExportResult, as_input, export_onnx
@@ -51,7 +51,7 @@ class OnnxRuntime(Runtime):
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
                  cache_dir: Union[Path, str, None] = None, graph_optimization: str = "all", opset: int = 17,
-                 calibration: Optional[Calibration] = None, streams: int = 1, pinning: bool = False):
+                 calibration: Optional[Calibration] = None, streams: int | str = 1, pinning: bool = False):
         if precision not in ("fp32", "int8"):
             raise RuntimeNotSupported("onnxruntime runs fp32 and int8 only on the CPU execution provider; use "
                                       "runtime.backend=openvino or torch for bf16")
@@ -68,9 +68,11 @@ class OnnxRuntime(Runtime):
         self.cache_dir = cache_dir
         self.graph_optimization = graph_optimization
         self.opset = opset
-        self.streams = streams
+        self.streams, self.streams_auto = auto_choice(
+            streams, 1, "ONNX Runtime's own split: one session with every thread in its intra-op pool and an "
+                        "inter-op pool of 1 (sequential execution), as its defaults do")
         self.pinning = pinning
-        self._stream_cores: list[Optional[list[int]]] = [None] * streams
+        self._stream_cores: list[Optional[list[int]]] = [None] * self.streams
         self._sessions: list[ort.InferenceSession] = []  # one per stream, each with its own intra-op pool
         self._stream_of_thread = threading.local()
         self._next_stream = itertools.count()
@@ -186,6 +188,7 @@ class OnnxRuntime(Runtime):
             "graph_optimization_level": options.graph_optimization_level.name,
             "allow_spinning": options.get_session_config_entry(ALLOW_SPINNING) != "0",
             "streams": len(self._sessions),
+            "streams_auto": self.streams_auto,
             "threads_per_stream": options.intra_op_num_threads,
             "pinning": self.pinning,
             "intra_op_thread_affinities": [_config_entry(session, AFFINITIES) for session in self._sessions],

@@ -11,7 +11,7 @@ from typing import Any, Optional
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
-from pipelines.runtimes.concurrency import cores_to_pin, stream_cores, threads_per_stream, usable_cores
+from pipelines.runtimes.concurrency import auto_choice, cores_to_pin, stream_cores, threads_per_stream, usable_cores
 from pipelines.runtimes.pinning import pin_openmp_team, thread_affinities
 
 
@@ -36,7 +36,7 @@ class TorchEager(Runtime):
     name = "torch"
 
     def __init__(self, fuse: bool = True, threads: Optional[int] = None, precision: str = "fp32",
-                 channels_last: bool = False, compile: bool = False, streams: int = 1, pinning: bool = False):
+                 channels_last: bool = False, compile: bool = False, streams: int | str = 1, pinning: bool = False):
         if precision not in ("fp32", "bf16"):
             raise RuntimeNotSupported(f"runtime.backend torch runs fp32 or bf16, not {precision}")
         if precision == "bf16" and not cpu_runs_bf16():
@@ -47,7 +47,8 @@ class TorchEager(Runtime):
         self.precision = precision
         self.channels_last = channels_last
         self.compile = compile
-        self.streams = streams
+        self.streams, self.streams_auto = auto_choice(
+            streams, 1, "torch has no streams of its own: one request at a time, every thread in its intra-op pool")
         self.pinning = pinning
         self._fused = False
         self._preparation: dict[str, Any] = {}
@@ -124,6 +125,7 @@ class TorchEager(Runtime):
             "interop_threads": torch.get_num_interop_threads(),
             "inference_mode": True,
             "streams": self.streams,
+            "streams_auto": self.streams_auto,
             "pinning": self.pinning,
             "process_affinity": usable_cores(),
             "pinned_threads": list(self._pinned),

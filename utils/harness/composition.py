@@ -22,9 +22,10 @@ from datasets.labels import load_ground_truth
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.runtimes.concurrency import scenario_streams
 from pipelines.runtimes.registry import build_runtime
 from pipelines.runtimes.torch_eager import TorchEager
-from utils.config import SINGLE_STREAM, Config, config_to_yaml
+from utils.config import AUTO, SINGLE_STREAM, Config, config_to_yaml
 from utils.harness import accuracy_pass
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
@@ -41,7 +42,7 @@ from utils.record.loadgen_results import accuracy_log_map
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
 from utils.record.verdict import apply_budget
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
-from utils.recorders.contention import ContentionRecorder, contention_verdict
+from utils.recorders.contention import ContentionRecorder, contention_verdict, with_thread_advice
 from utils.recorders.energy import EnergyRecorder, RaplStatus
 from utils.recorders.environment import describe_environment
 from utils.recorders.layer_timing import ModelTiming
@@ -104,7 +105,8 @@ class Benchmark:
                 self.family, self.network, config.preprocess, config.postprocess, self.paths,
                 runtime.calibration.images, runtime.calibration.keep_float, config.dataset.max_pixels)
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
-                                     precision=runtime.precision, streams=runtime.streams,
+                                     precision=runtime.precision,
+                                     streams=scenario_streams(runtime.streams, config.benchmark.scenario),
                                      pinning=runtime.pinning, **options)
         if runtime.backend != "torch":
             self.console(f"Preparing {runtime.backend} (the ONNX export is cached; the first one takes a while)...")
@@ -112,6 +114,8 @@ class Benchmark:
                 self.console(f"int8: calibrating on {options['calibration'].images} of the run's images (the "
                              "quantized model is cached too)...")
         self.forward = self.runtime.prepare(self.network, self.family.example_input(config.preprocess))
+        if runtime.streams == AUTO:
+            self.console(f"runtime.streams auto: {self.runtime.streams} ({self.runtime.settings()['streams_auto']['why']})")
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.forward, config.preprocess, config.postprocess)
         self._reference_forward = None  # the torch fp32 reference, built once when a check needs it
@@ -264,8 +268,9 @@ class Benchmark:
             record.status, record.stop_reason = Status.FAILED, (
                 f"every image was skipped ({record.images.skipped} of {record.images.found}): {layout.SKIPPED} in "
                 f"{self.run_dir.path} says why for each one")
-        record.contention = contention.summary()
-        if (verdict := contention_verdict(record.contention)) is not None:
+        record.contention = with_thread_advice(contention.summary())
+        threads = record.identity.runtime.get("threads")
+        if (verdict := contention_verdict(record.contention, threads=threads)) is not None:
             record.warnings.append(verdict)
         return self._finish(record, writer, detections, energy, memory, stops, stop_signal, failed_writing)
 
@@ -330,7 +335,7 @@ class Benchmark:
                                self.config.benchmark.loadgen.performance_sample_count, timer,
                                {self.input_shapes[index] for index in self.warmup.batches},
                                self.run_dir.path / layout.LOADGEN_DIR, detections if accuracy else None,
-                               on_batch=progress.update, streams=self.config.runtime.streams,
+                               on_batch=progress.update, streams=self.runtime.streams,
                                max_pixels=self.config.dataset.max_pixels,
                                warm_batches=[self._load_batch(index) for index in self.warmup.batches])
         self.console(f"{self.scenario_settings.scenario}: MLPerf LoadGen drives the pipeline "
@@ -340,7 +345,7 @@ class Benchmark:
         try:
             with contention:
                 # Streams answer at once: the probe's single-request rate times their number.
-                scenario.start(expected_rate(warm, len(self.paths)) * self.config.runtime.streams)
+                scenario.start(expected_rate(warm, len(self.paths)) * self.runtime.streams)
                 scenario.wait()
         except KeyboardInterrupt:
             self.console("Stopping LoadGen: the remaining queries are answered empty...")
