@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pipelines.runtimes.base import PreparedForward
-from pipelines.runtimes.torch_eager import TorchEager
+from pipelines.runtimes.torch.session import TorchEager
 from pipelines.yolo import family as yolo
 from utils.harness.agreement_check import compare_with_reference
 

@@ -16,12 +16,12 @@ from utils.compare.environment import differences, settings
 from utils.compare.gate import judge, parse_threshold, verdict_line
 from utils.compare.gate_runs import DEFAULT_METRICS, METRICS, GateError, contention_notes, gate_figures
 from utils.compare.timings import COLUMNS, layer_rows, layer_type_rows, scenario_rows, step_rows
+from utils.errors import ExitStatus
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.writers import layout
 from utils.writers.atomic import OutputWriteError
 from utils.writers.compare_files import write_compare_csv, write_compare_html
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 CONSOLE_LAYERS = 15
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]+")
 
@@ -101,7 +101,7 @@ def compare_main(argv: list[str]) -> int:
         scenario = scenario_rows(a, b)
     except (RunFilesError, GateError) as error:
         print(f"error: compare: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return error.status
     layer_types, layers, accuracy = layer_type_rows(a, b), layer_rows(a, b), accuracy_rows(a, b)
     print(report(a, b, environment, same, steps, layer_types, layers, accuracy, scenario))
     folder = Path(args.out) if args.out else default_folder(a, b)
@@ -113,10 +113,10 @@ def compare_main(argv: list[str]) -> int:
                            layers, accuracy, scenario)
     except OutputWriteError as error:
         print(f"error: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return error.status
     print(f"\nfiles: {folder / layout.COMPARE_CSV}, {folder / layout.COMPARE_HTML}")
     if threshold is None:
-        return EXIT_OK
+        return ExitStatus.OK
     verdicts = [judge(figure, threshold) for figure in figures]
     print("\nRegression gate (B against A):")
     for verdict in verdicts:
@@ -125,5 +125,5 @@ def compare_main(argv: list[str]) -> int:
         print(note)
     regressed = [verdict.figure.metric for verdict in verdicts if verdict.regressed]
     print(f"gate: FAILED on {', '.join(regressed)}" if regressed else "gate: passed")
-    # 1 here is "a regression", as a failed write: the merge with utils/errors.py maps it to ExitStatus.
-    return EXIT_FAILED if regressed else EXIT_OK
+    # A regression fails the command as a failed run does (1), never as a mistake in it (2).
+    return ExitStatus.FAILED if regressed else ExitStatus.OK

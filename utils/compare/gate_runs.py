@@ -5,6 +5,7 @@ from typing import Optional
 
 from utils.compare.gate import (Figure, latency_figure, map_drop_figure, single_value_figure, throughput_figure)
 from utils.config import SINGLE_STREAM
+from utils.errors import UsageError
 from utils.readers.finished_run import FinishedRun
 from utils.record.steps import PIPELINE_STEP
 
@@ -13,8 +14,8 @@ DEFAULT_METRICS = ("latency",)
 MEMORY_FIGURES = ("peak_pss_mib", "peak_rss_mib")
 
 
-class GateError(Exception):
-    """Two runs the gate cannot judge (a user's mistake: exit status 2)."""
+class GateError(UsageError):
+    """Two runs the gate cannot judge, or a gate asked for wrongly (a user's mistake: exit status 2)."""
 
 
 def scenario_of(run: FinishedRun) -> str:

@@ -2,7 +2,8 @@
 inside them, then the COCO evaluation (utils.record.accuracy) against the labels or, without labels, against
 the torch fp32 reference's detections at the same settings.
 
-Its steps are recorded with `pass_kind` `accuracy` (steps_timer.csv), which no statistic reads.
+Its steps are recorded with `pass_kind` `accuracy` (steps_timer.csv), which no statistic reads, and no
+energy, memory or contention recorder listens to it (pass_recorders.LISTENING).
 """
 from __future__ import annotations
 
@@ -11,16 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from tqdm import tqdm
-
-from datasets.image_folder import decode_image
 from datasets.labels import GroundTruth, ImageTruth
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections
-from utils.harness.runner import run_stages
+from utils.harness.pass_recorders import PassRecorders
+from utils.harness.passes import terminal_bar
+from utils.harness.reference import REFERENCE_NAME, Reference
+from utils.harness.timed_batch import batch_count, batch_loop, decoded_batches, run_stages
 from utils.record.accuracy import (CLASS_COLUMNS, MAX_DETS, coco_evaluation, map_drop_interval,
                                    precision_recall_at)
 from utils.record.run_record import Table
-from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind
+from utils.record.steps import PassKind
 from utils.recorders.step_timer import StepTimer
 from utils.writers import layout
 
@@ -60,22 +61,24 @@ def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[Detection
     shown: Optional[list[Optional[Detections]]] = [] if deployed is not None else None
     stages = pipeline.stages()
     after_forward = [stage.name for stage in stages].index(FORWARD_STAGE) + 1
-    batches = range(0, len(paths), batch_size)
-    for number, start in enumerate(tqdm(batches, desc=description, unit="batch", disable=None, leave=False)):
-        chunk = paths[start:start + batch_size]
-        step_timer = timer or StepTimer()
-        step_timer.set_batch(PassKind.ACCURACY, 0, number)
-        with step_timer.step(PIPELINE_STEP):
-            with step_timer.step(LOAD_STEP):
-                images = [decode_image(path, max_pixels).image for path in chunk]
-                valid = [image for image in images if image is not None]
-                step_timer.set_images(len(valid))
-            forwarded = run_stages(stages[:after_forward], step_timer, valid) if valid else None
-            results = iter(run_stages(stages[after_forward:], step_timer, forwarded) if valid else [])
-        found.extend(None if image is None else next(results) for image in images)
-        if shown is not None:
-            as_deployed = iter(deployed.postprocess_at(forwarded, deployed.score_threshold) if valid else [])
-            shown.extend(None if image is None else next(as_deployed) for image in images)
+
+    def run(images: list) -> tuple[list[Detections], Optional[list[Detections]]]:
+        steps = timer or StepTimer()
+        forwarded = run_stages(stages[:after_forward], steps, images)
+        detections = run_stages(stages[after_forward:], steps, forwarded)
+        return detections, (deployed.postprocess_at(forwarded, deployed.score_threshold)
+                             if deployed is not None else None)
+
+    batches = range(batch_count(len(paths), batch_size))
+    with terminal_bar(len(paths), description) as progress:
+        for result in batch_loop(decoded_batches(paths, batch_size, max_pixels), batches, run, timer,
+                                 PassKind.ACCURACY):
+            detections, as_deployed = result.output or ([], [])
+            results, deployed_results = iter(detections), iter(as_deployed or [])
+            found.extend(None if sample.image is None else next(results) for sample in result.samples)
+            if shown is not None:
+                shown.extend(None if sample.image is None else next(deployed_results) for sample in result.samples)
+            progress.update(len(result.samples))
     return found, shown
 
 
@@ -97,7 +100,7 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
              truth: Optional[GroundTruth], class_names: Sequence[str], settings: dict[str, Any],
              conf_thres: float, bootstrap: int, seed: int, reference_name: str,
              shown: Optional[Sequence[Optional[Detections]]] = None,
-             deployed_settings: Optional[dict[str, Any]] = None) -> AccuracyResult:
+             deployed: Optional[dict[str, Any]] = None) -> AccuracyResult:
     """mAP of the candidate (and of the reference, with the drop) over the images both could decode. Precision
     and recall at conf_thres are of `shown` (the detections as deployed: conf_thres and the deployed NMS IoU)
     when given, else of the candidate's mAP-settings detections above conf_thres."""
@@ -127,7 +130,7 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
     if truth is not None:
         at_deployed = [shown[i] for i in usable] if shown is not None else dets
         summary["at_conf_thres"] = dict(precision_recall_at(truths, at_deployed, conf_thres),
-                                        **({"postprocess": deployed_settings} if deployed_settings else {}))
+                                        **({"postprocess": deployed} if deployed else {}))
     rows = [dict(row) for row in result.classes]
     if reference is not None:
         refs = [reference[i] for i in usable]
@@ -160,3 +163,28 @@ def progress_line(console: Callable[[str], None], count: int, labelled: bool, wi
     extra = " (and the reference, for the drop)" if with_reference and labelled else ""
     console(f"Accuracy pass: {count} images at mAP settings, scored against {against}{extra}...")
 
+
+
+def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipeline: DetectionPipeline,
+                      paths: Sequence[Path], truth: Optional[GroundTruth], reference: Optional[Reference],
+                      recorders: PassRecorders, console: Callable[[str], None]) -> Optional[AccuracyResult]:
+    """mAP at the accuracy settings, outside the timed passes: against the labels, and with a reference the
+    drop; without labels, against the reference's detections. None when there is nothing to score against."""
+    settings = config.benchmark.accuracy
+    if not settings.enabled or (truth is None and reference is None):
+        return None
+    chosen = accuracy_images(paths, settings.images, truth is not None, config.benchmark.agreement.images)
+    postprocess, stated = map_postprocess(family.NAME, config.postprocess, settings)
+    progress_line(console, len(chosen), truth is not None, reference is not None)
+    with recorders.listening(PassKind.ACCURACY):
+        # The run's own pipeline postprocesses the same forwards as deployed, for precision/recall at conf_thres.
+        candidate, shown = detect_as_deployed(
+            family.build_pipeline(network, forward, config.preprocess, postprocess), pipeline, chosen,
+            config.dataset.batch_size, "accuracy pass", config.dataset.max_pixels, recorders.timer)
+    found_by_reference = None
+    if reference is not None:
+        found_by_reference = detect(reference.pipeline(postprocess), chosen, config.dataset.batch_size,
+                                    "reference at mAP settings", config.dataset.max_pixels)
+    return evaluate(candidate, found_by_reference, truth, network.class_names, stated, pipeline.score_threshold,
+                    settings.bootstrap, config.run.seed, REFERENCE_NAME, shown,
+                    deployed_settings(family.NAME, config.postprocess))
