@@ -1,7 +1,7 @@
 """The harness tax: how much slower the forward runs beside each recorder the harness runs, measured apart from
 any run.
 
-    .venv/bin/python benchmarks/harness_tax.py --arch yolov7-tiny --img-size 640 --rounds 10
+    .venv/bin/python benchmarks/harness_tax.py --arch yolov7-tiny --img-size 640 --rounds 10 [--runtime openvino]
 
 One process, the same torch threads throughout, one fixed preprocessed batch of the bundled photos. Every round
 runs each configuration for a block of forwards (about --block-s seconds), in an order rotated from round to
@@ -46,7 +46,7 @@ from memory_profiler import memory_usage  # noqa: E402
 from datasets.image_folder import decode_image, find_images, image_loader  # noqa: E402
 from pipelines.contract import FORWARD_STAGE  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
-from pipelines.runtimes.torch.session import TorchEager  # noqa: E402
+from pipelines.runtimes.registry import build_runtime  # noqa: E402
 from utils.config import PostprocessSection, PreprocessSection  # noqa: E402
 from utils.errors import command_status  # noqa: E402
 from utils.harness.runner import shutdown_workers  # noqa: E402
@@ -230,6 +230,8 @@ def main() -> None:
     parser.add_argument("--arch", default="yolov7-tiny")
     parser.add_argument("--img-size", type=int, default=640)
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--runtime", choices=("torch", "onnxruntime", "openvino"), default="torch",
+                        help="the runtime of the forward (fp32; ONNX Runtime and OpenVINO run the cached ONNX export)")
     parser.add_argument("--rounds", type=int, default=10)
     # The memory sampler reads the tree's PSS every few seconds (every 3 s for yolov7-tiny here): a block must
     # outlast that spacing for the reads to land among the timed forwards, as they do in a run.
@@ -245,7 +247,7 @@ def main() -> None:
     family = family_for(args.arch)
     preprocess, postprocess = PreprocessSection(img_size=args.img_size), PostprocessSection()
     network = family.load_network(args.arch, None, 0)
-    runtime = TorchEager(threads=args.threads)
+    runtime = build_runtime(args.runtime, threads=args.threads)
     pipeline = family.build_pipeline(network, runtime.prepare(network, family.example_input(preprocess)),
                                      preprocess, postprocess)
     paths = find_images(args.images)
@@ -279,7 +281,8 @@ def main() -> None:
                     for name in names[shift:] + names[:shift]:
                         results[name].append(bench.run_block(configurations[name], forwards))
 
-    print(f"{args.arch} at {args.img_size}, batch {args.batch}, {torch.get_num_threads()} threads, {args.rounds} "
+    print(f"{args.arch} at {args.img_size} on {args.runtime}, batch {args.batch}, "
+          f"{runtime.settings().get('threads')} threads, {args.rounds} "
           f"rounds x {forwards} forwards per configuration (interleaved, order rotated every round)")
     print(f"a round counts for a configuration when other processes took at most {args.quiet_share:.0%} of our cores "
           f"during its block and the bare block; '*': no such round, all rounds used")

@@ -2,10 +2,13 @@
 
     .venv/bin/python benchmarks/openvino_peer.py [--rounds 3] [--threads 2] [--arch yolov7-tiny] [--seconds 15]
 
-Two questions, each against the peer that answers it:
-  - throughput: detbench's offline scenario (MLPerf LoadGen drives the whole pipeline: letterbox, forward, NMS,
-    boxes back; runtime.streams = the streams benchmark_app chose) against `benchmark_app -hint throughput`.
-    Goal: at least 0.9x its FPS.
+Three questions, each against the peer that answers it:
+  - throughput at equal settings: detbench's offline scenario (MLPerf LoadGen drives the whole pipeline:
+    letterbox, forward, NMS, boxes back; runtime.streams auto = the throughput hint's own choice) against
+    `benchmark_app -hint throughput`, both f32. Goal: at least 0.95x its FPS.
+  - with defaults: detbench offline as a user runs it (runtime.precision and runtime.streams left alone)
+    against benchmark_app -hint throughput left to choose its precision; then detbench with the choice its
+    console names (OpenVINO's own precision and streams auto) against the same.
   - latency: detbench's single_stream passes (images/s of the whole pipeline, decoding included; of the
     pipeline without the decoding; of the forward alone) against `benchmark_app -hint latency`. Goal: at
     least 0.9x its FPS.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -35,13 +39,16 @@ from utils.errors import FailedRun, command_status  # noqa: E402
 
 BENCHMARK_APP = Path(sys.executable).parent / "benchmark_app"
 GOAL = 0.9
+OFFLINE_GOAL = 0.95
 
 
-def benchmark_app_command(onnx: Path, hint: str, threads_config: Path, img_size: int, seconds: int) -> list[str]:
+def benchmark_app_command(onnx: Path, hint: str, threads_config: Path, img_size: int, seconds: int,
+                          precision: Optional[str] = "f32") -> list[str]:
     """benchmark_app refuses -nthreads beside -hint (a rule of its command line, not of OpenVINO): the thread
-    count goes in through -load_config."""
+    count goes in through -load_config. precision None: the plugin's own choice."""
     return [str(BENCHMARK_APP), "-m", str(onnx), "-d", "CPU", "-hint", hint, "-load_config", str(threads_config),
-            "-shape", f"[1,3,{img_size},{img_size}]", "-t", str(seconds), "-infer_precision", "f32"]
+            "-shape", f"[1,3,{img_size},{img_size}]", "-t", str(seconds)] + (
+        ["-infer_precision", precision] if precision else [])
 
 
 def parse_benchmark_app(text: str) -> tuple[Optional[float], Optional[int]]:
@@ -51,10 +58,14 @@ def parse_benchmark_app(text: str) -> tuple[Optional[float], Optional[int]]:
     return (float(fps.group(1)) if fps else None), (int(streams.group(1)) if streams else None)
 
 
-def detbench_command(args: argparse.Namespace, out: Path, run_id: str, scenario: str, streams: int) -> list[str]:
+def detbench_command(args: argparse.Namespace, out: Path, run_id: str, scenario: str, streams,
+                     precision: Optional[str] = "fp32") -> list[str]:
+    """streams or precision None: left to detbench's defaults."""
     sets = [f"model.arch={args.arch}", f"preprocess.img_size={args.img_size}", "preprocess.rect=false",
             f"dataset.path={args.images}", "dataset.batch_size=1", "runtime.backend=openvino",
-            "runtime.precision=fp32", f"runtime.threads={args.threads}", f"runtime.streams={streams}",
+            f"runtime.threads={args.threads}",
+            *([f"runtime.precision={precision}"] if precision else []),
+            *([f"runtime.streams={streams}"] if streams is not None else []),
             "benchmark.layer_timing=false", "benchmark.profiler=false", "benchmark.agreement.enabled=false",
             "outputs.plots=false", "outputs.save_images=false", "outputs.report=false",
             f"run.output_dir={out}", f"run.id={run_id}", f"benchmark.scenario={scenario}"]
@@ -69,11 +80,21 @@ def detbench_command(args: argparse.Namespace, out: Path, run_id: str, scenario:
     return command
 
 
-def run(command: list[str], timeout: int) -> str:
+LOADS: dict[str, list[float]] = {}
+
+
+def run(command: list[str], timeout: int, figure: str = "") -> str:
     result = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=timeout)
     if result.returncode != 0:
         raise FailedRun(f"failed (exit {result.returncode}): {' '.join(command[:4])} ...\n{result.stderr[-2000:]}")
+    if figure:
+        LOADS.setdefault(figure, []).append(os.getloadavg()[0])
     return result.stdout
+
+
+def offline_rate(out: Path, run_id: str) -> tuple[float, dict]:
+    summary = json.loads((out / run_id / "summary.json").read_text())
+    return summary["scenario"]["result"]["samples_per_s"], summary["runtime"]
 
 
 def main() -> None:
@@ -85,6 +106,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=15, help="each run's measured time; default 15")
     parser.add_argument("--images", default=str(PROJECT_ROOT / "datasets" / "samples"))
     parser.add_argument("--output-dir", type=Path, default=None)
+    parser.add_argument("--skip-latency", action="store_true", help="leave out the single_stream / -hint latency pair")
     args = parser.parse_args()
     out = args.output_dir or Path(tempfile.mkdtemp(prefix="detbench-openvino-peer-"))
     timeout = 20 * args.seconds + 600
@@ -99,24 +121,39 @@ def main() -> None:
         if onnx is None:  # the first detbench run exports (and caches) the ONNX file both sides then run
             run(detbench_command(args, out, f"r{index}-export", "single_stream", 1), timeout)
             onnx = Path(json.loads((out / f"r{index}-export" / "summary.json").read_text())["runtime"]["onnx_file"])
-        row["app_throughput_fps"], streams = parse_benchmark_app(
-            run(benchmark_app_command(onnx, "throughput", threads_config, args.img_size, args.seconds), timeout))
+        row["app_throughput_fps"], streams = parse_benchmark_app(run(
+            benchmark_app_command(onnx, "throughput", threads_config, args.img_size, args.seconds), timeout,
+            "app_throughput_fps"))
         offline_id = f"r{index}-offline"
-        run(detbench_command(args, out, offline_id, "offline", streams or 1), timeout)
-        offline = json.loads((out / offline_id / "summary.json").read_text())
-        row["offline_samples_per_s"] = offline["scenario"]["result"]["samples_per_s"]
-        row["offline_valid"] = offline["scenario"]["result"]["valid"]
-        row["app_latency_fps"], _ = parse_benchmark_app(
-            run(benchmark_app_command(onnx, "latency", threads_config, args.img_size, args.seconds), timeout))
-        single_id = f"r{index}-single"
-        run(detbench_command(args, out, single_id, "single_stream", 1), timeout)
-        single = json.loads((out / single_id / "summary.json").read_text())
-        row["single_images_per_s"] = single["pipeline_latency"]["images_per_s"]
-        steps = single["steps"]
-        undecoded_ms = (steps["pipeline"]["total_ms"] - steps["load"]["total_ms"]) / single["images_timed"]
-        row["single_undecoded_per_s"] = 1000.0 / undecoded_ms
-        forward_ms = single["forward"]["p50_ms_per_image"]
-        row["single_forward_per_s"] = 1000.0 / forward_ms if forward_ms else None
+        run(detbench_command(args, out, offline_id, "offline", "auto"), timeout, "offline_samples_per_s")
+        row["offline_samples_per_s"], runtime = offline_rate(out, offline_id)
+        row["offline_streams"] = runtime["streams"]
+        row["offline_valid"] = json.loads((out / offline_id / "summary.json").read_text())["scenario"]["result"]["valid"]
+        row["app_default_fps"], _ = parse_benchmark_app(run(
+            benchmark_app_command(onnx, "throughput", threads_config, args.img_size, args.seconds, None), timeout,
+            "app_default_fps"))
+        default_id = f"r{index}-default"
+        run(detbench_command(args, out, default_id, "offline", None, None), timeout, "default_samples_per_s")
+        row["default_samples_per_s"], runtime = offline_rate(out, default_id)
+        peer = runtime.get("openvino_defaults") or {}
+        chosen = {"f32": "fp32", "bf16": "bf16"}.get(peer.get("inference_precision"), "fp32")
+        choice_id = f"r{index}-peer-choice"
+        run(detbench_command(args, out, choice_id, "offline", "auto", chosen), timeout, "choice_samples_per_s")
+        row["choice_samples_per_s"], _ = offline_rate(out, choice_id)
+        row["peer_precision"] = peer.get("inference_precision")
+        if not args.skip_latency:
+            row["app_latency_fps"], _ = parse_benchmark_app(
+                run(benchmark_app_command(onnx, "latency", threads_config, args.img_size, args.seconds), timeout,
+                    "app_latency_fps"))
+            single_id = f"r{index}-single"
+            run(detbench_command(args, out, single_id, "single_stream", 1), timeout, "single_images_per_s")
+            single = json.loads((out / single_id / "summary.json").read_text())
+            row["single_images_per_s"] = single["pipeline_latency"]["images_per_s"]
+            steps = single["steps"]
+            undecoded_ms = (steps["pipeline"]["total_ms"] - steps["load"]["total_ms"]) / single["images_timed"]
+            row["single_undecoded_per_s"] = 1000.0 / undecoded_ms
+            forward_ms = single["forward"]["p50_ms_per_image"]
+            row["single_forward_per_s"] = 1000.0 / forward_ms if forward_ms else None
         rows.append(row)
         print(f"round {index}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                                               for k, v in row.items()), flush=True)
@@ -125,23 +162,38 @@ def main() -> None:
         values = [r[a] / r[b] for r in rows if r.get(a) and r.get(b)]
         return statistics.median(values) if values else None
 
-    offline_ratio = ratio("offline_samples_per_s", "app_throughput_fps")
-    single_ratio = ratio("single_images_per_s", "app_latency_fps")
-    undecoded_ratio = ratio("single_undecoded_per_s", "app_latency_fps")
-    forward_ratio = ratio("single_forward_per_s", "app_latency_fps")
-    print(f"\nopenvino_peer: {args.arch} at {args.img_size}x{args.img_size}, fp32, {args.threads} threads, "
-          f"{args.rounds} interleaved rounds of {args.seconds} s each side; ONNX {onnx}; benchmark_app chose "
-          f"{streams} stream(s) for throughput")
-    for name, value, what in (
-            ("offline / benchmark_app -hint throughput", offline_ratio, "whole pipeline under LoadGen"),
-            ("single_stream / benchmark_app -hint latency", single_ratio, "whole pipeline, decoding included"),
-            ("single_stream without decoding / benchmark_app -hint latency", undecoded_ratio,
-             "letterbox + forward + NMS + boxes, the images' decoding left out as benchmark_app has none"),
-            ("single_stream forward / benchmark_app -hint latency", forward_ratio, "forward p50 alone")):
-        verdict = "n/a" if value is None else ("meets" if value >= GOAL else "misses")
-        shown = "n/a" if value is None else f"x{value:.3f}"
-        print(f"  {name}: {shown} ({what}; goal >= {GOAL}x: {verdict})")
-    print(f"  offline LoadGen results valid: {[r['offline_valid'] for r in rows]}; run directories under {out}")
+    def medians(name: str) -> str:
+        values = [r[name] for r in rows if r.get(name)]
+        loads = LOADS.get(name, [])
+        return (f"{statistics.median(values):.2f}" if values else "n/a") + \
+            (f" (load average {min(loads):.1f}-{max(loads):.1f})" if loads else "")
+
+    print(f"\nopenvino_peer: {args.arch} at {args.img_size}x{args.img_size}, {args.threads} threads, {args.rounds} "
+          f"interleaved rounds of {args.seconds} s each side; ONNX {onnx}; benchmark_app chose {streams} stream(s) "
+          f"for throughput; detbench's streams auto: {[r.get('offline_streams') for r in rows]}")
+    for name in ("app_throughput_fps", "offline_samples_per_s", "app_default_fps", "default_samples_per_s",
+                 "choice_samples_per_s", "app_latency_fps", "single_images_per_s"):
+        print(f"  {name}: median {medians(name)}")
+    for name, a, b, what, goal in (
+            ("offline (streams auto) / benchmark_app -hint throughput, f32", "offline_samples_per_s",
+             "app_throughput_fps", "equal settings: whole pipeline under LoadGen", OFFLINE_GOAL),
+            ("detbench defaults / benchmark_app defaults", "default_samples_per_s", "app_default_fps",
+             "each left to its defaults", None),
+            ("detbench with OpenVINO's choice / benchmark_app defaults", "choice_samples_per_s", "app_default_fps",
+             f"the --set line detbench's console prints ({rows[0].get('peer_precision')}, streams auto)", None),
+            ("single_stream / benchmark_app -hint latency", "single_images_per_s", "app_latency_fps",
+             "whole pipeline, decoding included", GOAL),
+            ("single_stream without decoding / benchmark_app -hint latency", "single_undecoded_per_s",
+             "app_latency_fps", "letterbox + forward + NMS + boxes", GOAL),
+            ("single_stream forward / benchmark_app -hint latency", "single_forward_per_s", "app_latency_fps",
+             "forward p50 alone", GOAL)):
+        value = ratio(a, b)
+        if value is None:
+            continue
+        verdict = "" if goal is None else f"; goal >= {goal}x: {'meets' if value >= goal else 'misses'}"
+        print(f"  {name}: x{value:.3f} ({what}{verdict})")
+    print(f"  offline LoadGen results valid: {[r['offline_valid'] for r in rows if 'offline_valid' in r]}; run "
+          f"directories under {out}")
 
 
 if __name__ == "__main__":

@@ -105,3 +105,14 @@ def test_sweep_names_the_fastest_within_budget_and_plots_speed_against_map(tmp_p
     assert set(answer["pareto_front"]) <= set(table["point"]) and answer["pareto_front"]
     assert (tmp_path / "s" / "sweep.png").stat().st_size > 10_000
     assert "Throughput against accuracy" in (tmp_path / "s" / "report.html").read_text()
+
+
+def test_precision_and_recall_at_conf_thres_are_of_the_detections_as_deployed(tmp_path):
+    # A deployed NMS IoU far from the accuracy pass's 0.65: the figures at conf_thres must count the boxes the
+    # run shows (detections.csv of its timed pass), not those the mAP settings' NMS keeps.
+    code, run_dir = run(tmp_path, "postprocess.iou_thres=0.05")
+    assert code == 0
+    at = json.loads((run_dir / "summary.json").read_text())["accuracy"]["at_conf_thres"]
+    assert at["postprocess"] == {"conf_thres": 0.25, "iou_thres": 0.05, "max_det": 300}
+    shown = pd.read_csv(run_dir / "detections.csv")
+    assert at["detections"] == len(shown) > 0

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from utils.recorders.contention import ContentionRecorder, contention_verdict, process_ticks, read_cpu_mhz
+from utils.recorders.contention import (ContentionRecorder, contention_verdict, free_cores, process_ticks,
+                                       read_cpu_mhz, threads_supported, with_thread_advice)
 from utils.recorders.memory import ProcessTree
 
 TICK_S = 1 / os.sysconf("SC_CLK_TCK")
@@ -152,22 +153,44 @@ def test_frequency_from_sysfs_then_cpuinfo(tmp_path):
         [], "no cpufreq in sysfs and no 'cpu MHz' in /proc/cpuinfo")
 
 
-def measured(other=0.25, steal=0.0, start=(0.5, 0.4, 0.3), end=(2.1, 0.9, 0.4)):
+def measured(other=0.25, steal=0.0, start=(0.5, 0.4, 0.3), end=(2.1, 0.9, 0.4), cpus=(0, 1)):
     return {"status": "measured", "other_processes_cpu_share": other, "steal_share": steal,
-            "load_average_start": start, "load_average_end": end}
+            "load_average_start": start, "load_average_end": end, "cpus_counted": list(cpus)}
 
 
 def test_verdict():
     assert contention_verdict(measured(other=0.05)) is None
     assert contention_verdict(measured(other=0.10)) is None
+    # 2 cores, 25% taken: 1.5 cores free, which support 1 thread.
     assert contention_verdict(measured(other=0.25)) == (
         "contended: other processes used 25% of the cores during the timed passes (load average 0.50 -> 2.10); "
-        "timings are slower than on a quiet machine")
+        "timings are slower than on a quiet machine; the free cores (about 1.5 of 2) support 1 compute thread(s)")
     assert contention_verdict(measured(other=0.25), threshold=0.3) is None
     assert contention_verdict(measured(other=0.04, steal=0.08)) == (
         "contended: other processes used 4% of the cores during the timed passes (load average 0.50 -> 2.10); "
-        "the hypervisor gave 8% of them to other guests (steal); timings are slower than on a quiet machine")
+        "the hypervisor gave 8% of them to other guests (steal); timings are slower than on a quiet machine; "
+        "the free cores (about 1.8 of 2) support 1 compute thread(s)")
     assert "load average unknown" in contention_verdict(measured(start=None, steal=None))
+
+
+@pytest.mark.parametrize("cores, other, steal, free, supported", [
+    (2, 0.5, 0.0, 1.0, 1),    # one of two cores busy elsewhere (the 12.5x case): one thread
+    (2, 0.04, 0.0, 1.92, 2),  # tick noise: both cores free
+    (2, 0.04, 0.08, 1.76, 1),  # steal counts as taken
+    (4, 0.3, None, 2.8, 3),
+    (2, 0.99, 0.0, 0.02, 1),  # never fewer than one
+])
+def test_threads_the_free_cores_support(cores, other, steal, free, supported):
+    assert free_cores(cores, other, steal) == pytest.approx(free)
+    assert threads_supported(cores, other, steal) == supported
+
+
+def test_the_advice_names_a_thread_count_when_the_run_used_more():
+    line = contention_verdict(measured(other=0.5), threads=2)
+    assert line.endswith("support 1 compute thread(s): this run used 2, and threads beyond the free cores wait "
+                         "for busy ones, so --set runtime.threads=1 is likely faster while the load lasts")
+    assert "likely faster" not in contention_verdict(measured(other=0.5), threads=1)
+    assert with_thread_advice(measured(other=0.5))["threads_supported"] == 1
 
 
 # Real processes. A busy loop bounded by its own CPU time, so a loaded machine only makes it slower.

@@ -52,6 +52,19 @@ def network():
     return yolo.load_network("yolov7-tiny", None, 0)
 
 
+@pytest.fixture
+def restored_affinity():
+    """Pinning in this process ties the test process's threads (torch's pool too) to cores: every thread gets
+    the process's mask back afterwards."""
+    before = os.sched_getaffinity(0)
+    yield
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            os.sched_setaffinity(int(task.name), before)
+        except OSError:  # the thread ended meanwhile
+            pass
+
+
 def _concurrent_outputs(forward, batches):
     outputs = [None] * len(batches)
 
@@ -67,7 +80,8 @@ def _concurrent_outputs(forward, batches):
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])
-def test_exported_runtimes_read_back_their_streams_and_answer_concurrent_requests_alike(backend, network, tmp_path):
+def test_exported_runtimes_read_back_their_streams_and_answer_concurrent_requests_alike(backend, network, tmp_path,
+                                                                                      restored_affinity):
     example = torch.rand(1, 3, 64, 64)
     runtime = build_runtime(backend, threads=2, streams=2, pinning=backend == "openvino", cache_dir=tmp_path)
     forward = runtime.prepare(network, example)
@@ -85,7 +99,7 @@ def test_exported_runtimes_read_back_their_streams_and_answer_concurrent_request
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no process affinity on this OS")
-def test_torch_pinning_sets_the_process_affinity_and_reads_it_back(network):
+def test_torch_pinning_sets_the_process_affinity_and_reads_it_back(network, restored_affinity):
     before = os.sched_getaffinity(0)
     threads = torch.get_num_threads()
     try:
@@ -94,8 +108,9 @@ def test_torch_pinning_sets_the_process_affinity_and_reads_it_back(network):
         pinned = sorted(before)[:1]
         assert runtime.settings()["process_affinity"] == pinned == sorted(os.sched_getaffinity(0))
         assert runtime.settings()["pinning"] is True
+        assert runtime.settings()["pinned_threads"] == [
+            {"stream": 0, "openmp_thread": 0, "tid": threading.get_native_id(), "core": pinned[0]}]
     finally:
-        os.sched_setaffinity(0, before)
         torch.set_num_threads(threads)
 
 
@@ -120,6 +135,11 @@ def test_an_offline_scenario_with_two_streams_keeps_every_workers_steps(tmp_path
     env = json.loads((run_dir / "env.json").read_text())
     assert summary["scenario"]["streams"] == 2
     assert summary["runtime"]["streams"] == env["runtime"]["streams"] == 2
+    # Both streams ran the warm-up batches on their own worker thread before LoadGen started.
+    warmed = summary["scenario"]["streams_warmed"]
+    assert [entry["stream"] for entry in warmed] == [0, 1]
+    assert len({entry["thread_id"] for entry in warmed}) == 2
+    assert all(entry["batches"] == len(summary["warmup"]["batches"]) and entry["ms"] > 0 for entry in warmed)
     steps = pd.read_csv(run_dir / "steps_timer.csv")
     pipeline = steps[(steps["pass_kind"] == "timed") & (steps["step"] == "pipeline")]
     assert pipeline["images"].sum() == summary["scenario"]["samples_answered"]

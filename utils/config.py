@@ -39,6 +39,7 @@ def _holdable_path(value: str) -> str:
 
 
 PathText = Annotated[str, AfterValidator(_holdable_path)]
+AUTO = "auto"
 
 
 class _Section(BaseModel):
@@ -175,11 +176,13 @@ class _RuntimeCommon(_Section):
     cache_dir: Optional[PathText] = Field(None, description=(
         "where exported ONNX files are cached; null: `$XDG_CACHE_HOME/detbench` or `~/.cache/detbench`"))
     calibration: CalibrationSection = CalibrationSection()
-    streams: int = Field(1, ge=1, description=(
-        "requests in flight at once, `runtime.threads` split between them; more than 1 needs a LoadGen scenario "
+    streams: Union[Annotated[int, Field(ge=1)], Literal["auto"]] = Field(1, description=(
+        "requests in flight at once, `runtime.threads` split between them; more than 1 needs a LoadGen scenario; "
+        "`auto`: the runtime's own choice (OpenVINO's throughput hint; one stream for ONNX Runtime and torch, and "
+        "under single_stream), recorded in summary.json `runtime.streams_auto` "
         "(see [scenarios.md](scenarios.md#streams-and-pinning))"))
     pinning: bool = Field(False, description=(
-        "tie the compute threads to cores (see [scenarios.md](scenarios.md#streams-and-pinning))"))
+        "tie every compute thread to a core of its own (see [scenarios.md](scenarios.md#streams-and-pinning))"))
 
 
 # Each runtime's own keys, in registry order; a key two runtimes offer is one key.
@@ -417,7 +420,7 @@ class Config(_Section):
 
     @model_validator(mode="after")
     def _streams_need_a_scenario(self) -> "Config":
-        if self.runtime.streams > 1 and self.benchmark.scenario == SINGLE_STREAM:
+        if self.runtime.streams != AUTO and self.runtime.streams > 1 and self.benchmark.scenario == SINGLE_STREAM:
             raise ValueError(f"runtime.streams {self.runtime.streams} needs requests to keep in flight: "
                              "benchmark.scenario single_stream runs one batch after another; set "
                              "benchmark.scenario offline, server or multi_stream, or runtime.streams 1")

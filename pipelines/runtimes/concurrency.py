@@ -12,6 +12,26 @@ from typing import Optional, Sequence
 from pipelines.runtimes.base import RuntimeNotSupported
 
 
+AUTO = "auto"
+AUTO_ONE_REQUEST = "auto:single_stream"  # auto where one request at a time is in flight
+ONE_REQUEST = "auto in single_stream: one request is in flight at a time, and one stream takes every thread"
+
+
+def scenario_streams(streams, scenario: str):
+    """runtime.streams as the runtime gets it: `auto` under single_stream is one stream (AUTO_ONE_REQUEST, which
+    the runtime reports), since a second stream would only take threads from the one request."""
+    return AUTO_ONE_REQUEST if streams == AUTO and scenario == "single_stream" else streams
+
+
+def auto_choice(streams, runtime_choice: int, why: str) -> tuple[int, dict | None]:
+    """(the streams to run, summary.json runtime.streams_auto) for what the config asked."""
+    if streams == AUTO_ONE_REQUEST:
+        return 1, {"asked": AUTO, "resolved": 1, "why": ONE_REQUEST}
+    if streams == AUTO:
+        return runtime_choice, {"asked": AUTO, "resolved": runtime_choice, "why": why}
+    return streams, None
+
+
 def threads_per_stream(threads: int, streams: int) -> int:
     """The run's threads split evenly between the streams; each stream needs one at least."""
     if streams > threads:

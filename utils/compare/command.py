@@ -1,5 +1,7 @@
-"""`python benchmark.py compare RUN_A RUN_B [--out DIR]`: what differs between two runs, and which timing
-differences are beyond the noise. Printed as tables and written as compare.csv and compare.html."""
+"""`python benchmark.py compare RUN_A RUN_B [--out DIR] [--fail-above PCT [--metric M ...]]`: what differs between
+two runs, and which timing differences are beyond the noise. Printed as tables and written as compare.csv and
+compare.html. With --fail-above, a regression gate for CI: exit status 1 when B is worse than A by more than PCT
+on a chosen figure, beyond the noise (utils/compare/gate.py says how)."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +13,8 @@ import pandas as pd
 
 from utils.compare.accuracy import accuracy_rows
 from utils.compare.environment import differences, settings
+from utils.compare.gate import judge, parse_threshold, verdict_line
+from utils.compare.gate_runs import DEFAULT_METRICS, METRICS, GateError, contention_notes, gate_figures
 from utils.compare.timings import COLUMNS, layer_rows, layer_type_rows, scenario_rows, step_rows
 from utils.errors import ExitStatus
 from utils.readers.finished_run import FinishedRun, RunFilesError
@@ -28,6 +32,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("run_b", metavar="RUN_B", help="run directory compared with it (ratios are B/A)")
     parser.add_argument("--out", help="folder for compare.csv and compare.html "
                                       "(default outputs/compare_<A>_vs_<B>/)")
+    parser.add_argument("--fail-above", metavar="PCT",
+                        help="regression gate: exit 1 when B is worse than A by more than PCT on a --metric and the "
+                             "95%% interval of the change excludes no change (percent of A; for map_drop, "
+                             "percentage points of mAP@0.5:0.95)")
+    parser.add_argument("--metric", dest="metrics", action="append", choices=METRICS, metavar="METRIC",
+                        help=f"a figure the gate judges, repeatable: {', '.join(METRICS)} (default latency)")
     return parser.parse_args(argv)
 
 
@@ -69,14 +79,27 @@ def report(a: FinishedRun, b: FinishedRun, environment: list[dict], same: int, s
     return "\n".join(lines)
 
 
+def _threshold(text: str | None) -> float | None:
+    try:
+        return parse_threshold(text) if text is not None else None
+    except ValueError as error:
+        raise GateError(str(error)) from None
+
+
 def compare_main(argv: list[str]) -> int:
     args = parse_args(argv)
+    figures = []
     try:
+        if args.metrics and args.fail_above is None:
+            raise GateError("--metric chooses what the gate judges: add --fail-above PCT")
+        threshold = _threshold(args.fail_above)
         a, b = FinishedRun(args.run_a), FinishedRun(args.run_b)
+        if threshold is not None:
+            figures = gate_figures(a, b, tuple(dict.fromkeys(args.metrics or DEFAULT_METRICS)))
         environment, same = differences(settings(a), settings(b))
         steps = step_rows(a, b)
         scenario = scenario_rows(a, b)
-    except RunFilesError as error:
+    except (RunFilesError, GateError) as error:
         print(f"error: compare: {error}", file=sys.stderr)
         return error.status
     layer_types, layers, accuracy = layer_type_rows(a, b), layer_rows(a, b), accuracy_rows(a, b)
@@ -92,4 +115,15 @@ def compare_main(argv: list[str]) -> int:
         print(f"error: {error}", file=sys.stderr)
         return error.status
     print(f"\nfiles: {folder / layout.COMPARE_CSV}, {folder / layout.COMPARE_HTML}")
-    return ExitStatus.OK
+    if threshold is None:
+        return ExitStatus.OK
+    verdicts = [judge(figure, threshold) for figure in figures]
+    print("\nRegression gate (B against A):")
+    for verdict in verdicts:
+        print(verdict_line(verdict))
+    for note in contention_notes(a, b):
+        print(note)
+    regressed = [verdict.figure.metric for verdict in verdicts if verdict.regressed]
+    print(f"gate: FAILED on {', '.join(regressed)}" if regressed else "gate: passed")
+    # A regression fails the command as a failed run does (1), never as a mistake in it (2).
+    return ExitStatus.FAILED if regressed else ExitStatus.OK

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from datasets.labels import GroundTruth, ImageTruth
-from pipelines.contract import DetectionPipeline, Detections
+from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections
 from utils.harness.pass_recorders import PassRecorders
 from utils.harness.passes import terminal_bar
 from utils.harness.reference import REFERENCE_NAME, Reference
@@ -37,20 +37,49 @@ def map_postprocess(family: str, postprocess: Any, accuracy: Any) -> tuple[Any, 
     return postprocess.model_copy(update=settings), settings
 
 
+def deployed_settings(family: str, postprocess: Any) -> dict[str, Any]:
+    """The run's own postprocess, as summary.json states what precision and recall at conf_thres used."""
+    if family != "yolo":
+        return {"conf_thres": postprocess.conf_thres, "note": RCNN_SETTINGS_NOTE}
+    return {"conf_thres": postprocess.conf_thres, "iou_thres": postprocess.iou_thres, "max_det": postprocess.max_det}
+
+
 def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, description: str,
            max_pixels: Optional[int] = None, timer: Optional[StepTimer] = None) -> list[Optional[Detections]]:
     """One Detections per path (None where the image cannot be decoded). With a timer, the batches are
     recorded as the accuracy pass."""
+    return detect_as_deployed(pipeline, None, paths, batch_size, description, max_pixels, timer)[0]
+
+
+def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[DetectionPipeline], paths: Sequence[Path],
+                       batch_size: int, description: str, max_pixels: Optional[int] = None,
+                       timer: Optional[StepTimer] = None
+                       ) -> tuple[list[Optional[Detections]], Optional[list[Optional[Detections]]]]:
+    """As detect(), and with `deployed` (the run's own pipeline: same preprocess and forward) the same forward
+    outputs postprocessed as deployed too: at its conf_thres and its NMS IoU, not the mAP settings'."""
     found: list[Optional[Detections]] = []
-    run = (lambda images: run_stages(pipeline.stages(), timer, images)) if timer is not None else pipeline
+    shown: Optional[list[Optional[Detections]]] = [] if deployed is not None else None
+    stages = pipeline.stages()
+    after_forward = [stage.name for stage in stages].index(FORWARD_STAGE) + 1
+
+    def run(images: list) -> tuple[list[Detections], Optional[list[Detections]]]:
+        steps = timer or StepTimer()
+        forwarded = run_stages(stages[:after_forward], steps, images)
+        detections = run_stages(stages[after_forward:], steps, forwarded)
+        return detections, (deployed.postprocess_at(forwarded, deployed.score_threshold)
+                             if deployed is not None else None)
+
     batches = range(batch_count(len(paths), batch_size))
     with terminal_bar(len(paths), description) as progress:
         for result in batch_loop(decoded_batches(paths, batch_size, max_pixels), batches, run, timer,
                                  PassKind.ACCURACY):
-            results = iter(result.output or [])
+            detections, as_deployed = result.output or ([], [])
+            results, deployed_results = iter(detections), iter(as_deployed or [])
             found.extend(None if sample.image is None else next(results) for sample in result.samples)
+            if shown is not None:
+                shown.extend(None if sample.image is None else next(deployed_results) for sample in result.samples)
             progress.update(len(result.samples))
-    return found
+    return found, shown
 
 
 def _as_truth(detections: Detections) -> ImageTruth:
@@ -69,8 +98,12 @@ class AccuracyResult:
 
 def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequence[Optional[Detections]]],
              truth: Optional[GroundTruth], class_names: Sequence[str], settings: dict[str, Any],
-             conf_thres: float, bootstrap: int, seed: int, reference_name: str) -> AccuracyResult:
-    """mAP of the candidate (and of the reference, with the drop) over the images both could decode."""
+             conf_thres: float, bootstrap: int, seed: int, reference_name: str,
+             shown: Optional[Sequence[Optional[Detections]]] = None,
+             deployed: Optional[dict[str, Any]] = None) -> AccuracyResult:
+    """mAP of the candidate (and of the reference, with the drop) over the images both could decode. Precision
+    and recall at conf_thres are of `shown` (the detections as deployed: conf_thres and the deployed NMS IoU)
+    when given, else of the candidate's mAP-settings detections above conf_thres."""
     started = time.perf_counter()
     usable = [i for i, found in enumerate(candidate)
               if found is not None and (reference is None or reference[i] is not None)]
@@ -95,7 +128,9 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
         "detections": result.detections,
     }
     if truth is not None:
-        summary["at_conf_thres"] = precision_recall_at(truths, dets, conf_thres)
+        at_deployed = [shown[i] for i in usable] if shown is not None else dets
+        summary["at_conf_thres"] = dict(precision_recall_at(truths, at_deployed, conf_thres),
+                                        **({"postprocess": deployed} if deployed else {}))
     rows = [dict(row) for row in result.classes]
     if reference is not None:
         refs = [reference[i] for i in usable]
@@ -142,11 +177,14 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
     postprocess, stated = map_postprocess(family.NAME, config.postprocess, settings)
     progress_line(console, len(chosen), truth is not None, reference is not None)
     with recorders.listening(PassKind.ACCURACY):
-        candidate = detect(family.build_pipeline(network, forward, config.preprocess, postprocess), chosen,
-                           config.dataset.batch_size, "accuracy pass", config.dataset.max_pixels, recorders.timer)
+        # The run's own pipeline postprocesses the same forwards as deployed, for precision/recall at conf_thres.
+        candidate, shown = detect_as_deployed(
+            family.build_pipeline(network, forward, config.preprocess, postprocess), pipeline, chosen,
+            config.dataset.batch_size, "accuracy pass", config.dataset.max_pixels, recorders.timer)
     found_by_reference = None
     if reference is not None:
         found_by_reference = detect(reference.pipeline(postprocess), chosen, config.dataset.batch_size,
                                     "reference at mAP settings", config.dataset.max_pixels)
     return evaluate(candidate, found_by_reference, truth, network.class_names, stated, pipeline.score_threshold,
-                    settings.bootstrap, config.run.seed, REFERENCE_NAME)
+                    settings.bootstrap, config.run.seed, REFERENCE_NAME, shown,
+                    deployed_settings(family.NAME, config.postprocess))

@@ -19,8 +19,9 @@ from pipelines.contract import DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.cache_integrity import usable_directory
-from pipelines.runtimes.registry import SPECS, build_reference, build_runtime, is_reference
-from utils.config import SINGLE_STREAM, Config, config_to_yaml
+from pipelines.runtimes.concurrency import scenario_streams
+from pipelines.runtimes.registry import SPECS, build_runtime, is_reference
+from utils.config import AUTO, SINGLE_STREAM, Config, config_to_yaml
 from utils.errors import ExitStatus
 from utils.harness import loadgen_bounds
 from utils.harness.accuracy_pass import run_accuracy_pass
@@ -43,7 +44,7 @@ from utils.harness.start_refusals import check_class_ids
 from utils.harness.timed_batch import batch_sizes, untimed
 from utils.record.run_record import RunIdentity, RunRecord, Status
 from utils.record.steps import step_order
-from utils.recorders.contention import ContentionRecorder, contention_verdict
+from utils.recorders.contention import ContentionRecorder, contention_verdict, with_thread_advice
 from utils.recorders.energy import EnergyRecorder, RaplStatus
 from utils.recorders.environment import describe_environment
 from utils.recorders.memory import MemorySampler
@@ -128,7 +129,8 @@ class Benchmark:
                 self.family, self.network, config.preprocess, config.postprocess, self.paths,
                 runtime.calibration.images, runtime.calibration.keep_float, config.dataset.max_pixels)
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
-                                     precision=runtime.precision, streams=runtime.streams,
+                                     precision=runtime.precision,
+                                     streams=scenario_streams(runtime.streams, config.benchmark.scenario),
                                      pinning=runtime.pinning, **options)
         if spec.preparing is not None:
             self.console(f"Preparing {runtime.backend} ({spec.preparing})...")
@@ -136,6 +138,8 @@ class Benchmark:
                 self.console(f"int8: calibrating on {options['calibration'].images} of the run's images (the "
                              "quantized model is cached too)...")
         self.forward = self.runtime.prepare(self.network, self.family.example_input(config.preprocess))
+        if runtime.streams == AUTO:
+            self.console(f"runtime.streams auto: {self.runtime.streams} ({self.runtime.settings()['streams_auto']['why']})")
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.forward, config.preprocess, config.postprocess)
         self.input_shapes = batch_shapes(sizes, config.dataset.batch_size, self.pipeline.input_shape)
@@ -273,7 +277,7 @@ class Benchmark:
                         LoadgenPass(config, self.scenario_settings, self.pipeline, self.paths, self.input_shapes,
                                     self.warmup, runner, record, detections, progress, self.run_dir.path,
                                     self.network.class_names, self.truth, self.console,
-                                    planner=self._loadgen_plan).run(plan)
+                                    planner=self._loadgen_plan, streams=self.runtime.streams).run(plan)
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
             if config.profiling.kernels and bench.scenario == SINGLE_STREAM:
@@ -318,8 +322,9 @@ class Benchmark:
             record.status, record.stop_reason = Status.FAILED, (
                 f"every image was skipped ({record.images.skipped} of {record.images.found}): {layout.SKIPPED} in "
                 f"{self.run_dir.path} says why for each one")
-        record.contention = recorders.contention.summary()
-        if (verdict := contention_verdict(record.contention)) is not None:
+        record.contention = with_thread_advice(recorders.contention.summary())
+        threads = record.identity.runtime.get("threads")
+        if (verdict := contention_verdict(record.contention, threads=threads)) is not None:
             record.warnings.append(verdict)
         return self._finish(record, writer, detections, recorders, stops, stop_signal, failed_writing)
 

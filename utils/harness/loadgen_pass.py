@@ -26,19 +26,20 @@ class LoadgenPass:
                  input_shapes: list, warmup: WarmupChoice, runner: PassRunner, record: RunRecord,
                  detections: DetectionWriter, progress: PassProgress, run_dir, class_names,
                  truth: Optional[GroundTruth], console: Callable[[str], None],
-                 planner: Callable[[Optional[float]], LoadgenPlan]):
+                 planner: Callable[[Optional[float]], LoadgenPlan], streams: int = 1):
         self.config, self.settings, self.pipeline, self.paths = config, settings, pipeline, paths
         self.input_shapes, self.warmup, self.runner, self.record = input_shapes, warmup, runner, record
         self.detections, self.progress, self.run_dir = detections, progress, run_dir
         self.class_names, self.truth, self.console = class_names, truth, console
         self.planner = planner  # what LoadGen will build at a rate (loadgen_bounds), bounded before it starts
+        self.streams = streams  # as the runtime resolved runtime.streams (auto included)
 
     def run(self, plan: PassPlan) -> None:
         warm = self._warm_up(plan)
         config, settings, record, detections = self.config, self.settings, self.record, self.detections
         accuracy = config.benchmark.loadgen.mode == "accuracy"
         # Streams answer at once: the probe's single-request rate times their number.
-        expected = expected_rate(warm, len(self.paths)) * config.runtime.streams
+        expected = expected_rate(warm, len(self.paths)) * self.streams
         planned = self.planner(expected if warm else None)
         check_plan(settings, planned, *available_memory())
         self.console(f"LoadGen plan: {planned.describe()}")
@@ -48,8 +49,9 @@ class LoadgenPass:
                                config.benchmark.loadgen.performance_sample_count, self.runner.timer,
                                {self.input_shapes[index] for index in self.warmup.batches},
                                self.run_dir / layout.LOADGEN_DIR, detections if accuracy else None,
-                               on_batch=self.progress.advance, streams=config.runtime.streams,
-                               max_pixels=config.dataset.max_pixels)
+                               on_batch=self.progress.advance, streams=self.streams,
+                               max_pixels=config.dataset.max_pixels,
+                               warm_batches=[self.runner.load_batch(index) for index in self.warmup.batches])
         self.console(f"{settings.scenario}: MLPerf LoadGen drives the pipeline ({config.benchmark.loadgen.mode} "
                      f"mode, at least {settings.min_duration_s:g} s and {settings.min_query_count} queries); "
                      f"its logs go to {layout.LOADGEN_DIR}/")

@@ -13,6 +13,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -145,6 +146,7 @@ class _Answers:
         self.failure: Optional[BaseException] = None
         self.batches = 0
         self.samples = 0
+        self.warmed: list[dict] = []  # one entry per stream once its worker has warmed it
 
     def issue(self, samples: list) -> None:
         for sample in samples:
@@ -153,10 +155,28 @@ class _Answers:
     def flush(self) -> None:
         pass
 
-    def run(self, timer: Optional[StepTimer] = None) -> None:
+    def warm(self, batches: Sequence[list[LoadedImage]], stream: int) -> None:
+        """This worker's stream (its session, request or thread pool) runs the warm-up batches untimed, before
+        LoadGen starts: a stream's first request is slow, and a timed query must not pay for it."""
+        started = time.perf_counter()
+        try:
+            for batch in batches:
+                images = [image.image for image in batch if image.image is not None]
+                if images:
+                    run_stages(self.stages, StepTimer(), images)
+        except BaseException as error:
+            self.failure = error
+        with self.lock:
+            self.warmed.append({"stream": stream, "thread_id": threading.get_native_id(),
+                                "batches": len(batches), "ms": (time.perf_counter() - started) * 1e3,
+                                "cpus": _thread_cpus()})
+
+    def run(self, timer: Optional[StepTimer] = None, warm: Sequence[list[LoadedImage]] = (),
+            stream: int = 0) -> None:
         """One worker: `timer`, its own StepTimer when several workers answer at once (a timer keeps one
-        stack of open steps)."""
+        stack of open steps). It warms its stream first."""
         self.thread_timer.timer = timer or self.timer
+        self.warm(warm, stream)
         while True:
             first = self.waiting.get()
             if first is None:
@@ -242,7 +262,7 @@ class ScenarioRun:
                  batch_size: int, performance_sample_count: Optional[int], timer: StepTimer,
                  warmed_shapes: set, log_dir: Path, writer: Optional[DetectionWriter] = None,
                  on_batch: Callable[[int], None] = lambda images: None, streams: int = 1,
-                 max_pixels: Optional[int] = None):
+                 max_pixels: Optional[int] = None, warm_batches: Sequence[list[LoadedImage]] = ()):
         self.settings = settings
         self.pipeline = pipeline
         self.paths = list(paths)
@@ -256,6 +276,7 @@ class ScenarioRun:
         self.finished = threading.Event()
         # Workers past the first time into timers of their own; their records join the run's at the end.
         self.worker_timers = [StepTimer() for _ in range(streams - 1)]
+        self.warm_batches = list(warm_batches)
 
     def _shape_of(self, images: list[LoadedImage]) -> tuple:
         return tuple(self.pipeline.input_shape([image.image.shape[:2] for image in images]))
@@ -277,10 +298,17 @@ class ScenarioRun:
         log.log_output.outdir = str(self.log_dir)
         log.log_output.copy_summary_to_stdout = False
         log.enable_trace = False
-        workers = [threading.Thread(target=self.answers.run, args=(timer,), name=f"loadgen-sut-{index}", daemon=True)
+        workers = [threading.Thread(target=self.answers.run, args=(timer, self.warm_batches, index),
+                                    name=f"loadgen-sut-{index}", daemon=True)
                    for index, timer in enumerate([None, *self.worker_timers])]
         for worker in workers:
             worker.start()
+        # Every stream warm before LoadGen's clock starts; short waits, so a stop signal still gets through.
+        while len(self.answers.warmed) < len(workers) and any(worker.is_alive() for worker in workers):
+            time.sleep(0.01)
+        if self.answers.failure is not None:
+            self.answers.waiting.put(None)
+            raise self.answers.failure
 
         def test_thread() -> None:
             sut = lg.ConstructSUT(self.answers.issue, self.answers.flush)
@@ -343,11 +371,22 @@ class ScenarioRun:
                          "performance_sample_count": self.performance_count},
             "result": self.result(),
             "streams": 1 + len(self.worker_timers),
+            "streams_warmed": sorted(self.answers.warmed, key=lambda entry: entry["stream"]),
             "batches_answered": self.answers.batches,
             "samples_answered": self.answers.samples,
             "logs": {"summary": layout.LOADGEN_SUMMARY, "detail": layout.LOADGEN_DETAIL,
                      "accuracy": layout.LOADGEN_ACCURACY, "trace": layout.LOADGEN_TRACE},
         }
+
+
+def _thread_cpus() -> Optional[str]:
+    """The calling thread's allowed cores as /proc lists them (Cpus_allowed_list)."""
+    try:
+        status = Path(f"/proc/self/task/{threading.get_native_id()}/status").read_text()
+    except OSError:
+        return None
+    return next((line.split(":", 1)[1].strip() for line in status.splitlines()
+                 if line.startswith("Cpus_allowed_list")), None)
 
 
 def loadgen_version() -> str:

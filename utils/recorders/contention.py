@@ -225,9 +225,36 @@ class ContentionRecorder:
         }
 
 
-def contention_verdict(summary: dict, threshold: float = 0.10) -> str | None:
+# A core counts as free when neighbours left at least this much of it: a thread on a core they keep busy waits
+# for it at every barrier of its team (on 2 shared cores, 2 threads ran 12.5x slower than 1).
+FREE_CORE = 0.9
+
+
+def free_cores(cores: int, other_share: float, steal_share: float | None) -> float:
+    """The cores' worth of CPU time other processes and the hypervisor left this run."""
+    return max(0.0, cores * (1.0 - other_share - (steal_share or 0.0)))
+
+
+def threads_supported(cores: int, other_share: float, steal_share: float | None) -> int:
+    """Compute threads the free cores support: one per free core (a core free for FREE_CORE of the time or
+    more), and never fewer than one."""
+    free = free_cores(cores, other_share, steal_share)
+    return max(1, int(free // FREE_CORE) if free < cores else cores)
+
+
+def with_thread_advice(summary: dict) -> dict:
+    """summary.json `contention` with the free cores and the thread count they support."""
+    if summary.get("status") != "measured":
+        return summary
+    cores, other, steal = len(summary["cpus_counted"]), summary["other_processes_cpu_share"], summary["steal_share"]
+    return dict(summary, free_cores=free_cores(cores, other, steal),
+                threads_supported=threads_supported(cores, other, steal))
+
+
+def contention_verdict(summary: dict, threshold: float = 0.10, threads: int | None = None) -> str | None:
     """A warning when other processes (and the hypervisor's steal) took more than `threshold` of our cores
-    during the measured windows; None on a quiet machine or when nothing was measured."""
+    during the measured windows, with the thread count the free cores support; None on a quiet machine or when
+    nothing was measured. `threads`: the run's compute threads, to say whether fewer would do better."""
     if summary.get("status") != "measured":
         return None
     other, steal = summary["other_processes_cpu_share"], summary["steal_share"] or 0.0
@@ -236,5 +263,11 @@ def contention_verdict(summary: dict, threshold: float = 0.10) -> str | None:
     start, end = summary["load_average_start"], summary["load_average_end"]
     load = f"load average {start[0]:.2f} -> {end[0]:.2f}" if start and end else "load average unknown"
     steal_note = f"; the hypervisor gave {steal:.0%} of them to other guests (steal)" if steal >= 0.005 else ""
+    cores = len(summary["cpus_counted"])
+    free, supported = free_cores(cores, other, steal), threads_supported(cores, other, steal)
+    advice = (f"; the free cores (about {free:.1f} of {cores}) support {supported} compute thread(s)"
+              + (f": this run used {threads}, and threads beyond the free cores wait for busy ones, so "
+                 f"--set runtime.threads={supported} is likely faster while the load lasts"
+                 if threads is not None and threads > supported else ""))
     return (f"contended: other processes used {other:.0%} of the cores during the timed passes ({load})"
-            f"{steal_note}; timings are slower than on a quiet machine")
+            f"{steal_note}; timings are slower than on a quiet machine{advice}")

@@ -8,8 +8,10 @@ import pandas as pd
 from utils.record.layer_profile import LayerProfile
 from utils.record.layer_tables import layer_tree_text, top_self_table
 from utils.record.layers import TimingSnapshot
+from utils.config import SINGLE_STREAM
 from utils.writers import layout
 from utils.writers.below_layer import below_console_lines
+from utils.writers.peer_advice import peer_lines
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
                "cv_per_image")
@@ -58,6 +60,7 @@ def format_summary(summary: dict, run_path: Path) -> str:
     scenario = summary.get("scenario")
     if scenario:
         lines.append(scenario_line(scenario))
+    lines += peer_lines(summary.get("runtime") or {}, (scenario or {}).get("name", SINGLE_STREAM))
     layer = summary.get("layer_timing")
     if layer:
         lines.append(f"  layer hooks: overhead {layer.get('hook_overhead') or 'n/a'}; unattributed "

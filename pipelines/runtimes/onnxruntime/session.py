@@ -17,8 +17,9 @@ import onnxruntime as ort
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
-from pipelines.runtimes.concurrency import (cores_to_pin, ort_intra_op_affinities, stream_cores,
+from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra_op_affinities, stream_cores,
                                             threads_per_stream, usable_cores)
+from pipelines.runtimes.pinning import pin_calling_thread, pin_torch_pool, thread_affinities
 from pipelines.runtimes.onnx_export import INPUT_NAME, OUTPUT_NAME, ExportResult, as_input, export_onnx
 from pipelines.runtimes.onnxruntime.quantizer import quantize_for_onnxruntime
 from pipelines.runtimes.onnxruntime.spec import SPEC
@@ -52,7 +53,7 @@ class OnnxRuntime(Runtime):
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
                  cache_dir: Union[Path, str, None] = None, graph_optimization: str = "all", opset: int = 17,
-                 calibration: Optional[Calibration] = None, streams: int = 1, pinning: bool = False):
+                 calibration: Optional[Calibration] = None, streams: int | str = 1, pinning: bool = False):
         if precision not in SPEC.precisions:
             raise RuntimeNotSupported("onnxruntime runs fp32 and int8 only on the CPU execution provider; use "
                                       "runtime.backend=openvino or torch for bf16")
@@ -69,12 +70,15 @@ class OnnxRuntime(Runtime):
         self.cache_dir = cache_dir
         self.graph_optimization = graph_optimization
         self.opset = opset
-        self.streams = streams
+        self.streams, self.streams_auto = auto_choice(
+            streams, 1, "ONNX Runtime's own split: one session with every thread in its intra-op pool and an "
+                        "inter-op pool of 1 (sequential execution), as its defaults do")
         self.pinning = pinning
-        self._stream_cores: list[Optional[list[int]]] = [None] * streams
+        self._stream_cores: list[Optional[list[int]]] = [None] * self.streams
         self._sessions: list[ort.InferenceSession] = []  # one per stream, each with its own intra-op pool
         self._stream_of_thread = threading.local()
         self._next_stream = itertools.count()
+        self._pinned_callers: list[dict] = []
         self._intra_threads = threads
         self._export: Optional[ExportResult] = None
         self._session: Optional[ort.InferenceSession] = None
@@ -103,14 +107,21 @@ class OnnxRuntime(Runtime):
     def _new_session(self, options: ort.SessionOptions) -> ort.InferenceSession:
         return ort.InferenceSession(str(self._model_path), options, providers=[PROVIDER])
 
+    def _stream_of_calling_thread(self) -> int:
+        """Each calling thread (a stream's worker) keeps to one session, so streams never share a pool. With
+        pinning, the caller runs the first share of its session's intra-op work: it goes on the stream's first
+        core, the pool's threads on the others (session.intra_op_thread_affinities)."""
+        stream = getattr(self._stream_of_thread, "index", None)
+        if stream is None:
+            stream = self._stream_of_thread.index = next(self._next_stream) % len(self._sessions)
+            cores = self._stream_cores[stream]
+            if cores:
+                self._pinned_callers.append(dict(stream=stream, **pin_calling_thread(cores[0])))
+        return stream
+
     def _infer(self, array: np.ndarray) -> np.ndarray:
-        session = self._session
-        if len(self._sessions) > 1:
-            # Each calling thread (a stream's worker) keeps to one session, so streams never share a pool.
-            stream = getattr(self._stream_of_thread, "index", None)
-            if stream is None:
-                stream = self._stream_of_thread.index = next(self._next_stream) % len(self._sessions)
-            session = self._sessions[stream]
+        stream = self._stream_of_calling_thread()
+        session = self._sessions[stream] if len(self._sessions) > 1 else self._session
         return session.run([OUTPUT_NAME], {INPUT_NAME: array})[0]
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
@@ -136,6 +147,9 @@ class OnnxRuntime(Runtime):
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
                              **quantization, "session_s": session_s,
                              "first_inference_ms": (time.perf_counter() - started) * 1e3}
+        if self.pinning:
+            # The torch ops around the forward (letterbox, NMS) run on this thread and torch's pool.
+            self._pinned_callers += [dict(stream=0, **entry) for entry in pin_torch_pool(self._stream_cores[0])]
 
         def run(batch: torch.Tensor) -> torch.Tensor:
             # _infer reads self._session at each call, so profiling() can swap it.
@@ -176,9 +190,12 @@ class OnnxRuntime(Runtime):
             "graph_optimization_level": options.graph_optimization_level.name,
             "allow_spinning": options.get_session_config_entry(ALLOW_SPINNING) != "0",
             "streams": len(self._sessions),
+            "streams_auto": self.streams_auto,
             "threads_per_stream": options.intra_op_num_threads,
             "pinning": self.pinning,
             "intra_op_thread_affinities": [_config_entry(session, AFFINITIES) for session in self._sessions],
+            "pinned_callers": list(self._pinned_callers),
+            "thread_affinity": thread_affinities(),
             "providers": self._session.get_providers(),
             "onnx_file": str(self._model_path),
             "opset": self.opset,

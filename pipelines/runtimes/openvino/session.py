@@ -16,7 +16,8 @@ import openvino.properties.hint as hints
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
-from pipelines.runtimes.concurrency import cores_to_pin, threads_per_stream, usable_cores
+from pipelines.runtimes.concurrency import AUTO, auto_choice, cores_to_pin, threads_per_stream, usable_cores
+from pipelines.runtimes.pinning import pin_torch_pool, thread_affinities
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.openvino.layers import NodeCounter
 from pipelines.runtimes.openvino.quantizer import quantize_for_openvino
@@ -42,7 +43,7 @@ class OpenVinoRuntime(Runtime):
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
                  cache_dir: Union[Path, str, None] = None, opset: int = 17,
-                 calibration: Optional[Calibration] = None, streams: int = 1, pinning: bool = False):
+                 calibration: Optional[Calibration] = None, streams: int | str = 1, pinning: bool = False):
         if precision == "int8" and calibration is None:
             raise RuntimeNotSupported("runtime.precision int8 needs calibration images (runtime.calibration)")
         if precision not in PRECISION_TYPES:
@@ -60,10 +61,13 @@ class OpenVinoRuntime(Runtime):
         self.cache_dir = cache_dir
         self.opset = opset
         self.calibration = calibration if precision == "int8" else None
-        self.streams = streams
+        self._auto_streams = streams == AUTO  # resolved by the throughput hint at compile time
+        self.streams, self.streams_auto = (1, None) if self._auto_streams else auto_choice(streams, 1, "")
         self.pinning = pinning
+        self._peer_defaults: Optional[dict[str, Any]] = None
         self._thread_requests = threading.local()  # with streams, each worker thread has its own request
         self._inference_threads = threads
+        self._pinned: list[dict] = []
         self._export: Optional[ExportResult] = None
         self._model: Optional[ov.Model] = None
         self._compiled: Optional[ov.CompiledModel] = None
@@ -74,15 +78,42 @@ class OpenVinoRuntime(Runtime):
         self._preparation: dict[str, Any] = {}
 
     def _compile(self, perf_count: bool) -> ov.CompiledModel:
+        # streams auto: the throughput hint picks them for these threads, as benchmark_app -hint throughput.
+        streams = ({hints.performance_mode: hints.PerformanceMode.THROUGHPUT} if self._auto_streams else
+                   {hints.performance_mode: hints.PerformanceMode.LATENCY, props.num_streams: self.streams})
         return self.core.compile_model(self._model, DEVICE, {
             # Explicit: on CPUs with native bf16 the plugin may otherwise pick bf16 by itself.
             hints.inference_precision: PRECISION_TYPES[self.precision],
-            hints.performance_mode: hints.PerformanceMode.LATENCY,
-            props.num_streams: self.streams,
+            **streams,
             props.inference_num_threads: self._inference_threads,
             props.enable_profiling: perf_count,
             hints.enable_cpu_pinning: self.pinning,
         })
+
+    def _resolve_auto_streams(self) -> None:
+        chosen = int(self._compiled.get_property("NUM_STREAMS"))
+        requests = int(self._compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
+        self.streams, self.streams_auto = auto_choice(
+            AUTO, chosen, f"OpenVINO's throughput hint with {self._inference_threads} thread(s) on this CPU: "
+                          f"NUM_STREAMS {chosen}, OPTIMAL_NUMBER_OF_INFER_REQUESTS {requests}")
+        self.streams_auto["optimal_number_of_infer_requests"] = requests
+
+    def peer_defaults(self) -> dict[str, Any]:
+        """What OpenVINO picks by itself on this CPU for this model: a compiled model's properties under the
+        throughput hint alone (what `benchmark_app -hint throughput` runs), with no precision, streams or threads
+        given."""
+        if self._peer_defaults is None:
+            compiled = self.core.compile_model(self._model, DEVICE, {
+                hints.performance_mode: hints.PerformanceMode.THROUGHPUT})
+            precision = compiled.get_property("INFERENCE_PRECISION_HINT")
+            self._peer_defaults = {
+                "source": "OpenVINO CPU plugin, PERFORMANCE_HINT THROUGHPUT alone (benchmark_app -hint throughput)",
+                "inference_precision": precision.get_type_name() if isinstance(precision, ov.Type) else str(precision),
+                "streams": int(compiled.get_property("NUM_STREAMS")),
+                "threads": int(compiled.get_property("INFERENCE_NUM_THREADS")),
+                "optimal_number_of_infer_requests": int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")),
+            }
+        return self._peer_defaults
 
     def _infer(self, array) -> torch.Tensor:
         # Synchronous, so sharing the caller's array is safe; outputs are copies the request will not reuse.
@@ -100,7 +131,8 @@ class OpenVinoRuntime(Runtime):
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
         self._inference_threads = self.threads or torch.get_num_threads()
-        threads_per_stream(self._inference_threads, self.streams)
+        if not self._auto_streams:
+            threads_per_stream(self._inference_threads, self.streams)
         if self.pinning:
             cores_to_pin(usable_cores(), self._inference_threads)
         self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
@@ -116,12 +148,18 @@ class OpenVinoRuntime(Runtime):
         self._compiled = self._compile(perf_count=False)
         self._request = self._compiled.create_infer_request()
         compile_s = time.perf_counter() - started
+        if self._auto_streams:
+            self._resolve_auto_streams()
         self._example = as_input(example)
         started = time.perf_counter()
         self._infer(self._example)
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
                              **quantization, "compile_s": compile_s,
                              "first_inference_ms": (time.perf_counter() - started) * 1e3}
+        if self.pinning:
+            # The plugin pins its own threads while they run (ENABLE_CPU_PINNING); the torch ops around the
+            # forward run on this thread and torch's pool, pinned here.
+            self._pinned = pin_torch_pool(cores_to_pin(usable_cores(), self._inference_threads))
 
         def run(batch: torch.Tensor) -> torch.Tensor:
             # _infer reads self._request at each call, so profiling() can swap it.
@@ -168,7 +206,11 @@ class OpenVinoRuntime(Runtime):
             "performance_hint": str(read_back["PERFORMANCE_HINT"]),
             "num_streams": int(read_back["NUM_STREAMS"]),
             "streams": int(read_back["NUM_STREAMS"]),
+            "streams_auto": self.streams_auto,
+            "openvino_defaults": self.peer_defaults(),
             "pinning": bool(read_back["ENABLE_CPU_PINNING"]),
+            "pinned_threads": list(self._pinned),
+            "thread_affinity": thread_affinities(),
             "threads": int(read_back["INFERENCE_NUM_THREADS"]),
             "execution_devices": list(read_back["EXECUTION_DEVICES"]),
             "onnx_file": str(self._export.path),

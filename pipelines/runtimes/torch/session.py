@@ -2,7 +2,8 @@
 torch.compile."""
 from __future__ import annotations
 
-import os
+import itertools
+import threading
 import time
 from contextlib import nullcontext
 from typing import Any, Optional
@@ -10,7 +11,8 @@ from typing import Any, Optional
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
-from pipelines.runtimes.concurrency import cores_to_pin, threads_per_stream, usable_cores
+from pipelines.runtimes.concurrency import auto_choice, cores_to_pin, stream_cores, threads_per_stream, usable_cores
+from pipelines.runtimes.pinning import pin_openmp_team, thread_affinities
 from pipelines.runtimes.torch.spec import SPEC
 
 
@@ -35,7 +37,7 @@ class TorchEager(Runtime):
     name = SPEC.name
 
     def __init__(self, fuse: bool = True, threads: Optional[int] = None, precision: str = "fp32",
-                 channels_last: bool = False, compile: bool = False, streams: int = 1, pinning: bool = False):
+                 channels_last: bool = False, compile: bool = False, streams: int | str = 1, pinning: bool = False):
         if precision not in SPEC.precisions:
             raise RuntimeNotSupported(f"runtime.backend torch runs {' or '.join(SPEC.precisions)}, not {precision}")
         if precision == "bf16" and not cpu_runs_bf16():
@@ -46,20 +48,34 @@ class TorchEager(Runtime):
         self.precision = precision
         self.channels_last = channels_last
         self.compile = compile
-        self.streams = streams
+        self.streams, self.streams_auto = auto_choice(
+            streams, 1, "torch has no streams of its own: one request at a time, every thread in its intra-op pool")
         self.pinning = pinning
         self._fused = False
         self._preparation: dict[str, Any] = {}
+        self._stream_groups: list[list[int]] = []
+        self._pinned: list[dict] = []  # every thread pinned, with its stream and core
+        self._next_group = itertools.count()
+        self._pin_lock = threading.Lock()
+        self._thread = threading.local()
+
+    def _pin_this_thread(self) -> None:
+        """The calling thread and its OpenMP team onto the next stream's cores (streams in turn)."""
+        with self._pin_lock:
+            stream = next(self._next_group) % len(self._stream_groups)
+            self._pinned += [dict(stream=stream, **entry) for entry in pin_openmp_team(self._stream_groups[stream])]
+        self._thread.pinned = True
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
         # Threads are process-wide in torch: set once here, read back in settings(). Each stream is a worker
         # thread whose ops get an OpenMP team of their own of this many threads.
         total = self.threads or torch.get_num_threads()
         per_stream = threads_per_stream(total, self.streams)
-        if self.pinning:
-            os.sched_setaffinity(0, cores_to_pin(usable_cores(), per_stream * self.streams))
         if self.threads or self.streams > 1:
             torch.set_num_threads(per_stream)
+        if self.pinning:
+            self._stream_groups = stream_cores(cores_to_pin(usable_cores(), per_stream * self.streams), self.streams)
+            self._pin_this_thread()  # the caller runs the single-stream passes and the warm-up
         module = network.module
         if self.fuse and network.fuse is not None:
             network.fuse(module)
@@ -74,6 +90,8 @@ class TorchEager(Runtime):
         callable_module = torch.compile(module, dynamic=True) if self.compile else module
 
         def run(batch: torch.Tensor, *extra: Any) -> Any:
+            if self._stream_groups and not getattr(self._thread, "pinned", False):
+                self._pin_this_thread()  # a stream's worker thread, at its first forward
             with torch.inference_mode(), (torch.autocast("cpu", dtype=torch.bfloat16) if autocast
                                           else nullcontext()):
                 output = callable_module(batch.contiguous(memory_format=memory_format), *extra)
@@ -108,7 +126,10 @@ class TorchEager(Runtime):
             "interop_threads": torch.get_num_interop_threads(),
             "inference_mode": True,
             "streams": self.streams,
+            "streams_auto": self.streams_auto,
             "pinning": self.pinning,
             "process_affinity": usable_cores(),
+            "pinned_threads": list(self._pinned),
+            "thread_affinity": thread_affinities(),
             "preparation": self._preparation,
         }
