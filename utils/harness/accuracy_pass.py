@@ -17,7 +17,7 @@ from datasets.image_folder import decode_image
 from datasets.labels import GroundTruth, ImageTruth
 from pipelines.contract import DetectionPipeline, Detections
 from utils.harness.runner import run_stages
-from utils.record.accuracy import (CLASS_COLUMNS, MAX_DETS, coco_evaluation, map_drop_interval,
+from utils.record.accuracy import (CLASS_COLUMNS, MAX_DETS, coco_evaluation, crowd_flags, map_drop_interval,
                                    precision_recall_at)
 from utils.record.run_record import Table
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind
@@ -85,7 +85,8 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
     if truth is not None:
         truths = [truth.images[i] for i in usable]
         source = {"source": truth.source, "format": truth.format, "mapping": truth.mapping,
-                  "objects": sum(len(t) for t in truths),
+                  "objects": sum(int((~crowd_flags(t)).sum()) for t in truths),
+                  "crowd_regions": sum(int(crowd_flags(t).sum()) for t in truths),
                   "images_without_labels": sum(1 for i in usable if i < len(truth.images) and not len(truth.images[i]))}
         against = "labels"
     else:
