@@ -123,6 +123,7 @@ class PostprocessSection(_Section):
     max_det: int = Field(300, ge=1)
     classes: Optional[list[int]] = None
     agnostic: bool = False
+    multi_label: bool = False  # every class above conf_thres per box, not only the best (YOLOv7's test.py for mAP)
     # rcnn (torchvision's names and defaults; the rpn ones are the proposals kept per image at test time)
     box_score_thresh: float = Field(0.05, ge=0.0, le=1.0)
     box_nms_thresh: float = Field(0.5, ge=0.0, le=1.0)
@@ -207,6 +208,9 @@ class AccuracySection(_Section):
     conf_thres: float = Field(0.001, ge=0.0, le=1.0)
     iou_thres: float = Field(0.65, ge=0.0, le=1.0)
     max_det: int = Field(300, ge=1)
+    # Each box under every class that clears conf_thres, as YOLOv7's test.py suppresses for its mAP;
+    # false: only its best class, as a deployment shows it.
+    multi_label: bool = True
     max_drop: float = Field(0.01, ge=0.0, le=1.0)  # mAP@0.5:0.95 drop a `within_budget` verdict allows
     bootstrap: int = Field(200, ge=0)  # resamples of the drop's interval over images (0: no interval)
 
@@ -318,7 +322,7 @@ class OutputsSection(_Section):
 # The preprocess and postprocess keys each detector family reads; another family's key is a mistake.
 FAMILY_KEYS = {
     "yolo": {"preprocess": ("img_size", "rect", "pad_value"),
-             "postprocess": ("conf_thres", "iou_thres", "max_det", "classes", "agnostic")},
+             "postprocess": ("conf_thres", "iou_thres", "max_det", "classes", "agnostic", "multi_label")},
     "rcnn": {"preprocess": ("min_size", "max_size"),
              "postprocess": ("box_score_thresh", "box_nms_thresh", "detections_per_img", "rpn_pre_nms_top_n",
                              "rpn_post_nms_top_n")},

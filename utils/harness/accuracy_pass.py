@@ -32,7 +32,8 @@ def map_postprocess(family: str, postprocess: Any, accuracy: Any) -> tuple[Any, 
     """The postprocess section at mAP settings, and the settings as summary.json states them."""
     if family != "yolo":
         return postprocess, {"note": RCNN_SETTINGS_NOTE}
-    settings = {"conf_thres": accuracy.conf_thres, "iou_thres": accuracy.iou_thres, "max_det": accuracy.max_det}
+    settings = {"conf_thres": accuracy.conf_thres, "iou_thres": accuracy.iou_thres, "max_det": accuracy.max_det,
+                "multi_label": accuracy.multi_label}
     return postprocess.model_copy(update=settings), settings
 
 
