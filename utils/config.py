@@ -164,6 +164,8 @@ class CalibrationSection(_Section):
     # Layers kept in float when quantizing, by name (a module path such as model.77, or an ONNX node name
     # prefix) or by type (Detect): the head's decode mixes pixel boxes and 0-1 scores no one int8 scale holds.
     keep_float: list[str] = ["Detect"]
+    # A folder of images to calibrate on; None: the dataset's last images, which the scored passes then skip.
+    path: Optional[PathText] = None
 
 
 class RuntimeSection(_Section):

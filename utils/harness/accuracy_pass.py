@@ -14,11 +14,12 @@ from typing import Any, Callable, Optional, Sequence
 from tqdm import tqdm
 
 from datasets.image_folder import decode_image
-from datasets.labels import GroundTruth, ImageTruth
+from datasets.labels import GroundTruth
 from pipelines.contract import DetectionPipeline, Detections
 from utils.harness.runner import run_stages
-from utils.record.accuracy import (CLASS_COLUMNS, MAX_DETS, coco_evaluation, crowd_flags, map_drop_interval,
+from utils.record.accuracy import (CLASS_COLUMNS, coco_evaluation, crowd_flags, map_drop_interval,
                                    precision_recall_at)
+from utils.record.label_free import label_free_verdict, pseudo_labels
 from utils.record.run_record import Table
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind
 from utils.recorders.step_timer import StepTimer
@@ -61,14 +62,6 @@ def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, 
     return found
 
 
-def _as_truth(detections: Detections) -> ImageTruth:
-    """The reference's top MAX_DETS detections as objects: COCOeval scores that many per image, so the
-    reference scored against its own detections gets 1.0 and the candidate's figure reads as a share of it."""
-    top = detections.scores.argsort(descending=True, stable=True)[:MAX_DETS]
-    return ImageTruth(detections.boxes[top].detach().double().numpy().reshape(-1, 4),
-                      detections.labels[top].detach().long().numpy())
-
-
 @dataclass
 class AccuracyResult:
     summary: dict[str, Any]  # summary.json `accuracy`
@@ -77,7 +70,8 @@ class AccuracyResult:
 
 def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequence[Optional[Detections]]],
              truth: Optional[GroundTruth], class_names: Sequence[str], settings: dict[str, Any],
-             conf_thres: float, bootstrap: int, seed: int, reference_name: str) -> AccuracyResult:
+             conf_thres: float, bootstrap: int, seed: int, reference_name: str,
+             max_drop: Optional[float] = None) -> AccuracyResult:
     """mAP of the candidate (and of the reference, with the drop) over the images both could decode."""
     started = time.perf_counter()
     usable = [i for i, found in enumerate(candidate)
@@ -91,10 +85,10 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
                   "images_without_labels": sum(1 for i in usable if i < len(truth.images) and not len(truth.images[i]))}
         against = "labels"
     else:
-        truths = [_as_truth(reference[i]) for i in usable]
-        source = {"source": f"the {reference_name} reference's top {MAX_DETS} detections per image at the mAP "
-                            "settings (no dataset.labels)",
-                  "objects": sum(len(t) for t in truths)}
+        truths = pseudo_labels([reference[i] for i in usable], conf_thres)
+        source = {"source": f"the {reference_name} reference's detections above conf_thres {conf_thres}, as a "
+                            "deployment shows them (no dataset.labels)",
+                  "objects": sum(len(t.labels) for t in truths)}
         against = "reference"
     result = coco_evaluation(truths, dets, class_names)
     summary: dict[str, Any] = {
@@ -117,6 +111,9 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
             "interval": None if interval is None else {
                 "low": interval.low, "high": interval.high, "confidence": interval.confidence,
                 "resamples": interval.resamples, "seed": interval.seed, "over": "images"}}
+        if truth is None and max_drop is not None:
+            summary["label_free"] = label_free_verdict(refs, dets, conf_thres, max_drop, resamples=bootstrap or 200,
+                                                       seed=seed)
         reference_ap = {row["class_id"]: row["ap_50_95"] for row in mine.classes}
         for row in rows:
             row["reference_ap_50_95"] = reference_ap.get(row["class_id"])

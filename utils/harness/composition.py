@@ -29,6 +29,7 @@ from utils.harness import accuracy_pass
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
 from utils.harness.calibration_inputs import calibration_inputs
+from utils.harness.scored_images import agreement_count, calibration_document, calibration_split
 from utils.harness.input_shapes import (batch_shapes, choose_warmup, image_sizes, warmup_document,
                                         warmup_line)
 from utils.harness.interruption import RunStops, exit_status, signal_of
@@ -39,7 +40,7 @@ from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, sh
 from utils.harness.start_refusals import check_class_ids
 from utils.record.loadgen_results import accuracy_log_map
 from utils.record.run_record import RunIdentity, RunRecord, Status, Table
-from utils.record.verdict import apply_budget
+from utils.record.verdict import apply_budget, verdict_warnings
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
 from utils.recorders.contention import ContentionRecorder, contention_verdict
 from utils.recorders.energy import EnergyRecorder, RaplStatus
@@ -99,9 +100,14 @@ class Benchmark:
         # The config refuses options a backend cannot take; each backend gets only its own.
         options = ({"channels_last": runtime.channels_last, "compile": runtime.compile} if runtime.backend == "torch"
                    else {"cache_dir": runtime.cache_dir})
+        self.scored_paths, self.calibration = self.paths, None
         if runtime.precision == "int8":
+            own = find_images(runtime.calibration.path) if runtime.calibration.path else None
+            chosen, self.scored_paths = calibration_split(self.paths, runtime.calibration.images, own)
+            self.calibration = calibration_document(chosen, self.scored_paths, Path(config.dataset.path),
+                                                    runtime.calibration.path)
             options["calibration"] = calibration_inputs(
-                self.family, self.network, config.preprocess, config.postprocess, self.paths,
+                self.family, self.network, config.preprocess, config.postprocess, chosen,
                 runtime.calibration.images, runtime.calibration.keep_float, config.dataset.max_pixels)
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
                                      precision=runtime.precision, streams=runtime.streams,
@@ -109,8 +115,8 @@ class Benchmark:
         if runtime.backend != "torch":
             self.console(f"Preparing {runtime.backend} (the ONNX export is cached; the first one takes a while)...")
             if runtime.precision == "int8":
-                self.console(f"int8: calibrating on {options['calibration'].images} of the run's images (the "
-                             "quantized model is cached too)...")
+                self.console(f"int8: calibrating on {options['calibration'].images} images "
+                             f"({self.calibration['source']}; the quantized model is cached too)...")
         self.forward = self.runtime.prepare(self.network, self.family.example_input(config.preprocess))
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.forward, config.preprocess, config.postprocess)
@@ -178,6 +184,7 @@ class Benchmark:
         config = self.config
         record = RunRecord(self.identity())
         record.images.found = len(self.paths)
+        record.calibration = self.calibration
         record.warnings.extend(self.start_warnings)
         if config.dataset.batch_size > 1 and self.pipeline.batching_note:
             record.notes.append(self.pipeline.batching_note)
@@ -369,10 +376,12 @@ class Benchmark:
     def _check_agreement(self, record: RunRecord) -> None:
         """Outside every timed pass: a second, fp32 copy of the network runs the first images."""
         config, check = self.config, self.config.benchmark.agreement
-        self.console(f"Checking detections against the torch fp32 reference on the first {check.images} images...")
+        count = agreement_count(check.images, "images" in check.model_fields_set, self.truth is not None,
+                                len(self._accuracy_paths()))
+        self.console(f"Checking detections against the torch fp32 reference on the first {count} scored images...")
         reference, network = self._reference(config.postprocess)
         decoded = [image.image for image in (decode_image(path, config.dataset.max_pixels)
-                                             for path in self.paths[:check.images]) if image.image is not None]
+                                             for path in self.scored_paths[:count]) if image.image is not None]
         size = config.dataset.batch_size
         batches = [decoded[start:start + size] for start in range(0, len(decoded), size)]
         fused = config.model.fuse and network.fuse is not None
@@ -380,23 +389,7 @@ class Benchmark:
             compare_with_reference(self.pipeline, reference, batches, check.top_k, self.pipeline.score_threshold,
                                    reference_name="torch fp32 eager" + (" (fused)" if fused else "")),
             record.accuracy, config.benchmark.accuracy.max_drop)
-        agreement = record.agreement
-        if agreement["verdict"] != "equal":
-            drop = agreement.get("accuracy_drop")
-            why = (f"mAP@0.5:0.95 drop {drop['map_50_95']:+.4f} against a budget of {drop['max_drop']}"
-                   if drop else f"strict recall {agreement['strict']['recall']:.3f}")
-            effect = ("changes the detections, within the mAP budget" if agreement["verdict"] == "within_budget"
-                      else "changes the answers")
-            record.warnings.append(
-                f"detections are {agreement['verdict'].upper()} to the torch fp32 reference's ({why}): this "
-                f"configuration {effect}; see summary.json agreement")
-            if drop and drop["interval_crosses_budget"]:
-                interval = drop["interval"]
-                record.warnings.append(
-                    f"the mAP drop's {interval['confidence']:.0%} interval over images "
-                    f"[{interval['low']:+.4f}, {interval['high']:+.4f}] crosses the budget {drop['max_drop']}: "
-                    f"on other images the verdict could be the other one; evaluate more images (dataset.labels, "
-                    "benchmark.accuracy.images)")
+        record.warnings.extend(verdict_warnings(record.agreement))
 
     def _reference(self, postprocess) -> tuple[DetectionPipeline, object]:
         """The torch fp32 reference pipeline with these postprocess settings (one network for all of them)."""
@@ -408,6 +401,11 @@ class Benchmark:
         forward, network = self._reference_forward
         return self.family.build_pipeline(network, forward, config.preprocess, postprocess), network
 
+    def _accuracy_paths(self) -> list:
+        """The images the accuracy pass scores: never the ones int8 was calibrated on."""
+        return accuracy_pass.accuracy_images(self.scored_paths, self.config.benchmark.accuracy.images,
+                                             self.truth is not None, self.config.benchmark.agreement.images)
+
     def _accuracy_pass(self, record: RunRecord, timer: StepTimer) -> None:
         """mAP at the accuracy settings, outside the timed passes: against the labels, and with a reference
         the drop; without labels, against the reference's detections, when the run has a reference."""
@@ -415,8 +413,7 @@ class Benchmark:
         with_reference = self._needs_reference()
         if not settings.enabled or (self.truth is None and not with_reference):
             return
-        paths = accuracy_pass.accuracy_images(self.paths, settings.images, self.truth is not None,
-                                              config.benchmark.agreement.images)
+        paths = self._accuracy_paths()
         postprocess, stated = accuracy_pass.map_postprocess(self.family.NAME, config.postprocess, settings)
         accuracy_pass.progress_line(self.console, len(paths), self.truth is not None, with_reference)
         candidate = accuracy_pass.detect(
@@ -428,7 +425,7 @@ class Benchmark:
                                              "reference at mAP settings", config.dataset.max_pixels)
         result = accuracy_pass.evaluate(candidate, reference, self.truth, self.network.class_names, stated,
                                         self.pipeline.score_threshold, settings.bootstrap, config.run.seed,
-                                        "torch fp32 eager")
+                                        "torch fp32 eager", settings.max_drop)
         record.accuracy, record.accuracy_classes = result.summary, result.classes
 
     def _layer_pass(self, runner: PassRunner, planned: PlannedPass, record: RunRecord) -> None:

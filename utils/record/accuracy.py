@@ -235,9 +235,9 @@ class RankedMatches:
             self.classes.append((owner[order], [np.nonzero(row)[0] for row in ranked],
                                  None if counted.all() else counted, objects))
 
-    def map(self, order: Optional[Sequence[int]] = None) -> float:
+    def map(self, order: Optional[Sequence[int]] = None, thresholds: Optional[Sequence[int]] = None) -> float:
         """mAP@0.5:0.95 over the images `order` picks (repeats allowed); classes without an object in them
-        do not count."""
+        do not count. `thresholds` picks IoU thresholds by index into IOU_THRESHOLDS ((0,): mAP@0.5)."""
         weights = np.ones(self.images) if order is None else np.bincount(np.asarray(order, dtype=np.int64),
                                                                          minlength=self.images).astype(float)
         aps = []
@@ -248,6 +248,8 @@ class RankedMatches:
             row = weights[owner]
             shown = np.cumsum(row)  # detections up to each rank
             for threshold, rows in enumerate(hit_rows):
+                if thresholds is not None and threshold not in thresholds:
+                    continue
                 if not len(rows):
                     aps.append(0.0)
                     continue
