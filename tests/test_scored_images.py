@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.runtimes.base import RuntimeNotSupported
-from utils.harness.scored_images import agreement_count, calibration_document, calibration_split
+from utils.harness.scored_images import agreement_count, calibration_document, calibration_split, more_images
 
 PATHS = [Path(f"/data/images/{n:02d}.jpg") for n in range(10)]
 
@@ -44,3 +44,13 @@ def test_agreement_takes_the_accuracy_images_with_labels_unless_set():
     assert agreement_count(8, False, True, 200) == 200
     assert agreement_count(8, True, True, 200) == 8
     assert agreement_count(8, False, False, 200) == 8
+
+
+def test_more_images_only_when_undecided_and_up_to_the_cap():
+    undecided = {"verdict": "undecided", "images_needed": 450}
+    assert more_images(undecided, 100, 1000, 300) == 300
+    assert more_images(undecided, 100, 200, 300) == 200
+    assert more_images(undecided, 200, 200, 300) is None  # nothing left to add
+    assert more_images({"verdict": "within_budget"}, 100, 1000, 300) is None
+    assert more_images({"verdict": "undecided", "images_needed": None}, 100, 1000, 300) is None
+    assert more_images(None, 100, 1000, 300) is None

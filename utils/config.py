@@ -213,6 +213,8 @@ class AccuracySection(_Section):
     # Each box under every class that clears conf_thres, as YOLOv7's test.py suppresses for its mAP;
     # false: only its best class, as a deployment shows it.
     multi_label: bool = True
+    # Without labels, an undecided verdict scores more images, up to this many (never the calibration ones).
+    max_images: int = Field(300, ge=1)
     max_drop: float = Field(0.01, ge=0.0, le=1.0)  # mAP@0.5:0.95 drop a `within_budget` verdict allows
     bootstrap: int = Field(200, ge=0)  # resamples of the drop's interval over images (0: no interval)
 

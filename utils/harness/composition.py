@@ -29,7 +29,7 @@ from utils.harness import accuracy_pass
 from utils.harness.agreement_check import compare_with_reference
 from utils.harness.cpu_budget import threads_warning, usable_cpus
 from utils.harness.calibration_inputs import calibration_inputs
-from utils.harness.scored_images import agreement_count, calibration_document, calibration_split
+from utils.harness.scored_images import agreement_count, calibration_document, calibration_split, more_images
 from utils.harness.input_shapes import (batch_shapes, choose_warmup, image_sizes, warmup_document,
                                         warmup_line)
 from utils.harness.interruption import RunStops, exit_status, signal_of
@@ -376,8 +376,8 @@ class Benchmark:
     def _check_agreement(self, record: RunRecord) -> None:
         """Outside every timed pass: a second, fp32 copy of the network runs the first images."""
         config, check = self.config, self.config.benchmark.agreement
-        count = agreement_count(check.images, "images" in check.model_fields_set, self.truth is not None,
-                                len(self._accuracy_paths()))
+        scored = (record.accuracy or {}).get("images", len(self._accuracy_paths()))
+        count = agreement_count(check.images, "images" in check.model_fields_set, self.truth is not None, scored)
         self.console(f"Checking detections against the torch fp32 reference on the first {count} scored images...")
         reference, network = self._reference(config.postprocess)
         decoded = [image.image for image in (decode_image(path, config.dataset.max_pixels)
@@ -416,16 +416,26 @@ class Benchmark:
         paths = self._accuracy_paths()
         postprocess, stated = accuracy_pass.map_postprocess(self.family.NAME, config.postprocess, settings)
         accuracy_pass.progress_line(self.console, len(paths), self.truth is not None, with_reference)
-        candidate = accuracy_pass.detect(
-            self.family.build_pipeline(self.network, self.forward, config.preprocess, postprocess), paths,
-            config.dataset.batch_size, "accuracy pass", config.dataset.max_pixels, timer)
-        reference = None
-        if with_reference:
-            reference = accuracy_pass.detect(self._reference(postprocess)[0], paths, config.dataset.batch_size,
-                                             "reference at mAP settings", config.dataset.max_pixels)
-        result = accuracy_pass.evaluate(candidate, reference, self.truth, self.network.class_names, stated,
-                                        self.pipeline.score_threshold, settings.bootstrap, config.run.seed,
-                                        "torch fp32 eager", settings.max_drop)
+        candidate_pipeline = self.family.build_pipeline(self.network, self.forward, config.preprocess, postprocess)
+        candidate, reference = [], [] if with_reference else None
+        while True:
+            new = paths[len(candidate):]
+            candidate += accuracy_pass.detect(candidate_pipeline, new, config.dataset.batch_size, "accuracy pass",
+                                              config.dataset.max_pixels, timer)
+            if with_reference:
+                reference += accuracy_pass.detect(self._reference(postprocess)[0], new, config.dataset.batch_size,
+                                                  "reference at mAP settings", config.dataset.max_pixels)
+            result = accuracy_pass.evaluate(candidate, reference, self.truth, self.network.class_names, stated,
+                                            self.pipeline.score_threshold, settings.bootstrap, config.run.seed,
+                                            "torch fp32 eager", settings.max_drop)
+            wanted = more_images(result.summary.get("label_free"), len(paths), len(self.scored_paths),
+                                 settings.max_images)
+            if wanted is None:
+                break
+            self.console(f"Label-free verdict undecided on {len(paths)} images: scoring {wanted} (cap "
+                         f"benchmark.accuracy.max_images {settings.max_images})...")
+            paths = self.scored_paths[:wanted]
+        result.summary["images_first_used"] = len(self._accuracy_paths())
         record.accuracy, record.accuracy_classes = result.summary, result.classes
 
     def _layer_pass(self, runner: PassRunner, planned: PlannedPass, record: RunRecord) -> None:

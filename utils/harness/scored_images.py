@@ -45,6 +45,15 @@ def calibration_document(calibration: Sequence[Path], scored: Sequence[Path], ro
             "scored_images": len(scored)}
 
 
+def more_images(label_free: Optional[dict], used: int, available: int, cap: int) -> Optional[int]:
+    """How many images to score next when the label-free verdict is undecided and more images would decide
+    it: its own estimate, at most `cap` and the images there are. None: stop here."""
+    if not label_free or label_free["verdict"] != "undecided" or not label_free.get("images_needed"):
+        return None
+    wanted = min(label_free["images_needed"], cap, available)
+    return wanted if wanted > used else None
+
+
 def agreement_count(configured: int, set_by_user: bool, labelled: bool, accuracy_images: int) -> int:
     """`benchmark.agreement.images` when the config sets it; with labels, otherwise, as many images as the
     accuracy pass scores, so the detections verdict rests on the same images as the mAP."""
