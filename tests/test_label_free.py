@@ -49,6 +49,7 @@ def test_losing_a_third_of_what_users_see_is_different():
     candidate = [without(found, 3) for found in REFERENCE]
     result = label_free_verdict(REFERENCE, candidate, 0.25, 0.01)
     assert result["verdict"] == DIFFERENT and result["low"] > 0.2
+    assert 0.2 < result["low"] <= result["estimate"] <= result["high"]  # the candidate lost, so the drop is positive
     assert result["statement"].startswith("mAP drop at least")
     # Losing only clutter below the deployed threshold, ranked after every shown object, costs nothing.
     quiet = [Found(f.boxes[f.scores > 0.25], f.scores[f.scores > 0.25], f.labels[f.scores > 0.25]) for f in REFERENCE]
