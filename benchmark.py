@@ -5,7 +5,8 @@
     python benchmark.py --config C --sweep ... --launcher ray [--ray-address HOST:PORT]   (points on a Ray cluster)
     python benchmark.py compare RUN_A RUN_B [--out DIR]
 
-Exit status: 0 complete; 1 an output could not be written; 2 a mistake in the config or the inputs;
+Exit status (utils/errors.py, ExitStatus): 0 complete; 1 the environment failed (an output that cannot be
+written, a missing dependency) or the run did; 2 a mistake in the arguments, the config or the inputs;
 128 + the signal's number when Ctrl-C (130) or SIGTERM (143) stopped the run.
 """
 from __future__ import annotations
@@ -14,21 +15,13 @@ import argparse
 import os
 import sys
 
-from utils.harness.interruption import exit_status, signal_of, stop_signals_interrupt
+# Standard library only up to the point where the arguments and the config are checked: `--help` and a
+# mistake in the config are answered before torch, OpenCV or pandas load.
+from utils.errors import DetbenchError, ExitStatus, UsageError, command_status
+from utils.harness.interruption import signal_of, stop_signals_interrupt
 
 # Set before torch loads: hides the CUDA build's harmless profiler ERROR line.
 os.environ.setdefault("KINETO_LOG_LEVEL", "5")
-
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-
-
-class CannotStart(Exception):
-    """The run cannot start: carries the exit status and the reason, printed as one `error:` line."""
-
-    def __init__(self, status: int, reason: Exception):
-        super().__init__(str(reason))
-        self.status = status
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -49,59 +42,37 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def prepare(args: argparse.Namespace):
-    """The config, then everything the run needs (the run directory is claimed last). Raises CannotStart for a
-    user mistake (exit status 2) or an output that cannot be written (1)."""
-    from utils.config import ConfigError, load_config
+    """The config and the inputs it names, then everything the run needs (the run directory is claimed last).
+    Raises UsageError for a user's mistake, EnvironmentFault for an output that cannot be written."""
+    from datasets.dataset_root import check_dataset_root
+    from utils.config import load_config
 
-    try:
-        config = load_config(args.config, args.overrides)
-    except ConfigError as exc:
-        raise CannotStart(EXIT_USAGE, exc) from None
+    config = load_config(args.config, args.overrides)
+    check_dataset_root(config.dataset.path)
 
-    from datasets.image_folder import DatasetError
-    from models import CheckpointError, ModelDefinitionError
-    from pipelines.registry import UnknownArchitecture
-    from pipelines.runtimes.base import RuntimeNotSupported
     from utils.harness.composition import Benchmark
-    from utils.harness.start_refusals import StartRefused
-    from utils.harness.scenario import LoadgenMissing
-    from utils.writers.atomic import OutputWriteError
-    from utils.writers.run_directory import RunDirectoryError
 
     benchmark = Benchmark(config, args.config)
-    try:
-        benchmark.prepare()
-    except (DatasetError, CheckpointError, ModelDefinitionError, RunDirectoryError, UnknownArchitecture,
-            RuntimeNotSupported, StartRefused, LoadgenMissing) as exc:
-        raise CannotStart(EXIT_USAGE, exc) from None
-    except OutputWriteError as exc:
-        raise CannotStart(EXIT_FAILED, exc) from None
+    benchmark.prepare()
     return benchmark
 
 
 def sweep(args: argparse.Namespace) -> int:
     """Every point validated before any runs; then one benchmark.py process per point."""
-    from utils.config import ConfigError
     from utils.sweep.driver import Sweep
-    from utils.sweep.launchers import LauncherError, make_launcher
-    from utils.sweep.plan import SweepError
-    from utils.writers.atomic import OutputWriteError
-    from utils.writers.run_directory import RunDirectoryError
+    from utils.sweep.launchers import make_launcher
 
     try:
         with stop_signals_interrupt():
             runner = Sweep(args.config, args.overrides, args.sweeps,
                            launcher=make_launcher(args.launcher, args.ray_address))
             runner.prepare()
-    except (ConfigError, SweepError, RunDirectoryError, LauncherError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except OutputWriteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+    except DetbenchError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.status
     except KeyboardInterrupt as stop:
         print("interrupted before the sweep started; nothing was written", file=sys.stderr)
-        return exit_status(signal_of(stop))
+        return ExitStatus.stopped_by(signal_of(stop))
     return runner.run()
 
 
@@ -116,28 +87,30 @@ def main(argv: list[str] | None = None) -> int:
         with stop_signals_interrupt():
             args = parse_args(arguments)
             if not args.sweeps and (args.launcher != "local" or args.ray_address):
-                raise CannotStart(EXIT_USAGE, ValueError("--launcher and --ray-address are for sweeps; add --sweep "
-                                                         "KEY=V1,V2,... or drop them"))
+                raise UsageError("--launcher and --ray-address are for sweeps; add --sweep KEY=V1,V2,... or drop "
+                                 "them")
             benchmark = None if args.sweeps else prepare(args)
-    except CannotStart as refused:
-        print(f"error: {refused}", file=sys.stderr)
-        return refused.status
+    except DetbenchError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.status
     except KeyboardInterrupt as stop:
         print("interrupted before the run started; nothing was written", file=sys.stderr)
-        return exit_status(signal_of(stop))
+        return ExitStatus.stopped_by(signal_of(stop))
     if benchmark is None:
         return sweep(args)
     outcome = benchmark.execute()
     print(outcome.report)
-    if outcome.exit_status == EXIT_FAILED:
+    if outcome.exit_status == ExitStatus.FAILED:
         print(f"error: {outcome.summary.get('stop_reason')}; summary.json says status: failed where it could "
               "still be written", file=sys.stderr)
-    elif outcome.exit_status == EXIT_USAGE:
+    elif outcome.exit_status == ExitStatus.USAGE:
         print(f"error: {outcome.summary.get('stop_reason')}", file=sys.stderr)
     return outcome.exit_status
 
 
 if __name__ == "__main__":
-    from utils.harness.scenario import leave_past_running_tests
-
-    sys.exit(leave_past_running_tests(main()))
+    # A Python without the dependencies gets a setup instruction from command_status, not a traceback.
+    status = command_status(main)
+    # Only a run that started a LoadGen test can have left one running.
+    scenario = sys.modules.get("utils.harness.scenario")
+    sys.exit(scenario.leave_past_running_tests(status) if scenario is not None else status)

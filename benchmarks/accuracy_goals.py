@@ -93,7 +93,7 @@ def pycocotools_goal(out: Path, threads: int) -> tuple[str, dict]:
     import torch
     from datasets.image_folder import find_images
     from datasets.labels import load_ground_truth
-    from pipelines.runtimes.torch_eager import TorchEager
+    from pipelines.runtimes.torch.session import TorchEager
     from pipelines.yolo import family
     from tests.test_accuracy import pycocotools_stats
     from utils.config import PostprocessSection, PreprocessSection
@@ -118,13 +118,13 @@ def pycocotools_goal(out: Path, threads: int) -> tuple[str, dict]:
 
 
 def official_goal(out: Path, ours: dict, images: int) -> str:
-    sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
-    import official_parity as parity
+    from benchmarks.parity.peer_cache import default_cache_dir, ensure_peer_code, ensure_peer_deps, ensure_wheel
+    from benchmarks.parity.specs import peer_environment
 
-    cache, logs = parity.default_cache_dir(), out / "logs"
+    cache, logs = default_cache_dir(), out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    wheel = parity.ensure_wheel(cache, None, logs)
-    peer_dir, deps = parity.ensure_peer_code(cache, wheel), parity.ensure_peer_deps(cache, logs)
+    wheel = ensure_wheel(cache, None, logs)
+    peer_dir, deps = ensure_peer_code(cache, wheel), ensure_peer_deps(cache, logs)
     dataset = out / "official" / "shapes"
     (dataset / "images").mkdir(parents=True, exist_ok=True)
     (dataset / "labels").mkdir(parents=True, exist_ok=True)
@@ -135,7 +135,7 @@ def official_goal(out: Path, ours: dict, images: int) -> str:
                "--peer-images", str(dataset / "images"), "--peer-weights", str(SHAPES / "yolov7-tiny-shapes.pt"),
                "--img-size", "320"]
     result = subprocess.run(command, capture_output=True, text=True, cwd=peer_dir,
-                            env=parity.peer_environment(dict(os.environ), peer_dir, deps))
+                            env=peer_environment(dict(os.environ), peer_dir, deps))
     (logs / "official_test.log").write_text(result.stdout + "\n--- stderr\n" + result.stderr)
     if result.returncode != 0:
         return goal("mAP within 0.02 of YOLOv7's test.py", f"the official test.py failed: "
@@ -150,7 +150,6 @@ def official_goal(out: Path, ours: dict, images: int) -> str:
 def shapes_goals(out: Path, rounds: int, threads: int) -> list[str]:
     from utils.readers.finished_run import FinishedRun
     from utils.sweep.answer import PointFigures, choose
-    from utils.sweep.figures import agreement_of
 
     runs: dict[tuple[str, str], list[dict]] = {c: [] for c in CONFIGURATIONS}
     samples: dict[tuple[str, str], list[float]] = {c: [] for c in CONFIGURATIONS}
@@ -250,7 +249,7 @@ def evaluation_goal(ours: dict, images: int = 5000) -> str:
                 f"{bootstrap:.1f} s more", seconds <= 15.0)
 
 
-def main() -> None:
+def main() -> int | None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
@@ -264,9 +263,11 @@ def main() -> None:
     parser.add_argument("--img-size", type=int, default=320, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.peer_test:
-        peer_test(args)
-        return
+        peer_test(args)  # the peer's process cannot import detbench's utils: it ends with status 0 or a traceback
+        return None
     sys.path.insert(0, str(PROJECT_ROOT))
+    from utils.errors import ExitStatus
+
     os.chdir(PROJECT_ROOT)
     out = Path(args.output_dir or tempfile.mkdtemp(prefix="detbench-accuracy-goals-"))
     print(f"accuracy goals: outputs under {out}; CPU flags matter for int8 (VNNI/AMX)", flush=True)
@@ -286,7 +287,8 @@ def main() -> None:
         print(lines[-1], flush=True)
     (out / "goals.txt").write_text("\n".join(lines) + "\n")
     print(f"\nwritten: {out / 'goals.txt'}")
+    return ExitStatus.OK
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -46,9 +46,11 @@ from memory_profiler import memory_usage  # noqa: E402
 from datasets.image_folder import decode_image, find_images, image_loader  # noqa: E402
 from pipelines.contract import FORWARD_STAGE  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
-from pipelines.runtimes import TorchEager  # noqa: E402
+from pipelines.runtimes.torch.session import TorchEager  # noqa: E402
 from utils.config import PostprocessSection, PreprocessSection  # noqa: E402
-from utils.harness.runner import run_stages, shutdown_workers  # noqa: E402
+from utils.errors import command_status  # noqa: E402
+from utils.harness.runner import shutdown_workers  # noqa: E402
+from utils.harness.timed_batch import run_stages  # noqa: E402
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP  # noqa: E402
 from utils.recorders.contention import ContentionRecorder, contention_verdict  # noqa: E402
 from utils.recorders.energy import EnergyRecorder, probe_rapl  # noqa: E402
@@ -328,4 +330,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_status(main))

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from models import build_model, fuse_model  # noqa: E402
+from utils.errors import command_status  # noqa: E402
 from utils.recorders.layer_timing import ModelTiming  # noqa: E402
 
 
@@ -67,4 +68,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_status(main))

@@ -29,6 +29,10 @@ from pathlib import Path
 from typing import Optional
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT_ROOT))
+
+from utils.errors import FailedRun, command_status  # noqa: E402
+
 BENCHMARK_APP = Path(sys.executable).parent / "benchmark_app"
 GOAL = 0.9
 
@@ -68,7 +72,7 @@ def detbench_command(args: argparse.Namespace, out: Path, run_id: str, scenario:
 def run(command: list[str], timeout: int) -> str:
     result = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=timeout)
     if result.returncode != 0:
-        raise SystemExit(f"failed (exit {result.returncode}): {' '.join(command[:4])} ...\n{result.stderr[-2000:]}")
+        raise FailedRun(f"failed (exit {result.returncode}): {' '.join(command[:4])} ...\n{result.stderr[-2000:]}")
     return result.stdout
 
 
@@ -141,4 +145,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command_status(main))

@@ -9,6 +9,7 @@ import cv2
 import numpy as np
 from torch.utils.data import DataLoader, Dataset
 
+from datasets.dataset_root import DatasetError, check_dataset_root
 from datasets.image_header import read_header
 from utils.bounded_text import LIMIT, clipped
 
@@ -20,10 +21,6 @@ IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 DECODE_FLAGS = cv2.IMREAD_ANYDEPTH | cv2.IMREAD_ANYCOLOR
 
 
-class DatasetError(Exception):
-    pass
-
-
 @dataclass
 class LoadedImage:
     path: str
@@ -32,14 +29,8 @@ class LoadedImage:
 
 
 def find_images(root: str | Path, limit: int | None = None) -> list[Path]:
-    root = Path(root)
+    root = check_dataset_root(root)
     shown_root = clipped(str(root), LIMIT)
-    if not root.exists():
-        raise DatasetError(f"dataset.path {shown_root} does not exist; point dataset.path at a folder of images, e.g. "
-                           f"--set dataset.path=datasets/samples (the README's imagenet-mini section says where to "
-                           f"get that dataset and where to unpack it)")
-    if not root.is_dir():
-        raise DatasetError(f"dataset.path {shown_root} is not a folder; point dataset.path at a folder of images")
     found = sorted((p for p in root.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()),
                    key=lambda p: p.relative_to(root).as_posix())
     if not found:

@@ -22,6 +22,7 @@ import torch
 from models.fuse import is_fused
 from utils.bounded_text import LIMIT, clipped
 from models.yolo import BUILTIN_ARCHS, Model, definition_path, load_definition, parse_definition
+from utils.errors import UsageError
 
 MAX_LISTED = 10
 NETWORK_CLASS = "models.yolo.Model"
@@ -55,7 +56,7 @@ READ_ERRORS = (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError
                RuntimeError, zipfile.BadZipFile, OverflowError, MemoryError)
 
 
-class CheckpointError(Exception):
+class CheckpointError(UsageError):
     """A weights file that cannot be (or must not be) loaded into the model."""
 
 

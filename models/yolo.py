@@ -1,22 +1,24 @@
 """The YOLOv7 network: the Detect head, the Model, and the parser of model-definition files.
 
 A definition (public YOLOv7 cfg format) lists layers as [from, number, module, args]. Arguments are read
-by hand against a per-module signature: nothing from a definition file is ever evaluated.
+by hand against a per-module signature (models/definition_args.py): nothing from a definition file is ever
+evaluated.
 """
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import yaml
 from torch import nn
 
 from models.common import MP, SP, SPPCSPC, Concat, Conv, RepConv
+from models.definition_args import SIGNATURES, ActivationSpec, bind_args, is_int, is_number, resolve_arg
 from utils import strict_yaml
+from utils.errors import UsageError
 
 DEFINITIONS_DIR = Path(__file__).resolve().parent / "definitions"
 BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
@@ -30,7 +32,7 @@ MAX_CHANNELS = 16_384
 BUILD_ERRORS = (ValueError, TypeError, IndexError, KeyError, RuntimeError, ArithmeticError)
 
 
-class ModelDefinitionError(ValueError):
+class ModelDefinitionError(UsageError, ValueError):
     """A model-definition file or dict that cannot be turned into a network."""
 
 
@@ -79,169 +81,8 @@ class Detect(nn.Module):
         return torch.cat(decoded, dim=1)
 
 
-# --- argument parsing -----------------------------------------------------------------------------------
-
-ACTIVATION_PATTERN = re.compile(r"^(?:nn\.)?(?P<name>[A-Za-z0-9]+)\((?P<arg>[^()]*)\)$")
-NUMBER_PATTERN = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-# in-place where the reference runtime makes them in-place
-ACTIVATIONS: dict[str, Callable[..., nn.Module]] = {
-    "SiLU": lambda: nn.SiLU(inplace=True),
-    "ReLU": lambda: nn.ReLU(inplace=True),
-    "ReLU6": lambda: nn.ReLU6(inplace=True),
-    "LeakyReLU": lambda negative_slope=0.01: nn.LeakyReLU(negative_slope, inplace=True),
-    "Hardswish": lambda: nn.Hardswish(inplace=True),
-    "Mish": nn.Mish,
-    "Sigmoid": nn.Sigmoid,
-    "Identity": nn.Identity,
-}
-ACTIVATIONS_WITH_ARG = {"LeakyReLU"}
-UPSAMPLE_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic", "area")
-
-
-@dataclass(frozen=True)
-class ActivationSpec:
-    """An activation named in a definition; built afresh per layer so no module instance is shared."""
-    name: str
-    arg: float | None
-
-    def build(self) -> nn.Module:
-        factory = ACTIVATIONS[self.name]
-        return factory() if self.arg is None else factory(self.arg)
-
-
-def parse_activation(text: str) -> ActivationSpec | None:
-    """'nn.LeakyReLU(0.1)' -> ActivationSpec; None when the text is not a whitelisted activation call."""
-    match = ACTIVATION_PATTERN.match(text.strip())
-    if match is None or match["name"] not in ACTIVATIONS:
-        return None
-    arg_text = match["arg"].strip()
-    if not arg_text:
-        return ActivationSpec(match["name"], None)
-    if match["name"] in ACTIVATIONS_WITH_ARG and NUMBER_PATTERN.match(arg_text):
-        return ActivationSpec(match["name"], float(arg_text))
-    return None
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    """A finite int or float (YAML spells infinity and NaN as .inf and .nan)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_int(value: Any) -> int:
-    if not _is_int(value):
-        raise ValueError("an integer")
-    return value
-
-
-def _check_positive_int(value: Any) -> int:
-    if not _is_int(value) or value < 1:
-        raise ValueError("a positive integer")
-    return value
-
-
-def _check_int_or_none(value: Any) -> int | None:
-    if value is not None and not _is_int(value):
-        raise ValueError("an integer or None")
-    return value
-
-
-def _check_activation(value: Any) -> bool | ActivationSpec:
-    if isinstance(value, (bool, ActivationSpec)):
-        return value
-    raise ValueError("True, False or an activation such as nn.LeakyReLU(0.1)")
-
-
-def _check_kernel_sizes(value: Any) -> tuple[int, ...]:
-    if not isinstance(value, list) or not value or not all(_is_int(v) and v > 0 for v in value):
-        raise ValueError("a list of positive integers")
-    return tuple(value)
-
-
-def _check_scale(value: Any) -> float | None:
-    if value is not None and (not _is_number(value) or value <= 0):
-        raise ValueError("a positive finite number or None")
-    return value
-
-
-def _check_mode(value: Any) -> str:
-    if value not in UPSAMPLE_MODES:
-        raise ValueError(f"one of {', '.join(UPSAMPLE_MODES)}")
-    return value
-
-
-def _check_any(value: Any) -> Any:
-    return value
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    check: Callable[[Any], Any]
-    default: Any = None
-    required: bool = False
-
-
-# signatures of the args column, positional, in the order the public cfg format writes them
-CONV_PARAMS = (Param("c2", _check_positive_int, required=True), Param("k", _check_positive_int, 1),
-               Param("s", _check_positive_int, 1), Param("p", _check_int_or_none, None),
-               Param("g", _check_positive_int, 1), Param("act", _check_activation, True))
-REPCONV_PARAMS = (CONV_PARAMS[0], Param("k", _check_positive_int, 3)) + CONV_PARAMS[2:]
-SIGNATURES: dict[str, tuple[Param, ...]] = {
-    "Conv": CONV_PARAMS,
-    "RepConv": REPCONV_PARAMS,
-    "SPPCSPC": (Param("c2", _check_positive_int, required=True), Param("k", _check_kernel_sizes, [5, 9, 13])),
-    "Concat": (Param("d", _check_int, 1),),
-    "MP": (Param("k", _check_positive_int, 2),),
-    "SP": (Param("k", _check_positive_int, 3), Param("s", _check_positive_int, 1)),
-    "Upsample": (Param("size", _check_int_or_none, None), Param("scale_factor", _check_scale, 2),
-                 Param("mode", _check_mode, "nearest")),
-    "Detect": (Param("nc", _check_positive_int, required=True), Param("anchors", _check_any, required=True)),
-}
 MODULE_ALIASES = {"nn.Upsample": "Upsample"}
 CHANNEL_MODULES = {"Conv": Conv, "RepConv": RepConv, "SPPCSPC": SPPCSPC}
-
-
-def resolve_arg(value: Any, nc: int, anchors: list) -> Any:
-    """Definition-file spelling -> value: 'None', 'nc', 'anchors' and activation calls are the only words."""
-    if not isinstance(value, str):
-        return value
-    if value == "None":
-        return None
-    if value == "nc":
-        return nc
-    if value == "anchors":
-        return anchors
-    if value in UPSAMPLE_MODES:
-        return value
-    activation = parse_activation(value)
-    if activation is None:
-        raise ValueError(f"unsupported argument {value!r} (allowed words: None, nc, anchors, "
-                         f"{', '.join(UPSAMPLE_MODES)}, or an activation like nn.LeakyReLU(0.1))")
-    return activation
-
-
-def bind_args(module: str, args: list[Any]) -> dict[str, Any]:
-    """Positional args -> validated keyword args for `module`'s signature."""
-    params = SIGNATURES[module]
-    if len(args) > len(params):
-        raise ValueError(f"{module} takes at most {len(params)} args ({', '.join(p.name for p in params)}), "
-                         f"got {len(args)}")
-    bound = {}
-    for index, param in enumerate(params):
-        if index < len(args):
-            try:
-                bound[param.name] = param.check(args[index])
-            except ValueError as error:
-                raise ValueError(f"{module} arg {param.name} must be {error}, got {args[index]!r}") from None
-        elif param.required:
-            raise ValueError(f"{module} needs arg {param.name}")
-        else:
-            bound[param.name] = param.default
-    return bound
 
 
 def make_divisible(value: float, divisor: int = CHANNEL_DIVISOR) -> int:
@@ -293,19 +134,19 @@ def _check_header(definition: dict, source: str) -> tuple[int, float, float, lis
         if key not in definition:
             raise fail(f"missing top-level key {key!r}")
     nc = definition["nc"]
-    if not _is_int(nc) or nc < 1:
+    if not is_int(nc) or nc < 1:
         raise fail(f"nc must be a positive integer, got {nc!r}")
     multiples = []
     for key in ("depth_multiple", "width_multiple"):
         value = definition[key]
-        if not _is_number(value) or value <= 0:
+        if not is_number(value) or value <= 0:
             raise fail(f"{key} must be a positive finite number, got {value!r}")
         multiples.append(float(value))
     anchors = definition["anchors"]
     if (not isinstance(anchors, list) or not anchors
             or not all(isinstance(level, list) and level and len(level) % 2 == 0 for level in anchors)
             or len({len(level) for level in anchors}) != 1
-            or not all(_is_number(v) and v > 0 for level in anchors for v in level)):
+            or not all(is_number(v) and v > 0 for level in anchors for v in level)):
         raise fail("anchors must be a list of levels, each the same even number of positive pixel sizes")
     for key in ("backbone", "head"):
         if not isinstance(definition[key], list):
@@ -316,7 +157,7 @@ def _check_header(definition: dict, source: str) -> tuple[int, float, float, lis
 def _absolute_sources(sources: int | list, index: int) -> list[int]:
     """`from` entries -> absolute layer indices; -1 (the previous layer, or the image for layer 0) stays -1."""
     entries = sources if isinstance(sources, list) else [sources]
-    if not entries or not all(_is_int(e) for e in entries):
+    if not entries or not all(is_int(e) for e in entries):
         raise ValueError(f"'from' must be an integer or a non-empty list of integers, got {sources!r}")
     absolute = []
     for entry in entries:
@@ -388,7 +229,7 @@ def _plan_layer(row: Any, index: int, channels: list[int], input_channels: int, 
     if name not in SIGNATURES:
         raise ValueError(f"unknown module {module_name!r} (allowed: Conv, Concat, MP, SP, SPPCSPC, RepConv, "
                          "Detect, nn.Upsample)")
-    if not _is_int(number) or number < 1:
+    if not is_int(number) or number < 1:
         raise ValueError(f"'number' must be a positive integer, got {number!r}")
     if not isinstance(raw_args, list):
         raise ValueError(f"args must be a list, got {raw_args!r}")

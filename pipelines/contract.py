@@ -119,12 +119,19 @@ class DetectionPipeline(ABC):
         return value
 
 
-class DetectorFamily(Protocol):
-    """A family module (pipelines/<family>/family.py) offers these names."""
+class FamilyFacts(Protocol):
+    """A family's facts module (pipelines/<family>/facts.py): what it states about itself, light enough for the
+    config schema to ask (it imports no torch)."""
 
     NAME: str
     ARCHS: tuple[str, ...]
+    ARCH_FILES: tuple[str, ...]  # suffixes of definition files model.arch may name instead; () for none
+    ARCH_FILE_TEXT: str  # how a config error names such a file
+    STRIDE: int  # the largest stride: the input's sides are multiples of it
     SIZE_KEYS: tuple[str, ...]  # the preprocess keys that set the input size, in the memory check's advice
+    OUTPUT_LAYOUT: str  # what the forward's raw output holds
+    Preprocess: type  # pydantic model: the preprocess keys it reads, with defaults (the default input size)
+    Postprocess: type  # pydantic model: what its postprocess offers
 
     def accepts(self, arch: str) -> bool: ...
 
@@ -136,6 +143,10 @@ class DetectorFamily(Protocol):
 
     def largest_input_area(self, preprocess: Any) -> int:
         """The most pixels one image's input tensor can have under the config (for the memory estimate)."""
+
+
+class DetectorFamily(FamilyFacts, Protocol):
+    """A family module (pipelines/<family>/family.py) offers its facts and these."""
 
     def memory_probe(self, network: LoadedNetwork, postprocess: Any) -> tuple[nn.Module, int]:
         """The part of the network whose activations grow with the input area (run at small sizes to measure

@@ -8,8 +8,8 @@ import torch
 
 from datasets.image_folder import decode_image
 from pipelines.runtimes.base import PreparedForward
-from pipelines.runtimes.openvino_runtime import OpenVinoRuntime
-from pipelines.runtimes.torch_eager import TorchEager
+from pipelines.runtimes.openvino.session import OpenVinoRuntime
+from pipelines.runtimes.torch.session import TorchEager
 from pipelines.yolo import family as yolo
 from utils.harness.agreement_check import compare_with_reference
 

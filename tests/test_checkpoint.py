@@ -14,7 +14,7 @@ from models import CheckpointError, build_model, fuse_model, load_weights
 from models.checkpoint import MAX_LISTED, StandIn, read_restricted
 from models.yolo import DEFINITIONS_DIR, Model, load_definition
 
-# The globals the official yolov7.pt / yolov7-tiny.pt pickles name (README, "The official checkpoint files").
+# The globals the official yolov7.pt / yolov7-tiny.pt pickles name (docs/models.md, "Real weights").
 OFFICIAL_GLOBALS = {
     "models.yolo Model", "models.yolo Detect", "models.common Conv", "models.common Concat", "models.common MP",
     "models.common SP", "models.common SPPCSPC", "models.common RepConv",

@@ -181,6 +181,17 @@ ORPHAN = ("import subprocess, sys\n"
           "print(burner.pid, flush=True)\n")
 
 
+def wait_for_cpu(pid, at_least_s, before_ticks=0, timeout_s=30.0):
+    """The CPU seconds `pid` has run since `before_ticks`, once it has run `at_least_s` of them (or at the
+    timeout): on a loaded machine a burner gets a small share of a core, so a fixed wait proves nothing."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        ran_s = (process_ticks(Path("/proc"), pid) - before_ticks) * TICK_S
+        if ran_s >= at_least_s or time.monotonic() > deadline:
+            return ran_s
+        time.sleep(0.05)
+
+
 def test_a_process_that_is_not_ours_counts_as_other():
     intermediate = subprocess.run([sys.executable, "-c", ORPHAN, BURN], capture_output=True, text=True, check=True)
     orphan = int(intermediate.stdout)
@@ -190,8 +201,7 @@ def test_a_process_that_is_not_ours_counts_as_other():
         recorder = ContentionRecorder()
         before = process_ticks(Path("/proc"), orphan)
         with recorder:
-            time.sleep(1.0)
-            orphan_s = (process_ticks(Path("/proc"), orphan) - before) * TICK_S
+            orphan_s = wait_for_cpu(orphan, 0.5, before)
     finally:
         os.kill(orphan, 9)
     summary = recorder.summary()
@@ -212,7 +222,7 @@ def test_our_children_count_as_ours_reaped_or_alive():
         with recorder:
             subprocess.run([sys.executable, "-c", BURN, "0.4"], check=True)
             alive = subprocess.Popen([sys.executable, "-c", BURN, "30"])
-            time.sleep(0.8)
+            wait_for_cpu(alive.pid, 0.3)
             assert alive.pid in own_descendants()
             alive_s = process_ticks(Path("/proc"), alive.pid) * TICK_S
     finally:

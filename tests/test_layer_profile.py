@@ -132,7 +132,7 @@ def check_memory_columns(timer: pd.DataFrame) -> None:
 @pytest.fixture(scope="module")
 def tiny_yolo():
     from pipelines.registry import family_for
-    from pipelines.runtimes import TorchEager
+    from pipelines.runtimes.torch.session import TorchEager
     from utils.config import load_config
 
     config = load_config(os.path.join(os.path.dirname(__file__), "..", "configs", "samples_tiny.yaml"))

@@ -1,8 +1,8 @@
-"""ModelTiming against busy-wait ground truth, hook hygiene, and the layer reports built from it."""
+"""ModelTiming against known durations on a clock the test controls, hook hygiene, and the layer reports built
+from it."""
 from __future__ import annotations
 
 import io
-import time
 
 import numpy as np
 import pandas as pd
@@ -17,11 +17,26 @@ from utils.recorders.layer_timing import ModelTiming, shapes_of
 NS_PER_MS = 1_000_000
 
 
+class SteppedClock:
+    """A nanosecond clock that moves only when a module below spends time on it, so no other process can stretch
+    a measured duration and every expected figure is exact."""
+
+    def __init__(self):
+        self.now_ns = 0
+
+    def __call__(self) -> int:
+        return self.now_ns
+
+    def advance(self, ms: float) -> None:
+        self.now_ns += int(ms * NS_PER_MS)
+
+
+CLOCK = SteppedClock()
+
+
 def spin(ms: float) -> None:
-    """Busy-wait (not sleep) so the time is spent in this thread whatever the scheduler does."""
-    deadline = time.perf_counter_ns() + int(ms * NS_PER_MS)
-    while time.perf_counter_ns() < deadline:
-        pass
+    """Spend `ms` on the test's clock."""
+    CLOCK.advance(ms)
 
 
 class Spin(nn.Module):
@@ -85,7 +100,7 @@ class SlottedStep:
         return x
 
 
-# Per forward: path -> (calls, total ms, self ms) of the busy-waits alone.
+# Per forward: path -> (calls, total ms, self ms) on the test's clock.
 EXPECTED_PER_FORWARD = {
     "first": (1, 3, 1),
     "first.child": (1, 2, 2),
@@ -97,12 +112,8 @@ EXPECTED_PER_FORWARD = {
 }
 
 
-def busy_time_ok(measured_ms: float, expected_ms: float) -> bool:
-    return expected_ms <= measured_ms <= expected_ms * 1.5 + 1
-
-
 def assert_busy_time(measured_ms: float, expected_ms: float) -> None:
-    assert busy_time_ok(measured_ms, expected_ms), (measured_ms, expected_ms)
+    assert measured_ms == pytest.approx(expected_ms, abs=1e-9), (measured_ms, expected_ms)
 
 
 def by_path(timing: ModelTiming) -> dict:
@@ -122,7 +133,7 @@ def assert_no_hooks(model: nn.Module) -> None:
 def time_two_forwards() -> ModelTiming:
     net = Net()
     pre, post = SpinStep(2), SpinStep(1)
-    with ModelTiming(net, pre_transforms=[pre], post_transforms=[post]) as timing:
+    with ModelTiming(net, pre_transforms=[pre], post_transforms=[post], clock=CLOCK) as timing:
         net(torch.zeros(1))  # warm-up, then dropped
         timing.reset()
         for _ in range(2):
@@ -130,24 +141,9 @@ def time_two_forwards() -> ModelTiming:
     return timing
 
 
-def within_noise(timing: ModelTiming) -> bool:
-    """Every busy-time bound the tests check, totals and self times alike (small self times are the first
-    to be pushed over by a preempted busy-wait)."""
-    records = by_path(timing)
-    return all(busy_time_ok(records[path].total_ms, 2 * total_ms)
-               and (path == "Model" or busy_time_ok(records[path].self_ms, 2 * self_ms))
-               for path, (_, total_ms, self_ms) in EXPECTED_PER_FORWARD.items())
-
-
 @pytest.fixture(scope="module")
 def two_forwards() -> ModelTiming:
-    # Other processes can preempt a busy-wait (a time slice is several times these 1-3 ms waits); a wrong
-    # measurement fails on every attempt, and twenty attempts take half a second.
-    for _ in range(20):
-        timing = time_two_forwards()
-        if within_noise(timing):
-            break
-    return timing
+    return time_two_forwards()
 
 
 def test_busy_wait_totals_self_and_calls_per_call_path(two_forwards):

@@ -9,10 +9,11 @@ from torch import nn
 
 from models import ModelDefinitionError, build_model, fuse_model
 from models.common import MP, SP, Conv, RepConv
+from models.definition_args import ActivationSpec, parse_activation
 from models.fuse import fold_batchnorm, identity_kernel, pad_to_kernel
-from models.yolo import DEFINITIONS_DIR, ActivationSpec, Detect, load_definition, parse_activation
+from models.yolo import DEFINITIONS_DIR, Detect, load_definition
 
-# README "Known totals": (arch, params unfused, params fused, state_dict keys fused)
+# Known totals: (arch, params unfused, params fused, state_dict keys fused)
 KNOWN_TOTALS = [("yolov7", 37_620_125, 36_905_341, 186), ("yolov7-tiny", 6_227_101, 6_219_709, 118)]
 
 

@@ -1,5 +1,5 @@
 """int8 through the runtime seam on the trained shapes model: calibrated on its own images through the run's
-preprocessing, close to fp32, cached by its inputs, and the Detect head's decode kept in float."""
+preprocessing, within an mAP budget of fp32, cached by its inputs, and the Detect head's decode kept in float."""
 from __future__ import annotations
 
 import multiprocessing
@@ -10,15 +10,17 @@ import onnx
 import pytest
 import torch
 
-from datasets.image_folder import find_images
+from datasets.image_folder import decode_image, find_images
+from datasets.labels import load_ground_truth
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.onnx_export import export_onnx
-from pipelines.runtimes.onnxruntime_runtime import OnnxRuntime
-from pipelines.runtimes.openvino_runtime import OpenVinoRuntime
+from pipelines.runtimes.onnxruntime.session import OnnxRuntime
+from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.runtimes.quantization import decode_nodes, float_module_paths
 from pipelines.yolo import family
 from utils.config import PostprocessSection, PreprocessSection
 from utils.harness.calibration_inputs import calibration_inputs
+from utils.record.accuracy import coco_evaluation
 
 SHAPES = Path(__file__).resolve().parents[1] / "datasets" / "shapes"
 PRE, POST = PreprocessSection(img_size=160), PostprocessSection()
@@ -70,41 +72,68 @@ def test_keep_float_resolves_types_and_paths_and_refuses_typos(network, batch, t
     assert any(t == "Conv" and name.startswith("/model.77/") for name, t in types.items())
 
 
+# int8 is judged as the product judges it: by the mAP@0.5:0.95 it loses against fp32 on labelled images, at the
+# accuracy pass's settings (conf 0.001, IoU 0.65), at the size the shapes model was trained at. The bound
+# depends on the CPU. With VNNI (AVX512-VNNI, AVX-VNNI or AMX) int8 dot products accumulate exactly and both
+# runtimes stay within the product's default budget (benchmark.accuracy.max_drop 0.01; measured here on 48
+# scenes: OpenVINO -0.002, ONNX Runtime +0.004). Without it, x86 int8 kernels multiply through vpmaddubsw,
+# whose int16 sums saturate: on an AVX2-only EPYC (300 scenes) OpenVINO lost 0.003 and ONNX Runtime's
+# uint8-activation kernels 0.031, so there the bounds leave room for those losses and for an 8-image calibration.
+VNNI_FLAGS = {"avx512_vnni", "avx_vnni", "amx_int8"}
+MAX_DROP = {True: {"openvino": 0.01, "onnxruntime": 0.01}, False: {"openvino": 0.02, "onnxruntime": 0.05}}
+ACCURACY_PRE = PreprocessSection(img_size=320)
+ACCURACY_POST = PostprocessSection(conf_thres=0.001, iou_thres=0.65, max_det=300)
+
+
+def cpu_has_vnni() -> bool:
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = {flag for line in (cpuinfo.read_text().splitlines() if cpuinfo.exists() else ())
+             if line.startswith("flags") for flag in line.partition(":")[2].split()}
+    return bool(flags & VNNI_FLAGS)
+
+
 def int8_against_fp32(runtime_name: str, cache_dir: Path) -> dict:
-    """Quantizes twice (the second from the cache) and returns what the test judges. It runs in a process of
-    its own: NNCF's and ONNX Runtime's quantizers both run in one process crash it later, in unrelated code."""
+    """Quantizes twice (the second from the cache), scores fp32 and int8 against the labels and returns what the
+    test judges. It runs in a process of its own: NNCF's and ONNX Runtime's quantizers both run in one process
+    crash it later, in unrelated code."""
     runtime_class = {"openvino": OpenVinoRuntime, "onnxruntime": OnnxRuntime}[runtime_name]
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
-    calibration = calibration_inputs(family, network, PRE, POST, find_images(SHAPES / "images"), CALIBRATION_IMAGES,
+    paths = find_images(SHAPES / "images")
+    truth = load_ground_truth(SHAPES / "labels", SHAPES / "images", paths, network.class_names)
+    images = [decode_image(path, None).image for path in paths]
+    calibration = calibration_inputs(family, network, ACCURACY_PRE, ACCURACY_POST, paths, CALIBRATION_IMAGES,
                                      ["Detect"])
     batch = torch.from_numpy(next(iter(calibration.inputs())))
-    fp32_output = OpenVinoRuntime(threads=2, cache_dir=cache_dir / "fp32").prepare(network, batch)(batch)
+
+    def map_50_95(forward) -> float:
+        pipeline = family.build_pipeline(network, forward, ACCURACY_PRE, ACCURACY_POST)
+        return coco_evaluation(truth.images, [pipeline([image])[0] for image in images]).map_50_95
+
+    fp32 = OpenVinoRuntime(threads=2, cache_dir=cache_dir / "fp32").prepare(network, batch)
     runtime = runtime_class(precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
-    output = runtime.prepare(network, batch)(batch)
+    int8 = runtime.prepare(network, batch)
     again = runtime_class(precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
     repeated = again.prepare(network, batch)(batch)
-    scores = family.build_pipeline(network, None, PRE, POST).candidate_scores
-    top = scores(fp32_output).topk(5, dim=1)
-    best = top.indices[0, 0]
+    output = int8(batch)
     return {"preparation": runtime.settings()["preparation"], "precision": runtime.settings()["precision"],
-            "score_error": float((scores(output).gather(1, top.indices) - top.values).abs().mean()),
-            "best_box_error": float((output[0, best, :4] - fp32_output[0, best, :4]).abs().max()),
-            "differs_from_fp32": not torch.equal(output, fp32_output),
+            "fp32_map": map_50_95(fp32), "int8_map": map_50_95(int8),
+            "differs_from_fp32": not torch.equal(output, fp32(batch)),
             "repeat_equal": torch.equal(repeated, output),
             "repeat_cache_hit": again.settings()["preparation"]["quantized_cache_hit"]}
 
 
 @pytest.mark.parametrize("runtime_name", ["openvino", "onnxruntime"])
-def test_int8_is_close_to_fp32_and_cached(runtime_name, tmp_path):
+def test_int8_stays_within_its_map_budget_and_is_cached(runtime_name, tmp_path):
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         found = pool.submit(int8_against_fp32, runtime_name, tmp_path).result(timeout=600)
     preparation = found["preparation"]
     assert preparation["quantized_cache_hit"] is False and preparation["float_layers"] == ["model.77"]
     assert found["precision"] == "int8"
-    # a trained model's top candidates keep their scores within about a tenth under int8 (at 160 px, half the
-    # size it was trained at, on 8 calibration images), and the best one its box within a couple of pixels
-    assert found["score_error"] < 0.1
-    assert found["best_box_error"] < 2.0
+    assert found["fp32_map"] > 0.5  # the trained model detects its shapes, so a drop means something
+    vnni = cpu_has_vnni()
+    drop = found["fp32_map"] - found["int8_map"]
+    assert drop <= MAX_DROP[vnni][runtime_name], (
+        f"int8 lost {drop:.4f} mAP@0.5:0.95 on a CPU {'with' if vnni else 'without'} VNNI")
     assert found["differs_from_fp32"]  # it really ran quantized
     assert found["repeat_equal"] and found["repeat_cache_hit"] is True
 

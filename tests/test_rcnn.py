@@ -13,7 +13,7 @@ from benchmark import main
 from models import CheckpointError
 from pipelines.rcnn import family
 from pipelines.rcnn.network import COCO_CATEGORIES, build_detector, state_dict_mismatch
-from pipelines.runtimes.torch_eager import TorchEager, cpu_runs_bf16, floating_to_float32
+from pipelines.runtimes.torch.session import TorchEager, cpu_runs_bf16, floating_to_float32
 from utils.config import ConfigError, PostprocessSection, PreprocessSection, config_to_yaml, load_config
 from utils.harness.agreement_check import compare_with_reference
 from utils.writers.masks import label_map

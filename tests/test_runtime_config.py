@@ -5,10 +5,10 @@ import torch
 
 from benchmark import main
 from pipelines.runtimes.base import RuntimeNotSupported
-from pipelines.runtimes.registry import RUNTIMES, build_runtime
-from pipelines.runtimes.torch_eager import TorchEager, cpu_runs_bf16
+from pipelines.runtimes.registry import RUNTIMES, SPECS, build_runtime
+from pipelines.runtimes.torch.session import TorchEager, cpu_runs_bf16
 from pipelines.yolo import family as yolo
-from utils.config import BACKEND_PRECISIONS, ConfigError, RuntimeSection, load_config
+from utils.config import ConfigError, RuntimeSection, load_config
 
 CONFIG = "configs/samples_tiny.yaml"
 
@@ -20,8 +20,10 @@ def test_defaults_are_torch_fp32():
 
 
 def test_every_backend_the_config_offers_is_registered():
-    assert set(BACKEND_PRECISIONS) == set(RuntimeSection.model_fields["backend"].annotation.__args__)
-    assert set(BACKEND_PRECISIONS) == set(RUNTIMES)
+    assert set(SPECS) == set(RuntimeSection.model_fields["backend"].annotation.__args__)
+    assert set(SPECS) == set(RUNTIMES) and all(SPECS[name].name == name for name in RUNTIMES)
+    offered = {precision for spec in SPECS.values() for precision in spec.precisions}
+    assert offered == set(RuntimeSection.model_fields["precision"].annotation.__args__)
 
 
 @pytest.mark.parametrize("overrides, words", [

@@ -7,16 +7,30 @@ import json
 import pytest
 import torch
 
-from pipelines.runtimes.onnxruntime_runtime import OnnxRuntime
-from pipelines.runtimes.openvino_runtime import OpenVinoRuntime
+from pipelines.runtimes.onnxruntime.session import OnnxRuntime
+from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.yolo.family import load_network
 from utils.record.layer_tables import layer_timer_frame, layer_types_frame
 from utils.record.layers import KIND_LAYER, MODEL_FORWARD_KINDS, TimingSnapshot
-from pipelines.runtimes.profiles import NodeCounter
-from utils.recorders.runtime_layers import (SOURCE_ONNXRUNTIME, SOURCE_OPENVINO, onnxruntime_layers,
-                                            openvino_layers, scope_of)
+from pipelines.runtimes.onnxruntime import layers as ort_layers
+from pipelines.runtimes.openvino import layers as ov_layers
+from pipelines.runtimes.openvino.layers import NodeCounter
+from pipelines.runtimes.profiles import scope_of
+from utils.recorders.runtime_layers import layer_timing
+
+SOURCE_ONNXRUNTIME, SOURCE_OPENVINO = ort_layers.SOURCE, ov_layers.SOURCE
 
 US = 1000  # ns per microsecond
+
+
+def onnxruntime_layers(profile_json_path, forwards: int, images: int):
+    """A profile through ONNX Runtime's layer reader, then into rows."""
+    return layer_timing(ort_layers.node_runs(profile_json_path, forwards), images)
+
+
+def openvino_layers(counters, forwards: int, images: int):
+    """Counters through OpenVINO's layer reader, then into rows."""
+    return layer_timing(ov_layers.node_runs(counters, forwards), images)
 
 
 def by_path(snapshot: TimingSnapshot) -> dict:

@@ -6,7 +6,13 @@ import pytest
 
 from tests.test_chrome_trace import metadata, torch_like_trace
 from utils.record.chrome_trace import complete_events, lies_within
-from utils.recorders.runtime_trace import RuntimeEvents, onnxruntime_events, readable_node, trace_for_viewers
+from pipelines.runtimes.onnxruntime.trace import readable_node, trace_events
+from utils.recorders.runtime_trace import RuntimeEvents, batch_events, trace_for_viewers
+
+
+def onnxruntime_events(profile_events: list[dict], warmup_runs: int) -> tuple[dict, ...]:
+    """ONNX Runtime's trace reader's events, then the batch's among them."""
+    return batch_events(trace_events(profile_events), warmup_runs)
 
 
 def ort_profile() -> list[dict]:

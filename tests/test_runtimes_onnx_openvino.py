@@ -8,10 +8,10 @@ import openvino as ov
 import pytest
 import torch
 
-from pipelines.runtimes import openvino_runtime
+from pipelines.runtimes.openvino import session as openvino_runtime
 from pipelines.runtimes.base import RuntimeNotSupported
-from pipelines.runtimes.onnxruntime_runtime import OnnxRuntime
-from pipelines.runtimes.openvino_runtime import OpenVinoRuntime
+from pipelines.runtimes.onnxruntime.session import OnnxRuntime
+from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.yolo.family import load_network
 
 SIZE = 128

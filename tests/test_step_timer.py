@@ -7,10 +7,17 @@ from utils.recorders.step_timer import StepTimer
 from utils.writers.run_directory import RunDirectory, RunDirectoryExists
 
 
-def spin(seconds):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
+class SteppedClock:
+    """A nanosecond clock that moves only when the test advances it, so no other process can change a time."""
+
+    def __init__(self, start_ns=1_000_000):
+        self.now_ns = start_ns
+
+    def __call__(self):
+        return self.now_ns
+
+    def advance_ms(self, ms):
+        self.now_ns += int(ms * 1e6)
 
 
 class Recorder:
@@ -26,21 +33,34 @@ class Recorder:
 
 def test_nested_steps_record_parent_context_and_time():
     listener = Recorder()
-    timer = StepTimer([listener])
+    clock = SteppedClock()
+    timer = StepTimer([listener], clock=clock)
+    clock.advance_ms(1.0)
     timer.set_batch(PassKind.TIMED, 1, 3)
     with timer.step("postprocess"):
         timer.set_images(2)
         with timer.step("nms"):
-            spin(0.004)
-        spin(0.002)
+            clock.advance_ms(4.0)
+        clock.advance_ms(2.0)
     rows = {r["step"]: r for r in timer.rows()}
     assert rows["nms"]["parent"] == "postprocess" and rows["postprocess"]["parent"] == ""
     assert rows["nms"]["batch"] == 3 and rows["nms"]["images"] == 2
     assert (rows["nms"]["pass_kind"], rows["nms"]["pass_index"], rows["nms"]["warmup"]) == ("timed", 1, False)
-    assert 4.0 <= rows["nms"]["ms"] < 4.0 * 1.5 + 1
-    assert rows["postprocess"]["ms"] >= rows["nms"]["ms"] + 2.0
-    assert rows["postprocess"]["start_s"] <= rows["nms"]["start_s"] < rows["nms"]["end_s"] <= rows["postprocess"]["end_s"]
+    assert rows["nms"]["ms"] == 4.0 and rows["postprocess"]["ms"] == 6.0
+    # times are relative to the timer's creation: the steps started 1 ms after it
+    assert (rows["postprocess"]["start_s"], rows["nms"]["start_s"]) == pytest.approx((0.001, 0.001))
+    assert (rows["nms"]["end_s"], rows["postprocess"]["end_s"]) == pytest.approx((0.005, 0.007))
     assert listener.events == [("start", "postprocess"), ("start", "nms"), ("end", "nms"), ("end", "postprocess")]
+
+
+def test_the_default_clock_measures_real_steps_in_order():
+    timer = StepTimer()
+    with timer.step("postprocess"):
+        with timer.step("nms"):
+            time.sleep(0.001)
+    rows = {r["step"]: r for r in timer.rows()}
+    assert rows["nms"]["ms"] >= 1.0 and rows["postprocess"]["ms"] >= rows["nms"]["ms"]
+    assert rows["postprocess"]["start_s"] <= rows["nms"]["start_s"] < rows["nms"]["end_s"] <= rows["postprocess"]["end_s"]
 
 
 def test_interrupted_step_is_not_a_measurement_but_listeners_close_it():

@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from pipelines.contract import LoadedNetwork
-from pipelines.runtimes.torch_eager import TorchEager
+from pipelines.runtimes.torch.session import TorchEager
 
 
 def small_network() -> nn.Module:

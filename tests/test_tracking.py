@@ -11,7 +11,8 @@ from tensorboard.plugins.hparams import plugin_data_pb2
 
 from benchmark import main
 from utils.config import load_config
-from utils.harness.composition import EXIT_OK, Benchmark, Outcome
+from utils.errors import ExitStatus
+from utils.harness.composition import Benchmark, Outcome
 from utils.harness.interruption import RunStops
 from utils.tracking.mlflow_runs import TrackingError, log_run_directory, sweep_run
 from utils.writers.run_directory import RunDirectory
@@ -136,9 +137,9 @@ def test_unreachable_store_leaves_the_run_and_says_why(tracked, tmp_path, monkey
     benchmark = Benchmark(config, str(CONFIG), console=said.append)
     benchmark.run_dir = RunDirectory(run_dir.parent, "trk")
     before = sorted(path.name for path in run_dir.iterdir())
-    outcome = Outcome({"status": "complete"}, EXIT_OK, "")
+    outcome = Outcome({"status": "complete"}, ExitStatus.OK, "")
     with RunStops(said.append).handled() as stops:
         benchmark._track(stops, outcome)
-    assert outcome.exit_status == EXIT_OK
+    assert outcome.exit_status == ExitStatus.OK
     assert any("MLflow logging failed" in line and bad_uri in line and "log_run_directory(" in line for line in said)
     assert sorted(path.name for path in run_dir.iterdir()) == before

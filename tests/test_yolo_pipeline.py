@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from pipelines.contract import Detections
 from pipelines.registry import UnknownArchitecture, family_for
-from pipelines.runtimes import TorchEager
+from pipelines.runtimes.torch.session import TorchEager
 from pipelines.yolo import family as yolo_family
 from pipelines.yolo.letterbox import letterbox
 from pipelines.yolo.pipeline import Forwarded, YoloPipeline

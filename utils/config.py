@@ -9,19 +9,17 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model,
+                      field_validator, model_validator)
 
+from pipelines.registry import FACTS, facts_for, known_architectures
+from pipelines.runtimes import registry as runtimes
 from utils import strict_yaml
 from utils.bounded_text import clipped, shown
-
-BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")
-# torchvision's two-stage detectors (pipelines/rcnn); the family module checks it builds exactly these.
-RCNN_ARCHS = ("fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2", "fasterrcnn_mobilenet_v3_large_fpn",
-              "maskrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn_v2")
+from utils.errors import UsageError
 
 
-class ConfigError(Exception):
+class ConfigError(UsageError):
     """A user's configuration mistake; the message says what and how to fix it."""
 
 
@@ -48,9 +46,12 @@ class _Section(BaseModel):
 
 
 class RunSection(_Section):
-    id: Optional[str] = Field(None, description="run directory name; default <UTC timestamp>_<config name>")
-    output_dir: PathText = "outputs"
-    seed: int = 0
+    """Where the run directory goes and what it is called."""
+
+    id: Optional[str] = Field(None, description="run directory name; null: `<UTC timestamp>_<config name>`. An "
+                              "existing directory is never overwritten")
+    output_dir: PathText = Field("outputs", description="where run directories go")
+    seed: int = Field(0, description="seed of the random weights")
 
     @field_validator("id")
     @classmethod
@@ -69,18 +70,35 @@ MAX_LISTED_ERRORS = 20
 
 
 class DatasetSection(_Section):
-    path: PathText
-    limit: Optional[int] = Field(None, ge=1)
-    batch_size: int = Field(1, ge=1)
-    workers: Optional[int] = Field(None, ge=0)  # None: a worker only where a core is left beside the threads
-    max_pixels: Optional[int] = Field(DEFAULT_MAX_PIXELS, ge=1)  # None: no limit but the decoder's own
-    labels: Optional[PathText] = None  # ground truth: a YOLO labels folder or a COCO json file (datasets/labels.py)
+    """The images the run reads, how they are batched and where their labels are."""
+
+    path: PathText = Field(description=(
+        "folder searched recursively for jpg, jpeg, png, bmp, webp, tif, tiff (relative paths are resolved from "
+        "the current directory). Photos are read upright: the EXIF orientation is applied as image viewers apply "
+        "it, and detections are in the upright image's pixels"))
+    limit: Optional[int] = Field(None, ge=1, description="first N images in sorted order; null: all")
+    batch_size: int = Field(1, ge=1, description="images per forward")
+    workers: Optional[int] = Field(None, ge=0, description=(
+        "DataLoader worker processes (0 = decode on the main thread, between forwards). null: one worker only "
+        "where a core is left beside the compute threads (on 2 cores with 2 threads: 0, since a worker decoding "
+        "during the forward slows it); a choice that takes a compute core is reported in the warnings"))
+    max_pixels: Optional[int] = Field(DEFAULT_MAX_PIXELS, ge=1, description=(
+        "an image whose header declares more pixels is skipped before decoding, with the reason in `skipped.csv` "
+        "(Pillow's decompression-bomb threshold); null lifts the limit (OpenCV's own 2^30 stays; see "
+        "[troubleshooting.md](troubleshooting.md))"))
+    labels: Optional[PathText] = Field(None, description=(
+        "ground truth for the accuracy pass: a YOLO labels folder or a COCO json file, recognised by what it is "
+        "(relative paths from the current directory; see [accuracy.md](accuracy.md))"))
 
 
 class ModelSection(_Section):
-    arch: str = "yolov7"
-    weights: Optional[PathText] = None
-    fuse: bool = True
+    """The detector: its architecture and weights."""
+
+    arch: str = Field("yolov7", description=(
+        "`yolov7`, `yolov7-tiny` or a path to a model-definition yaml in the YOLOv7 cfg format; or a torchvision "
+        "R-CNN, with its own preprocess and postprocess keys (see [models.md](models.md))"))
+    weights: Optional[PathText] = Field(None, description="checkpoint path; null: seeded random weights")
+    fuse: bool = Field(True, description="fold Conv+BN and re-parameterise RepConv before running")
 
     @model_validator(mode="before")
     @classmethod
@@ -93,130 +111,145 @@ class ModelSection(_Section):
     @field_validator("arch")
     @classmethod
     def _known_arch(cls, value: str) -> str:
-        if value in BUILTIN_ARCHS + RCNN_ARCHS:
+        if any(value in facts.ARCHS for facts in FACTS):
             return value
-        if value.endswith((".yaml", ".yml")):
+        if any(facts.ARCH_FILES and value.endswith(facts.ARCH_FILES) for facts in FACTS):
             return _holdable_path(value)
-        raise ValueError(f"must be one of {', '.join(BUILTIN_ARCHS + RCNN_ARCHS)} or a path to a model-definition "
-                         ".yaml file")
+        raise ValueError(f"must be {known_architectures()}")
 
 
-class PreprocessSection(_Section):
-    img_size: int = Field(640, ge=32)
-    rect: bool = False
-    pad_value: int = Field(114, ge=0, le=255)
-    # rcnn: the shorter side is resized to min_size unless the longer would then exceed max_size
-    min_size: int = Field(800, ge=32)
-    max_size: int = Field(1333, ge=32)
-
-    @field_validator("img_size")
-    @classmethod
-    def _multiple_of_stride(cls, value: int) -> int:
-        if value % 32:
-            raise ValueError("must be a multiple of 32 (the model's largest stride)")
-        return value
+def _of_the_families(name: str, part: str, doc: str) -> type[_Section]:
+    """One section holding every family's keys of a part (Preprocess or Postprocess), each family's model
+    with its defaults and checks; the Config keeps each family to its own. Pydantic collects a class's fields
+    from its bases last to first, so the bases are reversed to keep the families' order."""
+    bases = tuple(reversed([getattr(facts, part) for facts in FACTS]))
+    return type(name, (*bases, _Section), {"__module__": __name__, "__doc__": doc})
 
 
-class PostprocessSection(_Section):
-    conf_thres: float = Field(0.25, ge=0.0, le=1.0)
-    iou_thres: float = Field(0.45, ge=0.0, le=1.0)
-    max_det: int = Field(300, ge=1)
-    classes: Optional[list[int]] = None
-    agnostic: bool = False
-    multi_label: bool = False  # every class above conf_thres per box, not only the best (YOLOv7's test.py for mAP)
-    # rcnn (torchvision's names and defaults; the rpn ones are the proposals kept per image at test time)
-    box_score_thresh: float = Field(0.05, ge=0.0, le=1.0)
-    box_nms_thresh: float = Field(0.5, ge=0.0, le=1.0)
-    detections_per_img: int = Field(100, ge=1)
-    rpn_pre_nms_top_n: int = Field(1000, ge=1)
-    rpn_post_nms_top_n: int = Field(1000, ge=1)
-
-    @field_validator("classes")
-    @classmethod
-    def _non_negative(cls, value: Optional[list[int]]) -> Optional[list[int]]:
-        if value is not None and any(c < 0 for c in value):
-            raise ValueError("class ids must be >= 0")
-        return value
+PreprocessSection = _of_the_families(
+    "PreprocessSection", "Preprocess", "What turns an image into the network's input. Each family reads its own "
+    "keys (yolo: img_size, rect, pad_value; rcnn: min_size, max_size); another family's key is refused.")
+PostprocessSection = _of_the_families(
+    "PostprocessSection", "Postprocess", "What turns the network's output into detections. Each family reads its "
+    "own keys; another family's key is refused.")
 
 
 class EnergySection(_Section):
-    enabled: bool = True
-    idle_s: float = Field(0.0, ge=0.0)
+    """Energy through RAPL (pyJoules)."""
+
+    enabled: bool = Field(True, description="measure energy through RAPL when the machine allows it")
+    idle_s: float = Field(0.0, ge=0.0, description=(
+        "measure idle power first for this many seconds and report net figures"))
 
 
 class MemorySection(_Section):
-    enabled: bool = True
-    interval_s: float = Field(0.05, gt=0.0)
+    """Memory sampled from /proc."""
 
-
-# Precisions each backend offers; the runtimes check what the CPU supports when they start.
-BACKEND_PRECISIONS = {"torch": ("fp32", "bf16"), "onnxruntime": ("fp32", "int8"),
-                      "openvino": ("fp32", "bf16", "int8")}
-# Why a backend does not offer a precision, where there is more to say than "use another backend".
-PRECISION_REFUSALS = {
-    ("torch", "int8"): "torch int8 (PT2E with the X86 Inductor quantizer) starts from torch.export, which stops "
-                       "at YOLOv7's Detect decode (its float(stride) is data-dependent), so it is not offered",
-}
+    enabled: bool = Field(True, description="sample RSS (and PSS) during the run")
+    interval_s: float = Field(0.05, gt=0.0, description="RSS sampling interval, in seconds")
 
 
 class CalibrationSection(_Section):
-    images: int = Field(300, ge=1)  # the run's first N images (all when fewer) calibrate int8
+    """How int8 is calibrated."""
+
+    images: int = Field(300, ge=1, description="int8: the run's first N images (all when fewer) calibrate the "
+                                               "quantization")
     # Layers kept in float when quantizing, by name (a module path such as model.77, or an ONNX node name
     # prefix) or by type (Detect): the head's decode mixes pixel boxes and 0-1 scores no one int8 scale holds.
-    keep_float: list[str] = ["Detect"]
-    # A folder of images to calibrate on; None: the dataset's last images, which the scored passes then skip.
-    path: Optional[PathText] = None
+    keep_float: list[str] = Field(["Detect"], description=(
+        "int8: layers whose decode stays in float, by type (`Detect`) or module path (`model.77`); `[]` "
+        "quantizes everything"))
+    path: Optional[PathText] = Field(None, description=(
+        "int8: a folder of images to calibrate on; null: the dataset's last images (at most half), which the "
+        "accuracy and agreement passes then never score"))
 
 
-class RuntimeSection(_Section):
-    backend: Literal["torch", "onnxruntime", "openvino"] = "torch"
-    precision: Literal["fp32", "bf16", "int8"] = "fp32"
-    channels_last: bool = False
-    compile: bool = False
-    threads: Optional[int] = Field(None, ge=1)
-    cache_dir: Optional[PathText] = None  # exported models; None: $XDG_CACHE_HOME/detbench or ~/.cache/detbench
+class _RuntimeCommon(_Section):
+    """The runtime section's keys every runtime reads; each runtime adds its own (its spec's options)."""
+
+    threads: Optional[int] = Field(None, ge=1, description=(
+        "compute threads; null keeps torch's default. Replaces `model.threads`, which now ends with a message "
+        "naming this key"))
+    cache_dir: Optional[PathText] = Field(None, description=(
+        "where exported ONNX files are cached; null: `$XDG_CACHE_HOME/detbench` or `~/.cache/detbench`"))
     calibration: CalibrationSection = CalibrationSection()
-    streams: int = Field(1, ge=1)  # requests in flight at once, the threads split between them
-    pinning: bool = False  # tie the compute threads to cores
+    streams: int = Field(1, ge=1, description=(
+        "requests in flight at once, `runtime.threads` split between them; more than 1 needs a LoadGen scenario "
+        "(see [scenarios.md](scenarios.md#streams-and-pinning))"))
+    pinning: bool = Field(False, description=(
+        "tie the compute threads to cores (see [scenarios.md](scenarios.md#streams-and-pinning))"))
 
+
+# Each runtime's own keys, in registry order; a key two runtimes offer is one key.
+_RUNTIME_OPTIONS = {key: option for spec in runtimes.SPECS.values()
+                    for key, option in spec.options.model_fields.items()}
+
+
+class _RuntimeChecks(_Section):
     @model_validator(mode="after")
-    def _possible_combination(self) -> "RuntimeSection":
-        offered = BACKEND_PRECISIONS[self.backend]
+    def _possible_combination(self) -> "_RuntimeChecks":
+        spec = runtimes.SPECS[self.backend]
+        offered = spec.precisions
         if self.precision not in offered:
-            others = [b for b, p in BACKEND_PRECISIONS.items() if self.precision in p]
+            others = runtimes.offering(self.precision)
             hint = f"use runtime.backend {' or '.join(others)}" if others else "no backend offers it yet"
-            reason = PRECISION_REFUSALS.get((self.backend, self.precision))
+            reason = spec.refusals.get(self.precision)
             raise ValueError(f"runtime.backend {self.backend} runs precision {', '.join(offered)}, not "
                              f"{self.precision}{' (' + reason + ')' if reason else ''}: {hint}")
-        for key in ("channels_last", "compile"):
-            if getattr(self, key) and self.backend != "torch":
-                raise ValueError(f"runtime.{key} applies to runtime.backend torch only (got backend "
-                                 f"{self.backend}); remove it or set runtime.backend: torch")
+        for key, option in _RUNTIME_OPTIONS.items():
+            owners = [other.name for other in runtimes.SPECS.values() if key in other.options.model_fields]
+            if getattr(self, key) != option.default and self.backend not in owners:
+                raise ValueError(f"runtime.{key} applies to runtime.backend {' or '.join(owners)} only (got backend "
+                                 f"{self.backend}); remove it or set runtime.backend: {owners[0]}")
         return self
 
 
+# The runtime section: backend and precision from the registry, each runtime's own keys, the common ones.
+RuntimeSection = create_model(
+    "RuntimeSection", __base__=_RuntimeChecks, __module__=__name__,
+    backend=(Literal[tuple(runtimes.SPECS)], Field(runtimes.REFERENCE.name, description=(
+        "what runs the network's forward (see [runtimes.md](runtimes.md))"))),
+    precision=(Literal[tuple(dict.fromkeys(p for spec in runtimes.SPECS.values() for p in spec.precisions))],
+               Field(runtimes.REFERENCE_PRECISION, description=(
+                   "`fp32`; `bf16` with `torch` (autocast) and `openvino`, on CPUs with native bf16; `int8` with "
+                   "`openvino` and `onnxruntime` (see [accuracy.md](accuracy.md))"))),
+    **{key: (option.annotation, option) for key, option in _RUNTIME_OPTIONS.items()},
+    **{key: (field.annotation, field) for key, field in _RuntimeCommon.model_fields.items()},
+)
+RuntimeSection.__doc__ = "What runs the network's forward, at which precision, on how many threads."
+
+
 class AgreementSection(_Section):
-    enabled: bool = True
-    images: int = Field(8, ge=1)  # the first N images are run through the torch fp32 reference too
-    top_k: int = Field(100, ge=1)  # candidates per image compared, ranked by the reference's score
+    """The check that a runtime other than torch fp32 gives the reference's detections."""
+
+    enabled: bool = Field(True, description=(
+        "for any runtime other than plain torch fp32, compare its detections with the torch fp32 reference"))
+    images: int = Field(8, ge=1, description="how many of the first images the reference runs")
+    top_k: int = Field(100, ge=1, description="candidates per image compared, ranked by the reference's score")
 
 
 class AccuracySection(_Section):
     """The accuracy pass: detections at mAP settings (YOLOv7's test.py: conf 0.001, IoU 0.65, 300 per image),
     apart from the timed passes."""
 
-    enabled: bool = True
-    images: Optional[int] = Field(None, ge=1)  # None: all images with labels, agreement.images without
-    conf_thres: float = Field(0.001, ge=0.0, le=1.0)
-    iou_thres: float = Field(0.65, ge=0.0, le=1.0)
-    max_det: int = Field(300, ge=1)
-    # Each box under every class that clears conf_thres, as YOLOv7's test.py suppresses for its mAP;
-    # false: only its best class, as a deployment shows it.
-    multi_label: bool = True
-    # Without labels, an undecided verdict scores more images, up to this many (never the calibration ones).
-    max_images: int = Field(300, ge=1)
-    max_drop: float = Field(0.01, ge=0.0, le=1.0)  # mAP@0.5:0.95 drop a `within_budget` verdict allows
-    bootstrap: int = Field(200, ge=0)  # resamples of the drop's interval over images (0: no interval)
+    enabled: bool = Field(True, description=(
+        "run the accuracy pass when there are labels or a reference (see [accuracy.md](accuracy.md))"))
+    images: Optional[int] = Field(None, ge=1, description=(
+        "first N images of the accuracy pass; null: all with labels, `benchmark.agreement.images` without"))
+    conf_thres: float = Field(0.001, ge=0.0, le=1.0, description=(
+        "score threshold of the accuracy pass (YOLOv7's test.py)"))
+    iou_thres: float = Field(0.65, ge=0.0, le=1.0, description="NMS IoU threshold of the accuracy pass")
+    max_det: int = Field(300, ge=1, description="detections kept per image in the accuracy pass")
+    multi_label: bool = Field(True, description=(
+        "each box under every class above conf_thres, as YOLOv7's test.py suppresses for its mAP; false: its "
+        "best class only, as a deployment shows it"))
+    max_images: int = Field(300, ge=1, description=(
+        "without labels, an undecided verdict scores more images, as many as it asks for, up to this many "
+        "(see [verdict.md](verdict.md))"))
+    max_drop: float = Field(0.01, ge=0.0, le=1.0, description=(
+        "mAP@0.5:0.95 drop against the torch fp32 reference a `within_budget` verdict allows"))
+    bootstrap: int = Field(200, ge=0, description=(
+        "bootstrap resamples (over images) of the drop's 95% interval; 0: none"))
 
 
 SINGLE_STREAM = "single_stream"  # detbench's own passes; the others run under LoadGen
@@ -227,39 +260,56 @@ class LoadgenSection(_Section):
     """MLPerf LoadGen's settings for the scenarios other than single_stream, in one place (as MLPerf's
     user.conf). Minimums are scaled for CPUs: MLPerf's own are 600 s and tens of thousands of queries."""
 
-    mode: Literal["performance", "accuracy"] = "performance"
-    min_duration_s: float = Field(10.0, gt=0.0)
-    max_duration_s: Optional[float] = Field(None, gt=0.0)  # None: no bound beyond the minimums
-    min_query_count: int = Field(64, ge=1)
-    # How many of the dataset's images stay decoded in memory (LoadGen's performance sample count); None: all.
-    performance_sample_count: Optional[int] = Field(None, ge=1)
-    target_qps: Optional[float] = Field(None, gt=0.0)  # server: the arrival rate; offline: the expected rate
-    target_latency_ms: Optional[float] = Field(None, gt=0.0)  # server: the latency bound
-    target_latency_percentile: float = Field(0.99, gt=0.0, lt=1.0)
-    samples_per_query: int = Field(8, ge=1)  # multi_stream
-    find_peak: bool = False  # server: search the highest rate that meets the latency bound
-    seed: int = Field(0, ge=0)  # LoadGen's sample-index and schedule seeds
+    mode: Literal["performance", "accuracy"] = Field("performance", description=(
+        "`performance`, or `accuracy`: every image answered once, detections written"))
+    min_duration_s: float = Field(10.0, gt=0.0, description=(
+        "LoadGen's minimum test duration, in seconds (MLPerf's own is 600 s; scaled for CPUs)"))
+    max_duration_s: Optional[float] = Field(None, gt=0.0, description=(
+        "an upper bound on the test's duration, in seconds; null: no bound beyond the minimums"))
+    min_query_count: int = Field(64, ge=1, description=(
+        "LoadGen's minimum number of queries (offline sends one query)"))
+    performance_sample_count: Optional[int] = Field(None, ge=1, description=(
+        "how many images LoadGen keeps decoded in memory (its performance sample count); null: all images"))
+    target_qps: Optional[float] = Field(None, gt=0.0, description=(
+        "`server`: the arrival rate (required); `offline`: the expected rate (null: measured)"))
+    target_latency_ms: Optional[float] = Field(None, gt=0.0, description="`server`: the latency bound (required)")
+    target_latency_percentile: float = Field(0.99, gt=0.0, lt=1.0, description=(
+        "`server`: the share of queries that must meet the bound"))
+    samples_per_query: int = Field(8, ge=1, description="`multi_stream`: images per query")
+    find_peak: bool = Field(False, description=(
+        "`server`: search the highest valid rate (LoadGen's FindPeakPerformance mode)"))
+    seed: int = Field(0, ge=0, description="LoadGen's sample-index, schedule and sample-library seeds")
 
 
 class BenchmarkSection(_Section):
-    # auto: one batch of each distinct input shape the timed passes will see (at most warmup_max_batches);
-    # a number: that many first batches, as before.
-    warmup: Union[Literal["auto"], int] = "auto"
-    warmup_max_batches: int = Field(32, ge=1)
-    repeats: int = Field(1, ge=1)
-    min_time_s: float = Field(0.0, ge=0.0)
-    # Keep adding timed passes until the 95% confidence half-width of the per-image median is under this
-    # fraction (0.02 = +-2%), for at most max_time_s of measured time.
-    target_ci: Optional[float] = Field(None, gt=0.0, lt=1.0)
-    max_time_s: float = Field(600.0, gt=0.0)
-    layer_timing: bool = True
-    layer_timing_batches: Optional[int] = Field(None, ge=1)
-    profiler: bool = False
+    """Which passes run, how long they are measured, and what is measured beside the time."""
+
+    warmup: Union[Literal["auto"], int] = Field("auto", description=(
+        "`auto`: one batch of every distinct network input shape the timed passes will see (see "
+        "[measurement.md](measurement.md#warm-up-that-covers-every-input-shape)); a number: that many first "
+        "batches. Recorded as warm-up and excluded from statistics"))
+    warmup_max_batches: int = Field(32, ge=1, description=(
+        "the most batches `warmup: auto` runs; shapes beyond it run cold in timed pass 0 and are reported apart"))
+    repeats: int = Field(1, ge=1, description="timed passes over the data")
+    min_time_s: float = Field(0.0, ge=0.0, description=(
+        "keep adding timed passes until this many seconds have been measured"))
+    target_ci: Optional[float] = Field(None, gt=0.0, lt=1.0, description=(
+        "keep adding timed passes until the 95% confidence half-width of the per-image median is under this "
+        "fraction (e.g. `0.02` = +-2%); null: off"))
+    max_time_s: float = Field(600.0, gt=0.0, description="the bound on measured time for `target_ci`, in seconds")
+    layer_timing: bool = Field(True, description="run one extra pass with per-layer hooks")
+    layer_timing_batches: Optional[int] = Field(None, ge=1, description=(
+        "limit that instrumented pass to the first N batches; null: all"))
+    profiler: bool = Field(False, description=(
+        "run one extra batch under torch.profiler (with memory profiling) and export `trace.json`, "
+        "`layer_ops.csv` and the memory columns of `layer_timer.csv`"))
     energy: EnergySection = EnergySection()
     memory: MemorySection = MemorySection()
     agreement: AgreementSection = AgreementSection()
     accuracy: AccuracySection = AccuracySection()
-    scenario: Literal[SCENARIOS] = SINGLE_STREAM
+    scenario: Literal[SCENARIOS] = Field(SINGLE_STREAM, description=(
+        "which question the run answers: detbench's own passes (`single_stream`) or an MLPerf LoadGen scenario "
+        "(see [scenarios.md](scenarios.md))"))
     loadgen: LoadgenSection = LoadgenSection()
 
     @model_validator(mode="after")
@@ -291,8 +341,13 @@ MLFLOW_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "http", "https")
 
 
 class MlflowSection(_Section):
-    tracking_uri: Optional[str] = None  # None: runs are not logged to MLflow
-    experiment: str = Field("detbench", min_length=1)
+    """Logging the complete run to an MLflow store."""
+
+    tracking_uri: Optional[str] = Field(None, description=(
+        "log the complete run to this MLflow store: `sqlite:///outputs/mlflow.db` or `http://HOST:5000`; null: "
+        "off (see [tracking.md](tracking.md))"))
+    experiment: str = Field("detbench", min_length=1, description=(
+        "the MLflow experiment the run goes to (created when missing)"))
 
     @field_validator("tracking_uri")
     @classmethod
@@ -316,28 +371,25 @@ class MlflowSection(_Section):
 
 
 class OutputsSection(_Section):
-    save_images: bool = True
-    plots: bool = True
-    tensorboard: bool = False  # event files under <run dir>/tensorboard/
+    """Which files beyond the CSVs and summary.json a run writes."""
+
+    save_images: bool = Field(True, description="write annotated copies to `images/`")
+    plots: bool = Field(True, description="write PNG plots to `plots/`")
+    tensorboard: bool = Field(False, description=(
+        "write TensorBoard event files to `tensorboard/` (see [tracking.md](tracking.md))"))
     mlflow: MlflowSection = MlflowSection()
-    report: bool = True
+    report: bool = Field(True, description=(
+        "write `report.html`, the run on one self-contained page (see [outputs.md](outputs.md#reporthtml))"))
 
 
-# The preprocess and postprocess keys each detector family reads; another family's key is a mistake.
-FAMILY_KEYS = {
-    "yolo": {"preprocess": ("img_size", "rect", "pad_value"),
-             "postprocess": ("conf_thres", "iou_thres", "max_det", "classes", "agnostic", "multi_label")},
-    "rcnn": {"preprocess": ("min_size", "max_size"),
-             "postprocess": ("box_score_thresh", "box_nms_thresh", "detections_per_img", "rpn_pre_nms_top_n",
-                             "rpn_post_nms_top_n")},
-}
-
-
-def family_of(arch: str) -> str:
-    return "rcnn" if arch in RCNN_ARCHS else "yolo"
+def family_keys(arch: str, section: str) -> tuple[str, ...]:
+    """The keys of the preprocess or postprocess section the family of `arch` reads."""
+    return tuple(getattr(facts_for(arch), section.capitalize()).model_fields)
 
 
 class Config(_Section):
+    """A run's configuration: one YAML file, validated once at start-up."""
+
     run: RunSection = RunSection()
     dataset: DatasetSection
     model: ModelSection = ModelSection()
@@ -357,23 +409,25 @@ class Config(_Section):
 
     @model_validator(mode="after")
     def _keys_of_the_family(self) -> "Config":
-        family = family_of(self.model.arch)
+        family = facts_for(self.model.arch).NAME
         for section in ("preprocess", "postprocess"):
+            keys = family_keys(self.model.arch, section)
             for key in sorted(getattr(self, section).model_fields_set):
-                if key not in FAMILY_KEYS[family][section]:
-                    owner = next(name for name, keys in FAMILY_KEYS.items() if key in keys[section])
+                if key not in keys:
+                    owner = next(facts.NAME for facts in FACTS
+                                 if key in getattr(facts, section.capitalize()).model_fields)
                     raise ValueError(
                         f"{section}.{key} belongs to the {owner} family and does not apply to model.arch "
                         f"{self.model.arch} ({family} family); remove it, or use "
-                        f"{', '.join(section + '.' + k for k in FAMILY_KEYS[family][section])}")
+                        f"{', '.join(section + '.' + k for k in keys)}")
         return self
 
     def family_sections(self) -> dict[str, Any]:
         """The config as data, preprocess and postprocess holding only the keys the model's family reads."""
         data = self.model_dump(mode="json")
-        keys = FAMILY_KEYS[family_of(self.model.arch)]
         for section in ("preprocess", "postprocess"):
-            data[section] = {key: value for key, value in data[section].items() if key in keys[section]}
+            keys = family_keys(self.model.arch, section)
+            data[section] = {key: value for key, value in data[section].items() if key in keys}
         return data
 
 
@@ -444,7 +498,7 @@ def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[
     for item in items[:MAX_LISTED_ERRORS]:
         path = clipped(".".join(str(p) for p in item["loc"]), 80)
         if item["type"] == "extra_forbidden":
-            line = f"  {path}: unknown key (value {shown(item['input'])}); check its spelling against the README"
+            line = f"  {path}: unknown key (value {shown(item['input'])}); check its spelling against docs/configuration.md"
         elif item["type"] == "missing":
             line = f"  {path}: required key is missing"
         else:

@@ -1,5 +1,5 @@
 """The R-CNN family: torchvision's Faster R-CNN and Mask R-CNN builders, their published checkpoints, and how
-their pipeline is put together."""
+their pipeline is put together (its facts, the architectures and the keys it reads, are in facts.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,43 +12,18 @@ from models.calibration import calibrate_batchnorm
 from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.rcnn import network as rcnn
+from pipelines.rcnn.facts import (ARCHS, NAME, SIZE_KEYS, accepts, input_size, largest_input_area,  # noqa: F401
+                                  unsupported_runtime)
 from pipelines.rcnn.pipeline import RcnnPipeline
 from pipelines.rcnn.stages import Postprocess, Preprocess
 from pipelines.runtimes.base import PreparedForward
 
-NAME = "rcnn"
-ARCHS = rcnn.ARCHS
 CALIBRATION_SIZES = (160, 256)  # min_size, max_size of the bundled photos the random backbone is calibrated on
 # Random classifier weights scaled up this much: at torchvision's initialisation every class scores about
 # 1/91, below box_score_thresh, so no box would reach NMS or the mask branch and postprocessing would do none
 # of the work it does with trained weights. Scaled, scores spread and detections_per_img boxes remain.
 CLASSIFIER_SCALE = 10.0
-SIZE_KEYS = ("min_size", "max_size")
 _random_states: dict[str, tuple[dict[str, torch.Tensor], str]] = {}  # (arch, seed) -> (state, digest)
-
-
-def accepts(arch: str) -> bool:
-    return arch in ARCHS
-
-
-def unsupported_runtime(runtime) -> Optional[str]:
-    if runtime.backend != "torch":
-        return (f"runtime.backend {runtime.backend} is not supported for this family ({NAME}, model.arch "
-                f"{', '.join(ARCHS)}): its forward is timed in parts (backbone, rpn, roi_heads) that an exported "
-                "graph does not keep apart; use runtime.backend torch (precision fp32 or bf16)")
-    if runtime.compile:
-        return (f"runtime.compile is not supported for this family ({NAME}): its forward is timed in parts "
-                "with hooks, which break a compiled graph; remove runtime.compile")
-    return None
-
-
-def input_size(preprocess) -> int:
-    return preprocess.min_size
-
-
-def largest_input_area(preprocess) -> int:
-    # The shorter side goes to min_size unless the longer would pass max_size: at most min_size x max_size.
-    return min(preprocess.min_size, preprocess.max_size) * preprocess.max_size
 
 
 def memory_probe(network: LoadedNetwork, postprocess) -> tuple[torch.nn.Module, int]:

@@ -13,10 +13,9 @@ from torchvision.models.detection.generalized_rcnn import GeneralizedRCNN
 from torchvision.models.detection.image_list import ImageList
 
 from models import CheckpointError
+from pipelines.rcnn.facts import ARCHS
 from utils.bounded_text import LIMIT, clipped
 
-ARCHS = ("fasterrcnn_resnet50_fpn", "fasterrcnn_resnet50_fpn_v2", "fasterrcnn_mobilenet_v3_large_fpn",
-         "maskrcnn_resnet50_fpn", "maskrcnn_resnet50_fpn_v2")
 # The COCO category list of torchvision's published weights (index = the model's label; "N/A" for the ids
 # COCO leaves unused). Read from the builders' metadata, which needs no download.
 COCO_CATEGORIES = list(detection.FasterRCNN_ResNet50_FPN_Weights.COCO_V1.meta["categories"])
@@ -69,7 +68,7 @@ def load_state_dict_file(model: nn.Module, path: str, arch: str) -> None:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise CheckpointError(f"model.weights {shown_path}: no such file; set model.weights to a torchvision "
-                              f"checkpoint of {arch} (see the README for where they are published)") from None
+                              f"checkpoint of {arch} (docs/models.md says where they are published)") from None
     except Exception as error:
         raise CheckpointError(f"model.weights {shown_path}: not a state_dict torch can load safely "
                               f"({type(error).__name__}: {error}); use the .pth file torchvision publishes for "
@@ -80,7 +79,7 @@ def load_state_dict_file(model: nn.Module, path: str, arch: str) -> None:
     problem = state_dict_mismatch(model.state_dict(), state)
     if problem:
         raise CheckpointError(f"model.weights {shown_path} does not fit model.arch {arch}: {problem}; use the "
-                              f"checkpoint published for {arch} (see the README) or set model.arch to the "
+                              f"checkpoint published for {arch} (see docs/models.md) or set model.arch to the "
                               "architecture the file was saved from")
     model.load_state_dict(state, strict=False)
 

@@ -1,5 +1,4 @@
-"""Runtimes that run a network's forward, each behind the seam in base.py; registry.py picks one by name."""
-from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
-from pipelines.runtimes.torch_eager import TorchEager
+"""Runtimes that run a network's forward, one folder each behind the seam in base.py; registry.py lists them.
 
-__all__ = ["LoadedNetwork", "PreparedForward", "Runtime", "RuntimeNotSupported", "TorchEager"]
+Kept light: importing a runtime's spec (for the config schema) must not import torch or the runtime itself.
+"""

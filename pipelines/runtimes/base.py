@@ -14,9 +14,10 @@ import torch
 from torch import nn
 
 from pipelines.contract import LoadedNetwork
+from utils.errors import UsageError
 
 
-class RuntimeNotSupported(Exception):
+class RuntimeNotSupported(UsageError):
     """A runtime setting this machine or this runtime cannot do; the message says what to use instead."""
 
 

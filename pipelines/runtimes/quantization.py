@@ -1,23 +1,17 @@
-"""Post-training int8 quantization of the exported network, for the runtimes behind the seam.
+"""Post-training int8 quantization of the exported network: what the runtimes' quantizers share
+(pipelines/runtimes/<name>/quantizer.py).
 
 Calibrated on the run's own images through the run's own preprocessing (`Calibration`, built by the harness),
 cached beside the ONNX export under a key made of the export key, the calibration images' digest and the
 quantization settings, so a second run with the same inputs reuses the quantized model.
 
-- OpenVINO: NNCF's post-training quantization of the `ov.Model` read from the ONNX file (mixed preset). A QDQ
-  ONNX file is no way into OpenVINO: OpenVINO 2026.4 reading one lost most of the mAP (shared notes).
-- ONNX Runtime: static QDQ quantization (`quant_pre_process` without symbolic shape inference, which fails
-  on the dynamic axes; then `quantize_static`, per-channel weights, uint8 activations).
-
-Both keep the decode of `keep_float` layers (the Detect head by default) in float: its final Concat holds
+Every quantizer keeps the decode of `keep_float` layers (the Detect head by default) in float: its final Concat holds
 pixel boxes beside 0-1 scores, which no single int8 scale holds (quantizing it gave no detections at all).
 Their convolutions are still quantized.
 """
 from __future__ import annotations
 
-import os
 import tempfile
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,7 +81,7 @@ def quantize_network(network: LoadedNetwork, export_path: Path, calibration: Cal
 
 
 @contextmanager
-def _staging(target: Path) -> Iterator[Path]:
+def staging(target: Path) -> Iterator[Path]:
     """A folder beside `target` for the quantizer's files, removed afterwards: the cache only ever sees files
     moved into place whole."""
     directory = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.stem}."))
@@ -106,78 +100,6 @@ def quantized_path(export_path: Path, export_key: str, calibration: Calibration,
     return export_path.with_name(f"{export_path.stem}.int8-{parts_digest(key)}{suffix}")
 
 
-def _with_progress(calibration: Calibration, what: str) -> Iterator[np.ndarray]:
+def with_progress(calibration: Calibration, what: str) -> Iterator[np.ndarray]:
     yield from tqdm(calibration.inputs(), total=calibration.images, desc=f"calibrating {what}", unit="image",
                     disable=None, leave=False)
-
-
-def quantize_for_openvino(core: Any, export_path: Path, export_key: str, calibration: Calibration,
-                          float_nodes: Sequence[str]) -> tuple[Path, dict[str, Any]]:
-    """The cached OpenVINO IR (.xml + .bin) of the int8 model, quantized on a cache miss."""
-    import nncf
-    import openvino as ov
-
-    settings = {"tool": "nncf", "nncf": nncf.__version__, "openvino": ov.get_version(), "preset": "mixed"}
-    target = quantized_path(export_path, export_key, calibration, settings, ".xml")
-    if target.is_file() and target.with_suffix(".bin").is_file():
-        return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
-    started = time.perf_counter()
-    model = core.read_model(str(export_path))
-    ignored = nncf.IgnoredScope(names=list(float_nodes), validate=False) if float_nodes else None
-    dataset = nncf.Dataset(_ReIterable(lambda: _with_progress(calibration, "openvino int8")))
-    quantized = nncf.quantize(model, dataset, preset=nncf.QuantizationPreset.MIXED, subset_size=calibration.images,
-                              ignored_scope=ignored)
-    with _staging(target) as directory:
-        partial = directory / target.name
-        ov.save_model(quantized, str(partial), compress_to_fp16=False)
-        os.replace(partial.with_suffix(".bin"), target.with_suffix(".bin"))
-        os.replace(partial, target)  # the .xml last: the cache looks for it
-    return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
-                    "quantized_file": str(target)}
-
-
-class _ReIterable:
-    def __init__(self, make: Callable[[], Iterator[np.ndarray]]):
-        self.make = make
-
-    def __iter__(self) -> Iterator[np.ndarray]:
-        return self.make()
-
-
-class _Reader:
-    """ONNX Runtime's CalibrationDataReader protocol over the calibration inputs."""
-
-    def __init__(self, calibration: Calibration, input_name: str):
-        self.calibration, self.input_name = calibration, input_name
-        self.iterator = _with_progress(calibration, "onnxruntime int8")
-
-    def get_next(self):
-        value = next(self.iterator, None)
-        return None if value is None else {self.input_name: value}
-
-    def rewind(self) -> None:
-        self.iterator = _with_progress(self.calibration, "onnxruntime int8")
-
-
-def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Calibration,
-                             float_nodes: Sequence[str], input_name: str) -> tuple[Path, dict[str, Any]]:
-    """The cached QDQ ONNX file of the int8 model, quantized on a cache miss."""
-    import onnxruntime as ort
-    from onnxruntime.quantization import QuantFormat, QuantType, quant_pre_process, quantize_static
-
-    settings = {"tool": "onnxruntime.quantize_static", "onnxruntime": ort.__version__, "format": "QDQ",
-                "per_channel": "True", "activations": "QUInt8", "weights": "QInt8"}
-    target = quantized_path(export_path, export_key, calibration, settings, ".onnx")
-    if target.is_file():
-        return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
-    started = time.perf_counter()
-    with _staging(target) as directory:
-        prepared = directory / "preprocessed.onnx"
-        quant_pre_process(str(export_path), str(prepared), skip_symbolic_shape=True)
-        partial = directory / target.name
-        quantize_static(str(prepared), str(partial), _Reader(calibration, input_name), quant_format=QuantFormat.QDQ,
-                        per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                        nodes_to_exclude=list(float_nodes))
-        os.replace(partial, target)
-    return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
-                    "quantized_file": str(target)}

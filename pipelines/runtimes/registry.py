@@ -1,21 +1,69 @@
-"""Runtimes by `runtime.backend`. A new runtime adds one line here (and its name to the config's choices).
+"""Runtimes by `runtime.backend`. A new runtime is a folder beside these holding a light `spec.py` (its
+`SPEC`), and one line here naming the folder.
 
-Imported lazily: OpenVINO and ONNX Runtime take a second to import, and a torch run needs neither.
+Only the specs are imported here: a session, a layer reader or a trace reader is imported when a run uses
+it (OpenVINO and ONNX Runtime take a second to import, and a torch run needs neither).
 """
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
-from pipelines.runtimes.base import Runtime
+from pipelines.runtimes.spec import RuntimeSpec
 
-RUNTIMES = {
-    "torch": ("pipelines.runtimes.torch_eager", "TorchEager"),
-    "onnxruntime": ("pipelines.runtimes.onnxruntime_runtime", "OnnxRuntime"),
-    "openvino": ("pipelines.runtimes.openvino_runtime", "OpenVinoRuntime"),
-}
+if TYPE_CHECKING:
+    from pipelines.runtimes.base import Runtime
+
+RUNTIMES = (
+    "torch",
+    "onnxruntime",
+    "openvino",
+)
+
+SPECS: dict[str, RuntimeSpec] = {
+    folder: importlib.import_module(f"pipelines.runtimes.{folder}.spec").SPEC for folder in RUNTIMES}
+REFERENCE: RuntimeSpec = next(spec for spec in SPECS.values() if spec.reference)
+REFERENCE_PRECISION = "fp32"
 
 
-def build_runtime(backend: str, **settings: Any) -> Runtime:
-    module_name, class_name = RUNTIMES[backend]
-    return getattr(importlib.import_module(module_name), class_name)(**settings)
+def _attribute(spec: RuntimeSpec, reference: str) -> Any:
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(f"pipelines.runtimes.{spec.name}.{module}"), name)
+
+
+def build_runtime(backend: str, **settings: Any) -> "Runtime":
+    return _attribute(SPECS[backend], SPECS[backend].session)(**settings)
+
+
+def build_reference(**settings: Any) -> "Runtime":
+    """The reference runtime at the reference precision, its own options at their defaults."""
+    return build_runtime(REFERENCE.name, precision=REFERENCE_PRECISION, **settings)
+
+
+def is_reference(runtime: Mapping[str, Any]) -> bool:
+    """Whether a runtime section (as data) or a run's runtime settings are the reference configuration."""
+    spec = SPECS.get(runtime.get("backend"))
+    return bool(spec is not None and spec.reference and runtime.get("precision") == REFERENCE_PRECISION and all(
+        runtime.get(key, option.default) in (option.default, None) for key, option in spec.options.model_fields.items()))
+
+
+def offering(precision: str) -> list[str]:
+    """The runtimes that offer a precision, in registry order."""
+    return [spec.name for spec in SPECS.values() if precision in spec.precisions]
+
+
+def keeping_modules() -> list[RuntimeSpec]:
+    """The runtimes that run the torch modules themselves."""
+    return [spec for spec in SPECS.values() if spec.keeps_modules]
+
+
+def layer_reader(backend: str) -> Optional[Callable]:
+    """How a runtime's profiling() pass becomes node runs; None for a runtime without its own profiler."""
+    spec = SPECS[backend]
+    return None if spec.layer_reader is None else _attribute(spec, spec.layer_reader)
+
+
+def trace_reader(backend: str) -> Optional[Callable]:
+    """How a runtime's profiling() of one batch becomes trace events; None for a runtime without a timeline."""
+    spec = SPECS[backend]
+    return None if spec.trace_reader is None else _attribute(spec, spec.trace_reader)

@@ -1,4 +1,5 @@
-"""The YOLO family: which architectures it builds, how it loads their weights, how its pipeline is put together."""
+"""The YOLO family: how it loads its networks' weights and how its pipeline is put together (its facts, the
+architectures it builds and the keys it reads, are in facts.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,36 +9,17 @@ import torch
 from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
 from models import Detect, build_model, fuse_model, load_weights
 from models.calibration import calibrate_batchnorm, calibrate_detect_head, candidate_target
-from models.yolo import BUILTIN_ARCHS
 from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
+from pipelines.yolo.facts import (ARCHS, NAME, SIZE_KEYS, accepts, input_size, largest_input_area,  # noqa: F401
+                                  unsupported_runtime)
 from pipelines.yolo.pipeline import YoloPipeline
 from pipelines.yolo.stages import NonMaxSuppression, Preprocess, ScaleBoxes
 
-NAME = "yolo"
-ARCHS = BUILTIN_ARCHS
 CALIBRATION_SIZE = 256
-SIZE_KEYS = ("img_size",)
 # seed and structure -> (calibrated state_dict, its digest), so a second copy in the same process is cheap
 _calibrated: dict[str, tuple[dict[str, torch.Tensor], str]] = {}
-
-
-def accepts(arch: str) -> bool:
-    """The builtin YOLOv7 definitions, or a model-definition file in the YOLOv7 cfg format."""
-    return arch in BUILTIN_ARCHS or Path(arch).suffix in (".yaml", ".yml")
-
-
-def unsupported_runtime(runtime) -> None:
-    return None
-
-
-def input_size(preprocess) -> int:
-    return preprocess.img_size
-
-
-def largest_input_area(preprocess) -> int:
-    return preprocess.img_size ** 2  # rect letterboxing only ever makes it smaller
 
 
 def memory_probe(network: LoadedNetwork, postprocess) -> tuple[torch.nn.Module, int]:

@@ -12,12 +12,12 @@ import pandas as pd
 from utils.compare.accuracy import accuracy_rows
 from utils.compare.environment import differences, settings
 from utils.compare.timings import COLUMNS, layer_rows, layer_type_rows, scenario_rows, step_rows
+from utils.errors import ExitStatus
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.writers import layout
 from utils.writers.atomic import OutputWriteError
 from utils.writers.compare_files import write_compare_csv, write_compare_html
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 CONSOLE_LAYERS = 15
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]+")
 
@@ -78,7 +78,7 @@ def compare_main(argv: list[str]) -> int:
         scenario = scenario_rows(a, b)
     except RunFilesError as error:
         print(f"error: compare: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return error.status
     layer_types, layers, accuracy = layer_type_rows(a, b), layer_rows(a, b), accuracy_rows(a, b)
     print(report(a, b, environment, same, steps, layer_types, layers, accuracy, scenario))
     folder = Path(args.out) if args.out else default_folder(a, b)
@@ -90,6 +90,6 @@ def compare_main(argv: list[str]) -> int:
                            layers, accuracy, scenario)
     except OutputWriteError as error:
         print(f"error: {error}", file=sys.stderr)
-        return EXIT_FAILED
+        return error.status
     print(f"\nfiles: {folder / layout.COMPARE_CSV}, {folder / layout.COMPARE_HTML}")
-    return EXIT_OK
+    return ExitStatus.OK

@@ -2,7 +2,8 @@
 inside them, then the COCO evaluation (utils.record.accuracy) against the labels or, without labels, against
 the torch fp32 reference's detections at the same settings.
 
-Its steps are recorded with `pass_kind` `accuracy` (steps_timer.csv), which no statistic reads.
+Its steps are recorded with `pass_kind` `accuracy` (steps_timer.csv), which no statistic reads, and no
+energy, memory or contention recorder listens to it (pass_recorders.LISTENING).
 """
 from __future__ import annotations
 
@@ -11,17 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from tqdm import tqdm
-
-from datasets.image_folder import decode_image
 from datasets.labels import GroundTruth
 from pipelines.contract import DetectionPipeline, Detections
-from utils.harness.runner import run_stages
+from utils.harness.pass_recorders import PassRecorders
+from utils.harness.passes import terminal_bar
+from utils.harness.reference import REFERENCE_NAME, Reference
+from utils.harness.timed_batch import batch_count, batch_loop, decoded_batches, run_stages
+from utils.harness.scored_images import more_images
 from utils.record.accuracy import (CLASS_COLUMNS, coco_evaluation, crowd_flags, map_drop_interval,
                                    precision_recall_at)
 from utils.record.label_free import label_free_verdict, pseudo_labels
 from utils.record.run_record import Table
-from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind
+from utils.record.steps import PassKind
 from utils.recorders.step_timer import StepTimer
 from utils.writers import layout
 
@@ -43,22 +45,14 @@ def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, 
     """One Detections per path (None where the image cannot be decoded). With a timer, the batches are
     recorded as the accuracy pass."""
     found: list[Optional[Detections]] = []
-    batches = range(0, len(paths), batch_size)
-    for number, start in enumerate(tqdm(batches, desc=description, unit="batch", disable=None, leave=False)):
-        chunk = paths[start:start + batch_size]
-        if timer is None:
-            images = [decode_image(path, max_pixels).image for path in chunk]
-            valid = [image for image in images if image is not None]
-            results = iter(pipeline(valid) if valid else [])
-        else:
-            timer.set_batch(PassKind.ACCURACY, 0, number)
-            with timer.step(PIPELINE_STEP):
-                with timer.step(LOAD_STEP):
-                    images = [decode_image(path, max_pixels).image for path in chunk]
-                    valid = [image for image in images if image is not None]
-                    timer.set_images(len(valid))
-                results = iter(run_stages(pipeline.stages(), timer, valid) if valid else [])
-        found.extend(None if image is None else next(results) for image in images)
+    run = (lambda images: run_stages(pipeline.stages(), timer, images)) if timer is not None else pipeline
+    batches = range(batch_count(len(paths), batch_size))
+    with terminal_bar(len(paths), description) as progress:
+        for result in batch_loop(decoded_batches(paths, batch_size, max_pixels), batches, run, timer,
+                                 PassKind.ACCURACY):
+            results = iter(result.output or [])
+            found.extend(None if sample.image is None else next(results) for sample in result.samples)
+            progress.update(len(result.samples))
     return found
 
 
@@ -134,3 +128,42 @@ def progress_line(console: Callable[[str], None], count: int, labelled: bool, wi
     extra = " (and the reference, for the drop)" if with_reference and labelled else ""
     console(f"Accuracy pass: {count} images at mAP settings, scored against {against}{extra}...")
 
+
+
+def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipeline: DetectionPipeline,
+                      paths: Sequence[Path], truth: Optional[GroundTruth], reference: Optional[Reference],
+                      recorders: PassRecorders, console: Callable[[str], None]) -> Optional[AccuracyResult]:
+    """mAP at the accuracy settings, outside the timed passes: against the labels, and with a reference the
+    drop; without labels, against the reference's detections, with the label-free verdict, which scores more
+    of `paths` while it is undecided and more images would decide it (up to benchmark.accuracy.max_images).
+    `paths` are the images the run may score (never int8's calibration images). None when there is nothing to
+    score against."""
+    settings = config.benchmark.accuracy
+    if not settings.enabled or (truth is None and reference is None):
+        return None
+    chosen = accuracy_images(paths, settings.images, truth is not None, config.benchmark.agreement.images)
+    first_used = len(chosen)
+    postprocess, stated = map_postprocess(family.NAME, config.postprocess, settings)
+    progress_line(console, len(chosen), truth is not None, reference is not None)
+    candidate_pipeline = family.build_pipeline(network, forward, config.preprocess, postprocess)
+    candidate: list = []
+    found_by_reference = [] if reference is not None else None
+    while True:
+        new = chosen[len(candidate):]
+        with recorders.listening(PassKind.ACCURACY):
+            candidate += detect(candidate_pipeline, new, config.dataset.batch_size, "accuracy pass",
+                                config.dataset.max_pixels, recorders.timer)
+        if reference is not None:
+            found_by_reference += detect(reference.pipeline(postprocess), new, config.dataset.batch_size,
+                                         "reference at mAP settings", config.dataset.max_pixels)
+        result = evaluate(candidate, found_by_reference, truth, network.class_names, stated,
+                          pipeline.score_threshold, settings.bootstrap, config.run.seed, REFERENCE_NAME,
+                          settings.max_drop)
+        wanted = more_images(result.summary.get("label_free"), len(chosen), len(paths), settings.max_images)
+        if wanted is None:
+            break
+        console(f"Label-free verdict undecided on {len(chosen)} images: scoring {wanted} (cap "
+                f"benchmark.accuracy.max_images {settings.max_images})...")
+        chosen = list(paths[:wanted])
+    result.summary["images_first_used"] = first_used
+    return result

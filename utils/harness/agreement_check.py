@@ -2,14 +2,18 @@
 under test, from the same preprocessed batches, compared raw and as detections (utils.record.agreement)."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline
+from utils.harness.reference import Reference
+from utils.harness.timed_batch import decoded_batches
 from utils.record.agreement import (MatchCounts, RawError, VerdictThresholds, agreement_summary, match_detections,
                                     raw_output_error, topk_threshold, verdict)
-from utils.record.verdict import judged_counts
+from utils.harness.scored_images import agreement_count
+from utils.record.verdict import apply_budget, judged_counts, verdict_warnings
 
 
 def compare_with_reference(candidate: DetectionPipeline, reference: DetectionPipeline,
@@ -54,3 +58,26 @@ def compare_with_reference(candidate: DetectionPipeline, reference: DetectionPip
                                   "strict_precision": at_configured.strict_precision})
     # The figures above stay as they were; the verdict is judged where a deployment looks (see verdict.py).
     return dict(summary, verdict=verdict(judged, raw, thresholds), judged_at=judged_at)
+
+
+def run_agreement_check(config: Any, pipeline: DetectionPipeline, reference: Reference, paths: Sequence[Path],
+                        accuracy: Optional[dict], console: Callable[[str], None],
+                        labelled: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """Outside every timed pass: the reference runs the first images (with labels, unless
+    benchmark.agreement.images says otherwise, the accuracy pass's). summary.json `agreement`, and the
+    warnings a verdict other than equal gives."""
+    check = config.benchmark.agreement
+    count = agreement_count(check.images, "images" in check.model_fields_set, labelled,
+                            (accuracy or {}).get("images", 0))
+    console(f"Checking detections against the torch fp32 reference on the first {count} scored images...")
+    reference_pipeline = reference.pipeline(config.postprocess)
+    # The images that decode, in full batches: both pipelines see the same preprocessed input.
+    decoded = [sample.image for batch in decoded_batches(paths[:count], 1, config.dataset.max_pixels)
+               for sample in batch if sample.image is not None]
+    size = config.dataset.batch_size
+    batches = [decoded[start:start + size] for start in range(0, len(decoded), size)]
+    agreement = apply_budget(
+        compare_with_reference(pipeline, reference_pipeline, batches, check.top_k, pipeline.score_threshold,
+                               reference_name=reference.name),
+        accuracy, config.benchmark.accuracy.max_drop)
+    return agreement, verdict_warnings(agreement)

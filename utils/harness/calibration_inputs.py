@@ -8,12 +8,12 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from datasets.image_folder import decode_image
 from pipelines.cache_keys import file_digest, parts_digest
 from pipelines.contract import FORWARD_STAGE, LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.onnx_export import as_input
 from pipelines.runtimes.quantization import Calibration
+from utils.harness.timed_batch import batch_loop, decoded_batches, untimed
 
 
 def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, postprocess: Any,
@@ -31,13 +31,8 @@ def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, pos
                                          preprocess, postprocess)
         stages = pipeline.stages()
         upto = [stage.name for stage in stages].index(FORWARD_STAGE) + 1
-        for path in chosen:
-            image = decode_image(path, max_pixels).image
-            if image is None:
-                continue
-            value: Any = [image]
-            for stage in stages[:upto]:
-                value = stage.run(value)
-            yield as_input(seen.pop())
+        for result in batch_loop(decoded_batches(chosen, 1, max_pixels), range(len(chosen)), untimed(stages[:upto])):
+            if result.valid:
+                yield as_input(seen.pop())
 
     return Calibration(inputs, len(chosen), digest, tuple(keep_float))

@@ -27,11 +27,6 @@ def signal_of(stop: KeyboardInterrupt) -> int:
     return stop.signal_number if isinstance(stop, Stopped) else signal.SIGINT
 
 
-def exit_status(signal_number: int) -> int:
-    """The shell's convention: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM)."""
-    return 128 + signal_number
-
-
 def _install(handler: Callable, signals: tuple[int, ...]) -> dict[int, object]:
     previous = {}
     for number in signals:

@@ -10,7 +10,7 @@ precisely, bounded by `benchmark.max_time_s`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 from utils.record.statistics import median_ci_half_width
 from utils.record.steps import PassKind
@@ -30,9 +30,11 @@ class PassPlan:
     def __init__(self, batches: int, warmup: int, repeats: int, min_time_s: float, layer_timing: bool,
                  layer_timing_batches: Optional[int], profiler: bool, target_ci: Optional[float] = None,
                  max_time_s: float = float("inf"), warmup_batches: Optional[tuple[int, ...]] = None,
-                 cold_batches: frozenset[int] = frozenset()):
-        """`warmup_batches`, when given, are the batch indices the warm-up runs (and `warmup` is ignored)."""
+                 cold_batches: frozenset[int] = frozenset(), batch_images: Optional[Sequence[int]] = None):
+        """`warmup_batches`, when given, are the batch indices the warm-up runs (and `warmup` is ignored);
+        `batch_images` the files in each batch, for the progress bar (one each when not given)."""
         self.batches = batches
+        self.batch_images = tuple(batch_images) if batch_images is not None else (1,) * batches
         if warmup_batches is not None and warmup_batches == tuple(range(len(warmup_batches))):
             warmup, warmup_batches = len(warmup_batches), None  # the first batches: the loader's own order
         self.warmup_batches = warmup_batches
@@ -57,6 +59,16 @@ class PassPlan:
         """What the progress bar expects; grows when min_time_s adds a pass."""
         instrumented = (self.layer_batches if self.layer_timing else 0) + (1 if self.profiler else 0)
         return self.warmup + (self.repeats + self.extra_timed_passes) * self.batches + instrumented
+
+    @property
+    def total_images(self) -> int:
+        """The progress bar's total in files: every pass's batches counted with the files they hold."""
+        sizes = self.batch_images
+        warmup = (sum(sizes[i] for i in self.warmup_batches) if self.warmup_batches is not None
+                  else sum(sizes[:self.warmup]))
+        instrumented = (sum(sizes[:self.layer_batches]) if self.layer_timing else 0) + (
+            sizes[0] if self.profiler and sizes else 0)
+        return warmup + (self.repeats + self.extra_timed_passes) * sum(sizes) + instrumented
 
     def add_measured(self, seconds: float, per_image_ms: list[float] = ()) -> None:
         """A timed pass's measured time and its batches' pipeline milliseconds per image."""

@@ -1,40 +1,42 @@
-"""PassRunner: runs the pipeline over the data once per planned pass, timing every step from outside."""
+"""PassRunner: runs the pipeline over the data once per planned pass, timing every step from outside, with
+the recorders that the pass's kind lets listen (pass_recorders.LISTENING)."""
 from __future__ import annotations
 
 import functools
 import signal
-from contextlib import ExitStack
-from typing import Any, Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from torch.utils.data import DataLoader
 
 from datasets.image_folder import LoadedImage
-from pipelines.contract import DetectionPipeline, Stage
+from pipelines.contract import DetectionPipeline
 from utils.harness.interruption import STOP_SIGNALS
 from utils.harness.pass_plan import PlannedPass
+from utils.harness.pass_recorders import PassRecorders
+from utils.harness.timed_batch import BatchResult, batch_loop, run_stages
 from utils.record.run_record import ImageCounts
-from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP
+from utils.record.steps import ANNOTATE_STEP
 from utils.recorders.module_steps import ModuleSteps
-from utils.recorders.step_timer import StepTimer
 from utils.writers.detections import DetectionWriter
 
 
 class PassRunner:
-    def __init__(self, pipeline: DetectionPipeline, loader: DataLoader, batches: int, timer: StepTimer,
-                 counts: ImageCounts, on_batch: Callable[[], None] = lambda: None,
+    def __init__(self, pipeline: DetectionPipeline, loader: DataLoader, batches: int, recorders: PassRecorders,
+                 counts: ImageCounts, on_batch: Callable[[int], None] = lambda images: None,
                  load_batch: Optional[Callable[[int], list[LoadedImage]]] = None):
-        """`load_batch(index)` decodes one batch as the loader cuts it, for passes that pick their batches."""
+        """`load_batch(index)` decodes one batch as the loader cuts it, for passes that pick their batches;
+        `on_batch(images)` follows every batch (the progress bar)."""
         self.pipeline = pipeline
         self.loader = loader
         self.load_batch = load_batch
         self.batches = batches
-        self.timer = timer
+        self.recorders = recorders
+        self.timer = recorders.timer
         self.counts = counts
         self.on_batch = on_batch
         self.stages = pipeline.stages()
 
     def run(self, planned: PlannedPass, writer: Optional[DetectionWriter] = None) -> None:
-        timer = self.timer
         if planned.batch_indices is not None:
             if self.load_batch is None:
                 raise ValueError("a pass that picks its batches needs the runner's load_batch")
@@ -43,37 +45,24 @@ class PassRunner:
         else:
             indices = range(self.batches if planned.max_batches is None else min(planned.max_batches, self.batches))
             batches = iter(self.loader)
-        with ModuleSteps(timer, self.pipeline.forward_parts()):
-            self._run_batches(planned, batches, indices, writer)
-
-    def _run_batches(self, planned: PlannedPass, batches: Any, indices: Sequence[int],
-                     writer: Optional[DetectionWriter]) -> None:
-        timer = self.timer
-        for index in indices:
-            timer.set_batch(planned.kind, planned.index, index, index in planned.cold_batches)
-            detections = None
-            with timer.step(PIPELINE_STEP):
-                with timer.step(LOAD_STEP):
-                    samples = next(batches)
-                    valid = [s for s in samples if s.image is not None]
-                    timer.set_images(len(valid))
-                if valid:
-                    detections = self._run_stages([s.image for s in valid])
-            if writer is not None:
-                self._write(writer, samples, valid, detections)
-            self.on_batch()
+        with self.recorders.listening(planned.kind), ModuleSteps(self.timer, self.pipeline.forward_parts()):
+            for result in batch_loop(batches, indices, self._run_stages, self.timer, planned.kind, planned.index,
+                                     planned.cold_batches):
+                if writer is not None:
+                    self._write(writer, result)
+                self.on_batch(len(result.samples))
 
     def _run_stages(self, images: list) -> list:
         return run_stages(self.stages, self.timer, images)
 
-    def _write(self, writer: DetectionWriter, samples: list, valid: list, detections: Optional[list]) -> None:
+    def _write(self, writer: DetectionWriter, result: BatchResult) -> None:
         try:
-            for sample in samples:
+            for sample in result.samples:
                 if sample.image is None:
                     writer.write_skipped(sample)
-            if valid:
+            if result.valid:
                 with self.timer.step(ANNOTATE_STEP):
-                    writer.write_batch(valid, detections)
+                    writer.write_batch(result.valid, result.output)
         finally:
             # Also when a stop cuts the batch short: the counts in summary.json match the rows written.
             self.counts.processed = writer.images_written
@@ -94,21 +83,6 @@ def leave_stops_to_the_main_process(loader: DataLoader) -> DataLoader:
     schedulers), reaches the workers too; one killed by it turns the stop into a DataLoader error."""
     loader.worker_init_fn = functools.partial(_ignore_stop_signals, then=loader.worker_init_fn)
     return loader
-
-
-def run_stages(stages: Sequence[Stage], timer: StepTimer, value: Any) -> Any:
-    """Leaf stages in order, each timed; a stage's parent group (postprocess) stays open across its children."""
-    with ExitStack() as groups:
-        open_group = None
-        for stage in stages:
-            if stage.parent != open_group:
-                groups.close()
-                if stage.parent is not None:
-                    groups.enter_context(timer.step(stage.parent))
-                open_group = stage.parent
-            with timer.step(stage.name):
-                value = stage.run(value)
-    return value
 
 
 def shutdown_workers(loader: DataLoader) -> None:

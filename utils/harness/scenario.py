@@ -21,7 +21,8 @@ import numpy as np
 
 from datasets.image_folder import LoadedImage, decode_image
 from pipelines.contract import DetectionPipeline, Detections
-from utils.harness.runner import run_stages
+from utils.errors import MissingDependency
+from utils.harness.timed_batch import BatchPlace, run_stages, timed_batch
 from utils.record.loadgen_results import detail_entries, encode_detections, scenario_result
 from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind, StepRecord
 from utils.recorders.step_timer import StepTimer
@@ -36,8 +37,8 @@ SCENARIO_FIGURE = {"single_stream": "p50 latency", "multi_stream": "p99 query la
                    "server": "samples/s at the latency bound"}
 
 
-class LoadgenMissing(Exception):
-    """mlperf_loadgen cannot be imported: a setup problem the user fixes (exit 2)."""
+class LoadgenMissing(MissingDependency):
+    """mlperf_loadgen cannot be imported: this environment lacks one of the project's dependencies."""
 
 
 def import_loadgen() -> Any:
@@ -132,7 +133,7 @@ class _Answers:
 
     def __init__(self, lg: Any, pipeline: DetectionPipeline, timer: StepTimer, images: dict[int, LoadedImage],
                  batch_size: int, shape_of: Callable[[list[LoadedImage]], Optional[tuple]],
-                 warmed_shapes: set, writer: Optional[DetectionWriter], on_batch: Callable[[], None]):
+                 warmed_shapes: set, writer: Optional[DetectionWriter], on_batch: Callable[[int], None]):
         self.lg, self.pipeline, self.timer = lg, pipeline, timer
         self.images, self.batch_size, self.shape_of = images, batch_size, shape_of
         self.warmed_shapes, self.writer, self.on_batch = warmed_shapes, writer, on_batch
@@ -199,14 +200,9 @@ class _Answers:
                 self.warmed_shapes.add(shape)  # another worker's batch of this shape is no longer its first
             index = self.batches
             self.batches += 1
-        timer.set_batch(PassKind.TIMED, 0, index, cold)
-        detections: Optional[list[Detections]] = None
-        with timer.step(PIPELINE_STEP):
-            with timer.step(LOAD_STEP):
-                timer.set_images(len(valid))
-            if valid:
-                detections = run_stages(self.stages, timer, [image.image for image in valid])
-        return loaded, detections
+        result = timed_batch(lambda: loaded, lambda images: run_stages(self.stages, timer, images), timer,
+                             BatchPlace(PassKind.TIMED, 0, index, cold))
+        return loaded, result.output
 
     def _write(self, batch: list, loaded: list[LoadedImage], detections: Optional[list[Detections]]) -> None:
         """Accuracy mode's detections (the writer is shared, so one worker at a time), and the counts."""
@@ -221,7 +217,7 @@ class _Answers:
                     with timer.step(ANNOTATE_STEP):
                         self.writer.write_batch(valid, detections)
             self.samples += len(batch)
-            self.on_batch()
+            self.on_batch(len(batch))
 
     def _complete(self, batch: list, answers: list[Optional[Detections]]) -> None:
         lg = self.lg
@@ -245,7 +241,7 @@ class ScenarioRun:
     def __init__(self, settings: ScenarioSettings, pipeline: DetectionPipeline, paths: Sequence[Path],
                  batch_size: int, performance_sample_count: Optional[int], timer: StepTimer,
                  warmed_shapes: set, log_dir: Path, writer: Optional[DetectionWriter] = None,
-                 on_batch: Callable[[], None] = lambda: None, streams: int = 1,
+                 on_batch: Callable[[int], None] = lambda images: None, streams: int = 1,
                  max_pixels: Optional[int] = None):
         self.settings = settings
         self.pipeline = pipeline

@@ -4,9 +4,10 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from utils.bounded_text import shown
+from utils.errors import UsageError
 
 
-class StartRefused(Exception):
+class StartRefused(UsageError):
     """The run cannot start with these settings; the message says what and how to fix it."""
 
 

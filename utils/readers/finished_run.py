@@ -10,11 +10,12 @@ from typing import Any, Optional
 import pandas as pd
 import yaml
 
+from utils.errors import UsageError
 from utils.record.steps import PIPELINE_STEP, PassKind
 from utils.writers import layout
 
 
-class RunFilesError(Exception):
+class RunFilesError(UsageError):
     """A path that is not a readable run directory (a user's mistake: exit status 2)."""
 
 

@@ -6,7 +6,7 @@ from enum import Enum
 from typing import Optional
 
 # Steps the harness brackets around the pipeline's own stages.
-RUN_STEP = "run"  # the whole run, for the energy and memory recorders; never in the step tables
+RUN_STEP = "run"  # one timed pass, for the energy and memory recorders; never in the step tables
 PIPELINE_STEP = "pipeline"  # one batch: load + the pipeline's stages
 LOAD_STEP = "load"  # the wait for the data loader
 ANNOTATE_STEP = "annotate_save"  # writing detections and annotated images, outside the pipeline latency

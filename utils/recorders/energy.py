@@ -188,7 +188,7 @@ class EnergyRecorder:
 
     pyJoules does not correct counter wrap-around (it subtracts raw readings), so the recorder reads the raw
     counters through pyJoules' RAPL device and corrects the differences itself. The outermost brackets (the
-    runner's "run") make the run totals.
+    "run" bracket of each timed pass) make the run totals.
     """
 
     def __init__(self, root: Path | str = POWERCAP_ROOT, status: RaplStatus | None = None):

@@ -22,7 +22,7 @@ shapes are kept from a path's first call, for the reports.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from torch import nn
@@ -43,17 +43,18 @@ class ModelTiming(HookedCalls):
     """
 
     def __init__(self, model: nn.Module, pre_transforms: Iterable[Any] = (), post_transforms: Iterable[Any] = (),
-                 functional_paths: Iterable[str] = ()):
+                 functional_paths: Iterable[str] = (), clock: Callable[[], int] = time.perf_counter_ns):
         super().__init__(model, pre_transforms, post_transforms)
         self.functional_paths = frozenset(functional_paths)
+        self._clock = clock  # nanoseconds; a test passes a clock it controls
 
     def _before_call(self, target: Any, args: Any) -> None:
         frame = [self._node_for(target), 0, 0]
         self._stack.append(frame)
-        frame[1] = time.perf_counter_ns()
+        frame[1] = self._clock()
 
     def _after_call(self, target: Any, args: Any, output: Any) -> None:
-        end_ns = time.perf_counter_ns()
+        end_ns = self._clock()
         frame = self._pop_frame(target)
         if frame is None:
             return

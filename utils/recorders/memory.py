@@ -193,6 +193,9 @@ class MemorySampler:
         self.start_ns = time.perf_counter_ns()
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        # Held while the thread takes a sample, so that pause() returns with no sample in flight.
+        self._gate = threading.Lock()
+        self._sampling = True
         self._thread: threading.Thread | None = None
         # (t_ns, own rss, children rss or None, step, pss or None, anonymous pss or None)
         self._samples: list[tuple[int, float, float | None, str, float | None, float | None]] = []
@@ -231,7 +234,18 @@ class MemorySampler:
 
     def _sample_until_stopped(self) -> None:
         while not self._stop.wait(self.interval_s):
-            self._sample(with_pss=time.perf_counter_ns() >= self._next_pss_ns)
+            with self._gate:
+                if self._sampling:
+                    self._sample(with_pss=time.perf_counter_ns() >= self._next_pss_ns)
+
+    def pause(self) -> None:
+        """No sample is taken until resume(): the harness samples the timed passes only."""
+        with self._gate:
+            self._sampling = False
+
+    def resume(self) -> None:
+        with self._gate:
+            self._sampling = True
 
     def _read_pss(self) -> tuple[float | None, float | None]:
         if self.pss_unavailable is not None:

@@ -1,14 +1,13 @@
 """trace.json for every viewer: the torch profiler's trace of the profiled batch with integer ids and named
 tracks, and the runtime's own trace of that same batch merged in where it has one.
 
-ONNX Runtime has one: around the profiled batch its session runs with profiling on (as in the layers pass),
-and the events of the batch's inferences join the trace as their own process, "onnxruntime <version>".
-torch counts `ts` from the trace's `baseTimeNanoseconds` on the Unix clock; ONNX Runtime counts from its
-profiling session's start as the session reports it (`get_profiling_start_time_ns`: the wall clock with
-libstdc++), which `unix_ns` puts on the Unix clock. The merge checks what that alignment claims: every
-inference lies inside a `forward` step range; if one does not, the runtime's events are left out and a
-warning says so. OpenVINO reports per-layer counters after each inference, not a timeline: there is
-nothing to merge.
+A runtime has one when its spec names a trace reader (ONNX Runtime does): around the profiled batch its
+session runs with profiling on (as in the layers pass), and the events of the batch's inferences join the
+trace as their own process, e.g. "onnxruntime <version>". torch counts `ts` from the trace's
+`baseTimeNanoseconds` on the Unix clock; the runtime counts from the start it reports, which `unix_ns` puts
+on the Unix clock. The merge checks what that alignment claims: every inference lies inside a `forward`
+step range; if one does not, the runtime's events are left out and a warning says so. OpenVINO reports
+per-layer counters after each inference, not a timeline: there is nothing to merge.
 """
 from __future__ import annotations
 
@@ -20,17 +19,15 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Optional
 
 from pipelines.contract import FORWARD_STAGE
+from pipelines.runtimes.profiles import RUN_EVENT
+from pipelines.runtimes.registry import trace_reader
 from utils.record.chrome_trace import (complete_events, integer_ids, lies_within, merge_events, name_tracks,
                                        trace_origin_ns, unix_ns)
 from utils.record.run_record import ProfileResult
-from utils.recorders.runtime_layers import KERNEL_SUFFIX, onnxruntime_scope
 
-TRACED_RUNTIMES = ("onnxruntime",)
-RUN_EVENT = "model_run"
 MAIN_THREAD = "main thread"
 # ONNX Runtime stamps whole microseconds; a run's events may round past its edges by one.
 ROUNDING_US = 1.0
@@ -48,20 +45,11 @@ class RuntimeEvents:
     monotonic_ns: int
 
 
-def readable_node(event: dict) -> dict:
-    """`/model.0/act/LeakyRelu_output_0_nchwc_kernel_time` (a fused Conv) -> `model.0/Conv`, the module path
-    layer_timer.csv uses, with ONNX Runtime's own node name kept in args as `onnx_node`."""
-    node = event["name"][:-len(KERNEL_SUFFIX)] if event["name"].endswith(KERNEL_SUFFIX) else event["name"]
-    op = event.get("args", {}).get("op_name") or node.rsplit("/", 1)[-1].split("_", 1)[0]
-    path = ".".join(onnxruntime_scope(node, op)) or "Model"
-    return dict(event, name=f"{path}/{op}", args=dict(event.get("args", {}), onnx_node=node))
-
-
-def onnxruntime_events(profile_events: list[dict], warmup_runs: int) -> tuple[dict, ...]:
-    """The events of the runs after the profiling session's warm-up, nodes named by module path."""
-    runs = sorted((event for event in profile_events if event.get("name") == RUN_EVENT), key=lambda e: e["ts"])
+def batch_events(trace_events: tuple[dict, ...], warmup_runs: int) -> tuple[dict, ...]:
+    """The events of the runs after the profiling session's warm-up."""
+    runs = sorted((event for event in trace_events if event.get("name") == RUN_EVENT), key=lambda e: e["ts"])
     kept = runs[warmup_runs:]
-    return tuple(readable_node(event) if event.get("cat") == "Node" else dict(event) for event in profile_events
+    return tuple(dict(event) for event in trace_events
                  # session set-up and the warm-up run are not the batch
                  if event.get("ph") == "X" and lies_within(event, kept, ROUNDING_US))
 
@@ -74,9 +62,10 @@ class RuntimeTrace:
         self.runtime = runtime
         self.events: Optional[RuntimeEvents] = None
         self._context = None
+        self._reader = trace_reader(runtime.name)
 
     def __enter__(self) -> "RuntimeTrace":
-        if self.runtime.name in TRACED_RUNTIMES:
+        if self._reader is not None:
             self._scratch = tempfile.TemporaryDirectory(prefix="detbench-trace-")
             self._wall_ns, self._monotonic_ns = time.time_ns(), time.monotonic_ns()
             try:
@@ -94,11 +83,9 @@ class RuntimeTrace:
         try:
             self._context.__exit__(*exc_info)
             if exc_info[0] is None:
-                profile = self._profile
-                events = onnxruntime_events(json.loads(Path(profile.path).read_text()), profile.warmup_runs)
-                version = self.runtime.settings().get("onnxruntime_version", "")
-                self.events = RuntimeEvents(f"onnxruntime {version}".strip(), events, profile.start_ns,
-                                            self._wall_ns, self._monotonic_ns)
+                native = self._reader(self.runtime, self._profile)
+                self.events = RuntimeEvents(native.process_name, batch_events(native.events, native.warmup_runs),
+                                            native.start_ns, self._wall_ns, self._monotonic_ns)
         finally:
             self._scratch.cleanup()
 

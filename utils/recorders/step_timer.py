@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from utils.record.steps import PassKind, StepRecord, step_rows
 from utils.recorders.listener import StepListener
@@ -20,12 +20,15 @@ class _BatchContext:
 
 
 class StepTimer:
-    """Times named steps with time.perf_counter_ns; steps may nest (postprocess -> nms)."""
+    """Times named steps with a nanosecond clock (time.perf_counter_ns unless one is given, e.g. a test's own);
+    steps may nest (postprocess -> nms)."""
 
-    def __init__(self, listeners: list[StepListener] | None = None):
+    def __init__(self, listeners: list[StepListener] | None = None,
+                 clock: Callable[[], int] = time.perf_counter_ns):
         self.records: list[StepRecord] = []
         self.listeners: list[StepListener] = list(listeners or [])
-        self.origin_ns = time.perf_counter_ns()
+        self._clock = clock
+        self.origin_ns = clock()
         self._context = _BatchContext()
         self._stack: list[str] = []
 
@@ -43,12 +46,12 @@ class StepTimer:
         for listener in self.listeners:
             listener.step_started(name)
         completed = False
-        start = time.perf_counter_ns()
+        start = self._clock()
         try:
             yield
             completed = True
         finally:
-            end = time.perf_counter_ns()
+            end = self._clock()
             for listener in reversed(self.listeners):
                 listener.step_ended(name)
             self._stack.pop()

@@ -18,7 +18,7 @@ from typing import Callable, Iterator, Optional
 from tqdm import tqdm
 
 from utils.config import ConfigError, load_config
-from utils.harness.interruption import exit_status
+from utils.errors import ExitStatus
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.sweep.answer import PointFigures, choose
 from utils.sweep.figures import read_point
@@ -31,7 +31,6 @@ from utils.writers.atomic import OutputWriteError, atomic_write_text
 from utils.writers.run_directory import RunDirectory
 from utils.writers.sweep_files import sweep_columns, write_sweep_report, write_sweep_tables
 
-EXIT_OK, EXIT_FAILED = 0, 1
 REASON_CHARS = 600
 
 
@@ -131,14 +130,14 @@ class Sweep:
                 write_sweep_report(self.directory.path, document, self._rows(), self._columns())
         except OutputWriteError as error:
             self.console(f"error: {error}; the sweep's points are in {self.directory.path}")
-            return EXIT_FAILED
+            return ExitStatus.FAILED
         finally:
             self.launcher.close()
         self.console(f"sweep {self.directory.run_id}: {self._counts()}")
         self.console(document["answer"]["statement"])
         self.console(f"outputs: {self.directory.path} ({layout.SWEEP_CSV}, {layout.SWEEP_JSON}, "
                      f"{layout.SWEEP_REPORT})")
-        return exit_status(stops.received) if stops.received else EXIT_OK
+        return ExitStatus.stopped_by(stops.received) if stops.received else ExitStatus.OK
 
     @contextmanager
     def _tracked(self) -> Iterator[None]:
@@ -186,7 +185,7 @@ class Sweep:
             return
         if code == 0:
             self._read(result)  # a point that completed as the stop arrived keeps its figures
-        elif stops.received or code in (exit_status(signal.SIGINT), exit_status(signal.SIGTERM)):
+        elif stops.received or code in (ExitStatus.INTERRUPTED, ExitStatus.TERMINATED):
             result.status = "stopped"
             result.reason = "stopped while it ran; what it measured is in its run directory"
         else:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipelines.runtimes.registry import is_reference
 from utils.config import SINGLE_STREAM
 from utils.readers.finished_run import FinishedRun
 from utils.record.verdict import doubt
@@ -15,10 +16,7 @@ def agreement_of(run: FinishedRun) -> str:
     verdict = run.get("agreement.verdict")
     if verdict:
         return verdict
-    runtime = run.summary.get("runtime") or {}
-    plain = (runtime.get("backend") == "torch" and runtime.get("precision") == "fp32"
-             and not runtime.get("channels_last") and not runtime.get("compile"))
-    return REFERENCE if plain else "unchecked"
+    return REFERENCE if is_reference(run.summary.get("runtime") or {}) else "unchecked"
 
 
 def _package_joules_per_image(run: FinishedRun):

@@ -8,6 +8,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from utils.errors import UsageError
+
 # Keys the sweep sets itself for every point: where its run directory goes.
 RESERVED_KEYS = ("run.id", "run.output_dir")
 # Not a config key: which machine runs the point (a Ray node id or node label), read by the launcher.
@@ -16,7 +18,7 @@ NAME_LIMIT = 200  # well under the 255 bytes most filesystems allow for a name
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]+")
 
 
-class SweepError(Exception):
+class SweepError(UsageError):
     """A mistake in the --sweep arguments; the message names the argument and how to fix it."""
 
 

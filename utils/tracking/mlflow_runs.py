@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 from urllib.parse import urlparse
 
+from utils.errors import EnvironmentFault
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.writers.run_figures import flatten, headline_figures, weights_kind
 
@@ -28,7 +29,7 @@ BATCH_LIMIT = 100  # MLflow's largest number of params in one log_batch call
 HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
 
 
-class TrackingError(Exception):
+class TrackingError(EnvironmentFault):
     """The tracking store could not be reached or refused the run; the run directory itself is untouched."""
 
 

@@ -8,8 +8,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
+from utils.errors import EnvironmentFault
 
-class OutputWriteError(Exception):
+
+class OutputWriteError(EnvironmentFault):
     """A file of the run could not be written; names the path and the operating system's reason."""
 
     def __init__(self, path: Path, cause: OSError):

@@ -17,7 +17,7 @@ from matplotlib.patches import Patch, Rectangle
 from utils.writers import layout
 from utils.writers.atomic import atomic_write_bytes
 
-RUN_TAG = "run"  # the whole-run bracket in energy.csv
+RUN_TAG = "run"  # the timed passes' brackets in energy.csv
 LABEL_WIDTH = 48
 _PALETTE = colormaps["tab10"].colors
 
@@ -231,7 +231,7 @@ def plot_energy(df: pd.DataFrame, path: Path | str, *, order: Sequence[str] = ()
     title = "Energy per step and RAPL domain"
     if total_tag in set(df["tag"]):
         total = df[df["tag"] == total_tag].iloc[0]
-        title += f" (whole run {total['duration_s']:.1f} s: " + ", ".join(
+        title += f" (timed passes {total['duration_s']:.1f} s: " + ", ".join(
             f"{domain} {total[f'{domain}_j']:.1f} J" for domain in domains) + ")"
     axes.set_title(title)
     axes.legend(title="domain", fontsize=8, loc="lower right")

@@ -7,10 +7,11 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from utils.errors import UsageError
 from utils.writers.atomic import OutputWriteError, atomic_file, atomic_write_bytes, atomic_write_text
 
 
-class RunDirectoryError(Exception):
+class RunDirectoryError(UsageError):
     """The run directory cannot be claimed because of the user's settings (exit status 2)."""
 
 

@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
+from utils.errors import UsageError
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-class LauncherError(Exception):
+class LauncherError(UsageError):
     """The launcher cannot run the sweep (an unreachable cluster, an unknown node, a missing package): a user's
     mistake found before anything runs, exit status 2."""
 

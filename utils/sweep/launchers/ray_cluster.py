@@ -111,7 +111,7 @@ class RayLauncher(Launcher):
                 socket.create_connection(target, timeout=PROBE_SECONDS).close()
             except OSError as error:
                 raise LauncherError(f"cannot reach the Ray cluster at {self.address} ({error}); start it with "
-                                    "`ray start --head` (README, Fleets) or fix --ray-address / RAY_ADDRESS") from None
+                                    "`ray start --head` (docs/sweeps.md, Fleets) or fix --ray-address / RAY_ADDRESS") from None
         self._connect(ray)
         self.ray = ray
         self._refresh(force=True)

@@ -1,5 +1,5 @@
 """OpenVINO's CPU plugin, running the cached ONNX export of the fused network in fp32 or bf16, or its int8
-quantization (pipelines/runtimes/quantization.py)."""
+quantization (quantizer.py)."""
 from __future__ import annotations
 
 import threading
@@ -18,8 +18,10 @@ import torch
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
 from pipelines.runtimes.concurrency import cores_to_pin, threads_per_stream, usable_cores
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
-from pipelines.runtimes.profiles import NodeCounter
-from pipelines.runtimes.quantization import Calibration, quantize_for_openvino, quantize_network
+from pipelines.runtimes.openvino.layers import NodeCounter
+from pipelines.runtimes.openvino.quantizer import quantize_for_openvino
+from pipelines.runtimes.openvino.spec import SPEC
+from pipelines.runtimes.quantization import Calibration, quantize_network
 
 DEVICE = "CPU"
 # int8 runs the quantized model; its layers left in float run in f32.
@@ -36,7 +38,7 @@ class OpenVinoProfile:
 
 
 class OpenVinoRuntime(Runtime):
-    name = "openvino"
+    name = SPEC.name
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
                  cache_dir: Union[Path, str, None] = None, opset: int = 17,

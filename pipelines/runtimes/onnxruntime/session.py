@@ -1,5 +1,5 @@
 """ONNX Runtime on its CPU execution provider, running the cached ONNX export of the fused float32 network, or
-its static int8 (QDQ) quantization (pipelines/runtimes/quantization.py)."""
+its static int8 (QDQ) quantization (quantizer.py)."""
 from __future__ import annotations
 
 import itertools
@@ -20,7 +20,9 @@ from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, Run
 from pipelines.runtimes.concurrency import (cores_to_pin, ort_intra_op_affinities, stream_cores,
                                             threads_per_stream, usable_cores)
 from pipelines.runtimes.onnx_export import INPUT_NAME, OUTPUT_NAME, ExportResult, as_input, export_onnx
-from pipelines.runtimes.quantization import Calibration, quantize_for_onnxruntime, quantize_network
+from pipelines.runtimes.onnxruntime.quantizer import quantize_for_onnxruntime
+from pipelines.runtimes.onnxruntime.spec import SPEC
+from pipelines.runtimes.quantization import Calibration, quantize_network
 
 PROVIDER = "CPUExecutionProvider"
 ALLOW_SPINNING = "session.intra_op.allow_spinning"
@@ -46,12 +48,12 @@ class OrtProfile:
 
 
 class OnnxRuntime(Runtime):
-    name = "onnxruntime"
+    name = SPEC.name
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
                  cache_dir: Union[Path, str, None] = None, graph_optimization: str = "all", opset: int = 17,
                  calibration: Optional[Calibration] = None, streams: int = 1, pinning: bool = False):
-        if precision not in ("fp32", "int8"):
+        if precision not in SPEC.precisions:
             raise RuntimeNotSupported("onnxruntime runs fp32 and int8 only on the CPU execution provider; use "
                                       "runtime.backend=openvino or torch for bf16")
         if precision == "int8" and calibration is None:

@@ -11,6 +11,7 @@ import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
 from pipelines.runtimes.concurrency import cores_to_pin, threads_per_stream, usable_cores
+from pipelines.runtimes.torch.spec import SPEC
 
 
 def cpu_runs_bf16() -> bool:
@@ -31,12 +32,12 @@ def floating_to_float32(value: Any) -> Any:
 
 
 class TorchEager(Runtime):
-    name = "torch"
+    name = SPEC.name
 
     def __init__(self, fuse: bool = True, threads: Optional[int] = None, precision: str = "fp32",
                  channels_last: bool = False, compile: bool = False, streams: int = 1, pinning: bool = False):
-        if precision not in ("fp32", "bf16"):
-            raise RuntimeNotSupported(f"runtime.backend torch runs fp32 or bf16, not {precision}")
+        if precision not in SPEC.precisions:
+            raise RuntimeNotSupported(f"runtime.backend torch runs {' or '.join(SPEC.precisions)}, not {precision}")
         if precision == "bf16" and not cpu_runs_bf16():
             raise RuntimeNotSupported("runtime.precision bf16: this CPU has no native bf16 (AVX512-BF16 or AMX), "
                                       "so torch would emulate it; use runtime.precision fp32")

@@ -1,0 +1,131 @@
+"""The parity benchmark's rounds: each runs the official loop (peer.py, in its own process), then every detbench
+configuration (benchmark.py, in its own process), interleaved so a shared machine's drift spreads over all."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.parity.peer_cache import SetupError, run_logged
+from benchmarks.parity.results import REFERENCE, RoundResult, Row, agreement_counts, read_detections_csv, summarize
+from benchmarks.parity.specs import PROJECT_ROOT, RuntimeSpec, detbench_command, failure_note, peer_environment
+
+PEER_PROGRAM = Path(__file__).resolve().parent / "peer.py"
+
+
+@dataclass
+class Setup:
+    args: argparse.Namespace
+    out: Path
+    peer_dir: Path
+    deps_dir: Path
+    weights: Path
+    image_list: Path
+    image_names: list[str]
+    specs: list[RuntimeSpec]
+    logs: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.logs = self.out / "logs"
+
+
+def run_official(setup: Setup, round_index: int) -> tuple[RoundResult, dict[str, list[Row]] | None]:
+    args = setup.args
+    out = setup.out / "peer" / f"r{round_index}"
+    command = [sys.executable, str(PEER_PROGRAM), "--peer-dir", str(setup.peer_dir), "--weights", str(setup.weights),
+               "--image-list", str(setup.image_list), "--out", str(out), "--threads", str(args.threads),
+               "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--img-size", str(args.img_size),
+               "--arch", args.arch]
+    env = peer_environment(dict(os.environ), setup.peer_dir, setup.deps_dir)
+    try:
+        result = run_logged(command, setup.logs / f"r{round_index}-official.log", env=env, cwd=str(out.parent.parent),
+                             timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return RoundResult(note=f"failed: timed out after {args.timeout} s"), None
+    if result.returncode != 0:
+        return RoundResult(note=failure_note(result.returncode, result.stderr)), None
+    times = json.loads((out / "times.json").read_text())
+    pipeline = times["pipeline"]
+    return (RoundResult(pipeline["images_per_s"], pipeline["p50_ms_per_image"], pipeline["forward_p50_ms"],
+                        times["detections"]),
+            read_detections_csv(out / "detections.csv"))
+
+
+def run_detbench(setup: Setup, round_index: int, spec: RuntimeSpec) -> tuple[RoundResult, dict[str, list[Row]] | None]:
+    args = setup.args
+    run_id = f"r{round_index}-{spec.run_name}"
+    output_dir = setup.out / "detbench"
+    command = detbench_command(sys.executable, args.config, setup.weights, output_dir, run_id, spec, args.threads,
+                               args.images, args.img_size, args.warmup, args.repeats, args.arch, args.detbench_set)
+    try:
+        result = run_logged(command, setup.logs / f"{run_id}.log", cwd=str(PROJECT_ROOT), timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return RoundResult(note=f"failed: timed out after {args.timeout} s"), None
+    summary_path = output_dir / run_id / "summary.json"
+    if result.returncode != 0:
+        return RoundResult(note=failure_note(result.returncode, result.stderr)), None
+    summary = json.loads(summary_path.read_text())
+    if summary.get("status") != "complete":
+        return RoundResult(note=f"failed: summary.json status {summary.get('status')}"), None
+    latency = summary["pipeline_latency"]
+    agreement = summary.get("agreement") or {}
+    return (RoundResult(latency["images_per_s"], latency["p50_ms_per_image"],
+                        (summary.get("forward") or {}).get("p50_ms_per_image"), summary.get("detections"),
+                        agreement.get("verdict")),
+            read_detections_csv(output_dir / run_id / "detections.csv"))
+
+
+def load_average() -> str:
+    try:
+        return "/".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def run_rounds(setup: Setup) -> dict:
+    args = setup.args
+    labels = [REFERENCE] + [spec.label for spec in setup.specs]
+    rounds: dict[str, list[RoundResult]] = {label: [] for label in labels}
+    counts: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    for index in range(1, args.rounds + 1):
+        started = time.perf_counter()
+        official, reference = run_official(setup, index)
+        rounds[REFERENCE].append(official)
+        _progress(index, args.rounds, REFERENCE, official, started)
+        if reference is None:
+            raise SetupError(f"the official loop failed in round {index}: {official.note}; see "
+                             f"{setup.logs / f'r{index}-official.log'}")
+        for spec in setup.specs:
+            if spec.label in unavailable:
+                rounds[spec.label].append(RoundResult(note=unavailable[spec.label]))
+                continue
+            started = time.perf_counter()
+            result, found = run_detbench(setup, index, spec)
+            rounds[spec.label].append(result)
+            _progress(index, args.rounds, spec.label, result, started)
+            if found is None:
+                unavailable[spec.label] = result.note or "failed"
+                continue
+            match = agreement_counts(reference, found, setup.image_names)
+            counts[spec.label] = match if spec.label not in counts else counts[spec.label] + match
+    rows = [summarize(REFERENCE, rounds[REFERENCE], rounds[REFERENCE])]
+    rows += [summarize(spec.label, rounds[spec.label], rounds[REFERENCE], counts.get(spec.label))
+             for spec in setup.specs]
+    return {"rounds": rounds, "rows": rows}
+
+
+def _progress(index: int, total: int, label: str, result: RoundResult, started: float) -> None:
+    took = time.perf_counter() - started
+    if result.images_per_s is None:
+        text = result.note
+    else:
+        text = (f"{result.images_per_s:7.3f} images/s  p50 {result.p50_ms_per_image:7.0f} ms/image  "
+                f"{result.detections} detections")
+    print(f"round {index}/{total}  {label:<28} {text}  ({took:.0f} s, load {load_average()})", flush=True)

@@ -1,0 +1,24 @@
+"""The dataset's folder, checked before any image library loads, so a wrong dataset.path is answered at once."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from utils.bounded_text import LIMIT, clipped
+from utils.errors import UsageError
+
+
+class DatasetError(UsageError):
+    pass
+
+
+def check_dataset_root(root: str | Path) -> Path:
+    """The folder dataset.path names; DatasetError when it is missing or not a folder."""
+    root = Path(root)
+    shown_root = clipped(str(root), LIMIT)
+    if not root.exists():
+        raise DatasetError(f"dataset.path {shown_root} does not exist; point dataset.path at a folder of images, e.g. "
+                           f"--set dataset.path=datasets/samples (docs/models.md, imagenet-mini, says where to "
+                           f"get that dataset and where to unpack it)")
+    if not root.is_dir():
+        raise DatasetError(f"dataset.path {shown_root} is not a folder; point dataset.path at a folder of images")
+    return root

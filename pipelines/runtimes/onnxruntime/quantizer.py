@@ -1,0 +1,49 @@
+"""ONNX Runtime's int8: static QDQ quantization (`quant_pre_process` without symbolic shape inference, which
+fails on the dynamic axes; then `quantize_static`, per-channel weights, uint8 activations), cached as ONNX."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from pipelines.runtimes.quantization import Calibration, quantized_path, staging, with_progress
+
+
+class _Reader:
+    """ONNX Runtime's CalibrationDataReader protocol over the calibration inputs."""
+
+    def __init__(self, calibration: Calibration, input_name: str):
+        self.calibration, self.input_name = calibration, input_name
+        self.iterator = with_progress(calibration, "onnxruntime int8")
+
+    def get_next(self):
+        value = next(self.iterator, None)
+        return None if value is None else {self.input_name: value}
+
+    def rewind(self) -> None:
+        self.iterator = with_progress(self.calibration, "onnxruntime int8")
+
+
+def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Calibration,
+                             float_nodes: Sequence[str], input_name: str) -> tuple[Path, dict[str, Any]]:
+    """The cached QDQ ONNX file of the int8 model, quantized on a cache miss."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantFormat, QuantType, quant_pre_process, quantize_static
+
+    settings = {"tool": "onnxruntime.quantize_static", "onnxruntime": ort.__version__, "format": "QDQ",
+                "per_channel": "True", "activations": "QUInt8", "weights": "QInt8"}
+    target = quantized_path(export_path, export_key, calibration, settings, ".onnx")
+    if target.is_file():
+        return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}
+    started = time.perf_counter()
+    with staging(target) as directory:
+        prepared = directory / "preprocessed.onnx"
+        quant_pre_process(str(export_path), str(prepared), skip_symbolic_shape=True)
+        partial = directory / target.name
+        quantize_static(str(prepared), str(partial), _Reader(calibration, input_name), quant_format=QuantFormat.QDQ,
+                        per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                        nodes_to_exclude=list(float_nodes))
+        os.replace(partial, target)
+    return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
+                    "quantized_file": str(target)}

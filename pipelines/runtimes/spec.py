@@ -1,0 +1,36 @@
+"""What a runtime states about itself, in its folder's light `spec.py`: read by the config schema and the
+harness without importing the runtime's library (torch, ONNX Runtime, OpenVINO take seconds to import).
+
+Its session, layer reader and trace reader are named "module:attribute" inside its folder and imported only
+when a run uses them (registry.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+from pydantic import BaseModel
+
+
+class RuntimeOptions(BaseModel):
+    """A runtime's own keys of the config's runtime section (none by default). They sit beside the common
+    keys (runtime.backend, runtime.threads, ...), so each name must be new there; a key set away from its
+    runtime is refused."""
+
+
+@dataclass(frozen=True)
+class RuntimeSpec:
+    name: str  # the value of runtime.backend, and the runtime's folder
+    precisions: tuple[str, ...]  # what runtime.precision may be; the session checks what the CPU supports
+    # "module:Class" of its Runtime, built with fuse, threads, precision, streams, pinning, its options, its
+    # shared keys, and calibration (a quantization.Calibration) at int8.
+    session: str
+    options: type[RuntimeOptions] = RuntimeOptions
+    shared_keys: tuple[str, ...] = ()  # common keys its session takes as well (cache_dir for an export)
+    refusals: Mapping[str, str] = field(default_factory=dict)  # precision -> why it is not offered (yet)
+    # At fp32 with every option at its default it is the reference other runs are checked against.
+    reference: bool = False
+    keeps_modules: bool = False  # runs the torch modules themselves, so hooks and parts of the forward see them
+    layer_reader: Optional[str] = None  # "module:function": its profiling() pass -> NodeRuns
+    trace_reader: Optional[str] = None  # "module:function": its profiling() of one batch -> NativeTrace
+    preparing: Optional[str] = None  # what the console adds while it prepares, when that takes a while

@@ -1,0 +1,23 @@
+"""torch on the CPU, the reference configuration: what it offers, its own config keys."""
+from __future__ import annotations
+
+from pydantic import Field
+
+from pipelines.runtimes.spec import RuntimeOptions, RuntimeSpec
+
+
+class TorchOptions(RuntimeOptions):
+    channels_last: bool = Field(False, description="torch only: NHWC memory format")
+    compile: bool = Field(False, description="torch only: `torch.compile` (its first call, measured apart, compiles)")
+
+
+SPEC = RuntimeSpec(
+    name="torch",
+    precisions=("fp32", "bf16"),
+    session="session:TorchEager",
+    options=TorchOptions,
+    refusals={"int8": "torch int8 (PT2E with the X86 Inductor quantizer) starts from torch.export, which stops at "
+                      "YOLOv7's Detect decode (its float(stride) is data-dependent), so it is not offered"},
+    reference=True,
+    keeps_modules=True,
+)

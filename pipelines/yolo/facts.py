@@ -1,0 +1,70 @@
+"""What the YOLO family states about itself, light enough for the config schema (no torch): the
+architectures it builds, its input geometry, the preprocess and postprocess keys it reads, its output."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from pydantic import BaseModel, Field, field_validator
+
+NAME = "yolo"
+ARCHS = ("yolov7", "yolov7-tiny")  # models/yolo.py's builtin definitions (a test keeps the two equal)
+ARCH_FILES = (".yaml", ".yml")  # or a model-definition file in the YOLOv7 cfg format
+ARCH_FILE_TEXT = "a path to a YOLOv7-format model-definition .yaml file"
+STRIDE = 32  # the largest stride of its heads: an input side is a multiple of it
+SIZE_KEYS = ("img_size",)  # the preprocess keys that set the input size, in the memory check's advice
+# The forward's raw output, what agreement checks compare and NMS takes.
+OUTPUT_LAYOUT = "(batch, candidates, 5 + classes): box centre x, y, width, height in input pixels, objectness, " \
+                "class scores"
+
+
+class Preprocess(BaseModel):
+    """Letterbox to a square of img_size (rect: the smallest stride-multiple rectangle per image)."""
+
+    img_size: int = Field(640, ge=32, description="yolo: letterbox target (multiple of 32)")
+    rect: bool = Field(False, description=(
+        "yolo: false: square img_size letterbox; true: minimal stride-32 rectangle per image"))
+    pad_value: int = Field(114, ge=0, le=255, description="yolo: letterbox padding grey level")
+
+    @field_validator("img_size")
+    @classmethod
+    def _multiple_of_stride(cls, value: int) -> int:
+        if value % STRIDE:
+            raise ValueError(f"must be a multiple of {STRIDE} (the model's largest stride)")
+        return value
+
+
+class Postprocess(BaseModel):
+    """NMS over the raw candidates: a score threshold, an IoU threshold, a class filter, class-agnostic or not."""
+
+    conf_thres: float = Field(0.25, ge=0.0, le=1.0, description="yolo: score threshold (obj x cls)")
+    iou_thres: float = Field(0.45, ge=0.0, le=1.0, description="yolo: NMS IoU threshold")
+    max_det: int = Field(300, ge=1, description="yolo: detections kept per image")
+    classes: Optional[list[int]] = Field(None, description="yolo: keep only these class ids; null: all")
+    agnostic: bool = Field(False, description="yolo: class-agnostic NMS")
+    multi_label: bool = Field(False, description=(
+        "yolo: every class above conf_thres per box, not only the best (as YOLOv7's test.py for mAP)"))
+
+    @field_validator("classes")
+    @classmethod
+    def _non_negative(cls, value: Optional[list[int]]) -> Optional[list[int]]:
+        if value is not None and any(c < 0 for c in value):
+            raise ValueError("class ids must be >= 0")
+        return value
+
+
+def accepts(arch: str) -> bool:
+    """The builtin YOLOv7 definitions, or a model-definition file in the YOLOv7 cfg format."""
+    return arch in ARCHS or Path(arch).suffix in ARCH_FILES
+
+
+def unsupported_runtime(runtime) -> None:
+    return None
+
+
+def input_size(preprocess) -> int:
+    return preprocess.img_size
+
+
+def largest_input_area(preprocess) -> int:
+    return preprocess.img_size ** 2  # rect letterboxing only ever makes it smaller

@@ -1,0 +1,83 @@
+"""multi_stream, server and offline: the warm-up as for single_stream, then one LoadGen test (scenario.py) in
+place of the timed passes, with the timed passes' recorders listening."""
+from __future__ import annotations
+
+import json
+from typing import Callable, Optional
+
+from datasets.labels import GroundTruth
+from pipelines.contract import DetectionPipeline
+from utils.harness.input_shapes import WarmupChoice
+from utils.harness.pass_plan import PassPlan, PlannedPass
+from utils.harness.passes import PassProgress
+from utils.harness.runner import PassRunner
+from utils.harness.scenario import ScenarioRun, ScenarioSettings, expected_rate, warm_ms_per_image
+from utils.record.loadgen_results import accuracy_log_map
+from utils.record.run_record import RunRecord
+from utils.record.steps import PassKind
+from utils.writers import layout
+from utils.writers.detections import DetectionWriter
+
+
+class LoadgenPass:
+    def __init__(self, config, settings: ScenarioSettings, pipeline: DetectionPipeline, paths: list,
+                 input_shapes: list, warmup: WarmupChoice, runner: PassRunner, record: RunRecord,
+                 detections: DetectionWriter, progress: PassProgress, run_dir, class_names,
+                 truth: Optional[GroundTruth], console: Callable[[str], None]):
+        self.config, self.settings, self.pipeline, self.paths = config, settings, pipeline, paths
+        self.input_shapes, self.warmup, self.runner, self.record = input_shapes, warmup, runner, record
+        self.detections, self.progress, self.run_dir = detections, progress, run_dir
+        self.class_names, self.truth, self.console = class_names, truth, console
+
+    def run(self, plan: PassPlan) -> None:
+        warm = self._warm_up(plan)
+        config, settings, record, detections = self.config, self.settings, self.record, self.detections
+        accuracy = config.benchmark.loadgen.mode == "accuracy"
+        self.progress.start(PassKind.TIMED)
+        self.progress.grow(None)
+        scenario = ScenarioRun(settings, self.pipeline, self.paths, config.dataset.batch_size,
+                               config.benchmark.loadgen.performance_sample_count, self.runner.timer,
+                               {self.input_shapes[index] for index in self.warmup.batches},
+                               self.run_dir / layout.LOADGEN_DIR, detections if accuracy else None,
+                               on_batch=self.progress.advance, streams=config.runtime.streams,
+                               max_pixels=config.dataset.max_pixels)
+        self.console(f"{settings.scenario}: MLPerf LoadGen drives the pipeline ({config.benchmark.loadgen.mode} "
+                     f"mode, at least {settings.min_duration_s:g} s and {settings.min_query_count} queries); "
+                     f"its logs go to {layout.LOADGEN_DIR}/")
+        try:
+            with self.runner.recorders.listening(PassKind.TIMED):
+                # Streams answer at once: the probe's single-request rate times their number.
+                scenario.start(expected_rate(warm, len(self.paths)) * config.runtime.streams)
+                scenario.wait()
+        except KeyboardInterrupt:
+            self.console("Stopping LoadGen: the remaining queries are answered empty...")
+            scenario.stop()
+            raise
+        finally:
+            record.steps.extend(scenario.worker_records())
+            record.scenario = scenario.document()
+            record.timed_passes = 1 if scenario.answers.batches else 0
+            if accuracy:
+                record.images.processed = detections.images_written
+                record.images.skipped = detections.skipped
+                record.images.detections = detections.detections_written
+        if accuracy and self.truth is not None:
+            # LoadGen's accuracy mode answered every sample once; its log is scored against the labels.
+            log = json.loads((self.run_dir / layout.LOADGEN_ACCURACY).read_text())
+            record.scenario["accuracy"] = dict(
+                accuracy_log_map(log, self.truth.images, self.class_names),
+                settings="the run's postprocess settings, with which the queries were answered",
+                ground_truth=self.truth.source)
+
+    def _warm_up(self, plan: PassPlan) -> list[float]:
+        """The plan's warm-up, then twice more a batch of a shape already run: warm, so its time says what
+        rate LoadGen should expect (per image, ms)."""
+        warmup = next((p for p in plan.passes() if p.kind is PassKind.WARMUP), None)
+        if warmup is None:
+            return []
+        self.progress.start(PassKind.WARMUP)
+        self.runner.run(warmup)
+        first_new = len(self.record.steps)
+        for probe in (1, 2):
+            self.runner.run(PlannedPass(PassKind.WARMUP, probe, 1, batch_indices=(self.warmup.batches[0],)))
+        return warm_ms_per_image(self.record.steps[first_new:])

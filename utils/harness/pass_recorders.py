@@ -1,0 +1,84 @@
+"""Which recorders listen during which pass: the one table, and the context that applies it.
+
+Energy, memory and CPU contention describe the timed passes only: warm-up, hooked, profiled and accuracy
+passes run work that was never timed, so their joules, megabytes and stolen ticks would be charged to the
+timed images. A pass whose recorders listen runs inside a `run` bracket (RUN_STEP), the window that the
+energy and memory recorders total; outside their passes the recorders are detached and the memory sampler
+is paused.
+"""
+from __future__ import annotations
+
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from typing import Iterator, Optional
+
+from utils.record.run_record import RunRecord, Table
+from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind
+from utils.recorders.contention import ContentionRecorder
+from utils.recorders.energy import EnergyRecorder
+from utils.recorders.memory import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS, MemorySampler
+from utils.recorders.step_timer import StepTimer
+
+
+class Recorder(str, Enum):
+    ENERGY = "energy"
+    MEMORY = "memory"
+    CONTENTION = "contention"
+
+
+LISTENING: dict[PassKind, frozenset[Recorder]] = {
+    PassKind.TIMED: frozenset(Recorder),
+    PassKind.WARMUP: frozenset(),
+    PassKind.LAYERS: frozenset(),
+    PassKind.PROFILER: frozenset(),
+    PassKind.ACCURACY: frozenset(),
+}
+
+
+@dataclass
+class PassRecorders:
+    timer: StepTimer
+    energy: EnergyRecorder
+    memory: Optional[MemorySampler]
+    contention: ContentionRecorder
+
+    @contextmanager
+    def listening(self, kind: PassKind) -> Iterator[None]:
+        """The recorders LISTENING names for this pass kind, attached for the pass and detached after it."""
+        listen = LISTENING[kind]
+        if not listen:
+            yield
+            return
+        listeners = [recorder for role, recorder in ((Recorder.ENERGY, self.energy), (Recorder.MEMORY, self.memory))
+                     if role in listen and recorder is not None]
+        with ExitStack() as stack:
+            if Recorder.CONTENTION in listen:
+                stack.enter_context(self.contention)
+            self.timer.listeners.extend(listeners)
+            stack.callback(self._detach, listeners)
+            stack.enter_context(self.timer.step(RUN_STEP))
+            if self.memory is not None and Recorder.MEMORY in listen:
+                # Inside the bracket: every sample falls within a window the memory steps show.
+                self.memory.resume()
+                stack.callback(self.memory.pause)
+            yield
+
+    def collect(self, record: RunRecord) -> None:
+        """Energy and memory into the run record. Energy per image is per image of the timed passes, the
+        only ones it listened to."""
+        energy, memory = self.energy, self.memory
+        images = sum(r.images for r in record.steps if r.step == PIPELINE_STEP and r.pass_kind is PassKind.TIMED)
+        record.energy = energy.summary(images=images)
+        if energy.available:
+            record.energy_table = Table(energy.rows(), tuple(energy.columns()))
+        if memory is not None:
+            record.memory = memory.summary()
+            record.memory_samples = Table(memory.rows(), MEMORY_COLUMNS)
+            record.memory_steps = Table(memory.step_rows(), MEMORY_STEP_COLUMNS)
+        else:
+            record.memory = {"status": "disabled"}
+
+    def _detach(self, listeners: list) -> None:
+        for listener in listeners:
+            self.timer.listeners.remove(listener)
