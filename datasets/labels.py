@@ -30,6 +30,8 @@ RCNN_BACKGROUND = "__background__"
 class ImageTruth:
     boxes: np.ndarray  # (N, 4) float64 x1 y1 x2 y2 in the upright image's pixels
     labels: np.ndarray  # (N,) int64, the model's label ids
+    # (N,) bool: COCO `iscrowd` regions, neither to find nor false positives when hit; None: no crowds
+    crowd: Optional[np.ndarray] = None
 
     def __len__(self) -> int:
         return int(self.labels.shape[0])
@@ -194,6 +196,7 @@ def _read_coco(path: Path, root: Path, images: Sequence[Path], class_names: Sequ
                        "relative to dataset.path, or to their file names")
     boxes: list[list] = [[] for _ in images]
     labels: list[list] = [[] for _ in images]
+    crowds: list[list] = [[] for _ in images]
     for number, annotation in enumerate(annotations):
         where = f"{path}, annotations[{number}]"
         if not isinstance(annotation, dict):
@@ -207,8 +210,6 @@ def _read_coco(path: Path, root: Path, images: Sequence[Path], class_names: Sequ
                 or bbox[3] <= 0):
             raise LabelError(f"{where}: bbox must be [x, y, w, h] in pixels with w and h above 0, got "
                              f"{str(bbox)[:80]}")
-        if annotation.get("iscrowd"):
-            continue  # crowd regions are neither to find nor false positives; not scored here
         category = annotation.get("category_id")
         label = to_model(category) if isinstance(category, int) and not isinstance(category, bool) else None
         if label is None:
@@ -217,8 +218,10 @@ def _read_coco(path: Path, root: Path, images: Sequence[Path], class_names: Sequ
         x, y, w, h = bbox
         boxes[index].append((x, y, x + w, y + h))
         labels[index].append(label)
-    truths = tuple(ImageTruth(np.asarray(b, dtype=np.float64).reshape(-1, 4), np.asarray(l, dtype=np.int64))
-                   for b, l in zip(boxes, labels))
+        crowds[index].append(bool(annotation.get("iscrowd")))
+    truths = tuple(ImageTruth(np.asarray(b, dtype=np.float64).reshape(-1, 4), np.asarray(l, dtype=np.int64),
+                              np.asarray(c, dtype=bool))
+                   for b, l, c in zip(boxes, labels, crowds))
     listed = set(index_of.values())
     return GroundTruth(str(path), "coco", mapping, truths, len(images) - len(listed), len(entries) - len(index_of))
 

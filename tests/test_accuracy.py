@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -31,6 +33,7 @@ class Found:
 class Truth:
     boxes: np.ndarray
     labels: np.ndarray
+    crowd: Optional[np.ndarray] = None
 
 
 def truth(*boxes, labels=None) -> Truth:
@@ -91,9 +94,12 @@ def pycocotools_stats(truths, dets) -> np.ndarray:
     images = [{"id": i, "width": 1, "height": 1} for i in range(len(truths))]
     annotations, results = [], []
     for i, (t, d) in enumerate(zip(truths, dets)):
-        for (x1, y1, x2, y2), label in zip(t.boxes.tolist(), t.labels.tolist()):
+        crowd = getattr(t, "crowd", None)
+        crowd = [False] * len(t.labels) if crowd is None else list(crowd)
+        for (x1, y1, x2, y2), label, flag in zip(t.boxes.tolist(), t.labels.tolist(), crowd):
             annotations.append({"id": len(annotations) + 1, "image_id": i, "category_id": label,
-                                "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1), "iscrowd": 0})
+                                "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1),
+                                "iscrowd": int(flag)})
         for (x1, y1, x2, y2), score, label in zip(d.boxes.tolist(), d.scores.tolist(), d.labels.tolist()):
             results.append({"image_id": i, "category_id": label, "bbox": [x1, y1, x2 - x1, y2 - y1],
                             "score": score})
@@ -164,3 +170,59 @@ def test_bootstrap_mean_ap_equals_the_coco_evaluation_of_the_same_draw(shapes_tr
     truths = [truth([0, 0, 10, 10], [50, 50, 60, 60])]
     ranked = [found([[0, 0, 10, 10], [100, 100, 110, 110], [50, 50, 60, 60]], [0.9, 0.8, 0.7])]
     assert map_of_matches([match_image(truths[0], ranked[0])]) == pytest.approx((51 + 50 * 2 / 3) / 101)
+
+
+# --- crowd regions (COCO iscrowd) ------------------------------------------------------------------------
+
+def test_a_detection_on_a_crowd_region_is_neither_hit_nor_false_positive():
+    # One object and one crowd region; the top-scored detection lies inside the crowd region.
+    crowded = Truth(np.array([[0, 0, 10, 10], [100, 100, 200, 200]], float), np.array([0, 0]), np.array([False, True]))
+    dets = [found([[120, 120, 140, 140], [0, 0, 10, 10]], [0.95, 0.9])]
+    assert coco_evaluation([crowded], dets).map_50_95 == pytest.approx(1.0)
+    assert coco_evaluation([crowded], dets).objects == 1
+    assert map_of_matches([match_image(crowded, dets[0])]) == pytest.approx(1.0)
+    # The same region as an ordinary object: the detection inside it (IoU 0.04) is a false positive first.
+    plain = Truth(crowded.boxes, crowded.labels)
+    assert coco_evaluation([plain], dets).map_50_95 < 0.6
+    shown = precision_recall_at([crowded], dets, 0.25)
+    assert (shown["objects"], shown["detections"], shown["true_positives"]) == (1, 1, 1)
+    assert (precision_recall_at([plain], dets, 0.25)["detections"], precision_recall_at([plain], dets, 0.25)["objects"]) == (2, 2)
+
+
+def _with_crowds(truths, every: int):
+    out = []
+    for index, t in enumerate(truths):
+        flags = (np.arange(len(t.labels)) + index) % every == 0
+        out.append(Truth(t.boxes, t.labels, flags))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_crowds_equal_pycocotools_on_the_same_detections(shapes_truth, seed):
+    truths = _with_crowds(shapes_truth, 4)
+    dets = _noisy(truths, seed, spurious=5)
+    reference = pycocotools_stats(truths, dets)
+    ours = coco_evaluation(truths, dets)
+    assert 0.1 < reference[0] < 0.9
+    assert reference[0] != pytest.approx(pycocotools_stats(shapes_truth, dets)[0], abs=1e-3)  # crowds matter
+    assert ours.map_50_95 == pytest.approx(reference[0], abs=1e-4)
+    assert ours.map_50 == pytest.approx(reference[1], abs=1e-4)
+    assert ours.ar_100 == pytest.approx(reference[8], abs=1e-4)
+    # The bootstrap's own matching gives the same figure, on all images and on a draw.
+    matches = [match_image(t, d) for t, d in zip(truths, dets)]
+    assert map_of_matches(matches) == pytest.approx(reference[0], abs=1e-4)
+    draw = np.random.default_rng(seed).integers(0, len(truths), len(truths)).tolist()
+    assert map_of_matches(matches, draw) == pytest.approx(coco_map(truths, dets, draw), abs=1e-6)
+
+
+def test_crowd_flags_are_read_from_coco_json(tmp_path):
+    images = find_images(SHAPES / "images")[:2]
+    document = {"images": [{"id": i, "file_name": p.name} for i, p in enumerate(images)],
+                "annotations": [{"id": 1, "image_id": 0, "category_id": 0, "bbox": [1, 2, 30, 40], "iscrowd": 0},
+                                {"id": 2, "image_id": 0, "category_id": 2, "bbox": [50, 60, 70, 80], "iscrowd": 1}],
+                "categories": [{"id": 0, "name": "0"}, {"id": 2, "name": "2"}]}
+    path = tmp_path / "instances.json"
+    path.write_text(json.dumps(document))
+    first = load_ground_truth(path, SHAPES / "images", images, [str(i) for i in range(80)]).images[0]
+    assert first.labels.tolist() == [0, 2] and first.crowd.tolist() == [False, True]
+    assert first.boxes[1].tolist() == [50, 60, 120, 140]

@@ -36,7 +36,7 @@ def test_torch_fp32_run_scores_itself_against_the_labels(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     accuracy = summary["accuracy"]
     assert accuracy["images"] == 6 and accuracy["ground_truth"]["format"] == "yolo"
-    assert accuracy["settings"] == {"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300}
+    assert accuracy["settings"] == {"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300, "multi_label": True}
     assert 0.2 < accuracy["map_50_95"] <= accuracy["map_50"] <= 1.0  # a trained model finds the shapes
     assert "drop" not in accuracy and "agreement" not in summary  # torch fp32 is its own reference
     assert 0.0 < accuracy["at_conf_thres"]["recall"] <= 1.0
@@ -71,14 +71,21 @@ def test_int8_without_labels_is_scored_against_the_reference(tmp_path):
     accuracy, agreement = summary["accuracy"], summary["agreement"]
     assert "reference" in accuracy["ground_truth"]["source"] and accuracy["drop"]["against"] == "reference"
     assert accuracy["reference"]["map_50_95"] == pytest.approx(1.0, abs=0.02)  # the reference against itself
-    drop = agreement["accuracy_drop"]
-    assert drop["map_50_95"] == pytest.approx(accuracy["drop"]["map_50_95"])
-    expected = "within_budget" if drop["map_50_95"] <= 0.01 else "different"
-    assert agreement["verdict"] in ("equal", expected)
+    drop, free = agreement["accuracy_drop"], accuracy["label_free"]
+    # without labels the label-free verdict grades the run, with its estimate, bound and statement
+    assert agreement["label_free"] == free and drop["map_50"] == free["estimate"]
+    assert agreement["verdict"] in ("equal", free["verdict"])
+    assert free["verdict"] in ("within_budget", "different", "undecided") and free["images"] == 3
     assert agreement["detections_verdict"] in ("equal", "close", "different")
-    interval = drop["interval"]
-    assert interval["low"] <= drop["map_50_95"] <= interval["high"]
-    assert summary["runtime"]["preparation"]["calibration_images"] == 6
+    if free["estimate"] is not None:
+        assert free["low"] <= free["estimate"] <= free["high"]
+    assert free["statement"] in format_summary(summary, run_dir)
+    # int8 calibrated on the last 3 of the 6 images, scored on the first 3 only
+    calibration = summary["calibration"]
+    assert summary["runtime"]["preparation"]["calibration_images"] == 3 == calibration["images"]
+    scored = {path.name for path in sorted((SHAPES / "images").iterdir())[:accuracy["images"]]}
+    assert accuracy["images"] == agreement["images"] == 3
+    assert len(calibration["files"]) == 3 and not scored & set(calibration["files"])
     # every output shows it: console, the figures TensorBoard and MLflow log, report.html
     assert f"drop {accuracy['drop']['map_50_95']:+.4f}" in format_summary(summary, run_dir)
     figures = headline_figures(summary)

@@ -60,6 +60,27 @@ def test_box_iou_mixed_precision_and_empty():
     assert box_iou(a, torch.zeros(0, 4)).shape == (1, 0)
 
 
+def test_box_iou_between_zero_area_boxes_is_taken_at_a_pixel():
+    # Lines along the top edge (a detection in the letterbox padding, clipped to the image) and a point.
+    line = torch.tensor([[214.0, 0.0, 312.0, 0.0]])
+    same_line = torch.tensor([[214.0, 0.0, 312.0, 0.0], [214.0001, 0.0, 312.0, 0.0]])
+    shorter, elsewhere = torch.tensor([[214.0, 0.0, 263.0, 0.0]]), torch.tensor([[214.0, 300.0, 312.0, 300.0]])
+    box = torch.tensor([[200.0, 0.0, 320.0, 40.0]])
+    assert box_iou(line, same_line).tolist()[0][0] == 1.0
+    assert box_iou(line, same_line)[0, 1] == pytest.approx(1.0, abs=1e-5)
+    assert box_iou(line, shorter).item() == pytest.approx(49 / 98)  # 49 x 1 px over 98 x 1 px
+    assert box_iou(line, elsewhere).item() == 0.0
+    assert box_iou(line, box).item() == 0.0 and box_iou(box, line).item() == 0.0  # no area: no overlap
+    point = torch.tensor([[5.0, 5.0, 5.0, 5.0]])
+    assert box_iou(point, point).item() == 1.0
+    assert not torch.isnan(box_iou(torch.cat((line, point, box)), torch.cat((elsewhere, point, line)))).any()
+
+
+def test_identical_zero_area_detections_match():
+    rows = [(214.0, 0.0, 312.0, 0.0, 0.3, 2), (0, 0, 10, 10, 0.9, 0)]
+    assert counts(match_detections(dets(rows), dets(rows))) == (2, 2, 2, 2)
+
+
 # --- match_detections ------------------------------------------------------------------------------------
 
 REFERENCE = [

@@ -1,11 +1,14 @@
 """The reference comparison on real pipelines: built to be equal, to be close and to differ."""
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
+from datasets.image_folder import decode_image
 from pipelines.runtimes.base import PreparedForward
+from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.runtimes.torch.session import TorchEager
 from pipelines.yolo import family as yolo
 from utils.harness.agreement_check import compare_with_reference
@@ -62,3 +65,32 @@ def test_scrambled_classes_are_different(reference):
     result = compare_with_reference(candidate_with(reference, scramble), reference, batches(), 50, 0.25,
                                     "torch fp32")
     assert result["verdict"] == "different" and result["loose"]["recall"] < 0.5
+
+
+SHAPES = Path(__file__).resolve().parents[1] / "datasets" / "shapes"
+TRAINED_PRE = SimpleNamespace(img_size=320, rect=False, pad_value=114)
+# A deployment threshold low enough that these scenes show a few detections inside the letterbox padding:
+# clipped to the image's edge they are lines of zero area, identical on both sides.
+LOW_POST = SimpleNamespace(conf_thres=0.02, iou_thres=0.45, max_det=300, classes=None, agnostic=False)
+
+
+def test_openvino_fp32_on_a_trained_model_is_equal_with_zero_area_boxes(tmp_path):
+    weights = str(SHAPES / "yolov7-tiny-shapes.pt")
+    network, own = (yolo.load_network("yolov7-tiny", weights, seed=0) for _ in range(2))
+    example = yolo.example_input(TRAINED_PRE)
+    reference = yolo.build_pipeline(own, TorchEager().prepare(own, example), TRAINED_PRE, LOW_POST)
+    candidate = yolo.build_pipeline(network, OpenVinoRuntime(threads=1, cache_dir=tmp_path).prepare(network, example),
+                                    TRAINED_PRE, LOW_POST)
+    images = [decode_image(SHAPES / "images" / f"synth{n:04d}.jpg").image for n in (0, 15, 40)]
+    result = compare_with_reference(candidate, reference, [[image] for image in images], 100, LOW_POST.conf_thres,
+                                    "torch fp32")
+    shown = result["at_configured_conf_thres"]
+    flat = [d for d in reference.postprocess_at(reference.forward(reference.preprocess(images)),
+                                                LOW_POST.conf_thres)
+            for box in d.boxes if float((box[2:] - box[:2]).prod()) <= 0]
+    assert flat, "the case needs zero-area detections above conf_thres"
+    assert result["judged_at"] == "conf_thres" and shown["reference_detections"] >= 40
+    assert shown["reference_detections"] == shown["candidate_detections"]
+    assert shown["strict_recall"] == 1.0 and shown["strict_precision"] == 1.0
+    assert result["raw_output"]["max_abs"] < 1e-2
+    assert result["verdict"] == "equal"

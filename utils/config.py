@@ -165,6 +165,9 @@ class CalibrationSection(_Section):
     keep_float: list[str] = Field(["Detect"], description=(
         "int8: layers whose decode stays in float, by type (`Detect`) or module path (`model.77`); `[]` "
         "quantizes everything"))
+    path: Optional[PathText] = Field(None, description=(
+        "int8: a folder of images to calibrate on; null: the dataset's last images (at most half), which the "
+        "accuracy and agreement passes then never score"))
 
 
 class _RuntimeCommon(_Section):
@@ -245,6 +248,12 @@ class AccuracySection(_Section):
         "score threshold of the accuracy pass (YOLOv7's test.py)"))
     iou_thres: float = Field(0.65, ge=0.0, le=1.0, description="NMS IoU threshold of the accuracy pass")
     max_det: int = Field(300, ge=1, description="detections kept per image in the accuracy pass")
+    multi_label: bool = Field(True, description=(
+        "each box under every class above conf_thres, as YOLOv7's test.py suppresses for its mAP; false: its "
+        "best class only, as a deployment shows it"))
+    max_images: int = Field(300, ge=1, description=(
+        "without labels, an undecided verdict scores more images, as many as it asks for, up to this many "
+        "(see [verdict.md](verdict.md))"))
     max_drop: float = Field(0.01, ge=0.0, le=1.0, description=(
         "mAP@0.5:0.95 drop against the torch fp32 reference a `within_budget` verdict allows"))
     bootstrap: int = Field(200, ge=0, description=(

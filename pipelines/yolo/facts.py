@@ -42,6 +42,8 @@ class Postprocess(BaseModel):
     max_det: int = Field(300, ge=1, description="yolo: detections kept per image")
     classes: Optional[list[int]] = Field(None, description="yolo: keep only these class ids; null: all")
     agnostic: bool = Field(False, description="yolo: class-agnostic NMS")
+    multi_label: bool = Field(False, description=(
+        "yolo: every class above conf_thres per box, not only the best (as YOLOv7's test.py for mAP)"))
 
     @field_validator("classes")
     @classmethod

@@ -113,6 +113,6 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
         forward, network.class_names,
         Preprocess(preprocess.img_size, preprocess.rect, preprocess.pad_value, stride),
         NonMaxSuppression(postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det, postprocess.classes,
-                          postprocess.agnostic),
+                          postprocess.agnostic, getattr(postprocess, "multi_label", False)),
         ScaleBoxes(),
     )

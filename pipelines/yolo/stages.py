@@ -59,8 +59,9 @@ class Preprocess(nn.Module):
 
 class NonMaxSuppression(nn.Module):
     def __init__(self, conf_thres: float, iou_thres: float, max_det: int, classes: list[int] | None,
-                 agnostic: bool):
+                 agnostic: bool, multi_label: bool = False):
         super().__init__()
+        self.multi_label = multi_label
         self.conf_thres = conf_thres
         self.iou_thres = iou_thres
         self.max_det = max_det
@@ -69,7 +70,8 @@ class NonMaxSuppression(nn.Module):
 
     def forward(self, prediction: torch.Tensor) -> list[torch.Tensor]:
         return non_max_suppression(prediction, conf_thres=self.conf_thres, iou_thres=self.iou_thres,
-                                   classes=self.classes, agnostic=self.agnostic, max_det=self.max_det)
+                                   classes=self.classes, agnostic=self.agnostic, max_det=self.max_det,
+                                   multi_label=self.multi_label)
 
 
 class ScaleBoxes(nn.Module):

@@ -12,14 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from datasets.labels import GroundTruth, ImageTruth
+from datasets.labels import GroundTruth
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections
 from utils.harness.pass_recorders import PassRecorders
 from utils.harness.passes import terminal_bar
 from utils.harness.reference import REFERENCE_NAME, Reference
 from utils.harness.timed_batch import batch_count, batch_loop, decoded_batches, run_stages
-from utils.record.accuracy import (CLASS_COLUMNS, MAX_DETS, coco_evaluation, map_drop_interval,
+from utils.harness.scored_images import more_images
+from utils.record.accuracy import (CLASS_COLUMNS, coco_evaluation, crowd_flags, map_drop_interval,
                                    precision_recall_at)
+from utils.record.label_free import label_free_verdict, pseudo_labels
 from utils.record.run_record import Table
 from utils.record.steps import PassKind
 from utils.recorders.step_timer import StepTimer
@@ -33,7 +35,8 @@ def map_postprocess(family: str, postprocess: Any, accuracy: Any) -> tuple[Any, 
     """The postprocess section at mAP settings, and the settings as summary.json states them."""
     if family != "yolo":
         return postprocess, {"note": RCNN_SETTINGS_NOTE}
-    settings = {"conf_thres": accuracy.conf_thres, "iou_thres": accuracy.iou_thres, "max_det": accuracy.max_det}
+    settings = {"conf_thres": accuracy.conf_thres, "iou_thres": accuracy.iou_thres, "max_det": accuracy.max_det,
+                "multi_label": accuracy.multi_label}
     return postprocess.model_copy(update=settings), settings
 
 
@@ -82,14 +85,6 @@ def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[Detection
     return found, shown
 
 
-def _as_truth(detections: Detections) -> ImageTruth:
-    """The reference's top MAX_DETS detections as objects: COCOeval scores that many per image, so the
-    reference scored against its own detections gets 1.0 and the candidate's figure reads as a share of it."""
-    top = detections.scores.argsort(descending=True, stable=True)[:MAX_DETS]
-    return ImageTruth(detections.boxes[top].detach().double().numpy().reshape(-1, 4),
-                      detections.labels[top].detach().long().numpy())
-
-
 @dataclass
 class AccuracyResult:
     summary: dict[str, Any]  # summary.json `accuracy`
@@ -100,7 +95,7 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
              truth: Optional[GroundTruth], class_names: Sequence[str], settings: dict[str, Any],
              conf_thres: float, bootstrap: int, seed: int, reference_name: str,
              shown: Optional[Sequence[Optional[Detections]]] = None,
-             deployed: Optional[dict[str, Any]] = None) -> AccuracyResult:
+             deployed: Optional[dict[str, Any]] = None, max_drop: Optional[float] = None) -> AccuracyResult:
     """mAP of the candidate (and of the reference, with the drop) over the images both could decode. Precision
     and recall at conf_thres are of `shown` (the detections as deployed: conf_thres and the deployed NMS IoU)
     when given, else of the candidate's mAP-settings detections above conf_thres."""
@@ -111,14 +106,15 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
     if truth is not None:
         truths = [truth.images[i] for i in usable]
         source = {"source": truth.source, "format": truth.format, "mapping": truth.mapping,
-                  "objects": sum(len(t) for t in truths),
+                  "objects": sum(int((~crowd_flags(t)).sum()) for t in truths),
+                  "crowd_regions": sum(int(crowd_flags(t).sum()) for t in truths),
                   "images_without_labels": sum(1 for i in usable if i < len(truth.images) and not len(truth.images[i]))}
         against = "labels"
     else:
-        truths = [_as_truth(reference[i]) for i in usable]
-        source = {"source": f"the {reference_name} reference's top {MAX_DETS} detections per image at the mAP "
-                            "settings (no dataset.labels)",
-                  "objects": sum(len(t) for t in truths)}
+        truths = pseudo_labels([reference[i] for i in usable], conf_thres)
+        source = {"source": f"the {reference_name} reference's detections above conf_thres {conf_thres}, as a "
+                            "deployment shows them (no dataset.labels)",
+                  "objects": sum(len(t.labels) for t in truths)}
         against = "reference"
     result = coco_evaluation(truths, dets, class_names)
     summary: dict[str, Any] = {
@@ -143,6 +139,9 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
             "interval": None if interval is None else {
                 "low": interval.low, "high": interval.high, "confidence": interval.confidence,
                 "resamples": interval.resamples, "seed": interval.seed, "over": "images"}}
+        if truth is None and max_drop is not None:
+            summary["label_free"] = label_free_verdict(refs, dets, conf_thres, max_drop, resamples=bootstrap or 200,
+                                                       seed=seed)
         reference_ap = {row["class_id"]: row["ap_50_95"] for row in mine.classes}
         for row in rows:
             row["reference_ap_50_95"] = reference_ap.get(row["class_id"])
@@ -169,22 +168,40 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
                       paths: Sequence[Path], truth: Optional[GroundTruth], reference: Optional[Reference],
                       recorders: PassRecorders, console: Callable[[str], None]) -> Optional[AccuracyResult]:
     """mAP at the accuracy settings, outside the timed passes: against the labels, and with a reference the
-    drop; without labels, against the reference's detections. None when there is nothing to score against."""
+    drop; without labels, against the reference's detections, with the label-free verdict, which scores more
+    of `paths` while it is undecided and more images would decide it (up to benchmark.accuracy.max_images).
+    `paths` are the images the run may score (never int8's calibration images). None when there is nothing to
+    score against."""
     settings = config.benchmark.accuracy
     if not settings.enabled or (truth is None and reference is None):
         return None
     chosen = accuracy_images(paths, settings.images, truth is not None, config.benchmark.agreement.images)
+    first_used = len(chosen)
     postprocess, stated = map_postprocess(family.NAME, config.postprocess, settings)
     progress_line(console, len(chosen), truth is not None, reference is not None)
-    with recorders.listening(PassKind.ACCURACY):
-        # The run's own pipeline postprocesses the same forwards as deployed, for precision/recall at conf_thres.
-        candidate, shown = detect_as_deployed(
-            family.build_pipeline(network, forward, config.preprocess, postprocess), pipeline, chosen,
-            config.dataset.batch_size, "accuracy pass", config.dataset.max_pixels, recorders.timer)
-    found_by_reference = None
-    if reference is not None:
-        found_by_reference = detect(reference.pipeline(postprocess), chosen, config.dataset.batch_size,
-                                    "reference at mAP settings", config.dataset.max_pixels)
-    return evaluate(candidate, found_by_reference, truth, network.class_names, stated, pipeline.score_threshold,
-                    settings.bootstrap, config.run.seed, REFERENCE_NAME, shown,
-                    deployed_settings(family.NAME, config.postprocess))
+    candidate_pipeline = family.build_pipeline(network, forward, config.preprocess, postprocess)
+    candidate: list = []
+    shown: list = []
+    found_by_reference = [] if reference is not None else None
+    while True:
+        new = chosen[len(candidate):]
+        with recorders.listening(PassKind.ACCURACY):
+            # The run's own pipeline postprocesses the same forwards as deployed, for precision/recall at conf_thres.
+            found, as_deployed = detect_as_deployed(candidate_pipeline, pipeline, new, config.dataset.batch_size,
+                                                    "accuracy pass", config.dataset.max_pixels, recorders.timer)
+        candidate += found
+        shown += as_deployed
+        if reference is not None:
+            found_by_reference += detect(reference.pipeline(postprocess), new, config.dataset.batch_size,
+                                         "reference at mAP settings", config.dataset.max_pixels)
+        result = evaluate(candidate, found_by_reference, truth, network.class_names, stated,
+                          pipeline.score_threshold, settings.bootstrap, config.run.seed, REFERENCE_NAME, shown,
+                          deployed_settings(family.NAME, config.postprocess), settings.max_drop)
+        wanted = more_images(result.summary.get("label_free"), len(chosen), len(paths), settings.max_images)
+        if wanted is None:
+            break
+        console(f"Label-free verdict undecided on {len(chosen)} images: scoring {wanted} (cap "
+                f"benchmark.accuracy.max_images {settings.max_images})...")
+        chosen = list(paths[:wanted])
+    result.summary["images_first_used"] = first_used
+    return result

@@ -12,7 +12,8 @@ from utils.harness.reference import Reference
 from utils.harness.timed_batch import decoded_batches
 from utils.record.agreement import (MatchCounts, RawError, VerdictThresholds, agreement_summary, match_detections,
                                     raw_output_error, topk_threshold, verdict)
-from utils.record.verdict import apply_budget, judged_counts
+from utils.harness.scored_images import agreement_count
+from utils.record.verdict import apply_budget, judged_counts, verdict_warnings
 
 
 def compare_with_reference(candidate: DetectionPipeline, reference: DetectionPipeline,
@@ -60,14 +61,18 @@ def compare_with_reference(candidate: DetectionPipeline, reference: DetectionPip
 
 
 def run_agreement_check(config: Any, pipeline: DetectionPipeline, reference: Reference, paths: Sequence[Path],
-                        accuracy: Optional[dict], console: Callable[[str], None]) -> tuple[dict[str, Any], list[str]]:
-    """Outside every timed pass: the reference runs the first images. summary.json `agreement`, and the
+                        accuracy: Optional[dict], console: Callable[[str], None],
+                        labelled: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """Outside every timed pass: the reference runs the first images (with labels, unless
+    benchmark.agreement.images says otherwise, the accuracy pass's). summary.json `agreement`, and the
     warnings a verdict other than equal gives."""
     check = config.benchmark.agreement
-    console(f"Checking detections against the torch fp32 reference on the first {check.images} images...")
+    count = agreement_count(check.images, "images" in check.model_fields_set, labelled,
+                            (accuracy or {}).get("images", 0))
+    console(f"Checking detections against the torch fp32 reference on the first {count} scored images...")
     reference_pipeline = reference.pipeline(config.postprocess)
     # The images that decode, in full batches: both pipelines see the same preprocessed input.
-    decoded = [sample.image for batch in decoded_batches(paths[:check.images], 1, config.dataset.max_pixels)
+    decoded = [sample.image for batch in decoded_batches(paths[:count], 1, config.dataset.max_pixels)
                for sample in batch if sample.image is not None]
     size = config.dataset.batch_size
     batches = [decoded[start:start + size] for start in range(0, len(decoded), size)]
@@ -76,23 +81,3 @@ def run_agreement_check(config: Any, pipeline: DetectionPipeline, reference: Ref
                                reference_name=reference.name),
         accuracy, config.benchmark.accuracy.max_drop)
     return agreement, verdict_warnings(agreement)
-
-
-def verdict_warnings(agreement: dict[str, Any]) -> list[str]:
-    if agreement["verdict"] == "equal":
-        return []
-    drop = agreement.get("accuracy_drop")
-    why = (f"mAP@0.5:0.95 drop {drop['map_50_95']:+.4f} against a budget of {drop['max_drop']}"
-           if drop else f"strict recall {agreement['strict']['recall']:.3f}")
-    effect = ("changes the detections, within the mAP budget" if agreement["verdict"] == "within_budget"
-              else "changes the answers")
-    warnings = [f"detections are {agreement['verdict'].upper()} to the torch fp32 reference's ({why}): this "
-                f"configuration {effect}; see summary.json agreement"]
-    if drop and drop["interval_crosses_budget"]:
-        interval = drop["interval"]
-        warnings.append(
-            f"the mAP drop's {interval['confidence']:.0%} interval over images "
-            f"[{interval['low']:+.4f}, {interval['high']:+.4f}] crosses the budget {drop['max_drop']}: "
-            f"on other images the verdict could be the other one; evaluate more images (dataset.labels, "
-            "benchmark.accuracy.images)")
-    return warnings

@@ -28,6 +28,7 @@ from utils.harness.accuracy_pass import run_accuracy_pass
 from utils.harness.agreement_check import run_agreement_check
 from utils.harness.below_layer import BelowTheLayer
 from utils.harness.calibration_inputs import calibration_inputs
+from utils.harness.scored_images import calibration_document, calibration_split
 from utils.harness.cpu_budget import threads_warning, usable_cpus
 from utils.harness.dependency_logs import DependencyLogs
 from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, warmup_document, warmup_line
@@ -124,9 +125,14 @@ class Benchmark:
         options = {key: getattr(runtime, key) for key in (*spec.options.model_fields, *spec.shared_keys)}
         if "cache_dir" in options:
             options["cache_dir"] = usable_directory(options["cache_dir"])
+        self.scored_paths, self.calibration = self.paths, None
         if runtime.precision == "int8":
+            own = find_images(runtime.calibration.path) if runtime.calibration.path else None
+            chosen, self.scored_paths = calibration_split(self.paths, runtime.calibration.images, own)
+            self.calibration = calibration_document(chosen, self.scored_paths, Path(config.dataset.path),
+                                                    runtime.calibration.path)
             options["calibration"] = calibration_inputs(
-                self.family, self.network, config.preprocess, config.postprocess, self.paths,
+                self.family, self.network, config.preprocess, config.postprocess, chosen,
                 runtime.calibration.images, runtime.calibration.keep_float, config.dataset.max_pixels)
         self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
                                      precision=runtime.precision,
@@ -135,8 +141,8 @@ class Benchmark:
         if spec.preparing is not None:
             self.console(f"Preparing {runtime.backend} ({spec.preparing})...")
             if runtime.precision == "int8":
-                self.console(f"int8: calibrating on {options['calibration'].images} of the run's images (the "
-                             "quantized model is cached too)...")
+                self.console(f"int8: calibrating on {options['calibration'].images} images "
+                             f"({self.calibration['source']}; the quantized model is cached too)...")
         self.forward = self.runtime.prepare(self.network, self.family.example_input(config.preprocess))
         if runtime.streams == AUTO:
             self.console(f"runtime.streams auto: {self.runtime.streams} ({self.runtime.settings()['streams_auto']['why']})")
@@ -215,6 +221,7 @@ class Benchmark:
         config = self.config
         record = RunRecord(self.identity())
         record.images.found = len(self.paths)
+        record.calibration = self.calibration
         record.warnings.extend(self.start_warnings)
         if config.dataset.batch_size > 1 and self.pipeline.batching_note:
             record.notes.append(self.pipeline.batching_note)
@@ -288,13 +295,14 @@ class Benchmark:
             reference = Reference(self.family, config) if self._needs_reference() else None
             with stops.ending_passes():
                 accuracy = run_accuracy_pass(config, self.family, self.network, self.forward, self.pipeline,
-                                             self.paths, self.truth, reference, recorders, self.console)
+                                             self.scored_paths, self.truth, reference, recorders, self.console)
                 if accuracy is not None:
                     record.accuracy, record.accuracy_classes = accuracy.summary, accuracy.classes
             if reference is not None:
                 with stops.ending_passes():
                     record.agreement, verdict_warnings = run_agreement_check(
-                        config, self.pipeline, reference, self.paths, record.accuracy, self.console)
+                        config, self.pipeline, reference, self.scored_paths, record.accuracy, self.console,
+                        labelled=self.truth is not None)
                     record.warnings.extend(verdict_warnings)
         except KeyboardInterrupt as stop:
             stop_signal = signal_of(stop)

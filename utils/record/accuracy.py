@@ -38,6 +38,13 @@ def _array(values: Any, dtype: type = np.float64) -> np.ndarray:
     return np.asarray(values, dtype=dtype)
 
 
+def crowd_flags(truth: TruthLike) -> np.ndarray:
+    """(N,) bool: which objects are COCO `iscrowd` regions (a truth without a `crowd` field has none)."""
+    labels = _array(truth.labels, np.int64)
+    crowd = getattr(truth, "crowd", None)
+    return np.zeros(len(labels), dtype=bool) if crowd is None else np.asarray(crowd, dtype=bool).reshape(-1)
+
+
 def _coco_inputs(truths: Sequence[TruthLike], detections: Sequence[DetectionsLike],
                  order: Optional[Sequence[int]] = None) -> tuple[dict, list[dict], list[int]]:
     """COCO ground truth and results; `order` picks the images (repeats allowed: each pick is a new image)."""
@@ -46,9 +53,11 @@ def _coco_inputs(truths: Sequence[TruthLike], detections: Sequence[DetectionsLik
     for image_id, index in enumerate(picks):
         images.append({"id": image_id, "width": 1, "height": 1})
         boxes, labels = _array(truths[index].boxes).reshape(-1, 4), _array(truths[index].labels, np.int64)
-        for (x1, y1, x2, y2), label in zip(boxes.tolist(), labels.tolist()):
+        for (x1, y1, x2, y2), label, crowd in zip(boxes.tolist(), labels.tolist(),
+                                                  crowd_flags(truths[index]).tolist()):
             annotations.append({"id": len(annotations) + 1, "image_id": image_id, "category_id": label,
-                                "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1), "iscrowd": 0})
+                                "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1),
+                                "iscrowd": int(crowd)})
             categories.add(label)
         found = detections[index]
         boxes, labels = _array(found.boxes).reshape(-1, 4), _array(found.labels, np.int64)
@@ -97,8 +106,10 @@ def coco_evaluation(truths: Sequence[TruthLike], detections: Sequence[Detections
     if len(truths) != len(detections):
         raise ValueError(f"{len(truths)} images of ground truth but {len(detections)} of detections")
     truth, results, categories = _coco_inputs(truths, detections)
-    objects = len(truth["annotations"])
-    counted = {c: sum(1 for a in truth["annotations"] if a["category_id"] == c) for c in categories}
+    # Crowd regions are not objects to find: COCOeval ignores them and what hits them.
+    objects = sum(1 for a in truth["annotations"] if not a["iscrowd"])
+    counted = {c: sum(1 for a in truth["annotations"] if a["category_id"] == c and not a["iscrowd"])
+               for c in categories}
     found = {c: sum(1 for r in results if r["category_id"] == c) for c in categories}
 
     def name(c: int) -> str:
@@ -125,7 +136,7 @@ def coco_map(truths: Sequence[TruthLike], detections: Sequence[DetectionsLike],
              order: Optional[Sequence[int]] = None) -> float:
     """mAP@0.5:0.95 alone, of the images `order` picks (a bootstrap sample)."""
     truth, results, _ = _coco_inputs(truths, detections, order)
-    if not results or not truth["annotations"]:
+    if not results or not any(not a["iscrowd"] for a in truth["annotations"]):
         return 0.0
     return max(float(_run_cocoeval(truth, results).stats[0]), 0.0)
 
@@ -134,50 +145,68 @@ MAX_DETS = 100  # per image and class, as COCOeval's last maxDets
 RECALL_POINTS = np.linspace(0.0, 1.0, 101)
 
 
-def _coco_iou(dets: np.ndarray, truths: np.ndarray) -> np.ndarray:
-    """(D, 4) and (G, 4) x1y1x2y2 -> (D, G) IoU as COCOeval computes it for boxes (areas w * h, no +1)."""
+def _coco_iou(dets: np.ndarray, truths: np.ndarray, crowd: Optional[np.ndarray] = None) -> np.ndarray:
+    """(D, 4) and (G, 4) x1y1x2y2 -> (D, G) IoU as COCOeval computes it for boxes (areas w * h, no +1); against
+    a crowd region the union is the detection's own area (how much of the detection lies inside it)."""
     lo = np.maximum(dets[:, None, :2], truths[None, :, :2])
     hi = np.minimum(dets[:, None, 2:], truths[None, :, 2:])
     inter = np.prod(np.clip(hi - lo, 0.0, None), axis=2)
     area_d = np.prod(dets[:, 2:] - dets[:, :2], axis=1)
     area_t = np.prod(truths[:, 2:] - truths[:, :2], axis=1)
     union = area_d[:, None] + area_t[None, :] - inter
+    if crowd is not None:
+        union = np.where(crowd[None, :], area_d[:, None], union)
     return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
 
 
 @dataclass(frozen=True)
 class ImageMatches:
     """One image's detections of one class, matched once at every IoU threshold as COCOeval matches them:
-    by descending score (the top MAX_DETS), each takes the unmatched object it overlaps most at IoU >= t."""
+    by descending score (the top MAX_DETS), each takes the unmatched object it overlaps most at IoU >= t; only
+    when no object is left to take does it fall on a crowd region, and is then ignored (neither a hit nor a
+    false positive)."""
 
     scores: np.ndarray  # (D,)
     hits: np.ndarray  # (T, D) bool
-    objects: int
+    objects: int  # crowd regions excluded
+    ignored: Optional[np.ndarray] = None  # (T, D) bool, None when nothing is ignored
+
+
+def _last_best(eligible: np.ndarray, overlaps: np.ndarray) -> np.ndarray:
+    """Per threshold row, the index of the highest eligible overlap; COCOeval keeps the last of equal ones."""
+    count = eligible.shape[1]
+    return count - 1 - np.argmax(np.where(eligible, overlaps[None, :], -1.0)[:, ::-1], axis=1)
 
 
 def match_image(truth: TruthLike, found: DetectionsLike) -> dict[int, ImageMatches]:
     boxes, labels = _array(truth.boxes).reshape(-1, 4), _array(truth.labels, np.int64)
+    crowd = crowd_flags(truth)
     dboxes, dlabels, dscores = _array(found.boxes).reshape(-1, 4), _array(found.labels, np.int64), _array(found.scores)
-    thresholds = np.asarray(IOU_THRESHOLDS)[:, None]
+    thresholds = np.minimum(np.asarray(IOU_THRESHOLDS), 1 - 1e-10)[:, None]
     matches = {}
     for label in set(labels.tolist()) | set(dlabels.tolist()):
-        objects = boxes[labels == label]
+        mine_truth = labels == label
+        objects, regions = boxes[mine_truth & ~crowd], boxes[mine_truth & crowd]
         mine = dlabels == label
         order = np.argsort(-dscores[mine], kind="mergesort")[:MAX_DETS]
         scores, candidates = dscores[mine][order], dboxes[mine][order]
         hits = np.zeros((len(thresholds), len(scores)), dtype=bool)
+        ignored = np.zeros_like(hits)
         if len(objects):
             iou = _coco_iou(candidates, objects)
             taken = np.zeros((len(thresholds), len(objects)), dtype=bool)
             reachable = np.nonzero(iou.max(axis=1) >= min(IOU_THRESHOLDS))[0]  # the others match nothing
             for d in reachable:
-                eligible = ~taken & (iou[d][None, :] >= np.minimum(thresholds, 1 - 1e-10))
-                # COCOeval keeps the last of equal overlaps: the highest IoU, ties to the last object
-                best = len(objects) - 1 - np.argmax(np.where(eligible, iou[d], -1.0)[:, ::-1], axis=1)
+                eligible = ~taken & (iou[d][None, :] >= thresholds)
+                best = _last_best(eligible, iou[d])
                 found_any = eligible.any(axis=1)
                 hits[found_any, d] = True
                 taken[np.nonzero(found_any)[0], best[found_any]] = True
-        matches[label] = ImageMatches(scores, hits, len(objects))
+        if len(regions):
+            # A crowd region takes any number of detections, but only those no object took.
+            inside = _coco_iou(candidates, regions, np.ones(len(regions), dtype=bool)).max(axis=1)
+            ignored = ~hits & (inside[None, :] >= thresholds)
+        matches[label] = ImageMatches(scores, hits, len(objects), ignored if ignored.any() else None)
     return matches
 
 
@@ -196,32 +225,39 @@ class RankedMatches:
             scores = np.concatenate([part.scores for _, part in parts])
             owner = np.concatenate([np.full(len(part.scores), index) for index, part in parts]).astype(np.int64)
             hits = np.concatenate([part.hits for _, part in parts], axis=1)
+            ignored = np.concatenate([np.zeros_like(part.hits) if part.ignored is None else part.ignored
+                                      for _, part in parts], axis=1)
             order = np.argsort(-scores, kind="mergesort")
             objects = np.zeros(self.images)
             for index, part in parts:
                 objects[index] = part.objects
-            ranked = hits[:, order]
-            self.classes.append((owner[order], [np.nonzero(row)[0] for row in ranked], objects))
+            ranked, counted = hits[:, order], ~ignored[:, order]
+            self.classes.append((owner[order], [np.nonzero(row)[0] for row in ranked],
+                                 None if counted.all() else counted, objects))
 
-    def map(self, order: Optional[Sequence[int]] = None) -> float:
+    def map(self, order: Optional[Sequence[int]] = None, thresholds: Optional[Sequence[int]] = None) -> float:
         """mAP@0.5:0.95 over the images `order` picks (repeats allowed); classes without an object in them
-        do not count."""
+        do not count. `thresholds` picks IoU thresholds by index into IOU_THRESHOLDS ((0,): mAP@0.5)."""
         weights = np.ones(self.images) if order is None else np.bincount(np.asarray(order, dtype=np.int64),
                                                                          minlength=self.images).astype(float)
         aps = []
-        for owner, hit_rows, objects in self.classes:
+        for owner, hit_rows, counted, objects in self.classes:
             total = float(objects @ weights)
             if not total:
                 continue
             row = weights[owner]
             shown = np.cumsum(row)  # detections up to each rank
-            for rows in hit_rows:
+            for threshold, rows in enumerate(hit_rows):
+                if thresholds is not None and threshold not in thresholds:
+                    continue
                 if not len(rows):
                     aps.append(0.0)
                     continue
+                # Detections on crowd regions count neither as hits nor as false positives.
+                seen = shown if counted is None else np.cumsum(row * counted[threshold])
                 tp = np.cumsum(row[rows])
                 recall = tp / total
-                precision = tp / (shown[rows] + np.spacing(1))
+                precision = tp / (seen[rows] + np.spacing(1))
                 precision = np.maximum.accumulate(precision[::-1])[::-1]
                 at = np.searchsorted(recall, RECALL_POINTS, side="left")
                 values = np.zeros(len(RECALL_POINTS))  # recall never reached: precision 0
@@ -284,18 +320,36 @@ def _scored(item: Any, scores: Optional[Any] = None) -> _Scored:
     return _Scored(boxes, values, labels)
 
 
+def _off_crowds(shown: _Scored, truth: TruthLike, iou_threshold: float) -> tuple[_Scored, _Scored]:
+    """The shown detections less those that fall on a crowd region of their class (at least iou_threshold of
+    the detection inside it) and overlap no object of it at that IoU, and the objects less the crowds."""
+    boxes, labels, crowd = _array(truth.boxes).reshape(-1, 4), _array(truth.labels, np.int64), crowd_flags(truth)
+    objects = _Scored(torch.as_tensor(boxes[~crowd]), torch.zeros(int((~crowd).sum()), dtype=torch.float64),
+                      torch.as_tensor(labels[~crowd]))
+    if not crowd.any() or not len(shown.scores):
+        return shown, objects
+    dboxes, dlabels = shown.boxes.double().numpy(), shown.labels.numpy()
+    same = dlabels[:, None] == labels[None, :]
+    inside = np.where(same[:, crowd], _coco_iou(dboxes, boxes[crowd], np.ones(int(crowd.sum()), bool)), 0.0)
+    hits = np.where(same[:, ~crowd], _coco_iou(dboxes, boxes[~crowd]), 0.0)
+    dropped = (inside.max(axis=1, initial=0.0) >= iou_threshold) & (hits.max(axis=1, initial=0.0) < iou_threshold)
+    keep = torch.as_tensor(~dropped)
+    return _Scored(shown.boxes[keep], shown.scores[keep], shown.labels[keep]), objects
+
+
 def precision_recall_at(truths: Sequence[TruthLike], detections: Sequence[DetectionsLike], conf_thres: float,
                         iou_threshold: float = 0.5) -> dict[str, Any]:
     """Precision and recall of the detections scoring above conf_thres (what a deployment shows): detections,
     by descending score, each take the unmatched object of their class they overlap most at IoU >=
-    iou_threshold (utils.record.agreement.match_detections, with the detections as its reference side)."""
+    iou_threshold (utils.record.agreement.match_detections, with the detections as its reference side).
+    Crowd regions are not objects, and a detection that only hits one is not counted."""
     objects = shown_count = matched = 0
     for truth, found in zip(truths, detections):
         shown = _scored(found)
         keep = shown.scores > conf_thres
-        shown = _Scored(shown.boxes[keep], shown.scores[keep], shown.labels[keep])
-        counts = match_detections(shown, _scored(truth, np.zeros(len(_array(truth.labels, np.int64)))),
-                                  iou_threshold=iou_threshold, strict_iou=math.inf)
+        shown, real = _off_crowds(_Scored(shown.boxes[keep], shown.scores[keep], shown.labels[keep]), truth,
+                                  iou_threshold)
+        counts = match_detections(shown, real, iou_threshold=iou_threshold, strict_iou=math.inf)
         objects, shown_count, matched = objects + counts.candidate, shown_count + counts.reference, matched + counts.loose
     # As in agreement: nothing to find means nothing missed, nothing shown means nothing shown wrongly.
     return {"conf_thres": conf_thres, "iou_threshold": iou_threshold, "objects": objects,

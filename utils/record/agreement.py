@@ -34,14 +34,34 @@ class DetectionsLike(Protocol):
     labels: torch.Tensor  # (N,) class ids
 
 
+def _at_least_a_pixel(boxes: torch.Tensor) -> torch.Tensor:
+    """Each side of zero length widened to one pixel about its centre."""
+    centre = (boxes[:, :2] + boxes[:, 2:]) / 2
+    flat = (boxes[:, 2:] - boxes[:, :2]) <= 0
+    return torch.cat((torch.where(flat, centre - 0.5, boxes[:, :2]), torch.where(flat, centre + 0.5, boxes[:, 2:])),
+                     dim=1)
+
+
 def box_iou(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """(N, 4) and (M, 4) x1y1x2y2 boxes -> (N, M) float64 intersection over union.
 
     float64 because matching compares IoU with thresholds such as 0.9: an overlap of exactly 9/10 computes
     as 0.9 in float64 but as 0.89999998 in float32. Any float input (a bf16 candidate, an fp32 reference)
     converts to it exactly.
+
+    Two boxes of zero area (a detection in the letterbox padding, clipped to the image edge, is a line or a
+    point) have no union: 0/0 would leave the same detection on both sides unmatched. Between two such boxes
+    the IoU is taken at one pixel's resolution, each zero-length side widened to a pixel. A zero-area box
+    against a box with area keeps IoU 0.
     """
-    return torchvision.ops.box_iou(a.double(), b.double())
+    a, b = a.double(), b.double()
+    iou = torchvision.ops.box_iou(a, b)
+    flat_a = (a[:, 2:] - a[:, :2]).prod(dim=1) <= 0
+    flat_b = (b[:, 2:] - b[:, :2]).prod(dim=1) <= 0
+    both = flat_a[:, None] & flat_b[None, :]
+    if both.any():
+        iou = torch.where(both, torchvision.ops.box_iou(_at_least_a_pixel(a), _at_least_a_pixel(b)), iou)
+    return iou
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,7 @@ class RunRecord:
     warmup: Optional[dict[str, Any]] = None  # the warm-up's batches, the input shapes and those left cold
     agreement: Optional[dict[str, Any]] = None  # against the torch fp32 reference, for any other runtime
     accuracy: Optional[dict[str, Any]] = None  # the accuracy pass: mAP and, beside a reference, the drop
+    calibration: Optional[dict[str, Any]] = None  # which images calibrated int8
     accuracy_classes: Optional[Table] = None  # per class, accuracy.csv
     below: Optional[Any] = None  # utils.record.below_layer.BelowLayer: samples, counters, kernels, ITT
     warnings: list[str] = field(default_factory=list)

@@ -6,15 +6,17 @@ detections there; the top-k form (the threshold that keeps the reference's top c
 for random weights, whose scores rarely clear `conf_thres`. Near-tied low-score candidates that no one sees
 then never decide it.
 
-`within_budget`: not equal, but the mAP@0.5:0.95 drop against the reference is at most the budget
-(`benchmark.accuracy.max_drop`). Else `different`. Without an accuracy measurement the old third grade,
-`close`, stays.
+`within_budget`: not equal, but the mAP@0.5:0.95 drop against the labels is at most the budget
+(`benchmark.accuracy.max_drop`). Else `different`. Without labels the label-free verdict decides
+(utils.record.label_free): `within_budget`, `different` or `undecided`. Without an accuracy measurement the
+old third grade, `close`, stays.
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from utils.record.agreement import DIFFERENT, EQUAL, MatchCounts
+from utils.record.label_free import UNDECIDED
 
 WITHIN_BUDGET = "within_budget"
 # "Enough" reference detections at conf_thres to judge there: one per image on average, and at least this many.
@@ -43,6 +45,16 @@ def apply_budget(agreement: dict[str, Any], accuracy: Optional[dict[str, Any]], 
     drop = (accuracy or {}).get("drop")
     if drop is None:
         return agreement
+    free = (accuracy or {}).get("label_free")
+    if free is not None:
+        verdict = EQUAL if agreement["verdict"] == EQUAL else free["verdict"]
+        return dict(agreement, detections_verdict=agreement["verdict"], verdict=verdict, label_free=free,
+                    accuracy_drop={"map_50": free["estimate"], "max_drop": max_drop,
+                                   "interval": None if free["estimate"] is None else {
+                                       "low": free["low"], "high": free["high"], "confidence": free["confidence"],
+                                       "over": "images"},
+                                   "against": "reference", "estimates": free["estimates"],
+                                   "interval_crosses_budget": free["verdict"] == UNDECIDED})
     value = drop["map_50_95"]
     graded = dict(agreement, detections_verdict=agreement["verdict"],
                   verdict=budget_verdict(agreement["verdict"], value, max_drop))
@@ -58,3 +70,45 @@ def crosses_budget(interval: Optional[dict[str, Any]], max_drop: float) -> Optio
     if not interval:
         return None
     return interval["low"] <= max_drop <= interval["high"]
+
+
+def verdict_warnings(agreement: dict[str, Any]) -> list[str]:
+    """What the run warns about its verdict: a configuration that changes the detections, why, and doubt."""
+    verdict = agreement["verdict"]
+    if verdict == EQUAL:
+        return []
+    drop, free = agreement.get("accuracy_drop"), agreement.get("label_free")
+    if free is not None:
+        why = f"without labels: {free['statement']}"
+    elif drop:
+        why = f"mAP@0.5:0.95 drop {drop['map_50_95']:+.4f} against a budget of {drop['max_drop']}"
+    else:
+        why = f"strict recall {agreement['strict']['recall']:.3f}"
+    effect = {WITHIN_BUDGET: "changes the detections, within the mAP budget",
+              UNDECIDED: "changes the detections, and whether within the mAP budget is not decided"}.get(
+        verdict, "changes the answers")
+    warnings = [f"detections are {verdict.upper()} to the torch fp32 reference's ({why}): this configuration "
+                f"{effect}; see summary.json agreement"]
+    interval = (drop or {}).get("interval")
+    if free is None and interval and drop["interval_crosses_budget"]:
+        warnings.append(f"the mAP drop's {interval['confidence']:.0%} interval over images "
+                        f"[{interval['low']:+.4f}, {interval['high']:+.4f}] crosses the budget {drop['max_drop']}: "
+                        "on other images the verdict could be the other one; evaluate more images (dataset.labels, "
+                        "benchmark.accuracy.images)")
+    return warnings
+
+
+def doubt(agreement: Optional[dict[str, Any]]) -> Optional[str]:
+    """Why a point's verdict cannot be trusted to pick it: undecided, or its drop interval contains the budget.
+    None when nothing is in doubt."""
+    if not agreement:
+        return None
+    if agreement.get("verdict") == UNDECIDED:
+        free = agreement.get("label_free") or {}
+        return free.get("statement", "undecided")
+    drop = agreement.get("accuracy_drop") or {}
+    interval = drop.get("interval")
+    if agreement.get("verdict") != EQUAL and interval and crosses_budget(interval, drop["max_drop"]):
+        return (f"its mAP drop's {interval['confidence']:.0%} interval [{interval['low']:+.4f}, "
+                f"{interval['high']:+.4f}] contains the budget {drop['max_drop']}")
+    return None

@@ -41,6 +41,7 @@ class PointFigures:
     scenario_valid: Optional[bool] = None  # LoadGen's verdict, for the other scenarios
     samples_per_s: Optional[float] = None  # LoadGen's
     p99_ms: Optional[float] = None  # LoadGen's latency percentile (per query)
+    doubt: Optional[str] = None  # why its verdict cannot pick it (undecided, or a drop interval on the budget)
 
 
 def _brief(point: PointFigures) -> dict:
@@ -146,13 +147,18 @@ def _choose_single_stream(points: list[PointFigures], confidence: float) -> dict
     runner_up = equal[1] if len(equal) > 1 else None
     edge = margin(best, runner_up, confidence) if runner_up is not None else None
     fastest = ranked[0] if ranked else None
-    within = [point for point in ranked if point.agreement in BUDGET_VERDICTS]
+    within = [point for point in ranked if point.agreement in BUDGET_VERDICTS and point.doubt is None]
+    apart = [{"point": point.name, "agreement": point.agreement, "reason": point.doubt}
+             for point in ranked if point.doubt is not None]
     budget = within[0] if within else None
     budget_edge = margin(budget, within[1], confidence) if len(within) > 1 else None
     scored = [point for point in ranked if point.map_50_95 is not None and point.images_per_s is not None]
     front = pareto_front([(point.images_per_s, point.map_50_95) for point in scored])
     return {
-        "statement": _statement(best, runner_up, edge, fastest) + _budget_statement(budget, best, budget_edge),
+        "statement": (_statement(best, runner_up, edge, fastest) + _budget_statement(budget, best, budget_edge)
+                      + "".join(f" Set apart, its verdict in doubt: {entry['point']} ({entry['reason']})."
+                                for entry in apart)),
+        "set_apart": apart,
         "pareto_front": [scored[i].name for i in front],
         "fastest_within_budget": _brief(budget) if budget else None,
         "runner_up_within_budget": _brief(within[1]) if len(within) > 1 else None,
@@ -165,5 +171,6 @@ def _choose_single_stream(points: list[PointFigures], confidence: float) -> dict
         "equal_means": ("agreement verdict `equal` against the torch fp32 reference (strict recall and precision "
                         ">= 0.99, raw error <= 0.5 px), or torch fp32 eager itself, which is the reference"),
         "within_budget_means": ("agreement verdict `equal` or `within_budget` (mAP@0.5:0.95 drop against the "
-                                "reference at most benchmark.accuracy.max_drop), or the reference itself"),
+                                "reference at most benchmark.accuracy.max_drop), or the reference itself; never a "
+                                "point set apart (`undecided`, or a drop interval that contains the budget)"),
     }

@@ -6,6 +6,7 @@ import numpy as np
 from pipelines.runtimes.registry import is_reference
 from utils.config import SINGLE_STREAM
 from utils.readers.finished_run import FinishedRun
+from utils.record.verdict import doubt
 from utils.sweep.answer import REFERENCE, PointFigures
 from utils.sweep.plan import Point
 
@@ -49,9 +50,10 @@ def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
         "scenario_valid": run.get("scenario.result.valid"),
         "scenario_samples_per_s": run.get("scenario.result.samples_per_s"),
         "scenario_p99_ms": run.get("scenario.result.latency_ms.p99"),
+        "doubt": doubt(run.summary.get("agreement")),
     }
     figures = PointFigures(point.name, point.values, p50, row["images_per_s"], row["agreement"], tuple(samples),
                            map_50_95=row["map_50_95"], map_drop=row["map_drop"], scenario=row["scenario"],
                            scenario_valid=row["scenario_valid"], samples_per_s=row["scenario_samples_per_s"],
-                           p99_ms=row["scenario_p99_ms"])
+                           p99_ms=row["scenario_p99_ms"], doubt=row["doubt"])
     return row, figures

@@ -110,6 +110,9 @@ def format_summary(summary: dict, run_path: Path) -> str:
                      f"{agreement['top_k']} candidates of {agreement['images']} images)"
                      + (f"; judged at conf_thres {agreement['at_configured_conf_thres']['conf_thres']}"
                         if agreement.get("judged_at") == "conf_thres" else ""))
+        free = agreement.get("label_free")
+        if free:
+            lines.append(f"  without labels, {free['estimates']} over {free['images']} images: {free['statement']}")
     return "\n".join(lines)
 
 

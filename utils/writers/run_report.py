@@ -270,6 +270,10 @@ def _agreement(page: HtmlPage, summary: Mapping[str, Any]) -> None:
         return
     page.paragraph(f"Verdict: {agreement['verdict'].upper()} against {agreement['reference']}, over the first "
                    f"{agreement['images']} image(s) and the top {agreement['top_k']} candidates per image.")
+    free = agreement.get("label_free")
+    if free:
+        page.paragraph(f"Without labels, the verdict estimates {free['estimates']}, over {free['images']} images: "
+                       f"{free['statement']}.")
     raw, loose, strict = agreement["raw_output"], agreement["loose"], agreement["strict"]
     configured = agreement.get("at_configured_conf_thres") or {}
     page.table(("comparison", "recall", "precision", "detail"), [

@@ -108,6 +108,8 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         document["agreement"] = record.agreement
     if record.accuracy is not None:
         document["accuracy"] = record.accuracy
+    if record.calibration is not None:
+        document["calibration"] = record.calibration
     if record.layer_timing is not None:
         timing = record.layer_timing
         ratio = overhead_ratio(record.steps, PassKind.LAYERS)

@@ -18,7 +18,7 @@ from utils.writers.html_page import HtmlPage
 FIGURE_COLUMNS = ("images_per_s", "p50_ms_per_image", "p90_ms_per_image", "forward_p50_ms_per_image",
                   "peak_pss_mib", "peak_self_rss_mib", "package_j_per_image", "agreement", "random_weights",
                   "map_50_95", "map_50", "map_drop", "scenario", "scenario_valid", "scenario_samples_per_s",
-                  "scenario_p99_ms")
+                  "scenario_p99_ms", "doubt")
 # Short headers for the page's table; sweep.csv keeps the column names.
 HEADERS = {"images_per_s": "images/s", "p50_ms_per_image": "p50 ms/image", "p90_ms_per_image": "p90 ms/image",
            "forward_p50_ms_per_image": "forward p50 ms/image", "peak_pss_mib": "peak PSS MiB",
@@ -27,7 +27,7 @@ HEADERS = {"images_per_s": "images/s", "p50_ms_per_image": "p50 ms/image", "p90_
            "scenario_valid": "LoadGen valid", "scenario_samples_per_s": "LoadGen samples/s",
            "scenario_p99_ms": "LoadGen p99 ms"}
 AGREEMENT_COLORS = {"reference": "#1a7f37", "equal": "#1a7f37", "within_budget": "#2f6fd6", "close": "#d68a00",
-                    "different": "#c80000", "unchecked": "#6b7280"}
+                    "different": "#c80000", "unchecked": "#6b7280", "undecided": "#8b5cf6"}
 
 
 def sweep_columns(keys: Sequence[str], placement: Sequence[str] = ()) -> list[str]:
@@ -87,7 +87,11 @@ def _plot_speed_accuracy(done: list[dict], keys: Sequence[str], path: Path, best
         axes.scatter(x, y, color=AGREEMENT_COLORS.get(row["agreement"], "#6b7280"), s=40, zorder=3)
         if row["point"] == best:
             axes.scatter(x, y, facecolors="none", edgecolors="black", s=180, linewidths=1.5, zorder=4)
-        axes.annotate(_label(row, keys) + (" (answer)" if row["point"] == best else ""), (x, y),
+        if row.get("doubt"):
+            axes.scatter(x, y, marker="x", color="black", s=90, zorder=5,
+                         label="set apart: verdict in doubt" if not any(r.get("doubt") for r in done[:index]) else None)
+        axes.annotate(_label(row, keys) + (" (answer)" if row["point"] == best else "")
+                      + (" (in doubt)" if row.get("doubt") else ""), (x, y),
                       textcoords="offset points", xytext=(6, 5 if index % 2 == 0 else -12), fontsize=8)
     on_front = sorted((row["map_50_95"], row["images_per_s"]) for row in done if row["point"] in front)
     axes.plot([x for x, _ in on_front], [y for _, y in on_front], color="black", linestyle="--", linewidth=1,

@@ -1,0 +1,190 @@
+"""The calibration ladder of the label-free verdict: candidates whose real mAP drop is known from labels, each
+judged without them, on a labelled set with its trained model.
+
+    python benchmarks/verdict_ladder.py --data ../shared/data/shapes --images 140 --calibration 60
+    python benchmarks/verdict_ladder.py --data ../shared/data/shapes-b --images 140 --calibration 60
+
+Candidates: the runtimes' reduced-precision paths (torch bf16, OpenVINO bf16 and int8 where the CPU runs them)
+and controlled degradations of the fp32 model: Gaussian weight noise of growing scale (relative to each
+tensor's standard deviation), per-channel symmetric fake quantization of the weights at 8, 6 and 4 bits, and
+OpenVINO int8 calibrated on a single image. int8 is calibrated on the set's last `--calibration` images, which
+are never scored. Each candidate's detections (at the accuracy pass's settings and at the deployed threshold)
+are cached under --cache, so a second run only recomputes the verdicts.
+
+For each candidate it prints the real drop against the labels with its 95% interval, the label-free estimate
+with its bound, the verdict with labels and the one without, then a confusion table. Nothing here is tuned:
+the budget is detbench's default (benchmark.accuracy.max_drop) and the verdict rule is utils.record's.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from datasets.image_folder import decode_image, find_images  # noqa: E402
+from datasets.labels import load_ground_truth  # noqa: E402
+from pipelines.contract import Detections  # noqa: E402
+from pipelines.runtimes.base import RuntimeNotSupported  # noqa: E402
+from pipelines.runtimes.registry import build_runtime  # noqa: E402
+from pipelines.yolo import family  # noqa: E402
+from utils.config import AccuracySection, PostprocessSection, PreprocessSection  # noqa: E402
+from utils.harness.accuracy_pass import map_postprocess  # noqa: E402
+from utils.harness.calibration_inputs import calibration_inputs  # noqa: E402
+from utils.record.accuracy import map_drop_interval  # noqa: E402
+from utils.record.label_free import label_free_verdict, labelled_verdict  # noqa: E402
+
+NOISE = (0.05, 0.2)
+BITS = (8, 6, 4)
+
+
+def _noisy(module: torch.nn.Module, scale: float, seed: int) -> None:
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for parameter in module.parameters():
+            if parameter.dim() > 1:
+                parameter.add_(torch.randn(parameter.shape, generator=generator) * parameter.std() * scale)
+
+
+def _fake_quantized(module: torch.nn.Module, bits: int) -> None:
+    levels = 2 ** (bits - 1) - 1
+    with torch.no_grad():
+        for parameter in module.parameters():
+            if parameter.dim() > 1:
+                scale = parameter.abs().flatten(1).amax(dim=1).clamp(min=1e-12) / levels
+                shape = (-1,) + (1,) * (parameter.dim() - 1)
+                parameter.copy_((parameter / scale.view(shape)).round().clamp(-levels, levels) * scale.view(shape))
+
+
+def _candidates(weights: str, pre, post, calibration_paths, cache: Path):
+    """(name, pipeline builder) pairs; a builder returns (network, forward) or raises RuntimeNotSupported."""
+    def torch_runtime(change=None, precision="fp32"):
+        def build():
+            network = family.load_network("yolov7-tiny", weights, 0)
+            if change is not None:
+                network.module.float()
+                change(network.module)
+            runtime = build_runtime("torch", fuse=True, threads=2, precision=precision)
+            return network, runtime.prepare(network, family.example_input(pre))
+        return build
+
+    def openvino(precision, images=None):
+        def build():
+            network = family.load_network("yolov7-tiny", weights, 0)
+            options = {}
+            if precision == "int8":
+                options["calibration"] = calibration_inputs(family, network, pre, post, calibration_paths,
+                                                            images or len(calibration_paths), ["Detect"])
+            runtime = build_runtime("openvino", fuse=True, threads=2, precision=precision, streams=1,
+                                    pinning=False, cache_dir=str(cache / "export"), **options)
+            return network, runtime.prepare(network, family.example_input(pre))
+        return build
+
+    yield "torch fp32 (itself)", torch_runtime()
+    yield "openvino int8", openvino("int8")
+    yield "torch bf16", torch_runtime(precision="bf16")
+    for bits in reversed(BITS):
+        yield f"weights fake-quantized to {bits} bits", torch_runtime(lambda m, b=bits: _fake_quantized(m, b))
+    for scale in reversed(NOISE):
+        yield f"weight noise {scale:g} std", torch_runtime(lambda m, s=scale: _noisy(m, s, 0))
+    yield "openvino int8, 1 calibration image", openvino("int8", 1)
+    yield "openvino bf16", openvino("bf16")
+
+
+def _plain(found: list[Detections]) -> list[dict]:
+    return [{"boxes": d.boxes.double().numpy(), "scores": d.scores.double().numpy(),
+             "labels": d.labels.numpy()} for d in found]
+
+
+def _cached(cache: Path, tag: str, name: str) -> Path:
+    return cache / f"{tag}-{name.replace(' ', '_').replace(',', '').replace('(', '').replace(')', '')}.pkl"
+
+
+def _detections(name, build, pre, at_map, paths, cache: Path, tag: str):
+    path = _cached(cache, tag, name)
+    if path.is_file():
+        return pickle.loads(path.read_bytes())
+    network, forward = build()
+    mapping = family.build_pipeline(network, forward, pre, at_map)
+    result = {"map": []}
+    for image_path in paths:
+        result["map"] += _plain(mapping([decode_image(image_path).image]))
+    path.write_bytes(pickle.dumps(result))
+    return result
+
+
+class _Found:
+    def __init__(self, item: dict):
+        self.boxes, self.scores, self.labels = item["boxes"], item["scores"], item["labels"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", required=True, help="a labelled set: images/, labels/ and one .pt checkpoint")
+    parser.add_argument("--images", type=int, default=140, help="scored images (the first ones)")
+    parser.add_argument("--calibration", type=int, default=60, help="int8 calibration images (the last ones)")
+    parser.add_argument("--cache", default=str(Path.home() / ".cache" / "detbench" / "verdict_ladder"))
+    parser.add_argument("--only-cached", action="store_true", help="skip candidates not computed yet")
+    parser.add_argument("--single-label", action="store_true", help="single-label NMS at mAP settings (faster)")
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    data = Path(args.data).resolve()
+    weights = str(next(data.glob("*.pt")))
+    paths = find_images(data / "images")
+    if args.images + args.calibration > len(paths):
+        parser.error(f"{data} has {len(paths)} images: --images + --calibration must not exceed it")
+    scored, calibration = paths[:args.images], paths[len(paths) - args.calibration:]
+    assert not set(scored) & set(calibration)
+    truth = load_ground_truth(data / "labels", data / "images", scored, [str(i) for i in range(80)]).images
+    pre, deployed = PreprocessSection(img_size=320), PostprocessSection()
+    accuracy = AccuracySection(multi_label=not args.single_label)
+    at_map, _ = map_postprocess("yolo", deployed, accuracy)
+    cache = Path(args.cache) / data.name
+    cache.mkdir(parents=True, exist_ok=True)
+    tag = f"{args.images}-{args.calibration}{'-single' if args.single_label else ''}"
+    rows = []
+    reference = None
+    for name, build in _candidates(weights, pre, deployed, calibration, cache):
+        started = time.perf_counter()
+        try:
+            found = _detections(name, build, pre, at_map, scored, cache, tag) if not args.only_cached \
+                or _cached(cache, tag, name).is_file() else None
+        except RuntimeNotSupported as refusal:
+            print(f"{name}: not run here ({refusal})", flush=True)
+            continue
+        if found is None:
+            continue
+        if reference is None:
+            reference = found
+        ref_map = [_Found(d) for d in reference["map"]]
+        cand_map = [_Found(d) for d in found["map"]]
+        real = map_drop_interval(truth, ref_map, cand_map, resamples=200, seed=0)
+        free = label_free_verdict(ref_map, cand_map, deployed.conf_thres, accuracy.max_drop)
+        rows.append((name, real, free, labelled_verdict(real.drop, real.low, real.high, accuracy.max_drop)))
+        print(f"{name}: done in {time.perf_counter() - started:.0f} s", flush=True)
+    print(f"\n{data.name}: {len(scored)} scored images, {len(calibration)} calibration images, budget "
+          f"{accuracy.max_drop} (mAP@0.5:0.95), 95% intervals over images")
+    print(f"| candidate | real drop [95%] | label-free estimate | verdict with labels | verdict without |")
+    print("|---|---|---|---|---|")
+    for name, real, free, labelled in rows:
+        print(f"| {name} | {real.drop:+.4f} [{real.low:+.4f}, {real.high:+.4f}] | {free['statement']} | "
+              f"{labelled} | {free['verdict']} |")
+    kinds = ("within_budget", "different", "undecided")
+    print("\nconfusion (rows: with labels, columns: without)")
+    print("| | " + " | ".join(kinds) + " |\n|---|---|---|---|")
+    for kind in kinds:
+        counts = [sum(1 for _, _, free, labelled in rows if labelled == kind and free["verdict"] == other)
+                  for other in kinds]
+        print(f"| {kind} | " + " | ".join(str(c) for c in counts) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""The label-free verdict: hand-made detections whose answer is known, the bad inputs, and how the run's
+verdict takes it."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from utils.record.label_free import (DIFFERENT, UNDECIDED, WITHIN_BUDGET, images_to_decide, label_free_verdict,
+                                     pseudo_labels)
+from utils.record.verdict import apply_budget, verdict_warnings
+
+
+@dataclass
+class Found:
+    boxes: np.ndarray
+    scores: np.ndarray
+    labels: np.ndarray
+
+
+def scene(seed: int, objects: int = 6) -> Found:
+    """Objects shown above 0.25 plus low-score clutter, as a detector at conf 0.001 gives them."""
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(0, 400, (2, objects + 10))
+    boxes = np.stack([x, y, x + rng.uniform(20, 60, objects + 10), y + rng.uniform(20, 60, objects + 10)], axis=1)
+    scores = np.concatenate([rng.uniform(0.5, 0.95, objects), rng.uniform(0.001, 0.2, 10)])
+    return Found(boxes, scores, rng.choice([0, 2, 7], objects + 10))
+
+
+def without(found: Found, every: int) -> Found:
+    keep = np.arange(len(found.scores)) % every != 0
+    return Found(found.boxes[keep], found.scores[keep], found.labels[keep])
+
+
+REFERENCE = [scene(seed) for seed in range(40)]
+
+
+def test_the_same_detections_are_within_budget_with_a_stated_bound():
+    result = label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01)
+    assert result["verdict"] == WITHIN_BUDGET
+    assert result["estimate"] == 0.0 and result["low"] == 0.0 and result["high"] == 0.0
+    assert result["statement"] == "mAP drop at most 0.000 (95%), within the budget 0.01"
+    assert result["images"] == 40 and result["reference_objects"] == 240
+
+
+def test_losing_a_third_of_what_users_see_is_different():
+    candidate = [without(found, 3) for found in REFERENCE]
+    result = label_free_verdict(REFERENCE, candidate, 0.25, 0.01)
+    assert result["verdict"] == DIFFERENT and result["low"] > 0.2
+    assert 0.2 < result["low"] <= result["estimate"] <= result["high"]  # the candidate lost, so the drop is positive
+    assert result["statement"].startswith("mAP drop at least")
+    # Losing only clutter below the deployed threshold, ranked after every shown object, costs nothing.
+    quiet = [Found(f.boxes[f.scores > 0.25], f.scores[f.scores > 0.25], f.labels[f.scores > 0.25]) for f in REFERENCE]
+    assert label_free_verdict(REFERENCE, quiet, 0.25, 0.01)["verdict"] == WITHIN_BUDGET
+
+
+def test_a_small_loss_near_the_budget_is_undecided_with_the_images_it_needs():
+    candidate = [without(found, 2) if index == 0 else found for index, found in enumerate(REFERENCE)]
+    result = label_free_verdict(REFERENCE, candidate, 0.25, 0.01)
+    assert result["verdict"] == UNDECIDED
+    assert result["low"] <= 0.01 <= result["high"]
+    assert "contains the budget 0.01" in result["reason"] and result["images_needed"] > 40
+
+
+def test_nothing_shown_and_too_few_images_are_undecided_without_nan():
+    empty = [Found(np.zeros((0, 4)), np.zeros(0), np.zeros(0, dtype=np.int64)) for _ in range(5)]
+    result = label_free_verdict(empty, empty, 0.25, 0.01)
+    assert result["verdict"] == UNDECIDED and result["estimate"] is None
+    assert "no detection at the deployed threshold" in result["reason"]
+    one = label_free_verdict(REFERENCE[:1], REFERENCE[:1], 0.25, 0.01)
+    assert one["verdict"] == UNDECIDED and "at least 2" in one["reason"]
+    for entry in (result, one):
+        assert not any(isinstance(v, float) and math.isnan(v) for v in entry.values())
+    with pytest.raises(ValueError, match="40 images of reference detections but 39"):
+        label_free_verdict(REFERENCE, REFERENCE[1:], 0.25, 0.01)
+
+
+def test_a_budget_of_zero_allows_only_no_drop():
+    assert label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.0)["verdict"] == WITHIN_BUDGET
+    candidate = [without(found, 3) for found in REFERENCE]
+    assert label_free_verdict(REFERENCE, candidate, 0.25, 0.0)["verdict"] == DIFFERENT
+
+
+def test_zero_area_boxes_and_low_scores_are_no_pseudo_objects():
+    found = Found(np.array([[0, 0, 10, 10], [5, 0, 30, 0], [0, 0, 5, 5]], float), np.array([0.9, 0.8, 0.1]),
+                  np.array([0, 0, 0]))
+    assert pseudo_labels([found], 0.25)[0].boxes.tolist() == [[0, 0, 10, 10]]
+
+
+def test_images_to_decide_scales_with_the_square_of_the_spread():
+    # half-width 0.01 at 100 images, 0.005 from the budget: four times the images halve it
+    assert images_to_decide(100, 0.005, -0.005, 0.015, 0.01) == 400
+    assert images_to_decide(100, 0.01, 0.0, 0.02, 0.01) is None
+
+
+def test_the_run_verdict_follows_the_label_free_one_unless_equal():
+    free = label_free_verdict(REFERENCE, [without(found, 3) for found in REFERENCE], 0.25, 0.01)
+    agreement = {"verdict": "close", "strict": {"recall": 0.5}}
+    accuracy = {"drop": {"map_50_95": 0.3, "against": "reference"}, "label_free": free}
+    graded = apply_budget(agreement, accuracy, 0.01)
+    assert graded["verdict"] == DIFFERENT and graded["detections_verdict"] == "close"
+    assert graded["accuracy_drop"]["map_50"] == free["estimate"] and graded["label_free"] == free
+    assert "without labels: mAP drop at least" in verdict_warnings(graded)[0]
+    assert apply_budget(dict(agreement, verdict="equal"), accuracy, 0.01)["verdict"] == "equal"
+    undecided = label_free_verdict(REFERENCE[:1], REFERENCE[:1], 0.25, 0.01)
+    graded = apply_budget(agreement, dict(accuracy, label_free=undecided), 0.01)
+    assert graded["verdict"] == UNDECIDED and graded["accuracy_drop"]["interval"] is None
+    assert "UNDECIDED" in verdict_warnings(graded)[0]
