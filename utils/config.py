@@ -1,11 +1,10 @@
-"""The run configuration: schema, YAML loading, --set overrides and readable validation errors."""
+"""The run configuration: schema, YAML loading and --set overrides (their messages: config_messages.py)."""
 from __future__ import annotations
 
 import datetime as dt
 import errno
 import importlib.util
 import os
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -18,7 +17,8 @@ from pipelines.runtimes import registry as runtimes
 from utils import strict_yaml
 from utils.bounded_text import clipped, shown
 from utils.errors import UsageError
-from utils.suggestions import key_hint, value_hint
+from utils.config_messages import describe_errors, yaml_error
+from utils.suggestions import value_hint
 
 
 class ConfigError(UsageError):
@@ -69,7 +69,6 @@ class RunSection(_Section):
 # Pillow's decompression-bomb threshold: an image above it is skipped, read from its header before decoding.
 DEFAULT_MAX_PIXELS = 178_956_970
 MAX_CONFIG_BYTES = 64 * 1024  # configs are a few hundred bytes; parsing stays well under a second and a few MB
-MAX_LISTED_ERRORS = 20
 
 
 class DatasetSection(_Section):
@@ -459,22 +458,6 @@ class Config(_Section):
         return data
 
 
-def _yaml_error(error: yaml.YAMLError, text: str) -> str:
-    """'<problem> at line L, column C' from a PyYAML error, without PyYAML's '<unicode string>' placeholder."""
-    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
-        mark = error.problem_mark
-        message = f"{error.problem} at line {mark.line + 1}, column {mark.column + 1}"
-        if error.context and error.context_mark is not None:
-            start = error.context_mark
-            message += f" ({error.context} that starts at line {start.line + 1}, column {start.column + 1})"
-        return message
-    if isinstance(error, yaml.reader.ReaderError):  # a character YAML does not allow
-        line = text.count("\n", 0, error.position) + 1
-        column = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
-        return f"character {chr(error.character)!r} is not allowed at line {line}, column {column}"
-    return str(error)
-
-
 def apply_override(data: dict, assignment: str) -> tuple[str, ...]:
     """Apply one `dotted.key=value` override in place (the value is parsed as YAML); returns the key path."""
     key, sep, raw = assignment.partition("=")
@@ -486,7 +469,7 @@ def apply_override(data: dict, assignment: str) -> tuple[str, ...]:
         raise ConfigError(f"--set {shown(assignment)}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"--set {shown(assignment)}: the value {shown(raw)} is not valid YAML "
-                          f"({clipped(_yaml_error(exc, raw))}); fix its syntax, or quote it to pass text: "
+                          f"({clipped(yaml_error(exc, raw))}); fix its syntax, or quote it to pass text: "
                           f"--set '{shown(key.strip(), 60)[1:-1]}=\"...\"'") from None
     parts = key.strip().split(".")
     node = data
@@ -498,77 +481,6 @@ def apply_override(data: dict, assignment: str) -> tuple[str, ...]:
         node = child
     node[parts[-1]] = value
     return tuple(parts)
-
-
-def _origin(loc: tuple, overrides: dict[tuple[str, ...], str]) -> str | None:
-    """The --set that put the value at `loc` there (the last one wins), or None when it came from the file."""
-    path = tuple(str(part) for part in loc)
-    for key_path, assignment in reversed(overrides.items()):
-        depth = min(len(key_path), len(path))
-        if key_path[:depth] == path[:depth]:
-            return assignment
-    return None
-
-
-# Strict-mode type errors, said as what to write instead.
-TYPE_HINTS = {
-    "int_type": "must be a whole number written without quotes, e.g. 4",
-    "float_type": "must be a number written without quotes, e.g. 0.5",
-    "bool_type": "must be true or false, written without quotes",
-    "string_type": "must be text; quote a value that YAML would read as a number or boolean, e.g. \"123\"",
-}
-
-
-NUMBER_TYPES = ("int_type", "float_type", "int_from_float", "float_parsing", "int_parsing")
-
-
-def _number_hint(kind: str, value: Any) -> Optional[str]:
-    """A string where a number belongs: quotes are to blame only when the text itself reads as a number."""
-    if kind not in NUMBER_TYPES or not isinstance(value, str):
-        return None
-    try:
-        strict_yaml.number_value(value) if strict_yaml.EXPONENT_NUMBER.match(value) else float(value.replace("_", ""))
-    except ValueError:
-        what = "a whole number, e.g. 4" if kind.startswith("int") else "a number, e.g. 0.5"
-        return (f"must be {what} (1e9, 1_000 and 2.5e-3 are numbers too); it was read as the text "
-                f"{shown(value)}")
-    return None
-
-
-def _describe_errors(error: ValidationError, source: str, overrides: dict[tuple[str, ...], str]) -> str:
-    lines = []
-    origins = []
-    items = error.errors()
-    for item in items[:MAX_LISTED_ERRORS]:
-        path = clipped(".".join(str(p) for p in item["loc"]), 80)
-        if item["type"] == "extra_forbidden":
-            hint = key_hint(Config, item["loc"]) or "; check its spelling against docs/configuration.md"
-            line = f"  {path}: unknown key (value {shown(item['input'])}){hint}"
-        elif item["type"] == "missing":
-            line = f"  {path}: required key is missing"
-        elif (hint := _number_hint(item["type"], item["input"])) is not None:
-            line = f"  {path}: {hint}"
-        else:
-            message = TYPE_HINTS.get(item["type"]) or item["msg"].removeprefix("Value error, ")
-            if item["type"] == "literal_error":
-                message += value_hint(item["input"], re.findall(r"'([^']*)'", item["ctx"]["expected"]))
-            # A whole section's input repeats what the message names already.
-            got = "" if isinstance(item["input"], dict) else f" (got {shown(item['input'])})"
-            line = f"  {path + ': ' if path else ''}{message}{got}"  # a whole-config check names its keys
-        if isinstance(item["input"], dict):
-            # A check of a whole section names its keys: blame the --set of a key it names, if any.
-            named = [assignment for key_path, assignment in overrides.items() if ".".join(key_path) in line]
-            origin = ", ".join(named) or None
-        else:
-            origin = _origin(item["loc"], overrides)
-        origins.append(origin)
-        lines.append(line if origin is None else f"{line} (from --set {clipped(origin)})")
-    more = ([f"  ... and {len(items) - MAX_LISTED_ERRORS:,} more problems, listed once these are fixed"]
-            if len(items) > MAX_LISTED_ERRORS else [])
-    if all(origin is None for origin in origins):
-        return "\n".join([f"invalid configuration in {source}:"] + lines + more)
-    lines = [line if origin is not None else f"{line} (in {source})" for line, origin in zip(lines, origins)]
-    return "\n".join(["invalid configuration:"] + lines + more)
 
 
 def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
@@ -592,7 +504,7 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
     except strict_yaml.StrictYamlError as exc:
         raise ConfigError(f"config file {path}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {clipped(_yaml_error(exc, text))}") from None
+        raise ConfigError(f"config file {path} is not valid YAML: {clipped(yaml_error(exc, text))}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold a mapping of sections (run, dataset, model, ...)")
     overridden: dict[tuple[str, ...], str] = {}
@@ -603,7 +515,7 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe_errors(exc, str(path), overridden)) from None
+        raise ConfigError(describe_errors(exc, str(path), overridden, Config)) from None
     if config.run.id is None:
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         config.run.id = f"{stamp}_{path.stem}"

@@ -18,39 +18,31 @@ from datasets.labels import load_ground_truth
 from pipelines.contract import DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.base import RuntimeNotSupported
-from pipelines.runtimes.cache_integrity import usable_directory
-from pipelines.runtimes.concurrency import scenario_streams
-from pipelines.runtimes.registry import SPECS, build_runtime, is_reference
-from utils.config import AUTO, SINGLE_STREAM, Config, config_to_yaml
+from pipelines.runtimes.registry import is_reference
+from utils.config import SINGLE_STREAM, Config, config_to_yaml
 from utils.errors import ExitStatus
 from utils.harness import loadgen_bounds
-from utils.harness.accuracy_pass import run_accuracy_pass
-from utils.harness.agreement_check import run_agreement_check
 from utils.harness.below_layer import BelowTheLayer
-from utils.harness.calibration_inputs import calibration_inputs
-from utils.harness.scored_images import calibration_document, calibration_split
-from utils.harness.cpu_budget import threads_warning, usable_cpus
+from utils.harness.cpu_budget import loader_workers, threads_warning, usable_cpus
 from utils.harness.dependency_logs import DependencyLogs
 from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, warmup_document, warmup_line
 from utils.harness.interruption import RunStops, signal_of
 from utils.harness.loadgen_pass import LoadgenPass
+from utils.harness.mlflow_step import log_to_mlflow
 from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.pass_plan import PassPlan
 from utils.harness.pass_recorders import PassRecorders
 from utils.harness.passes import PassProgress, SingleStreamPasses
-from utils.harness.reference import Reference
+from utils.harness.run_checks import run_checks
+from utils.harness.runtime_setup import prepare_runtime
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.harness.scenario import scenario_settings
 from utils.harness.start_refusals import check_class_ids
 from utils.harness.timed_batch import batch_sizes, untimed
 from utils.record.run_record import RunIdentity, RunRecord, Status
 from utils.record.steps import step_order
-from utils.recorders.contention import ContentionRecorder, contention_verdict, with_thread_advice
-from utils.recorders.energy import EnergyRecorder, RaplStatus
+from utils.recorders.contention import contention_verdict, with_thread_advice
 from utils.recorders.environment import describe_environment
-from utils.recorders.memory import MemorySampler
-from utils.recorders.step_timer import StepTimer
-from utils.tracking.mlflow_runs import TrackingError, log_run_directory
 from utils.writers import layout
 from utils.writers.atomic import OutputWriteError
 from utils.writers.console import format_summary, layer_overview
@@ -119,33 +111,9 @@ class Benchmark:
         if self.truth is not None and (few := self.truth.coverage_warning()) is not None:
             self.start_warnings.append(few)
             self.console(f"WARNING: {few}")
-        runtime = config.runtime
-        # The config refuses options a backend cannot take; each backend gets only its own.
-        spec = SPECS[runtime.backend]
-        options = {key: getattr(runtime, key) for key in (*spec.options.model_fields, *spec.shared_keys)}
-        if "cache_dir" in options:
-            options["cache_dir"] = usable_directory(options["cache_dir"])
-        self.scored_paths, self.calibration = self.paths, None
-        if runtime.precision == "int8":
-            own = find_images(runtime.calibration.path) if runtime.calibration.path else None
-            chosen, self.scored_paths = calibration_split(self.paths, runtime.calibration.images, own)
-            self.calibration = calibration_document(chosen, self.scored_paths, Path(config.dataset.path),
-                                                    runtime.calibration.path)
-            options["calibration"] = calibration_inputs(
-                self.family, self.network, config.preprocess, config.postprocess, chosen,
-                runtime.calibration.images, runtime.calibration.keep_float, config.dataset.max_pixels)
-        self.runtime = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
-                                     precision=runtime.precision,
-                                     streams=scenario_streams(runtime.streams, config.benchmark.scenario),
-                                     pinning=runtime.pinning, **options)
-        if spec.preparing is not None:
-            self.console(f"Preparing {runtime.backend} ({spec.preparing})...")
-            if runtime.precision == "int8":
-                self.console(f"int8: calibrating on {options['calibration'].images} images "
-                             f"({self.calibration['source']}; the quantized model is cached too)...")
-        self.forward = self.runtime.prepare(self.network, self.family.example_input(config.preprocess))
-        if runtime.streams == AUTO:
-            self.console(f"runtime.streams auto: {self.runtime.streams} ({self.runtime.settings()['streams_auto']['why']})")
+        prepared = prepare_runtime(config, self.family, self.network, self.paths, self.console)
+        self.runtime, self.forward = prepared.runtime, prepared.forward
+        self.scored_paths, self.calibration = prepared.scored_paths, prepared.calibration
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, self.forward, config.preprocess, config.postprocess)
         self.input_shapes = batch_shapes(sizes, config.dataset.batch_size, self.pipeline.input_shape)
@@ -197,25 +165,9 @@ class Benchmark:
         return outcome
 
     def _track(self, stops: RunStops, outcome: Outcome) -> None:
-        """Logs the complete run directory to MLflow. The directory is the result: a store that cannot be
-        reached leaves it as it is and the exit status at 0, with the command that logs it later."""
-        settings = self.config.outputs.mlflow
-        self.console(f"Logging the run to MLflow at {settings.tracking_uri} (experiment {settings.experiment})...")
-        try:
-            with stops.ending_passes():
-                run_id = log_run_directory(self.run_dir.path, settings.tracking_uri, settings.experiment)
-        except TrackingError as error:
-            self.console(f"WARNING: MLflow logging failed: {error}. The run directory is complete; log it later "
-                         f"with: python -c \"from utils.tracking.mlflow_runs import log_run_directory; "
-                         f"log_run_directory('{self.run_dir.path}', '{settings.tracking_uri}', "
-                         f"'{settings.experiment}')\"")
-            return
-        except KeyboardInterrupt as stop:
-            self.console(f"MLflow logging stopped ({signal.Signals(signal_of(stop)).name}); the run directory is "
-                         "complete, the MLflow run may be left unfinished")
-            outcome.exit_status = ExitStatus.stopped_by(signal_of(stop))
-            return
-        self.console(f"MLflow: logged as run {run_id} in experiment {settings.experiment}")
+        status = log_to_mlflow(self.run_dir.path, self.config.outputs.mlflow, stops, self.console)
+        if status is not None:
+            outcome.exit_status = status
 
     def _execute(self, stops: RunStops) -> Outcome:
         config = self.config
@@ -237,11 +189,9 @@ class Benchmark:
         stop_signal: Optional[int] = None
         failed_writing = False  # a stream cut by a write failure is discarded, never published half-written
         bench = config.benchmark
-        energy = EnergyRecorder() if bench.energy.enabled else EnergyRecorder(
-            status=RaplStatus(available=False, reason="disabled by the config (benchmark.energy.enabled: false)"))
-        memory = MemorySampler(interval_s=bench.memory.interval_s) if bench.memory.enabled else None
         self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console)
-        recorders = PassRecorders(StepTimer(), energy, memory, ContentionRecorder(), self._below)
+        recorders = PassRecorders.for_benchmark(bench, self._below)
+        energy, memory = recorders.energy, recorders.memory
         record.steps, record.steps_origin_ns = recorders.timer.records, recorders.timer.origin_ns
         sizes = batch_sizes(len(self.paths), config.dataset.batch_size)
         batches = len(sizes)
@@ -292,18 +242,8 @@ class Benchmark:
                     self._below.kernels_batch(self._one_batch, self.pipeline.layer_timing_targets().model,
                                               self.runtime)
             progress.close()
-            reference = Reference(self.family, config) if self._needs_reference() else None
-            with stops.ending_passes():
-                accuracy = run_accuracy_pass(config, self.family, self.network, self.forward, self.pipeline,
-                                             self.scored_paths, self.truth, reference, recorders, self.console)
-                if accuracy is not None:
-                    record.accuracy, record.accuracy_classes = accuracy.summary, accuracy.classes
-            if reference is not None:
-                with stops.ending_passes():
-                    record.agreement, verdict_warnings = run_agreement_check(
-                        config, self.pipeline, reference, self.scored_paths, record.accuracy, self.console,
-                        labelled=self.truth is not None)
-                    record.warnings.extend(verdict_warnings)
+            run_checks(config, self.family, self.network, self.forward, self.pipeline, self.scored_paths,
+                       self.truth, self._needs_reference(), recorders, record, stops, self.console)
         except KeyboardInterrupt as stop:
             stop_signal = signal_of(stop)
             record.status, record.stop_reason = Status.INTERRUPTED, signal.Signals(stop_signal).name
@@ -348,18 +288,11 @@ class Benchmark:
                 for path in self.paths[index * size:(index + 1) * size]]
 
     def _workers(self, record: RunRecord) -> int:
-        """Decoding in a worker process overlaps the forward but takes a core from it: by default only where a
-        core is left beside the compute threads; a user's choice that takes one is reported."""
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        threads = int(record.identity.runtime.get("threads") or 1)
-        workers = self.config.dataset.workers
-        if workers is None:
-            return 1 if cores > threads else 0
-        if workers and workers + threads > cores:
-            record.warnings.append(
-                f"dataset.workers {workers} with {threads} compute thread(s) on {cores} core(s): decoding takes "
-                "cores from the forward while it runs, which slows it; leave dataset.workers unset to decode "
-                "between forwards instead")
+        workers, warning = loader_workers(self.config.dataset.workers,
+                                          int(record.identity.runtime.get("threads") or 1), cores)
+        if warning is not None:
+            record.warnings.append(warning)
         return workers
 
     def _needs_reference(self) -> bool:

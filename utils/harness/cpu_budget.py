@@ -47,3 +47,15 @@ def threads_warning(threads: Optional[int], cpus: int, limited_by: str) -> Optio
     return (f"runtime.threads {threads} is more than the {cpus} CPU(s) this process may run on ({limited_by}): "
             "the threads wait for each other and every forward is slower than it would be; set runtime.threads "
             f"to {cpus} or less (or leave it unset) unless oversubscription is what you are measuring")
+
+
+def loader_workers(requested: Optional[int], threads: int, cores: int) -> tuple[int, Optional[str]]:
+    """Decoding in a worker process overlaps the forward but takes a core from it: by default only where a
+    core is left beside the compute threads; a user's choice that takes one comes with a warning."""
+    if requested is None:
+        return (1 if cores > threads else 0), None
+    if requested and requested + threads > cores:
+        return requested, (f"dataset.workers {requested} with {threads} compute thread(s) on {cores} core(s): "
+                           "decoding takes cores from the forward while it runs, which slows it; leave "
+                           "dataset.workers unset to decode between forwards instead")
+    return requested, None

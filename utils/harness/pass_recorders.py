@@ -16,7 +16,7 @@ from typing import Any, Iterator, Optional
 from utils.record.run_record import RunRecord, Table
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind
 from utils.recorders.contention import ContentionRecorder
-from utils.recorders.energy import EnergyRecorder
+from utils.recorders.energy import EnergyRecorder, RaplStatus
 from utils.recorders.memory import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS, MemorySampler
 from utils.recorders.step_timer import StepTimer
 
@@ -44,6 +44,14 @@ class PassRecorders:
     memory: Optional[MemorySampler]
     contention: ContentionRecorder
     below: Optional[Any] = None  # utils.harness.below_layer.BelowTheLayer
+
+    @classmethod
+    def for_benchmark(cls, bench: Any, below: Optional[Any] = None) -> "PassRecorders":
+        """The recorders the config's benchmark section asks for; energy disabled still says why."""
+        energy = EnergyRecorder() if bench.energy.enabled else EnergyRecorder(
+            status=RaplStatus(available=False, reason="disabled by the config (benchmark.energy.enabled: false)"))
+        memory = MemorySampler(interval_s=bench.memory.interval_s) if bench.memory.enabled else None
+        return cls(StepTimer(), energy, memory, ContentionRecorder(), below)
 
     @contextmanager
     def listening(self, kind: PassKind) -> Iterator[None]:

@@ -1,0 +1,55 @@
+"""The run's runtime, prepared from the config: each backend gets only its own options, int8 is calibrated on
+images the scored passes never use, and `runtime.streams: auto` is resolved by the runtime itself."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from datasets.image_folder import find_images
+from pipelines.runtimes.base import Runtime
+from pipelines.runtimes.cache_integrity import usable_directory
+from pipelines.runtimes.concurrency import scenario_streams
+from pipelines.runtimes.registry import SPECS, build_runtime
+from utils.config import AUTO
+from utils.harness.calibration_inputs import calibration_inputs
+from utils.harness.scored_images import calibration_document, calibration_split
+
+
+@dataclass
+class PreparedRuntime:
+    runtime: Runtime
+    forward: Callable
+    scored_paths: list[Path]  # the images the accuracy and agreement passes may score
+    calibration: Optional[dict[str, Any]]  # summary.json `calibration`: which images calibrated int8
+
+
+def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
+                    console: Callable[[str], None]) -> PreparedRuntime:
+    runtime = config.runtime
+    # The config refuses options a backend cannot take; each backend gets only its own.
+    spec = SPECS[runtime.backend]
+    options = {key: getattr(runtime, key) for key in (*spec.options.model_fields, *spec.shared_keys)}
+    if "cache_dir" in options:
+        options["cache_dir"] = usable_directory(options["cache_dir"])
+    scored, calibration = paths, None
+    if runtime.precision == "int8":
+        own = find_images(runtime.calibration.path) if runtime.calibration.path else None
+        chosen, scored = calibration_split(paths, runtime.calibration.images, own)
+        calibration = calibration_document(chosen, scored, Path(config.dataset.path), runtime.calibration.path)
+        options["calibration"] = calibration_inputs(
+            family, network, config.preprocess, config.postprocess, chosen, runtime.calibration.images,
+            runtime.calibration.keep_float, config.dataset.max_pixels)
+    built = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
+                          precision=runtime.precision,
+                          streams=scenario_streams(runtime.streams, config.benchmark.scenario),
+                          pinning=runtime.pinning, **options)
+    if spec.preparing is not None:
+        console(f"Preparing {runtime.backend} ({spec.preparing})...")
+        if runtime.precision == "int8":
+            console(f"int8: calibrating on {options['calibration'].images} images "
+                    f"({calibration['source']}; the quantized model is cached too)...")
+    forward = built.prepare(network, family.example_input(config.preprocess))
+    if runtime.streams == AUTO:
+        console(f"runtime.streams auto: {built.streams} ({built.settings()['streams_auto']['why']})")
+    return PreparedRuntime(built, forward, scored, calibration)
