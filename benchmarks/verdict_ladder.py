@@ -18,13 +18,11 @@ the budget is detbench's default (benchmark.accuracy.max_drop) and the verdict r
 from __future__ import annotations
 
 import argparse
-import copy
 import pickle
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -171,7 +169,7 @@ def main() -> int:
         print(f"{name}: done in {time.perf_counter() - started:.0f} s", flush=True)
     print(f"\n{data.name}: {len(scored)} scored images, {len(calibration)} calibration images, budget "
           f"{accuracy.max_drop} (mAP@0.5:0.95), 95% intervals over images")
-    print(f"| candidate | real drop [95%] | label-free estimate | verdict with labels | verdict without |")
+    print("| candidate | real drop [95%] | label-free estimate | verdict with labels | verdict without |")
     print("|---|---|---|---|---|")
     for name, real, free, labelled in rows:
         print(f"| {name} | {real.drop:+.4f} [{real.low:+.4f}, {real.high:+.4f}] | {free['statement']} | "

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from annotated_types import Ge, Gt, Le, Lt, MaxLen, MinLen
 from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -1,6 +1,5 @@
 """The LoadGen scenarios: real MLPerf LoadGen tests over yolov7-tiny at 64 px, on a few photos, in seconds."""
 import json
-import os
 import signal
 import subprocess
 import sys

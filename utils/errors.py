@@ -68,7 +68,7 @@ def missing_dependency(error: ModuleNotFoundError) -> Optional[MissingDependency
         return None
     venv_python = PROJECT_ROOT / ".venv" / "bin" / "python"
     if venv_python.exists() and Path(sys.executable).absolute() != venv_python.absolute():
-        how = (f"the project's environment is set up: run the command with .venv/bin/python (e.g. .venv/bin/python "
+        how = ("the project's environment is set up: run the command with .venv/bin/python (e.g. .venv/bin/python "
                "benchmark.py --config configs/samples.yaml)")
     else:
         how = ("set up the project's environment with `make install` (it creates .venv and installs the "

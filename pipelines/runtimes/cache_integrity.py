@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Sequence, Union
 
+from pipelines.cache_keys import default_cache_dir
 from pipelines.runtimes.base import RuntimeNotSupported
 
 log = logging.getLogger("detbench.cache")
@@ -25,12 +26,6 @@ CONFIG_KEY = "runtime.cache_dir"
 
 class CacheUnusable(RuntimeNotSupported):
     """runtime.cache_dir cannot hold the cache: the message names the key and the fix (exit status 2)."""
-
-
-def default_cache_dir() -> Path:
-    """$XDG_CACHE_HOME/detbench, else ~/.cache/detbench."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "detbench"
 
 
 def usable_directory(configured: Union[str, Path, None]) -> Path:

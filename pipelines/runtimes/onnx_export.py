@@ -25,7 +25,6 @@ from pipelines.cache_keys import default_cache_dir
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes import cache_integrity
 from pipelines.runtimes.base import RuntimeNotSupported
-from pipelines.runtimes.cache_integrity import default_cache_dir
 
 INPUT_NAME = "images"
 OUTPUT_NAME = "prediction"
