@@ -103,7 +103,9 @@ def test_sweep_names_the_fastest_within_budget_and_plots_speed_against_map(tmp_p
     assert list(table["status"]) == ["complete", "complete"]
     assert table["map_50_95"].between(0.05, 1.0).all() and table["map_drop"].notna().all()
     answer = json.loads((tmp_path / "s" / "sweep.json").read_text())["answer"]
-    budget = [row for row in table.itertuples() if row.agreement in ("equal", "within_budget")]
+    # A point whose verdict is in doubt (its drop interval holds the budget) is never the answer.
+    budget = [row for row in table.itertuples()
+              if row.agreement in ("equal", "within_budget") and not (isinstance(row.doubt, str) and row.doubt)]
     if budget:
         fastest = min(budget, key=lambda row: row.p50_ms_per_image)
         assert answer["fastest_within_budget"]["point"] == fastest.point
@@ -119,7 +121,10 @@ def test_precision_and_recall_at_conf_thres_are_of_the_detections_as_deployed(tm
     # run shows (detections.csv of its timed pass), not those the mAP settings' NMS keeps.
     code, run_dir = run(tmp_path, "postprocess.iou_thres=0.05")
     assert code == 0
-    at = json.loads((run_dir / "summary.json").read_text())["accuracy"]["at_conf_thres"]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    at = summary["accuracy"]["at_conf_thres"]
     assert at["postprocess"] == {"conf_thres": 0.25, "iou_thres": 0.05, "max_det": 300}
     shown = pd.read_csv(run_dir / "detections.csv")
+    # int8 calibrates on images the accuracy pass never scores: only the scored images' rows count.
+    shown = shown[~shown["image"].isin((summary.get("calibration") or {}).get("files", []))]
     assert at["detections"] == len(shown) > 0
