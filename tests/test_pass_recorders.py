@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import utils.harness.composition
+import utils.harness.pass_recorders
 import utils.recorders.energy as energy_module
 from benchmark import main
 from utils.harness.pass_recorders import LISTENING, Recorder
@@ -39,7 +39,7 @@ def fake_powercap(tmp_path: Path, monkeypatch, counter) -> None:
     (zone / "max_energy_range_uj").write_text("262143328850\n")
     (zone / "energy_uj").write_text("0\n")
     monkeypatch.setattr(energy_module, "open_rapl_device", lambda root, domains: counter)
-    monkeypatch.setattr(utils.harness.composition, "EnergyRecorder",
+    monkeypatch.setattr(utils.harness.pass_recorders, "EnergyRecorder",
                         functools.partial(energy_module.EnergyRecorder, root=tmp_path / "powercap"))
 
 
