@@ -18,7 +18,7 @@ def test_the_script_prints_every_configuration_with_its_ratio():
         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert re.match(r"yolov7-tiny at 64, batch 1, 1 threads, 2 rounds x \d+ forwards per configuration", lines[0])
+    assert re.match(r"yolov7-tiny at 64 on torch, batch 1, 1 threads, 2 rounds x \d+ forwards per configuration", lines[0])
     assert lines[1].startswith("a round counts for a configuration when other processes took at most 3%")
     assert lines[2].split() == ["configuration", "forward", "p50", "ms", "x", "bare", "mean", "x", "bare", "per",
                                 "batch", "p50", "ms", "x", "bare", "quiet", "rounds"]
