@@ -115,8 +115,10 @@ def test_an_existing_sweep_directory_is_never_overwritten(tmp_path, capsys):
 def test_ctrl_c_keeps_the_finished_points_and_stops_the_rest(tmp_path):
     """The first point fails at run time (a model definition that does not exist); Ctrl-C during the
     second one stops it; the files are still written."""
+    # The second point measures for a minute, so the Ctrl-C always lands while it runs.
     command = [sys.executable, str(ROOT / "benchmark.py"), *QUICK, "--set", f"run.output_dir={tmp_path}",
-               "--set", "run.id=stopped", "--sweep", f"model.arch={tmp_path / 'missing.yaml'},yolov7-tiny"]
+               "--set", "run.id=stopped", "--set", "benchmark.min_time_s=60",
+               "--sweep", f"model.arch={tmp_path / 'missing.yaml'},yolov7-tiny"]
     process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     table_file = tmp_path / "stopped" / "sweep.csv"
