@@ -33,9 +33,20 @@ def _shown(value: Any) -> Any:
     return value
 
 
+def _without_thread_ids(value: Any) -> Any:
+    """Per-thread read-backs (thread_affinity, pinned_threads) as the masks the threads had: thread ids differ
+    in every run and are no cause of a difference."""
+    if isinstance(value, dict):
+        return {key: _without_thread_ids(item) for key, item in value.items()}
+    if isinstance(value, list) and value and all(isinstance(item, dict) and "tid" in item for item in value):
+        return sorted(repr({key: item[key] for key in sorted(item) if key != "tid"}) for item in value)
+    return value
+
+
 def settings(run: FinishedRun) -> dict[str, Any]:
-    summary = {key: run.summary.get(key) for key in ("detbench_version", "model", "weights", "fused", "img_size",
-                                                     "batch_size", "threads", "runtime")}
+    summary = {key: _without_thread_ids(run.summary.get(key))
+               for key in ("detbench_version", "model", "weights", "fused", "img_size", "batch_size", "threads",
+                           "runtime")}
     flat = {**flatten(run.environment(), "env"), **flatten(summary, "summary"), **flatten(run.config(), "config")}
     return {key: _shown(value) for key, value in flat.items()
             if not any(key == skip or key.startswith(skip + ".") for skip in SKIPPED)}
