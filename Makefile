@@ -17,10 +17,10 @@ demo: $(STAMP)
 	$(VENV)/bin/python benchmark.py --config configs/samples.yaml
 
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest --ignore=tests/test_streams_pinning.py
-	# Streams and pinning in a pytest process of their own: after the rest of the suite that process died there
-	# with SIGSEGV (3 of 4 fresh-clone runs); the file alone passes. The cause is not found yet.
-	$(VENV)/bin/python -m pytest tests/test_streams_pinning.py
+	# Two pytest processes: one process running the whole suite died with SIGSEGV near its end in 4 of 5 runs
+	# (never the same test twice in a row; every file alone passes). The cause is not found yet.
+	$(VENV)/bin/python -m pytest $(wildcard tests/test_[a-o]*.py)
+	$(VENV)/bin/python -m pytest $(wildcard tests/test_[p-z]*.py)
 
 clean:
 	rm -rf $(VENV) outputs
