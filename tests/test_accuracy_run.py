@@ -127,3 +127,29 @@ def test_precision_and_recall_at_conf_thres_are_of_the_detections_as_deployed(tm
     assert at["postprocess"] == {"conf_thres": 0.25, "iou_thres": 0.05, "max_det": 300}
     shown = pd.read_csv(run_dir / "detections.csv")
     assert at["detections"] == len(shown) > 0
+
+
+@pytest.mark.parametrize("labels_hold", ["crowds", "nothing"])
+def test_labels_without_objects_state_why_there_is_no_map_and_no_budget_verdict(tmp_path, capsys, labels_hold):
+    if labels_hold == "crowds":
+        instances = json.loads((SHAPES / "instances.json").read_text())
+        for annotation in instances["annotations"]:
+            annotation["iscrowd"] = 1
+        labels = tmp_path / "instances.json"
+        labels.write_text(json.dumps(instances))
+    else:
+        labels = tmp_path / "labels"
+        labels.mkdir()
+        for image in sorted((SHAPES / "images").iterdir()):
+            (labels / f"{image.stem}.txt").write_text("")
+    outputs = tmp_path / "out"
+    code = main(QUICK + ["--set", f"dataset.labels={labels}", "--set", f"run.output_dir={outputs}",
+                         "--set", "run.id=r", "--set", "runtime.backend=torch", "--set", "runtime.precision=fp32"])
+    assert code == 0
+    accuracy = json.loads((outputs / "r" / "summary.json").read_text())["accuracy"]
+    assert accuracy["map_50_95"] is None and accuracy["map_50"] is None and "drop" not in accuracy
+    reason = accuracy["not_scored"]
+    assert ("iscrowd region" in reason) == (labels_hold == "crowds")
+    assert ("empty label files" in reason) == (labels_hold == "nothing")
+    assert "mAP is undefined" in reason and "nan" not in json.dumps(accuracy).lower()
+    assert f"NOT SCORED: {reason}" in capsys.readouterr().out

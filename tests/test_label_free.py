@@ -108,3 +108,15 @@ def test_the_run_verdict_follows_the_label_free_one_unless_equal():
     graded = apply_budget(agreement, dict(accuracy, label_free=undecided), 0.01)
     assert graded["verdict"] == UNDECIDED and graded["accuracy_drop"]["interval"] is None
     assert "UNDECIDED" in verdict_warnings(graded)[0]
+
+
+def test_labels_of_crowds_alone_give_no_drop_and_leave_the_verdict_to_the_detections():
+    from datasets.labels import GroundTruth, ImageTruth
+    from utils.harness.accuracy_pass import evaluate
+    found = scene(3)
+    crowds = ImageTruth(found.boxes, found.labels.astype(np.int64), np.ones(len(found.labels), bool))
+    truth = GroundTruth("t.json", "coco", "category id = model label id", (crowds,), 0)
+    result = evaluate([without(found, 2)], [found], truth, ["a", "b", "c"], {}, 0.25, 50, 0, "torch fp32",
+                      max_drop=0.01).summary
+    assert "drop" not in result and "label_free" not in result and result["map_50_95"] is None
+    assert "only 16 iscrowd region(s)" in result["not_scored"]

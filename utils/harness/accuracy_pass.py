@@ -117,6 +117,9 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
                   "objects": sum(len(t.labels) for t in truths)}
         against = "reference"
     result = coco_evaluation(truths, dets, class_names)
+    if truth is not None and not result.objects:
+        return _not_scored(source, len(usable), len(candidate) - len(usable), settings, result,
+                           time.perf_counter() - started)
     summary: dict[str, Any] = {
         "ground_truth": source, "images": len(usable), "images_not_decoded": len(candidate) - len(usable),
         "settings": settings,
@@ -149,6 +152,25 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
     summary["file"] = layout.ACCURACY
     columns = CLASS_COLUMNS + (("reference_ap_50_95",) if reference is not None else ())
     return AccuracyResult(summary, Table(rows, columns))
+
+
+def no_objects_reason(images: int, crowd_regions: int) -> str:
+    """Why labels that hold no object to find cannot score a run."""
+    held = (f"only {crowd_regions} iscrowd region(s), which COCOeval ignores" if crowd_regions
+            else "no labelled box (empty label files)")
+    return (f"the {images} scored image(s) hold {held}: with no object to find, mAP is undefined, so there is no "
+            "mAP, no drop and no budget verdict. Score images whose labels hold objects (dataset.labels, "
+            "benchmark.accuracy.images)")
+
+
+def _not_scored(source: dict[str, Any], images: int, not_decoded: int, settings: dict[str, Any],
+                result: Any, elapsed_s: float) -> AccuracyResult:
+    """The accuracy entry of labels without objects: the reason in place of figures that would read as 0.0."""
+    summary = {"ground_truth": source, "images": images, "images_not_decoded": not_decoded, "settings": settings,
+               "map_50_95": None, "map_50": None, "map_75": None, "ar_100": None, "detections": result.detections,
+               "not_scored": no_objects_reason(images, source["crowd_regions"]), "evaluation_s": elapsed_s,
+               "file": layout.ACCURACY}
+    return AccuracyResult(summary, Table([dict(row) for row in result.classes], CLASS_COLUMNS))
 
 
 def accuracy_images(paths: Sequence[Path], images: Optional[int], labelled: bool, agreement_images: int) -> list[Path]:

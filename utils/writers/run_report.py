@@ -299,6 +299,9 @@ def _accuracy(page: HtmlPage, summary: Mapping[str, Any], classes: Sequence[Mapp
     truth = accuracy["ground_truth"]
     page.paragraph(f"{accuracy['images']} image(s) at {json.dumps(accuracy['settings'])}, scored against "
                    f"{truth['source']} ({truth['objects']} objects) by faster-coco-eval (COCOeval).")
+    if accuracy.get("not_scored"):
+        page.paragraph(f"Not scored: {accuracy['not_scored']}.")
+        return
     rows = [("mAP@0.5:0.95", accuracy["map_50_95"]), ("mAP@0.5", accuracy["map_50"]),
             ("mAP@0.75", accuracy["map_75"]), ("AR@100", accuracy["ar_100"])]
     shown = accuracy.get("at_conf_thres")
