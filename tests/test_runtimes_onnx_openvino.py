@@ -150,6 +150,6 @@ def test_openvino_refuses_bf16_on_a_cpu_without_it(monkeypatch):
         def get_property(self, device, key):
             return ["FP32", "INT8", "EXPORT_IMPORT"]
 
-    monkeypatch.setattr(openvino_runtime.ov, "Core", CoreWithoutBf16)
+    monkeypatch.setattr(openvino_runtime, "shared_core", CoreWithoutBf16)
     with pytest.raises(RuntimeNotSupported, match="offers FP32, INT8, EXPORT_IMPORT on this CPU, not BF16"):
         OpenVinoRuntime(precision="bf16")

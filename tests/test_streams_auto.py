@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from pipelines.runtimes.concurrency import AUTO_ONE_REQUEST, scenario_streams
+from pipelines.runtimes.openvino.signal_stack import kept_signal_stack
 from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family as yolo
 from utils.config import ConfigError, load_config
@@ -52,19 +53,21 @@ def test_openvino_auto_takes_the_throughput_hints_streams(network, tmp_path):
     runtime = build_runtime("openvino", threads=2, streams="auto", cache_dir=tmp_path)
     runtime.prepare(network, torch.rand(1, 3, 64, 64))
     settings = runtime.settings()
-    # Independently: the same file compiled by OpenVINO under the throughput hint with the same threads.
-    compiled = ov.Core().compile_model(settings["onnx_file"], "CPU", {
-        "PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_NUM_THREADS": 2, "INFERENCE_PRECISION_HINT": "f32"})
-    expected = int(compiled.get_property("NUM_STREAMS"))
+    with kept_signal_stack():  # Cores of the test's own, apart from the runtime's
+        # Independently: the same file compiled by OpenVINO under the throughput hint with the same threads.
+        compiled = ov.Core().compile_model(settings["onnx_file"], "CPU", {
+            "PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_NUM_THREADS": 2, "INFERENCE_PRECISION_HINT": "f32"})
+        expected = int(compiled.get_property("NUM_STREAMS"))
+        # What OpenVINO picks with nothing given but the hint, read from a compiled model, as benchmark_app would.
+        alone = ov.Core().compile_model(settings["onnx_file"], "CPU", {"PERFORMANCE_HINT": "THROUGHPUT"})
+        picked = (int(alone.get_property("NUM_STREAMS")), int(alone.get_property("INFERENCE_NUM_THREADS")),
+                  alone.get_property("INFERENCE_PRECISION_HINT").get_type_name())
+        del compiled, alone
     assert settings["streams"] == settings["num_streams"] == settings["streams_auto"]["resolved"] == expected
     assert "throughput hint" in settings["streams_auto"]["why"]
     assert runtime.streams == expected  # what the scenario starts workers for
-    # What OpenVINO picks with nothing given but the hint, read from a compiled model, as benchmark_app would.
-    alone = ov.Core().compile_model(settings["onnx_file"], "CPU", {"PERFORMANCE_HINT": "THROUGHPUT"})
     defaults = settings["openvino_defaults"]
-    assert defaults["streams"] == int(alone.get_property("NUM_STREAMS"))
-    assert defaults["threads"] == int(alone.get_property("INFERENCE_NUM_THREADS"))
-    assert defaults["inference_precision"] == alone.get_property("INFERENCE_PRECISION_HINT").get_type_name()
+    assert (defaults["streams"], defaults["threads"], defaults["inference_precision"]) == picked
 
 
 def test_openvino_auto_in_single_stream_is_one(network, tmp_path):

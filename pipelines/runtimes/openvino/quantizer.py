@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from pipelines.runtimes import cache_integrity
+from pipelines.runtimes.openvino.signal_stack import kept_signal_stack
 from pipelines.runtimes.quantization import Calibration, quantized_path, staging, with_progress
 
 
@@ -31,8 +32,9 @@ def quantize_for_openvino(core: Any, export_path: Path, export_key: str, calibra
         model = core.read_model(str(export_path))
         ignored = nncf.IgnoredScope(names=list(float_nodes), validate=False) if float_nodes else None
         dataset = nncf.Dataset(_ReIterable(lambda: with_progress(calibration, "openvino int8")))
-        quantized = nncf.quantize(model, dataset, preset=nncf.QuantizationPreset.MIXED,
-                                  subset_size=calibration.images, ignored_scope=ignored)
+        with kept_signal_stack():  # NNCF makes Cores of its own
+            quantized = nncf.quantize(model, dataset, preset=nncf.QuantizationPreset.MIXED,
+                                      subset_size=calibration.images, ignored_scope=ignored)
         with staging(target) as directory:
             partial = directory / target.name
             ov.save_model(quantized, str(partial), compress_to_fp16=False)

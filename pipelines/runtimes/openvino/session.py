@@ -21,6 +21,7 @@ from pipelines.runtimes.pinning import pin_torch_pool, thread_affinities
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.openvino.layers import NodeCounter
 from pipelines.runtimes.openvino.quantizer import quantize_for_openvino
+from pipelines.runtimes.openvino.signal_stack import shared_core
 from pipelines.runtimes.openvino.spec import SPEC
 from pipelines.runtimes.quantization import Calibration, quantize_network
 
@@ -49,7 +50,7 @@ class OpenVinoRuntime(Runtime):
         if precision not in PRECISION_TYPES:
             raise RuntimeNotSupported(f"runtime.backend openvino runs {' or '.join(PRECISION_TYPES)}, "
                                       f"not {precision}")
-        self.core = ov.Core()
+        self.core = shared_core()
         self.capabilities = list(self.core.get_property(DEVICE, "OPTIMIZATION_CAPABILITIES"))
         if precision == "bf16" and "BF16" not in self.capabilities:
             raise RuntimeNotSupported(f"runtime.precision bf16: OpenVINO's CPU plugin offers "
