@@ -119,13 +119,14 @@ def test_sweep_names_the_fastest_within_budget_and_plots_speed_against_map(tmp_p
 def test_precision_and_recall_at_conf_thres_are_of_the_detections_as_deployed(tmp_path):
     # A deployed NMS IoU far from the accuracy pass's 0.65: the figures at conf_thres must count the boxes the
     # run shows (detections.csv of its timed pass), not those the mAP settings' NMS keeps.
-    # OpenVINO fp32: NNCF quantizing in the process that ran ONNX Runtime's quantizer above crashes it later.
-    code, run_dir = run(tmp_path, "postprocess.iou_thres=0.05", "runtime.precision=fp32")
+    code, run_dir = run(tmp_path, "postprocess.iou_thres=0.05")
     assert code == 0
     summary = json.loads((run_dir / "summary.json").read_text())
     at = summary["accuracy"]["at_conf_thres"]
     assert at["postprocess"] == {"conf_thres": 0.25, "iou_thres": 0.05, "max_det": 300}
     shown = pd.read_csv(run_dir / "detections.csv")
+    # int8 calibrates on images the accuracy pass never scores: only the scored images' rows count.
+    shown = shown[~shown["image"].isin((summary.get("calibration") or {}).get("files", []))]
     assert at["detections"] == len(shown) > 0
 
 
