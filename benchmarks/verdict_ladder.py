@@ -1,8 +1,8 @@
 """The calibration ladder of the label-free verdict: candidates whose real mAP drop is known from labels, each
 judged without them, on a labelled set with its trained model.
 
-    python benchmarks/verdict_ladder.py --data ../shared/data/shapes --images 140 --calibration 60
-    python benchmarks/verdict_ladder.py --data ../shared/data/shapes-b --images 140 --calibration 60
+    python benchmarks/verdict_ladder.py --data ../shared/data/shapes
+    python benchmarks/verdict_ladder.py --data ../shared/data/shapes-b
 
 Candidates: the runtimes' reduced-precision paths (torch bf16, OpenVINO bf16 and int8 where the CPU runs them)
 and controlled degradations of the fp32 model: Gaussian weight noise of growing scale (relative to each
@@ -11,9 +11,15 @@ OpenVINO int8 calibrated on a single image. int8 is calibrated on the set's last
 are never scored. Each candidate's detections (at the accuracy pass's settings and at the deployed threshold)
 are cached under --cache, so a second run only recomputes the verdicts.
 
+The label-free verdict is reached as a run without labels reaches it: on the first `--start` images (a run's
+default, benchmark.agreement.images), then, while undecided, on as many as it asks for, up to
+benchmark.accuracy.max_images and the images there are (utils.harness.scored_images.more_images). The real drop
+is measured on all scored images.
+
 For each candidate it prints the real drop against the labels with its 95% interval, the label-free estimate
-with its bound, the verdict with labels and the one without, then a confusion table. Nothing here is tuned:
-the budget is detbench's default (benchmark.accuracy.max_drop) and the verdict rule is utils.record's.
+with its bound and the images it used, the verdict with labels and the one without, then a confusion table.
+Nothing here is tuned: the budget is detbench's default (benchmark.accuracy.max_drop) and the verdict rule is
+utils.record's.
 """
 from __future__ import annotations
 
@@ -33,9 +39,10 @@ from pipelines.contract import Detections  # noqa: E402
 from pipelines.runtimes.base import RuntimeNotSupported  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
 from pipelines.yolo import family  # noqa: E402
-from utils.config import AccuracySection, PostprocessSection, PreprocessSection  # noqa: E402
+from utils.config import AccuracySection, AgreementSection, PostprocessSection, PreprocessSection  # noqa: E402
 from utils.harness.accuracy_pass import map_postprocess  # noqa: E402
 from utils.harness.calibration_inputs import calibration_inputs  # noqa: E402
+from utils.harness.scored_images import more_images  # noqa: E402
 from utils.record.accuracy import map_drop_interval  # noqa: E402
 from utils.record.label_free import label_free_verdict, labelled_verdict  # noqa: E402
 
@@ -126,8 +133,11 @@ class _Found:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True, help="a labelled set: images/, labels/ and one .pt checkpoint")
-    parser.add_argument("--images", type=int, default=140, help="scored images (the first ones)")
-    parser.add_argument("--calibration", type=int, default=60, help="int8 calibration images (the last ones)")
+    parser.add_argument("--images", type=int, default=None,
+                        help="scored images (the first ones; default: all but the calibration images)")
+    parser.add_argument("--calibration", type=int, default=30, help="int8 calibration images (the last ones)")
+    parser.add_argument("--start", type=int, default=AgreementSection().images,
+                        help="images the label-free verdict starts on, as a run without labels")
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "detbench" / "verdict_ladder"))
     parser.add_argument("--only-cached", action="store_true", help="skip candidates not computed yet")
     parser.add_argument("--single-label", action="store_true", help="single-label NMS at mAP settings (faster)")
@@ -136,6 +146,8 @@ def main() -> int:
     data = Path(args.data).resolve()
     weights = str(next(data.glob("*.pt")))
     paths = find_images(data / "images")
+    if args.images is None:
+        args.images = len(paths) - args.calibration
     if args.images + args.calibration > len(paths):
         parser.error(f"{data} has {len(paths)} images: --images + --calibration must not exceed it")
     scored, calibration = paths[:args.images], paths[len(paths) - args.calibration:]
@@ -164,16 +176,24 @@ def main() -> int:
         ref_map = [_Found(d) for d in reference["map"]]
         cand_map = [_Found(d) for d in found["map"]]
         real = map_drop_interval(truth, ref_map, cand_map, resamples=200, seed=0)
-        free = label_free_verdict(ref_map, cand_map, deployed.conf_thres, accuracy.max_drop)
+        used = min(args.start, len(scored))
+        while True:
+            free = label_free_verdict(ref_map[:used], cand_map[:used], deployed.conf_thres, accuracy.max_drop)
+            wanted = more_images(free, used, len(scored), accuracy.max_images)
+            if wanted is None:
+                break
+            used = wanted
         rows.append((name, real, free, labelled_verdict(real.drop, real.low, real.high, accuracy.max_drop)))
         print(f"{name}: done in {time.perf_counter() - started:.0f} s", flush=True)
     print(f"\n{data.name}: {len(scored)} scored images, {len(calibration)} calibration images, budget "
-          f"{accuracy.max_drop} (mAP@0.5:0.95), 95% intervals over images")
-    print("| candidate | real drop [95%] | label-free estimate | verdict with labels | verdict without |")
-    print("|---|---|---|---|---|")
+          f"{accuracy.max_drop} (mAP@0.5:0.95), 95% intervals over images; without labels from {args.start} "
+          f"images, growing while undecided up to {accuracy.max_images}")
+    print("| candidate | real drop [95%] | label-free estimate | images without labels | verdict with labels | "
+          "verdict without |")
+    print("|---|---|---|---|---|---|")
     for name, real, free, labelled in rows:
         print(f"| {name} | {real.drop:+.4f} [{real.low:+.4f}, {real.high:+.4f}] | {free['statement']} | "
-              f"{labelled} | {free['verdict']} |")
+              f"{free['images']} | {labelled} | {free['verdict']} |")
     kinds = ("within_budget", "different", "undecided")
     print("\nconfusion (rows: with labels, columns: without)")
     print("| | " + " | ".join(kinds) + " |\n|---|---|---|---|")
