@@ -9,12 +9,18 @@ from pathlib import Path
 import torch
 
 
-def file_digest(path: str | Path) -> str:
+def file_sha256(path: str | Path) -> str:
+    """The file's whole sha256, read in blocks."""
     sha = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             sha.update(block)
-    return sha.hexdigest()[:16]
+    return sha.hexdigest()
+
+
+def file_digest(path: str | Path) -> str:
+    """A short digest of a file, for cache keys."""
+    return file_sha256(path)[:16]
 
 
 def state_digest(state: dict[str, torch.Tensor]) -> str:

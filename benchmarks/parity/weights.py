@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Sequence
 
 from benchmarks.parity.facts import CONF_THRES
-from benchmarks.parity.peer_cache import SetupError, sha256_of
+from benchmarks.parity.peer_cache import SetupError
+from pipelines.cache_keys import file_sha256
 
 CALIBRATION_VERSION = 2
 CALIBRATION_MAX_IMAGES = 16
@@ -81,6 +82,6 @@ def ensure_weights(cache: Path, arch: str, seed: int, img_size: int, target: int
     torch.save(state, partial)
     os.replace(partial, weights)
     info["calibration_s"] = round(time.perf_counter() - started, 1)
-    info["sha256"] = sha256_of(weights)
+    info["sha256"] = file_sha256(weights)
     info_path.write_text(json.dumps(info, indent=1))
     return weights, info

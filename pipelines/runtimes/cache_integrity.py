@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -16,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Sequence, Union
 
-from pipelines.cache_keys import default_cache_dir
+from pipelines.cache_keys import default_cache_dir, file_sha256
 from pipelines.runtimes.base import RuntimeNotSupported
 
 log = logging.getLogger("detbench.cache")
@@ -62,14 +61,6 @@ def _why_unwritable(directory: Path) -> Optional[str]:
 
 def record_path(first: Path) -> Path:
     return first.with_name(first.name + RECORD_SUFFIX)
-
-
-def file_sha256(path: Path) -> str:
-    sha = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
 
 
 def problem(files: Sequence[Path], key: str) -> Optional[str]:
