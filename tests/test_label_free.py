@@ -65,12 +65,14 @@ def test_a_small_loss_near_the_budget_is_undecided_with_the_images_it_needs():
 
 
 def test_nothing_shown_and_too_few_images_are_undecided_without_nan():
-    empty = [Found(np.zeros((0, 4)), np.zeros(0), np.zeros(0, dtype=np.int64)) for _ in range(5)]
+    empty = [Found(np.zeros((0, 4)), np.zeros(0), np.zeros(0, dtype=np.int64)) for _ in range(40)]
     result = label_free_verdict(empty, empty, 0.25, 0.01)
     assert result["verdict"] == UNDECIDED and result["estimate"] is None
     assert "no detection at the deployed threshold" in result["reason"]
-    one = label_free_verdict(REFERENCE[:1], REFERENCE[:1], 0.25, 0.01)
-    assert one["verdict"] == UNDECIDED and "at least 2" in one["reason"]
+    few = label_free_verdict(REFERENCE[:8], REFERENCE[:8], 0.25, 0.01)  # the same detections, yet too few images
+    assert few["verdict"] == UNDECIDED and "8 image(s)" in few["reason"] and "at least 30" in few["reason"]
+    assert few["images_needed"] == 30 and result["images_needed"] is None  # more images help only the first
+    one = few
     for entry in (result, one):
         assert not any(isinstance(v, float) and math.isnan(v) for v in entry.values())
     with pytest.raises(ValueError, match="40 images of reference detections but 39"):
