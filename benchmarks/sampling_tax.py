@@ -10,6 +10,9 @@ clock mark and settling done) before its timing starts, and stops it after. A ra
 (configuration median / bare median of the same round). "bare, again" is the bare loop under another name: its
 ratio is the noise floor. Goal: the default rate's ratio at most 1.03. The load average is printed with the
 figures: on a shared machine py-spy waits for a core while it holds the process still, which inflates the tax.
+Where the machine drifts more than the tax between blocks, the ratios cannot show it; so each sampled block also
+reports py-spy's own CPU time over the block's wall time. A native sample holds the process still while py-spy
+reads and unwinds its threads, so that share is about the share of the time the pipeline stood still.
 """
 from __future__ import annotations
 
@@ -19,7 +22,10 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+import psutil
 
 os.environ.setdefault("KINETO_LOG_LEVEL", "5")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +84,7 @@ def main() -> None:
     medians: dict[str, list[float]] = {name: [] for name in configurations}
     others: list[float] = []
     behind: list[float] = []
+    spy_share: dict[str, list[float]] = {name: [] for name in configurations}
     with tempfile.TemporaryDirectory() as scratch:
         for round_index in range(args.rounds):
             order = configurations[round_index % len(configurations):] + configurations[:round_index % len(configurations)]
@@ -89,8 +96,12 @@ def main() -> None:
                     failed = sampler.start()
                     if failed is not None:
                         sys.exit(f"py-spy could not sample: {failed.reason}")
+                spy = psutil.Process(sampler.process.pid) if sampler is not None else None
+                spy_cpu, began = (sum(spy.cpu_times()[:2]) if spy else 0.0), time.perf_counter()
                 with ContentionRecorder() as contention:
                     times = block(stages, images, args.block_s, estimate_s)
+                if spy is not None:
+                    spy_share[name].append((sum(spy.cpu_times()[:2]) - spy_cpu) / (time.perf_counter() - began))
                 if sampler is not None:
                     result = sampler.stop()
                     if result.status != "measured":
@@ -106,10 +117,11 @@ def main() -> None:
     print(f"\n{args.arch} at {args.img_size}, batch {args.batch}, {args.rounds} interleaved rounds of "
           f"{args.block_s:g} s per configuration; load average {load_start[0]:.2f} -> {load_end[0]:.2f}; other "
           f"processes took a median {statistics.median(others) if others else float('nan'):.0%} of our cores")
-    print(f"{'configuration':28} {'median ms/batch':>16} {'ratio to bare':>14}")
+    print(f"{'configuration':28} {'median ms/batch':>16} {'ratio to bare':>14} {'py-spy CPU share':>17}")
     for name in configurations:
         ratios = [value / bare for value, bare in zip(medians[name], medians["bare"])]
-        print(f"{name:28} {statistics.median(medians[name]):16.2f} {statistics.median(ratios):14.3f}")
+        share = f"{statistics.median(spy_share[name]):.1%}" if spy_share[name] else "-"
+        print(f"{name:28} {statistics.median(medians[name]):16.2f} {statistics.median(ratios):14.3f} {share:>17}")
     judged = configurations[1]
     ratio = statistics.median(value / bare for value, bare in zip(medians[judged], medians["bare"]))
     noise = statistics.median(value / bare for value, bare in zip(medians[NOISE_CONTROL], medians["bare"]))
