@@ -117,21 +117,22 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
                   "objects": sum(len(t.labels) for t in truths)}
         against = "reference"
     result = coco_evaluation(truths, dets, class_names)
-    if truth is not None and not result.objects:
-        return _not_scored(source, len(usable), len(candidate) - len(usable), settings, result,
-                           time.perf_counter() - started)
+    # Labels with no object to find leave mAP undefined: the reason stands in place of figures that read as 0.0.
+    scored = truth is None or result.objects > 0
+    figures = ("map_50_95", "map_50", "map_75", "ar_100")
     summary: dict[str, Any] = {
         "ground_truth": source, "images": len(usable), "images_not_decoded": len(candidate) - len(usable),
-        "settings": settings,
-        "map_50_95": result.map_50_95, "map_50": result.map_50, "map_75": result.map_75, "ar_100": result.ar_100,
+        "settings": settings, **{key: getattr(result, key) if scored else None for key in figures},
         "detections": result.detections,
     }
-    if truth is not None:
+    if not scored:
+        summary["not_scored"] = no_objects_reason(len(usable), source["crowd_regions"])
+    if truth is not None and scored:
         at_deployed = [shown[i] for i in usable] if shown is not None else dets
         summary["at_conf_thres"] = dict(precision_recall_at(truths, at_deployed, conf_thres),
                                         **({"postprocess": deployed} if deployed else {}))
     rows = [dict(row) for row in result.classes]
-    if reference is not None:
+    if reference is not None and scored:
         refs = [reference[i] for i in usable]
         mine = coco_evaluation(truths, refs, class_names)
         summary["reference"] = {"name": reference_name, "map_50_95": mine.map_50_95, "map_50": mine.map_50,
@@ -150,7 +151,7 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
             row["reference_ap_50_95"] = reference_ap.get(row["class_id"])
     summary["evaluation_s"] = time.perf_counter() - started
     summary["file"] = layout.ACCURACY
-    columns = CLASS_COLUMNS + (("reference_ap_50_95",) if reference is not None else ())
+    columns = CLASS_COLUMNS + (("reference_ap_50_95",) if reference is not None and scored else ())
     return AccuracyResult(summary, Table(rows, columns))
 
 
@@ -161,16 +162,6 @@ def no_objects_reason(images: int, crowd_regions: int) -> str:
     return (f"the {images} scored image(s) hold {held}: with no object to find, mAP is undefined, so there is no "
             "mAP, no drop and no budget verdict. Score images whose labels hold objects (dataset.labels, "
             "benchmark.accuracy.images)")
-
-
-def _not_scored(source: dict[str, Any], images: int, not_decoded: int, settings: dict[str, Any],
-                result: Any, elapsed_s: float) -> AccuracyResult:
-    """The accuracy entry of labels without objects: the reason in place of figures that would read as 0.0."""
-    summary = {"ground_truth": source, "images": images, "images_not_decoded": not_decoded, "settings": settings,
-               "map_50_95": None, "map_50": None, "map_75": None, "ar_100": None, "detections": result.detections,
-               "not_scored": no_objects_reason(images, source["crowd_regions"]), "evaluation_s": elapsed_s,
-               "file": layout.ACCURACY}
-    return AccuracyResult(summary, Table([dict(row) for row in result.classes], CLASS_COLUMNS))
 
 
 def accuracy_images(paths: Sequence[Path], images: Optional[int], labelled: bool, agreement_images: int) -> list[Path]:
