@@ -44,7 +44,8 @@ from utils.harness.accuracy_pass import map_postprocess  # noqa: E402
 from utils.harness.calibration_inputs import calibration_inputs  # noqa: E402
 from utils.harness.scored_images import more_images  # noqa: E402
 from utils.record.accuracy import map_drop_interval  # noqa: E402
-from utils.record.label_free import label_free_verdict, labelled_verdict  # noqa: E402
+from utils.record.label_free import (MIRRORED, label_free_verdict, labelled_verdict,  # noqa: E402
+                                     mirror_image, mirrored_back)
 
 NOISE = (0.05, 0.2)
 BITS = (8, 6, 4)
@@ -112,15 +113,21 @@ def _cached(cache: Path, tag: str, name: str) -> Path:
     return cache / f"{tag}-{name.replace(' ', '_').replace(',', '').replace('(', '').replace(')', '')}.pkl"
 
 
-def _detections(name, build, pre, at_map, paths, cache: Path, tag: str):
-    path = _cached(cache, tag, name)
+def _detections(name, build, pre, at_map, paths, cache: Path, tag: str, mirrored: bool = False):
+    """Detections at mAP settings per image; `mirrored`: on the mirror images, mapped back (the label-free
+    verdict's stand-in for labels, from the reference)."""
+    path = _cached(cache, tag, name + (" on mirror images" if mirrored else ""))
     if path.is_file():
         return pickle.loads(path.read_bytes())
     network, forward = build()
     mapping = family.build_pipeline(network, forward, pre, at_map)
     result = {"map": []}
     for image_path in paths:
-        result["map"] += _plain(mapping([decode_image(image_path).image]))
+        image = decode_image(image_path).image
+        if mirrored:
+            result["map"] += _plain([mirrored_back(mapping([mirror_image(image)])[0], image.shape[1])])
+        else:
+            result["map"] += _plain(mapping([image]))
     path.write_bytes(pickle.dumps(result))
     return result
 
@@ -141,6 +148,8 @@ def main() -> int:
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "detbench" / "verdict_ladder"))
     parser.add_argument("--only-cached", action="store_true", help="skip candidates not computed yet")
     parser.add_argument("--single-label", action="store_true", help="single-label NMS at mAP settings (faster)")
+    parser.add_argument("--label-free-truth", choices=("mirrored", "reference"), default=AccuracySection().label_free_truth,
+                        help="what stands in for the labels (benchmark.accuracy.label_free_truth)")
     args = parser.parse_args()
     torch.set_num_threads(2)
     data = Path(args.data).resolve()
@@ -154,7 +163,7 @@ def main() -> int:
     assert not set(scored) & set(calibration)
     truth = load_ground_truth(data / "labels", data / "images", scored, [str(i) for i in range(80)]).images
     pre, deployed = PreprocessSection(img_size=320), PostprocessSection()
-    accuracy = AccuracySection(multi_label=not args.single_label)
+    accuracy = AccuracySection(multi_label=not args.single_label, label_free_truth=args.label_free_truth)
     at_map, _ = map_postprocess("yolo", deployed, accuracy)
     cache = Path(args.cache) / data.name
     cache.mkdir(parents=True, exist_ok=True)
@@ -173,12 +182,14 @@ def main() -> int:
             continue
         if reference is None:
             reference = found
+            judge = [_Found(d) for d in _detections(name, build, pre, at_map, scored, cache, tag, mirrored=True)["map"]]
         ref_map = [_Found(d) for d in reference["map"]]
         cand_map = [_Found(d) for d in found["map"]]
         real = map_drop_interval(truth, ref_map, cand_map, resamples=200, seed=0)
         used = min(args.start, len(scored))
         while True:
-            free = label_free_verdict(ref_map[:used], cand_map[:used], deployed.conf_thres, accuracy.max_drop)
+            free = label_free_verdict(ref_map[:used], cand_map[:used], deployed.conf_thres, accuracy.max_drop,
+                                      judge[:used] if accuracy.label_free_truth == MIRRORED else None)
             wanted = more_images(free, used, len(scored), accuracy.max_images)
             if wanted is None:
                 break

@@ -69,11 +69,13 @@ def test_int8_without_labels_is_scored_against_the_reference(tmp_path):
     assert code == 0
     summary = json.loads((run_dir / "summary.json").read_text())
     accuracy, agreement = summary["accuracy"], summary["agreement"]
-    assert "reference" in accuracy["ground_truth"]["source"] and accuracy["drop"]["against"] == "reference"
-    assert accuracy["reference"]["map_50_95"] == pytest.approx(1.0, abs=0.02)  # the reference against itself
+    # Without labels the reference's detections on the mirror images stand in for them: the reference does not
+    # grade itself (it would read 1.0), and the figures are mAP@0.5:0.95 as with labels.
+    assert "mirror images" in accuracy["ground_truth"]["source"] and accuracy["drop"]["against"] == "mirror images"
+    assert 0.3 < accuracy["reference"]["map_50_95"] < 0.98
     drop, free = agreement["accuracy_drop"], accuracy["label_free"]
     # without labels the label-free verdict grades the run, with its estimate, bound and statement
-    assert agreement["label_free"] == free and drop["map_50"] == free["estimate"]
+    assert agreement["label_free"] == free and drop["map_50_95"] == free["estimate"] and free["figure"] == "mAP@0.5:0.95"
     assert agreement["verdict"] in ("equal", free["verdict"])
     assert free["verdict"] in ("within_budget", "different", "undecided") and free["images"] == 3
     assert agreement["detections_verdict"] in ("equal", "close", "different")
@@ -92,6 +94,16 @@ def test_int8_without_labels_is_scored_against_the_reference(tmp_path):
     assert figures["map_50_95"] == accuracy["map_50_95"] and figures["map_drop"] == accuracy["drop"]["map_50_95"]
     page = (run_dir / "report.html").read_text()
     assert 'id="accuracy"' in page and "mAP drop vs reference" in page
+
+
+def test_without_labels_the_reference_itself_can_stand_in_for_models_not_trained_with_flips(tmp_path):
+    code, run_dir = run(tmp_path, "runtime.backend=onnxruntime", "dataset.labels=null",
+                        "benchmark.accuracy.label_free_truth=reference", f"runtime.cache_dir={tmp_path / 'cache'}")
+    assert code == 0
+    accuracy = json.loads((run_dir / "summary.json").read_text())["accuracy"]
+    assert "mirror" not in accuracy["ground_truth"]["source"] and accuracy["drop"]["against"] == "reference"
+    assert accuracy["reference"]["map_50_95"] == pytest.approx(1.0, abs=0.02)  # the reference against itself
+    assert accuracy["label_free"]["figure"] == "mAP@0.5" and accuracy["label_free"]["label_free_truth"] == "reference"
 
 
 def test_sweep_names_the_fastest_within_budget_and_plots_speed_against_map(tmp_path):

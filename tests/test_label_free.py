@@ -8,8 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+import torch
+
+from pipelines.contract import Detections
+from utils.record.accuracy import map_drop_interval
 from utils.record.label_free import (DIFFERENT, UNDECIDED, WITHIN_BUDGET, images_to_decide, label_free_verdict,
-                                     pseudo_labels)
+                                     mirror_image, mirrored_back, pseudo_labels)
 from utils.record.verdict import apply_budget, verdict_warnings
 
 
@@ -42,7 +46,7 @@ def test_the_same_detections_are_within_budget_with_a_stated_bound():
     assert result["verdict"] == WITHIN_BUDGET
     assert result["estimate"] == 0.0 and result["low"] == 0.0 and result["high"] == 0.0
     assert result["statement"] == "mAP drop at most 0.000 (95%), within the budget 0.01"
-    assert result["images"] == 40 and result["reference_objects"] == 240
+    assert result["images"] == 40 and result["stand_in_objects"] == 240
 
 
 def test_losing_a_third_of_what_users_see_is_different():
@@ -122,3 +126,59 @@ def test_labels_of_crowds_alone_give_no_drop_and_leave_the_verdict_to_the_detect
                       max_drop=0.01).summary
     assert "drop" not in result and "label_free" not in result and result["map_50_95"] is None
     assert "only 16 iscrowd region(s)" in result["not_scored"]
+
+
+def jittered(found: Found, pixels: float, seed: int) -> Found:
+    """The same detections with every box corner moved by up to `pixels` (what another view of an image, or
+    another runtime, does to a box)."""
+    rng = np.random.default_rng(seed)
+    return Found(found.boxes + rng.uniform(-pixels, pixels, found.boxes.shape), found.scores, found.labels)
+
+
+def test_against_the_mirror_view_a_candidate_as_good_as_the_reference_reads_no_drop():
+    # Three views of the same objects, each off the truth by its own 3 px: the reference, its mirror view and
+    # a candidate as good as the reference.
+    reference = [jittered(found, 3, seed) for seed, found in enumerate(REFERENCE)]
+    mirror = [jittered(found, 3, 100 + seed) for seed, found in enumerate(REFERENCE)]
+    candidate = [jittered(found, 3, 200 + seed) for seed, found in enumerate(REFERENCE)]
+    result = label_free_verdict(reference, candidate, 0.25, 0.01, judge_map=mirror)
+    assert result["figure"] == "mAP@0.5:0.95" and result["label_free_truth"] == "mirrored"
+    assert "mirror images" in result["estimates"]
+    assert result["low"] <= 0.0 <= result["high"], result
+    # Scored at 0.5:0.95 against the reference's own boxes, the same candidate reads as a large drop: the
+    # reference is exact against itself, so only the candidate's 3 px fail the high IoU thresholds.
+    itself = map_drop_interval(pseudo_labels(reference, 0.25), reference, candidate, resamples=50)
+    assert itself.low > 0.05 and abs(result["estimate"]) < itself.low / 4
+
+
+def test_against_the_mirror_view_boxes_worse_than_the_references_are_a_drop_that_iou_50_misses():
+    reference = [jittered(found, 3, seed) for seed, found in enumerate(REFERENCE)]
+    mirror = [jittered(found, 3, 100 + seed) for seed, found in enumerate(REFERENCE)]
+    sloppy = [jittered(found, 7, 200 + seed) for seed, found in enumerate(REFERENCE)]
+    result = label_free_verdict(reference, sloppy, 0.25, 0.01, judge_map=mirror)
+    assert result["verdict"] == DIFFERENT and result["low"] > 0.05, result
+    # The reference-only stand-in scores IoU 0.5, which 7 px on boxes of 20-60 px mostly still pass.
+    assert label_free_verdict(reference, sloppy, 0.25, 0.01)["estimate"] < result["low"] / 2
+
+
+def test_against_the_mirror_view_losing_what_users_see_is_different_and_nothing_changed_is_zero():
+    mirror = [jittered(found, 3, seed) for seed, found in enumerate(REFERENCE)]
+    lost = label_free_verdict(REFERENCE, [without(f, 3) for f in REFERENCE], 0.25, 0.01, judge_map=mirror)
+    assert lost["verdict"] == DIFFERENT and lost["low"] > 0.1
+    same = label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_map=mirror)
+    assert same["estimate"] == 0.0 and same["high"] == 0.0 and same["verdict"] == WITHIN_BUDGET
+    with pytest.raises(ValueError, match="40 images of reference detections but 39 of the mirror images'"):
+        label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_map=mirror[1:])
+
+
+def test_mirrored_back_puts_boxes_where_they_are_on_the_image():
+    image = np.arange(2 * 5 * 3, dtype=np.uint8).reshape(2, 5, 3)
+    flipped = mirror_image(image)
+    assert flipped.flags["C_CONTIGUOUS"] and (flipped[:, 0] == image[:, 4]).all()
+    # A box over columns 1..2 of a 5-pixel-wide image (x from 1 to 3) covers columns 2..3 of its mirror image.
+    on_mirror = Detections(torch.tensor([[2.0, 0.0, 4.0, 2.0]]), torch.tensor([0.9]), torch.tensor([3]),
+                           torch.tensor([[[0, 0, 1, 1, 0], [0, 0, 1, 1, 0]]], dtype=torch.bool))
+    back = mirrored_back(on_mirror, 5)
+    assert back.boxes.tolist() == [[1.0, 0.0, 3.0, 2.0]] and back.labels.tolist() == [3]
+    assert back.masks[0, 0].tolist() == [False, True, True, False, False]
+    assert on_mirror.boxes.tolist() == [[2.0, 0.0, 4.0, 2.0]]  # the input is left as it was

@@ -255,6 +255,10 @@ class AccuracySection(_Section):
         "(see [verdict.md](verdict.md))"))
     max_drop: float = Field(0.01, ge=0.0, le=1.0, description=(
         "mAP@0.5:0.95 drop against the torch fp32 reference a `within_budget` verdict allows"))
+    label_free_truth: Literal["mirrored", "reference"] = Field("mirrored", description=(
+        "without labels, what stands in for them: `mirrored`, the reference's detections on the mirror images "
+        "(scored at mAP@0.5:0.95); `reference`, its detections on the images themselves (scored at mAP@0.5), for "
+        "models not trained with horizontal flips (see [verdict.md](verdict.md))"))
     bootstrap: int = Field(200, ge=0, description=(
         "bootstrap resamples (over images) of the drop's 95% interval; 0: none"))
 

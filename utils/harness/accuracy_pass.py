@@ -1,6 +1,7 @@
 """The accuracy pass: the run's pipeline at mAP settings over the images, after the timed passes and never
 inside them, then the COCO evaluation (utils.record.accuracy) against the labels or, without labels, against
-the torch fp32 reference's detections at the same settings.
+what stands in for them (utils.record.label_free): the torch fp32 reference's detections on the mirror images,
+or on the images themselves.
 
 Its steps are recorded with `pass_kind` `accuracy` (steps_timer.csv), which no statistic reads, and no
 energy, memory or contention recorder listens to it (pass_recorders.LISTENING).
@@ -21,7 +22,7 @@ from utils.harness.timed_batch import batch_count, batch_loop, decoded_batches, 
 from utils.harness.scored_images import more_images
 from utils.record.accuracy import (CLASS_COLUMNS, coco_evaluation, crowd_flags, map_drop_interval,
                                    precision_recall_at)
-from utils.record.label_free import label_free_verdict, pseudo_labels
+from utils.record.label_free import MIRRORED, label_free_verdict, mirror_image, mirrored_back, pseudo_labels, stand_in
 from utils.record.run_record import Table
 from utils.record.steps import PassKind
 from utils.recorders.step_timer import StepTimer
@@ -48,15 +49,16 @@ def deployed_settings(family: str, postprocess: Any) -> dict[str, Any]:
 
 
 def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, description: str,
-           max_pixels: Optional[int] = None, timer: Optional[StepTimer] = None) -> list[Optional[Detections]]:
+           max_pixels: Optional[int] = None, timer: Optional[StepTimer] = None,
+           mirrored: bool = False) -> list[Optional[Detections]]:
     """One Detections per path (None where the image cannot be decoded). With a timer, the batches are
-    recorded as the accuracy pass."""
-    return detect_as_deployed(pipeline, None, paths, batch_size, description, max_pixels, timer)[0]
+    recorded as the accuracy pass. `mirrored`: of each image's mirror image, in the image's own pixels."""
+    return detect_as_deployed(pipeline, None, paths, batch_size, description, max_pixels, timer, mirrored)[0]
 
 
 def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[DetectionPipeline], paths: Sequence[Path],
                        batch_size: int, description: str, max_pixels: Optional[int] = None,
-                       timer: Optional[StepTimer] = None
+                       timer: Optional[StepTimer] = None, mirrored: bool = False,
                        ) -> tuple[list[Optional[Detections]], Optional[list[Optional[Detections]]]]:
     """As detect(), and with `deployed` (the run's own pipeline: same preprocess and forward) the same forward
     outputs postprocessed as deployed too: at its conf_thres and its NMS IoU, not the mAP settings'."""
@@ -67,8 +69,10 @@ def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[Detection
 
     def run(images: list) -> tuple[list[Detections], Optional[list[Detections]]]:
         steps = timer or StepTimer()
-        forwarded = run_stages(stages[:after_forward], steps, images)
+        forwarded = run_stages(stages[:after_forward], steps, [mirror_image(i) for i in images] if mirrored else images)
         detections = run_stages(stages[after_forward:], steps, forwarded)
+        if mirrored:
+            detections = [mirrored_back(found, image.shape[1]) for found, image in zip(detections, images)]
         return detections, (deployed.postprocess_at(forwarded, deployed.score_threshold)
                              if deployed is not None else None)
 
@@ -95,13 +99,16 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
              truth: Optional[GroundTruth], class_names: Sequence[str], settings: dict[str, Any],
              conf_thres: float, bootstrap: int, seed: int, reference_name: str,
              shown: Optional[Sequence[Optional[Detections]]] = None,
-             deployed: Optional[dict[str, Any]] = None, max_drop: Optional[float] = None) -> AccuracyResult:
+             deployed: Optional[dict[str, Any]] = None, max_drop: Optional[float] = None,
+             mirrored: Optional[Sequence[Optional[Detections]]] = None) -> AccuracyResult:
     """mAP of the candidate (and of the reference, with the drop) over the images both could decode. Precision
     and recall at conf_thres are of `shown` (the detections as deployed: conf_thres and the deployed NMS IoU)
-    when given, else of the candidate's mAP-settings detections above conf_thres."""
+    when given, else of the candidate's mAP-settings detections above conf_thres. Without labels, `mirrored` (the
+    reference's detections on the mirror images) stands in for them; without it, the reference's own do."""
     started = time.perf_counter()
     usable = [i for i, found in enumerate(candidate)
-              if found is not None and (reference is None or reference[i] is not None)]
+              if found is not None and (reference is None or reference[i] is not None)
+              and (mirrored is None or mirrored[i] is not None)]
     dets = [candidate[i] for i in usable]
     if truth is not None:
         truths = [truth.images[i] for i in usable]
@@ -111,11 +118,12 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
                   "images_without_labels": sum(1 for i in usable if i < len(truth.images) and not len(truth.images[i]))}
         against = "labels"
     else:
-        truths = pseudo_labels([reference[i] for i in usable], conf_thres)
-        source = {"source": f"the {reference_name} reference's detections above conf_thres {conf_thres}, as a "
+        judge = [(reference if mirrored is None else mirrored)[i] for i in usable]
+        truths = pseudo_labels(judge, conf_thres)
+        source = {"source": f"{stand_in(MIRRORED if mirrored is not None else 'reference', conf_thres)}, as a "
                             "deployment shows them (no dataset.labels)",
                   "objects": sum(len(t.labels) for t in truths)}
-        against = "reference"
+        against = "mirror images" if mirrored is not None else "reference"
     result = coco_evaluation(truths, dets, class_names)
     # Labels with no object to find leave mAP undefined: the reason stands in place of figures that read as 0.0.
     scored = truth is None or result.objects > 0
@@ -144,8 +152,9 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
                 "low": interval.low, "high": interval.high, "confidence": interval.confidence,
                 "resamples": interval.resamples, "seed": interval.seed, "over": "images"}}
         if truth is None and max_drop is not None:
-            summary["label_free"] = label_free_verdict(refs, dets, conf_thres, max_drop, resamples=bootstrap or 200,
-                                                       seed=seed)
+            summary["label_free"] = label_free_verdict(refs, dets, conf_thres, max_drop,
+                                                       None if mirrored is None else judge,
+                                                       resamples=bootstrap or 200, seed=seed)
         reference_ap = {row["class_id"]: row["ap_50_95"] for row in mine.classes}
         for row in rows:
             row["reference_ap_50_95"] = reference_ap.get(row["class_id"])
@@ -170,8 +179,10 @@ def accuracy_images(paths: Sequence[Path], images: Optional[int], labelled: bool
     return list(paths[:count])
 
 
-def progress_line(console: Callable[[str], None], count: int, labelled: bool, with_reference: bool) -> None:
-    against = "the labels" if labelled else "the torch fp32 reference's detections"
+def progress_line(console: Callable[[str], None], count: int, labelled: bool, with_reference: bool,
+                  mirrored: bool = False) -> None:
+    against = ("the labels" if labelled else "the torch fp32 reference's detections"
+               + (" on the mirror images" if mirrored else ""))
     extra = " (and the reference, for the drop)" if with_reference and labelled else ""
     console(f"Accuracy pass: {count} images at mAP settings, scored against {against}{extra}...")
 
@@ -191,11 +202,13 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
     chosen = accuracy_images(paths, settings.images, truth is not None, config.benchmark.agreement.images)
     first_used = len(chosen)
     postprocess, stated = map_postprocess(family.NAME, config.postprocess, settings)
-    progress_line(console, len(chosen), truth is not None, reference is not None)
+    mirror = truth is None and reference is not None and settings.label_free_truth == MIRRORED
+    progress_line(console, len(chosen), truth is not None, reference is not None, mirror)
     candidate_pipeline = family.build_pipeline(network, forward, config.preprocess, postprocess)
     candidate: list = []
     shown: list = []
     found_by_reference = [] if reference is not None else None
+    on_mirror_images = [] if mirror else None
     while True:
         new = chosen[len(candidate):]
         with recorders.listening(PassKind.ACCURACY):
@@ -207,9 +220,12 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
         if reference is not None:
             found_by_reference += detect(reference.pipeline(postprocess), new, config.dataset.batch_size,
                                          "reference at mAP settings", config.dataset.max_pixels)
+        if on_mirror_images is not None:
+            on_mirror_images += detect(reference.pipeline(postprocess), new, config.dataset.batch_size,
+                                       "reference on the mirror images", config.dataset.max_pixels, mirrored=True)
         result = evaluate(candidate, found_by_reference, truth, network.class_names, stated,
                           pipeline.score_threshold, settings.bootstrap, config.run.seed, REFERENCE_NAME, shown,
-                          deployed_settings(family.NAME, config.postprocess), settings.max_drop)
+                          deployed_settings(family.NAME, config.postprocess), settings.max_drop, on_mirror_images)
         wanted = more_images(result.summary.get("label_free"), len(chosen), len(paths), settings.max_images)
         if wanted is None:
             break

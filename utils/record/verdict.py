@@ -49,11 +49,12 @@ def apply_budget(agreement: dict[str, Any], accuracy: Optional[dict[str, Any]], 
     if free is not None:
         verdict = EQUAL if agreement["verdict"] == EQUAL else free["verdict"]
         return dict(agreement, detections_verdict=agreement["verdict"], verdict=verdict, label_free=free,
-                    accuracy_drop={"map_50": free["estimate"], "max_drop": max_drop,
+                    accuracy_drop={"map_50_95" if free["figure"] == "mAP@0.5:0.95" else "map_50": free["estimate"],
+                                   "max_drop": max_drop,
                                    "interval": None if free["estimate"] is None else {
                                        "low": free["low"], "high": free["high"], "confidence": free["confidence"],
                                        "over": "images"},
-                                   "against": "reference", "estimates": free["estimates"],
+                                   "against": free["label_free_truth"], "estimates": free["estimates"],
                                    "interval_crosses_budget": free["verdict"] == UNDECIDED})
     value = drop["map_50_95"]
     graded = dict(agreement, detections_verdict=agreement["verdict"],

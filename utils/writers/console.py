@@ -118,7 +118,8 @@ def format_summary(summary: dict, run_path: Path) -> str:
 
 def accuracy_line(accuracy: dict) -> str:
     """mAP of the accuracy pass, and beside a reference its drop with the interval and the budget."""
-    against = "labels" if "format" in accuracy["ground_truth"] else "the reference's detections"
+    against = ("labels" if "format" in accuracy["ground_truth"] else "the reference's detections"
+               + (" on the mirror images" if (accuracy.get("drop") or {}).get("against") == "mirror images" else ""))
     if accuracy.get("not_scored"):
         return f"accuracy ({accuracy['images']} images vs {against}): NOT SCORED: {accuracy['not_scored']}"
     line = (f"accuracy ({accuracy['images']} images vs {against}): mAP@0.5:0.95 {_fmt(accuracy['map_50_95'], '.4f')}, "
