@@ -17,7 +17,8 @@ benchmark.accuracy.max_images and the images there are (utils.harness.scored_ima
 is measured on all scored images.
 
 For each candidate it prints the real drop against the labels with its 95% interval, the label-free estimate
-with its bound and the images it used, the verdict with labels and the one without, then a confusion table.
+with its bound and the images it used, the verdict with labels and the one without, then a confusion table and
+how often the label-free upper bound (what "mAP drop at most X" states) holds the real drop.
 Nothing here is tuned: the budget is detbench's default (benchmark.accuracy.max_drop) and the verdict rule is
 utils.record's.
 """
@@ -113,14 +114,14 @@ def _cached(cache: Path, tag: str, name: str) -> Path:
     return cache / f"{tag}-{name.replace(' ', '_').replace(',', '').replace('(', '').replace(')', '')}.pkl"
 
 
-def _detections(name, build, pre, at_map, paths, cache: Path, tag: str, mirrored: bool = False):
+def _detections(name, build, pre, at_map, paths, cache: Path, tag: str, official: bool, mirrored: bool = False):
     """Detections at mAP settings per image; `mirrored`: on the mirror images, mapped back (the label-free
     verdict's stand-in for labels, from the reference)."""
     path = _cached(cache, tag, name + (" on mirror images" if mirrored else ""))
     if path.is_file():
         return pickle.loads(path.read_bytes())
     network, forward = build()
-    mapping = family.build_pipeline(network, forward, pre, at_map)
+    mapping = family.build_pipeline(network, forward, pre, at_map, evaluation=official)
     result = {"map": []}
     for image_path in paths:
         image = decode_image(image_path).image
@@ -148,6 +149,10 @@ def main() -> int:
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "detbench" / "verdict_ladder"))
     parser.add_argument("--only-cached", action="store_true", help="skip candidates not computed yet")
     parser.add_argument("--single-label", action="store_true", help="single-label NMS at mAP settings (faster)")
+    parser.add_argument("--budget", type=float, default=AccuracySection().max_drop,
+                        help="the mAP drop budget (benchmark.accuracy.max_drop); other values test the rule beyond the default")
+    parser.add_argument("--preprocess", choices=("official", "deployed"), default=AccuracySection().preprocess,
+                        help="the accuracy pass's letterbox (benchmark.accuracy.preprocess)")
     parser.add_argument("--label-free-truth", choices=("mirrored", "reference"), default=AccuracySection().label_free_truth,
                         help="what stands in for the labels (benchmark.accuracy.label_free_truth)")
     args = parser.parse_args()
@@ -163,17 +168,19 @@ def main() -> int:
     assert not set(scored) & set(calibration)
     truth = load_ground_truth(data / "labels", data / "images", scored, [str(i) for i in range(80)]).images
     pre, deployed = PreprocessSection(img_size=320), PostprocessSection()
-    accuracy = AccuracySection(multi_label=not args.single_label, label_free_truth=args.label_free_truth)
+    accuracy = AccuracySection(multi_label=not args.single_label, label_free_truth=args.label_free_truth,
+                               preprocess=args.preprocess, max_drop=args.budget)
     at_map, _ = map_postprocess("yolo", deployed, accuracy)
     cache = Path(args.cache) / data.name
     cache.mkdir(parents=True, exist_ok=True)
-    tag = f"{args.images}-{args.calibration}{'-single' if args.single_label else ''}"
+    official = accuracy.preprocess == "official"
+    tag = f"{args.images}-{args.calibration}{'-single' if args.single_label else ''}{'' if official else '-deployed'}"
     rows = []
     reference = None
     for name, build in _candidates(weights, pre, deployed, calibration, cache):
         started = time.perf_counter()
         try:
-            found = _detections(name, build, pre, at_map, scored, cache, tag) if not args.only_cached \
+            found = _detections(name, build, pre, at_map, scored, cache, tag, official) if not args.only_cached \
                 or _cached(cache, tag, name).is_file() else None
         except RuntimeNotSupported as refusal:
             print(f"{name}: not run here ({refusal})", flush=True)
@@ -182,7 +189,8 @@ def main() -> int:
             continue
         if reference is None:
             reference = found
-            judge = [_Found(d) for d in _detections(name, build, pre, at_map, scored, cache, tag, mirrored=True)["map"]]
+            judge = [_Found(d) for d in _detections(name, build, pre, at_map, scored, cache, tag, official,
+                                                    mirrored=True)["map"]]
         ref_map = [_Found(d) for d in reference["map"]]
         cand_map = [_Found(d) for d in found["map"]]
         real = map_drop_interval(truth, ref_map, cand_map, resamples=200, seed=0)
@@ -212,6 +220,12 @@ def main() -> int:
         counts = [sum(1 for _, _, free, labelled in rows if labelled == kind and free["verdict"] == other)
                   for other in kinds]
         print(f"| {kind} | " + " | ".join(str(c) for c in counts) + " |")
+    # The bound a `within_budget` verdict rests on: the interval's upper end, against the drop the labels measure.
+    bounded = [(name, real, free) for name, real, free, _ in rows if free["high"] is not None]
+    missed = [f"{name} (real {real.drop:+.4f}, bound {free['high']:+.4f})" for name, real, free in bounded
+              if real.drop > free["high"]]
+    print(f"\nthe label-free upper bound holds the real drop for {len(bounded) - len(missed)} of {len(bounded)} "
+          f"candidates" + (f"; not for: {', '.join(missed)}" if missed else ""))
     return 0
 
 

@@ -157,5 +157,7 @@ class DetectorFamily(FamilyFacts, Protocol):
     def example_input(self, preprocess: Any) -> torch.Tensor:
         """One input batch of the shape the config's preprocess section produces."""
 
-    def build_pipeline(self, network: LoadedNetwork, forward: Any, preprocess: Any,
-                       postprocess: Any) -> DetectionPipeline: ...
+    def build_pipeline(self, network: LoadedNetwork, forward: Any, preprocess: Any, postprocess: Any,
+                       evaluation: bool = False) -> DetectionPipeline:
+        """`evaluation`: preprocess as the family's official mAP evaluation does, where that differs from how
+        it is deployed (benchmark.accuracy.preprocess)."""

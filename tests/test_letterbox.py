@@ -2,7 +2,8 @@ import cv2
 import numpy as np
 import pytest
 
-from pipelines.yolo.letterbox import LetterboxGeometry, letterbox, letterbox_geometry
+from pipelines.yolo.letterbox import (LetterboxGeometry, evaluation_geometry, evaluation_letterbox, evaluation_shape,
+                                      letterbox, letterbox_geometry)
 
 
 # Each case: (h, w, new_shape, auto, stride, scaleup, expected geometry), worked out by hand.
@@ -127,3 +128,44 @@ def test_input_image_is_not_modified():
     before = image.copy()
     letterbox(image, 640)
     np.testing.assert_array_equal(image, before)
+
+
+# test.py's rectangles for a batch, worked out by hand at img_size 320, stride 32 (10 strides): landscape batches
+# are as tall as their squarest image, portrait ones as wide, mixed ones square; every side gets half a stride more.
+@pytest.mark.parametrize("sizes, expected", [
+    ([(240, 320)], (256, 352)),  # h/w 0.75: ceil(7.5 + 0.5) = 8 strides high, ceil(10 + 0.5) = 11 wide
+    ([(240, 320), (180, 320)], (256, 352)),  # the squarest (0.75) sets the height
+    ([(320, 240)], (352, 256)),  # portrait: w/h 0.75
+    ([(320, 320)], (352, 352)),
+    ([(240, 320), (320, 240)], (352, 352)),  # mixed: a square
+    ([(100, 1000)], (64, 352)),  # h/w 0.1: ceil(1 + 0.5) = 2 strides
+])
+def test_evaluation_shape_by_hand(sizes, expected):
+    assert evaluation_shape(sizes, 320, 32) == expected
+
+
+def test_evaluation_geometry_by_hand():
+    # 300x400 -> long side 320, scale 0.8: 240x320 (truncated); in 256x352: 8 + 8 rows, 16 + 16 columns
+    assert evaluation_geometry(300, 400, 320, (256, 352)) == LetterboxGeometry(0.8, (320, 240), 8, 8, 16, 16, (256, 352))
+    # 333x500 -> scale 0.64: 213.12 truncates to 213 rows; odd padding 43 gives the odd row to the bottom;
+    # boxes map back with the height's own gain, 213 / 333, as test.py's do
+    geometry = evaluation_geometry(333, 500, 320, (256, 352))
+    assert (geometry.new_unpad, geometry.pad_top, geometry.pad_bottom) == ((320, 213), 21, 22)
+    assert geometry.ratio == pytest.approx(213 / 333)
+    # A small image is enlarged: 100x200 -> 160x320
+    assert evaluation_geometry(100, 200, 320, (192, 352)).new_unpad == (320, 160)
+    with pytest.raises(ValueError, match="does not fit"):
+        evaluation_geometry(320, 320, 320, (256, 352))
+
+
+def test_evaluation_letterbox_shrinks_by_pixel_area_and_enlarges_bilinearly():
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 255, (300, 400, 3), dtype=np.uint8)
+    padded, geometry = evaluation_letterbox(image, 320, (256, 352))
+    inside = padded[8:248, 16:336]
+    assert padded.shape == (256, 352, 3) and (padded[:8] == 114).all() and (padded[:, :16] == 114).all()
+    assert np.array_equal(inside, cv2.resize(image, (320, 240), interpolation=cv2.INTER_AREA))
+    assert not np.array_equal(inside, cv2.resize(image, (320, 240), interpolation=cv2.INTER_LINEAR))
+    small = image[:100, :200]
+    enlarged, _ = evaluation_letterbox(small, 320, (192, 352))
+    assert np.array_equal(enlarged[16:176, 16:336], cv2.resize(small, (320, 160), interpolation=cv2.INTER_LINEAR))

@@ -1,7 +1,8 @@
-"""The accuracy pass follows YOLOv7's test.py: multi-label NMS at conf 0.001 / IoU 0.65 unless the config
-says otherwise, while the deployed pipeline keeps one class per box."""
+"""The accuracy pass follows YOLOv7's test.py: multi-label NMS at conf 0.001 / IoU 0.65 and test.py's letterbox
+unless the config says otherwise, while the deployed pipeline keeps one class per box and its own letterbox."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -27,7 +28,8 @@ def test_the_accuracy_pass_keeps_every_class_of_a_box_by_default():
     accuracy = AccuracySection()
     assert accuracy.multi_label is True
     postprocess, stated = map_postprocess("yolo", PostprocessSection(), accuracy)
-    assert stated == {"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300, "multi_label": True}
+    assert stated == {"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300, "multi_label": True,
+                      "preprocess": "official"}
     kept = _suppressed(postprocess)
     assert kept[:, 5].tolist() == [1.0, 3.0]
     assert kept[:, 4].tolist() == pytest.approx([0.9 * 0.5, 0.9 * 0.4], abs=1e-6)
@@ -39,3 +41,29 @@ def test_single_label_when_asked_and_in_the_deployed_pipeline():
     assert _suppressed(postprocess)[:, 5].tolist() == [1.0]
     assert PostprocessSection().multi_label is False
     assert _suppressed(PostprocessSection(conf_thres=0.001))[:, 5].tolist() == [1.0]
+
+
+def test_the_official_letterbox_centres_each_batch_in_its_rectangle_and_maps_boxes_back():
+    # Two landscape images (300x400 and 240x320, both 3:4) at img_size 320: each becomes 240x320, centred in
+    # test.py's 256x352 (ceil(0.75 * 10 + 0.5) = 8 and ceil(10 + 0.5) = 11 strides): 8 px above and below,
+    # 16 px left and right. The deployed letterbox makes 320x320 squares of them.
+    network = yolo.load_network("yolov7-tiny", None, seed=0)
+    seen = []
+    # A box centred at (176, 128) of the letterboxed input, 32 x 16 px: (160, 120)-(192, 136) there.
+    prediction = torch.zeros(2, 1, 5 + 80)
+    prediction[:, 0, :5] = torch.tensor([176.0, 128.0, 32.0, 16.0, 0.9])
+    prediction[:, 0, 5] = 1.0
+    forward = PreparedForward(lambda batch: seen.append(batch.shape) or prediction, None)
+    postprocess, _ = map_postprocess("yolo", PostprocessSection(), AccuracySection())
+    images = [np.zeros((300, 400, 3), np.uint8), np.zeros((240, 320, 3), np.uint8)]
+    official = yolo.build_pipeline(network, forward, PreprocessSection(img_size=320), postprocess, evaluation=True)
+    found = official(images)
+    assert seen[-1] == (2, 3, 256, 352) and official.input_shape([(300, 400), (240, 320)]) == (2, 3, 256, 352)
+    # Back in each image: minus the padding (16, 8), over the height's gain (240 / 300 and 1).
+    assert found[0].boxes[0].tolist() == pytest.approx([144 / 0.8, 112 / 0.8, 176 / 0.8, 128 / 0.8])
+    assert found[1].boxes[0].tolist() == pytest.approx([144.0, 112.0, 176.0, 128.0])
+    deployed = yolo.build_pipeline(network, forward, PreprocessSection(img_size=320), postprocess)
+    deployed(images)
+    assert seen[-1] == (2, 3, 320, 320)
+    # A portrait image beside them makes the batch's rectangle a square of 352.
+    assert official.input_shape([(300, 400), (400, 300)]) == (2, 3, 352, 352)

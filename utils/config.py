@@ -255,6 +255,10 @@ class AccuracySection(_Section):
         "(see [verdict.md](verdict.md))"))
     max_drop: float = Field(0.01, ge=0.0, le=1.0, description=(
         "mAP@0.5:0.95 drop against the torch fp32 reference a `within_budget` verdict allows"))
+    preprocess: Literal["official", "deployed"] = Field("official", description=(
+        "`official`: as the family's own mAP evaluation prepares images (YOLO: YOLOv7's test.py letterbox: the long "
+        "side resized to img_size by pixel area, each batch centred in the rectangle of its aspect ratios plus half "
+        "a stride; R-CNN: its deployed transform); `deployed`: the run's own preprocess (see [accuracy.md](accuracy.md))"))
     label_free_truth: Literal["mirrored", "reference"] = Field("mirrored", description=(
         "without labels, what stands in for them: `mirrored`, the reference's detections on the mirror images "
         "(scored at mAP@0.5:0.95); `reference`, its detections on the images themselves (scored at mAP@0.5), for "

@@ -81,8 +81,10 @@ def example_input(preprocess) -> torch.Tensor:
     return torch.zeros(1, 3, preprocess.min_size, preprocess.min_size)
 
 
-def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess, postprocess) -> RcnnPipeline:
-    """`preprocess` and `postprocess` are the config's sections of the same names."""
+def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess, postprocess,
+                   evaluation: bool = False) -> RcnnPipeline:
+    """`preprocess` and `postprocess` are the config's sections of the same names. `evaluation` changes nothing:
+    torchvision evaluates its COCO mAP through the same transform it deploys."""
     module: rcnn.TwoStageNetwork = network.module
     module.roi_heads.score_thresh = postprocess.box_score_thresh
     module.roi_heads.nms_thresh = postprocess.box_nms_thresh

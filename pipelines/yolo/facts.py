@@ -67,4 +67,6 @@ def input_size(preprocess) -> int:
 
 
 def largest_input_area(preprocess) -> int:
-    return preprocess.img_size ** 2  # rect letterboxing only ever makes it smaller
+    # Deployed, rect letterboxing only ever makes it smaller than img_size squared; the accuracy pass's official
+    # letterbox (test.py's) pads each side by up to a stride more (letterbox.evaluation_shape).
+    return (preprocess.img_size + STRIDE) ** 2

@@ -106,12 +106,14 @@ def example_input(preprocess) -> torch.Tensor:
     return torch.zeros(1, 3, preprocess.img_size, preprocess.img_size)
 
 
-def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess, postprocess) -> YoloPipeline:
-    """`preprocess` and `postprocess` are the config's sections of the same names."""
+def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess, postprocess,
+                   evaluation: bool = False) -> YoloPipeline:
+    """`preprocess` and `postprocess` are the config's sections of the same names. `evaluation`: letterbox as
+    YOLOv7's test.py does for mAP, not as deployed (`preprocess.rect` does not apply)."""
     stride = int(max(network.module.stride))
     return YoloPipeline(
         forward, network.class_names,
-        Preprocess(preprocess.img_size, preprocess.rect, preprocess.pad_value, stride),
+        Preprocess(preprocess.img_size, preprocess.rect, preprocess.pad_value, stride, evaluation),
         NonMaxSuppression(postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det, postprocess.classes,
                           postprocess.agnostic, getattr(postprocess, "multi_label", False)),
         ScaleBoxes(),

@@ -1,11 +1,14 @@
 """Letterbox resize: scale an image to fit a target shape, keep its aspect ratio, pad the rest.
 
-Arithmetic follows the YOLOv7 reference pipeline so boxes map back exactly the same way.
+Arithmetic follows the YOLOv7 reference pipeline so boxes map back exactly the same way: `letterbox` as its
+detect.py deploys it, `evaluation_letterbox` as its test.py prepares images for mAP.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import cv2
 import numpy as np
@@ -98,4 +101,48 @@ def letterbox(
         cv2.BORDER_CONSTANT,
         value=color,
     )
+    return padded, geometry
+
+
+EVALUATION_PAD = 0.5  # test.py: each side of a batch's rectangle gets half a stride more than it needs
+
+
+def evaluation_shape(sizes: Sequence[tuple[int, int]], img_size: int, stride: int = 32) -> tuple[int, int]:
+    """test.py's (h, w) for a batch of images of these (h, w) sizes: one rectangle for the batch's aspect ratios
+    (all landscape: as tall as the squarest of them; all portrait: as wide as the squarest; mixed: a square),
+    each side ceil(side / stride + EVALUATION_PAD) strides."""
+    aspects = [h / w for h, w in sizes]
+    low, high = min(aspects), max(aspects)
+    share_h, share_w = (high, 1.0) if high < 1 else (1.0, 1 / low) if low > 1 else (1.0, 1.0)
+    return tuple(math.ceil(share * img_size / stride + EVALUATION_PAD) * stride for share in (share_h, share_w))
+
+
+def evaluation_geometry(h: int, w: int, img_size: int, target_hw: tuple[int, int]) -> LetterboxGeometry:
+    """test.py's geometry for an h x w source in its batch's rectangle: the long side resized to img_size (the
+    other side truncated), centred, never scaled again. Boxes map back with the height's gain, as test.py's do."""
+    if h <= 0 or w <= 0:
+        raise ValueError(f"image size must be positive, got h={h}, w={w}")
+    scale = img_size / max(h, w)
+    unpad_w, unpad_h = max(1, int(w * scale)), max(1, int(h * scale))
+    target_h, target_w = target_hw
+    if unpad_h > target_h or unpad_w > target_w:
+        raise ValueError(f"a {h}x{w} image resized to {unpad_h}x{unpad_w} does not fit its batch's {target_h}x{target_w}")
+    pad_top, pad_bottom = _split_padding(target_h - unpad_h)
+    pad_left, pad_right = _split_padding(target_w - unpad_w)
+    return LetterboxGeometry(ratio=unpad_h / h, new_unpad=(unpad_w, unpad_h), pad_top=pad_top,
+                             pad_bottom=pad_bottom, pad_left=pad_left, pad_right=pad_right,
+                             out_shape=(target_h, target_w))
+
+
+def evaluation_letterbox(img: np.ndarray, img_size: int, target_hw: tuple[int, int],
+                         color: tuple[int, int, int] = PAD_COLOR_BGR) -> tuple[np.ndarray, LetterboxGeometry]:
+    """test.py's letterbox for mAP (evaluation_geometry): shrinking resamples by pixel area, enlarging
+    bilinearly, as its image loader does."""
+    h, w = img.shape[:2]
+    geometry = evaluation_geometry(h, w, img_size, target_hw)
+    if geometry.new_unpad != (w, h):
+        shrink = geometry.new_unpad[0] < w
+        img = cv2.resize(img, geometry.new_unpad, interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
+    padded = cv2.copyMakeBorder(img, geometry.pad_top, geometry.pad_bottom, geometry.pad_left, geometry.pad_right,
+                                cv2.BORDER_CONSTANT, value=color)
     return padded, geometry

@@ -12,7 +12,8 @@ import torch
 from torch import nn
 
 from pipelines.yolo.boxes import scale_boxes_to_original
-from pipelines.yolo.letterbox import LetterboxGeometry, letterbox, letterbox_geometry
+from pipelines.yolo.letterbox import (LetterboxGeometry, evaluation_letterbox, evaluation_shape, letterbox,
+                                      letterbox_geometry)
 from pipelines.yolo.nms import non_max_suppression
 
 
@@ -28,25 +29,34 @@ class Preprocess(nn.Module):
 
     With `rect` every image gets its own minimal stride-multiple rectangle; a batch of differently shaped
     rectangles is padded at the bottom and right to the largest, which leaves each image's letterbox
-    geometry (and so the box mapping back) unchanged.
+    geometry (and so the box mapping back) unchanged. With `evaluation`, YOLOv7's test.py letterbox for mAP
+    instead: one rectangle per batch, each image centred in it (letterbox.evaluation_letterbox).
     """
 
-    def __init__(self, img_size: int, rect: bool, pad_value: int, stride: int):
+    def __init__(self, img_size: int, rect: bool, pad_value: int, stride: int, evaluation: bool = False):
         super().__init__()
         self.img_size = img_size
         self.rect = rect
         self.pad_value = pad_value
         self.stride = stride
+        self.evaluation = evaluation
 
     def batch_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, int, int, int]:
         """(B, 3, H, W) of the tensor `forward` makes of images of these (height, width) sizes."""
+        if self.evaluation:
+            return (len(sizes), 3, *evaluation_shape(sizes, self.img_size, self.stride))
         shapes = [letterbox_geometry(h, w, self.img_size, auto=self.rect, stride=self.stride).out_shape
                   for h, w in sizes]
         return len(shapes), 3, max(h for h, _ in shapes), max(w for _, w in shapes)
 
     def forward(self, images: list[np.ndarray]) -> PreprocessedBatch:
         color = (self.pad_value,) * 3
-        boxed = [letterbox(image, self.img_size, color=color, auto=self.rect, stride=self.stride) for image in images]
+        if self.evaluation:
+            shape = evaluation_shape([image.shape[:2] for image in images], self.img_size, self.stride)
+            boxed = [evaluation_letterbox(image, self.img_size, shape, color) for image in images]
+        else:
+            boxed = [letterbox(image, self.img_size, color=color, auto=self.rect, stride=self.stride)
+                     for image in images]
         height = max(b[0].shape[0] for b in boxed)
         width = max(b[0].shape[1] for b in boxed)
         batch = np.full((len(boxed), height, width, 3), self.pad_value, dtype=np.uint8)

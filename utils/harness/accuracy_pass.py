@@ -35,10 +35,10 @@ RCNN_SETTINGS_NOTE = ("R-CNN: the box head's score cut and NMS run inside the ne
 def map_postprocess(family: str, postprocess: Any, accuracy: Any) -> tuple[Any, dict[str, Any]]:
     """The postprocess section at mAP settings, and the settings as summary.json states them."""
     if family != "yolo":
-        return postprocess, {"note": RCNN_SETTINGS_NOTE}
+        return postprocess, {"note": RCNN_SETTINGS_NOTE, "preprocess": accuracy.preprocess}
     settings = {"conf_thres": accuracy.conf_thres, "iou_thres": accuracy.iou_thres, "max_det": accuracy.max_det,
                 "multi_label": accuracy.multi_label}
-    return postprocess.model_copy(update=settings), settings
+    return postprocess.model_copy(update=settings), dict(settings, preprocess=accuracy.preprocess)
 
 
 def deployed_settings(family: str, postprocess: Any) -> dict[str, Any]:
@@ -204,7 +204,8 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
     postprocess, stated = map_postprocess(family.NAME, config.postprocess, settings)
     mirror = truth is None and reference is not None and settings.label_free_truth == MIRRORED
     progress_line(console, len(chosen), truth is not None, reference is not None, mirror)
-    candidate_pipeline = family.build_pipeline(network, forward, config.preprocess, postprocess)
+    official = settings.preprocess == "official"
+    candidate_pipeline = family.build_pipeline(network, forward, config.preprocess, postprocess, official)
     candidate: list = []
     shown: list = []
     found_by_reference = [] if reference is not None else None
@@ -218,10 +219,10 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
         candidate += found
         shown += as_deployed
         if reference is not None:
-            found_by_reference += detect(reference.pipeline(postprocess), new, config.dataset.batch_size,
+            found_by_reference += detect(reference.pipeline(postprocess, official), new, config.dataset.batch_size,
                                          "reference at mAP settings", config.dataset.max_pixels)
         if on_mirror_images is not None:
-            on_mirror_images += detect(reference.pipeline(postprocess), new, config.dataset.batch_size,
+            on_mirror_images += detect(reference.pipeline(postprocess, official), new, config.dataset.batch_size,
                                        "reference on the mirror images", config.dataset.max_pixels, mirrored=True)
         result = evaluate(candidate, found_by_reference, truth, network.class_names, stated,
                           pipeline.score_threshold, settings.bootstrap, config.run.seed, REFERENCE_NAME, shown,

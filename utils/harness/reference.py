@@ -15,15 +15,16 @@ class Reference:
         self.family, self.config = family, config
         self._built: tuple[Any, LoadedNetwork] | None = None
 
-    def pipeline(self, postprocess: Any) -> DetectionPipeline:
-        """The reference pipeline with these postprocess settings (one network for all of them)."""
+    def pipeline(self, postprocess: Any, evaluation: bool = False) -> DetectionPipeline:
+        """The reference pipeline with these postprocess settings (one network for all of them); `evaluation`:
+        preprocessing as the family's official mAP evaluation (family.build_pipeline)."""
         config = self.config
         if self._built is None:
             network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
             self._built = (build_reference(fuse=config.model.fuse).prepare(
                 network, self.family.example_input(config.preprocess)), network)
         forward, network = self._built
-        return self.family.build_pipeline(network, forward, config.preprocess, postprocess)
+        return self.family.build_pipeline(network, forward, config.preprocess, postprocess, evaluation)
 
     @property
     def name(self) -> str:
