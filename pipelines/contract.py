@@ -130,6 +130,7 @@ class FamilyFacts(Protocol):
     STRIDE: int  # the largest stride: the input's sides are multiples of it
     SIZE_KEYS: tuple[str, ...]  # the preprocess keys that set the input size, in the memory check's advice
     OUTPUT_LAYOUT: str  # what the forward's raw output holds
+    EVALUATION_PREPROCESS: Optional[str]  # its official mAP evaluation's preprocessing where it differs from deployment
     Preprocess: type  # pydantic model: the preprocess keys it reads, with defaults (the default input size)
     Postprocess: type  # pydantic model: what its postprocess offers
 

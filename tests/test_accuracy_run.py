@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from pipelines.yolo import facts as yolo_facts
+
 from benchmark import main
 from utils.compare.accuracy import accuracy_rows
 from utils.readers.finished_run import FinishedRun
@@ -36,7 +38,8 @@ def test_torch_fp32_run_scores_itself_against_the_labels(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     accuracy = summary["accuracy"]
     assert accuracy["images"] == 6 and accuracy["ground_truth"]["format"] == "yolo"
-    assert accuracy["settings"] == {"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300, "multi_label": True}
+    assert accuracy["settings"] == {"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300, "multi_label": True,
+                                    "preprocess": "official", "preprocess_is": yolo_facts.EVALUATION_PREPROCESS}
     assert 0.2 < accuracy["map_50_95"] <= accuracy["map_50"] <= 1.0  # a trained model finds the shapes
     assert "drop" not in accuracy and "agreement" not in summary  # torch fp32 is its own reference
     assert 0.0 < accuracy["at_conf_thres"]["recall"] <= 1.0

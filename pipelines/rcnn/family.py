@@ -12,7 +12,7 @@ from models.calibration import calibrate_batchnorm
 from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.rcnn import network as rcnn
-from pipelines.rcnn.facts import (ARCHS, NAME, SIZE_KEYS, accepts, input_size, largest_input_area,  # noqa: F401
+from pipelines.rcnn.facts import (ARCHS, EVALUATION_PREPROCESS, NAME, SIZE_KEYS, accepts, input_size, largest_input_area,  # noqa: F401
                                   unsupported_runtime)
 from pipelines.rcnn.pipeline import RcnnPipeline
 from pipelines.rcnn.stages import Postprocess, Preprocess

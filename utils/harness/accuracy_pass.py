@@ -205,6 +205,10 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
     mirror = truth is None and reference is not None and settings.label_free_truth == MIRRORED
     progress_line(console, len(chosen), truth is not None, reference is not None, mirror)
     official = settings.preprocess == "official"
+    # Where the official evaluation letterboxes differently, what a deployment shows needs the run's own forwards.
+    shown_apart = official and family.EVALUATION_PREPROCESS is not None
+    if official:
+        stated["preprocess_is"] = family.EVALUATION_PREPROCESS or "the run's own (the family evaluates as it deploys)"
     candidate_pipeline = family.build_pipeline(network, forward, config.preprocess, postprocess, official)
     candidate: list = []
     shown: list = []
@@ -214,8 +218,12 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
         new = chosen[len(candidate):]
         with recorders.listening(PassKind.ACCURACY):
             # The run's own pipeline postprocesses the same forwards as deployed, for precision/recall at conf_thres.
-            found, as_deployed = detect_as_deployed(candidate_pipeline, pipeline, new, config.dataset.batch_size,
-                                                    "accuracy pass", config.dataset.max_pixels, recorders.timer)
+            found, as_deployed = detect_as_deployed(candidate_pipeline, None if shown_apart else pipeline, new,
+                                                    config.dataset.batch_size, "accuracy pass",
+                                                    config.dataset.max_pixels, recorders.timer)
+        if shown_apart:
+            as_deployed = detect(pipeline, new, config.dataset.batch_size, "as deployed, for precision and recall",
+                                 config.dataset.max_pixels)
         candidate += found
         shown += as_deployed
         if reference is not None:
