@@ -256,6 +256,32 @@ def test_process_tree_sums_every_descendant(tmp_path):
     assert ProcessTree(pid=100, root=tmp_path, include_children=False).pss_mib() == pytest.approx((4.0, 2.0))
 
 
+def test_rss_samples_list_the_descendants_again_every_relist_interval_at_a_fork_of_the_main_thread_and_an_exit(
+        tmp_path):
+    page_mib = os.sysconf("SC_PAGE_SIZE") / 2**20
+    now = [0.0]
+    fake_process(tmp_path, 100, 1000, None, {100: [200], 101: []})
+    fake_process(tmp_path, 200, 100, None, {200: []})
+    tree = ProcessTree(pid=100, root=tmp_path, relist_s=1.0, clock=lambda: now[0])
+    assert tree.rss_mib()[1] == pytest.approx(100 * page_mib)
+    (tmp_path / "100" / "task" / "101" / "children").write_text("300 ")  # forked by another thread
+    fake_process(tmp_path, 300, 10, None, {300: []})
+    now[0] = 0.5
+    assert tree.rss_mib()[1] == pytest.approx(100 * page_mib)  # listed 0.5 s ago: 300 not seen yet
+    now[0] = 1.0
+    assert tree.rss_mib()[1] == pytest.approx(110 * page_mib)
+    (tmp_path / "100" / "task" / "100" / "children").write_text("200 400 ")  # the main thread forks: seen at once
+    fake_process(tmp_path, 400, 1, None, {400: []})
+    now[0] = 1.1
+    assert tree.rss_mib()[1] == pytest.approx(111 * page_mib)
+    (tmp_path / "200" / "statm").unlink()  # 200 exits: this sample leaves it out, the next one lists again
+    (tmp_path / "100" / "task" / "101" / "children").write_text("300 500 ")
+    fake_process(tmp_path, 500, 1000, None, {500: []})
+    now[0] = 1.2
+    assert tree.rss_mib()[1] == pytest.approx(11 * page_mib)
+    assert tree.rss_mib()[1] == pytest.approx(1011 * page_mib)
+
+
 def test_process_tree_without_pss_anon_gives_the_total_only(tmp_path):
     fake_process(tmp_path, 100, 1000, rollup_text(4096), {100: [200]})
     fake_process(tmp_path, 200, 100, rollup_text(1024, 512), {200: []})

@@ -5,7 +5,7 @@ Figures are kept in MiB (2**20 bytes) under names ending in `_mib`; every table 
 MB (10**6 bytes) under the same name ending in `_mb`.
 
 Every interval the sampler reads the RSS of the process and of each of its descendants from /proc/<pid>/statm
-(microseconds). RSS overstates what a process tree holds: a forked DataLoader worker counts every page it still
+(microseconds; the descendants are listed again every RELIST_S, or when the main thread forks). RSS overstates what a process tree holds: a forked DataLoader worker counts every page it still
 shares with the process, so rss_mib (process + children) counts those pages twice. The honest figure is the
 tree's PSS (proportional set size: a shared page is split between the processes that map it), summed from
 /proc/<pid>/smaps_rollup of the process and its descendants. That read walks the page tables (about 10 ms for a
@@ -36,6 +36,9 @@ MB_PER_MIB = 2**20 / 10**6
 PROC_ROOT = Path("/proc")
 # Share of one core the smaps_rollup reads may take: on 2 cores every stolen millisecond delays a compute thread.
 PSS_BUDGET = 0.01
+# Seconds between two listings of the process's descendants for the RSS samples: a child forked since shows up
+# at most this late (the harness starts its loader workers before the timed passes).
+RELIST_S = 1.0
 _PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
@@ -63,10 +66,19 @@ class ProcessTree:
     Paths are plain strings and files are read as bytes: the RSS read runs 20 times a second, and pathlib and
     text decoding doubled its cost (about 300 us then 570 us per read, cold caches after each interval)."""
 
-    def __init__(self, pid: int | None = None, include_children: bool = True, root: Path | str = PROC_ROOT):
+    def __init__(self, pid: int | None = None, include_children: bool = True, root: Path | str = PROC_ROOT,
+                 relist_s: float = RELIST_S, clock: Callable[[], float] = time.monotonic):
         self.pid = pid if pid is not None else os.getpid()
         self.include_children = include_children
         self.root = os.fspath(root)
+        self.relist_s = relist_s
+        self._clock = clock
+        self._children: list[int] = []
+        self._listed_at: float | None = None
+
+    def _children_of(self, tasks: str, tid: str) -> list[int]:
+        with open(f"{tasks}/{tid}/children", "rb") as handle:
+            return [int(child) for child in handle.read().split()]
 
     def descendants(self) -> list[int]:
         """Children are listed per thread (/proc/<pid>/task/<tid>/children), then their children in turn."""
@@ -79,29 +91,44 @@ class ProcessTree:
                 continue
             for tid in tids:
                 try:
-                    with open(f"{tasks}/{tid}/children", "rb") as handle:
-                        children = [int(child) for child in handle.read().split()]
+                    children = self._children_of(tasks, tid)
                 except OSError:
                     continue
                 found.extend(children)
                 pending.extend(children)
         return found
 
+    def _listed_descendants(self) -> list[int]:
+        """descendants(), listed again only every relist_s, or at once when the main thread (which forks the
+        loader workers) has a child not listed yet: listing reads a file per thread, and a runtime's thread
+        pools made that most of a sample's cost, taken from the compute threads 20 times a second."""
+        now = self._clock()
+        stale = self._listed_at is None or now - self._listed_at >= self.relist_s
+        if not stale:
+            try:
+                stale = not set(self._children_of(f"{self.root}/{self.pid}/task", str(self.pid))) <= set(self._children)
+            except OSError:
+                stale = True
+        if stale:
+            self._children, self._listed_at = self.descendants(), now
+        return self._children
+
     def _rss_mib(self, pid: int) -> float:
         with open(f"{self.root}/{pid}/statm", "rb") as handle:
             return int(handle.read().split()[1]) * _PAGE_MIB
 
     def rss_mib(self) -> tuple[float, float | None]:
-        """(this process, sum of its descendants or None when children are not included) in MiB."""
+        """(this process, sum of its descendants or None when children are not included) in MiB. Descendants
+        are those listed at most relist_s ago; one that has exited since makes the next sample list again."""
         own = self._rss_mib(self.pid)
         if not self.include_children:
             return own, None
         children = 0.0
-        for child in self.descendants():
+        for child in self._listed_descendants():
             try:
                 children += self._rss_mib(child)
-            except (OSError, IndexError, ValueError):  # exited between listing and reading
-                continue
+            except (OSError, IndexError, ValueError):  # exited since it was listed
+                self._listed_at = None
         return own, children
 
     def _rollup_mib(self, pid: int) -> tuple[float, float | None]:
