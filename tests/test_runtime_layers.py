@@ -190,7 +190,7 @@ def test_openvino_profiling_pass(prepared):
     assert rows["model.1.conv"].type == "Convolution" and rows["model.1.conv"].name.startswith("brgconv")
     assert_adds_up(snapshot)
     # The normal model is back: it counts nothing, and a later forward adds nothing to the profile.
-    assert runtime._compiled.get_property("PERF_COUNT") in (False, "NO")
+    assert runtime._compiled.dynamic.get_property("PERF_COUNT") in (False, "NO")
     before = len(profile.counters)
     forward(PASS[0])
     assert len(profile.counters) == before

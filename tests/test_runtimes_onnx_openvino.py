@@ -113,6 +113,8 @@ def test_openvino_settings_are_read_back(openvino, onnxruntime):
     preparation = settings["preparation"]
     assert set(preparation) == {"export_s", "cache_hit", "compile_s", "first_inference_ms"}
     assert preparation["cache_hit"] is True and preparation["export_s"] == 0.0
+    # The example's shape ran on a model compiled with that shape fixed, not on the dynamic one.
+    assert [1, 3, SIZE, SIZE] in settings["static_shapes"] and settings["dynamic_shape_inferences"] == 0
 
 
 def test_openvino_bf16_runs_and_says_so(network, example, cache_dir, openvino):

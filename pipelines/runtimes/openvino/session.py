@@ -23,6 +23,7 @@ from pipelines.runtimes.openvino.layers import NodeCounter
 from pipelines.runtimes.openvino.quantizer import quantize_for_openvino
 from pipelines.runtimes.openvino.signal_stack import shared_core
 from pipelines.runtimes.openvino.spec import SPEC
+from pipelines.runtimes.openvino.static_shapes import CompiledByShape
 from pipelines.runtimes.quantization import Calibration, quantize_network
 
 DEVICE = "CPU"
@@ -66,34 +67,35 @@ class OpenVinoRuntime(Runtime):
         self.streams, self.streams_auto = (1, None) if self._auto_streams else auto_choice(streams, 1, "")
         self.pinning = pinning
         self._peer_defaults: Optional[dict[str, Any]] = None
-        self._thread_requests = threading.local()  # with streams, each worker thread has its own request
+        # Per thread (with streams, each worker thread has its own), the requests of each shape's compiled model.
+        self._thread_requests = threading.local()
         self._inference_threads = threads
         self._pinned: list[dict] = []
         self._export: Optional[ExportResult] = None
         self._model: Optional[ov.Model] = None
-        self._compiled: Optional[ov.CompiledModel] = None
-        self._request: Optional[ov.InferRequest] = None
+        self._compiled: Optional[CompiledByShape] = None
         self._profiled: Optional[list[list[Any]]] = None  # raw counters per inference while profiling
         self._example = None
         self._fused = False
         self._preparation: dict[str, Any] = {}
 
-    def _compile(self, perf_count: bool) -> ov.CompiledModel:
+    def _compile(self, perf_count: bool) -> CompiledByShape:
         # streams auto: the throughput hint picks them for these threads, as benchmark_app -hint throughput.
         streams = ({hints.performance_mode: hints.PerformanceMode.THROUGHPUT} if self._auto_streams else
                    {hints.performance_mode: hints.PerformanceMode.LATENCY, props.num_streams: self.streams})
-        return self.core.compile_model(self._model, DEVICE, {
+        properties = {
             # Explicit: on CPUs with native bf16 the plugin may otherwise pick bf16 by itself.
             hints.inference_precision: PRECISION_TYPES[self.precision],
             **streams,
             props.inference_num_threads: self._inference_threads,
             props.enable_profiling: perf_count,
             hints.enable_cpu_pinning: self.pinning,
-        })
+        }
+        return CompiledByShape(self._model, lambda model: self.core.compile_model(model, DEVICE, properties))
 
     def _resolve_auto_streams(self) -> None:
-        chosen = int(self._compiled.get_property("NUM_STREAMS"))
-        requests = int(self._compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
+        chosen = int(self._compiled.dynamic.get_property("NUM_STREAMS"))
+        requests = int(self._compiled.dynamic.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
         self.streams, self.streams_auto = auto_choice(
             AUTO, chosen, f"OpenVINO's throughput hint with {self._inference_threads} thread(s) on this CPU: "
                           f"NUM_STREAMS {chosen}, OPTIMAL_NUMBER_OF_INFER_REQUESTS {requests}")
@@ -118,16 +120,17 @@ class OpenVinoRuntime(Runtime):
 
     def _infer(self, array) -> torch.Tensor:
         # Synchronous, so sharing the caller's array is safe; outputs are copies the request will not reuse.
-        request = self._request
-        if self.streams > 1:
-            # Requests in flight at once, one per stream's worker thread, on the streams the plugin made.
-            if getattr(self._thread_requests, "compiled", None) is not self._compiled:
-                self._thread_requests.compiled = self._compiled
-                self._thread_requests.request = self._compiled.create_infer_request()
-            request = self._thread_requests.request
+        compiled = self._compiled.for_shape(tuple(array.shape))
+        # With streams, requests in flight at once, one per stream's worker thread, on the streams the plugin made.
+        local = self._thread_requests
+        if getattr(local, "owner", None) is not self._compiled:
+            local.owner, local.requests = self._compiled, {}
+        request = local.requests.get(id(compiled))
+        if request is None:
+            request = local.requests[id(compiled)] = compiled.create_infer_request()
         output = request.infer({0: array}, share_inputs=True)[0]
         if self._profiled is not None:
-            self._profiled.append(self._request.get_profiling_info())
+            self._profiled.append(request.get_profiling_info())
         return torch.from_numpy(output)
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
@@ -147,7 +150,6 @@ class OpenVinoRuntime(Runtime):
         started = time.perf_counter()
         self._model = self.core.read_model(str(model_path))
         self._compiled = self._compile(perf_count=False)
-        self._request = self._compiled.create_infer_request()
         compile_s = time.perf_counter() - started
         if self._auto_streams:
             self._resolve_auto_streams()
@@ -163,7 +165,7 @@ class OpenVinoRuntime(Runtime):
             self._pinned = pin_torch_pool(cores_to_pin(usable_cores(), self._inference_threads))
 
         def run(batch: torch.Tensor) -> torch.Tensor:
-            # _infer reads self._request at each call, so profiling() can swap it.
+            # _infer reads self._compiled at each call, so profiling() can swap it.
             return self._infer(as_input(batch))
 
         return PreparedForward(run, None)
@@ -176,9 +178,8 @@ class OpenVinoRuntime(Runtime):
         if self._compiled is None:
             raise RuntimeError("OpenVinoRuntime.profiling() needs prepare() first")
         profile = OpenVinoProfile()
-        normal = self._compiled, self._request
+        normal = self._compiled
         self._compiled = self._compile(perf_count=True)
-        self._request = self._compiled.create_infer_request()
         raw: list[list[Any]] = []
         try:
             self._infer(self._example)
@@ -186,7 +187,7 @@ class OpenVinoRuntime(Runtime):
             yield profile
         finally:
             self._profiled = None
-            self._compiled, self._request = normal
+            self._compiled = normal
             # Converted after the pass, so the pass itself only pays for get_profiling_info().
             profile.counters = [
                 NodeCounter(inference, info.node_name, info.node_type, info.exec_type,
@@ -200,7 +201,7 @@ class OpenVinoRuntime(Runtime):
                                     "optimization_capabilities": self.capabilities}
         if self._compiled is None:
             return settings
-        read_back = {key: self._compiled.get_property(key) for key in READ_BACK}
+        read_back = {key: self._compiled.dynamic.get_property(key) for key in READ_BACK}
         precision = read_back["INFERENCE_PRECISION_HINT"]
         settings.update({
             "inference_precision_hint": precision.get_type_name() if isinstance(precision, ov.Type) else str(precision),
@@ -217,5 +218,8 @@ class OpenVinoRuntime(Runtime):
             "onnx_file": str(self._export.path),
             "opset": self.opset,
             "preparation": dict(self._preparation),
+            # Input shapes compiled with fixed axes (faster), and inferences of further shapes, run dynamic.
+            "static_shapes": self._compiled.shapes(),
+            "dynamic_shape_inferences": self._compiled.dynamic_calls,
         })
         return settings
