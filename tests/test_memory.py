@@ -222,6 +222,19 @@ def test_pss_reads_are_spaced_by_their_cost():
     assert summary["pss_mean_spacing_s"] >= 0.04
 
 
+def test_a_pause_stops_the_wait_for_the_next_pss_read():
+    """A read due during a pause would otherwise land in the first timed batch after it."""
+    with MemorySampler(interval_s=0.01, read_rss_mib=lambda: (1.0, 0.0), read_pss_mib=lambda: (10.0, 5.0),
+                       pss_min_interval_s=0.6) as sampler:
+        sampler.pause()  # at once: about 0.6 s left until the next read
+        time.sleep(1.0)
+        sampler.resume()
+        time.sleep(0.2)
+        assert sampler.summary()["pss_samples"] == 1  # the read at entry only: 0.4 s still to wait
+        time.sleep(0.8)
+        assert sampler.summary()["pss_samples"] == 2
+
+
 def fake_process(root, pid, rss_pages, rollup, children_by_task):
     folder = root / str(pid)
     for tid, children in children_by_task.items():

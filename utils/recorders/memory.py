@@ -230,6 +230,7 @@ class MemorySampler:
         self._intervals: list[tuple[str, int, int]] = []
         self._pss_read_s: list[float] = []
         self._next_pss_ns = 0
+        self._pss_due_in_ns = 0
         self.unavailable: str | None = None
         self.pss_unavailable: str | None = None
         self.baseline_rss_mib: float | None = None
@@ -266,13 +267,16 @@ class MemorySampler:
                     self._sample(with_pss=time.perf_counter_ns() >= self._next_pss_ns)
 
     def pause(self) -> None:
-        """No sample is taken until resume(): the harness samples the timed passes only."""
+        """No sample is taken until resume(): the harness samples the timed passes only. The wait for the next
+        PSS read stops with it: a read that fell due in the pause would land in the first batch after it."""
         with self._gate:
             self._sampling = False
+            self._pss_due_in_ns = max(0, self._next_pss_ns - time.perf_counter_ns())
 
     def resume(self) -> None:
         with self._gate:
             self._sampling = True
+            self._next_pss_ns = time.perf_counter_ns() + self._pss_due_in_ns
 
     def _read_pss(self) -> tuple[float | None, float | None]:
         if self.pss_unavailable is not None:
