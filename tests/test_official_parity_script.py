@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks.parity import command as parity_command
 from benchmarks.parity import results as parity_results
+from benchmarks.parity import rounds as parity_rounds
 from benchmarks.parity import specs as parity_specs
 from utils.errors import ExitStatus
 
@@ -204,6 +205,22 @@ def test_summaries_pair_rounds_with_the_official_loop_and_keep_notes():
     assert "openvino:bf16" in table and "not available: error: x" in table and "1.35" in table
 
 
+
+
+def test_page_faults_per_image_are_summed_over_the_passes_and_shown_as_a_median():
+    summary = {"images_timed": 12, "cpu_counters": {"passes": [{"minor_faults": 200_000.0},
+                                                               {"minor_faults": 160_000.0}]}}
+    assert parity_rounds.detbench_faults_per_image(summary) == pytest.approx(30_000.0)
+    assert parity_rounds.detbench_faults_per_image({"images_timed": 12, "cpu_counters": {
+        "status": "unavailable"}}) is None
+    assert parity_rounds.detbench_faults_per_image({"images_timed": 12, "cpu_counters": {
+        "passes": [{"minor_faults": None}]}}) is None
+    rounds = [parity_results.RoundResult(2.0, 500, 450, 40, faults_per_image=faults) for faults in (10.0, 70.0, 30.0)]
+    row = parity_results.summarize("official", rounds, rounds)
+    assert row.faults_per_image == pytest.approx(30.0)
+    table = parity_results.format_table([row]).splitlines()
+    assert "faults/img" in table[0]
+    assert table[1][table[0].index("faults/img"):].split()[0] == "30"
 
 
 def test_the_warm_up_is_auto_by_default_on_both_sides_and_a_count_still_works(tmp_path):

@@ -79,6 +79,7 @@ class RoundResult:
     detections: int | None = None
     detbench_verdict: str | None = None
     note: str | None = None  # why there are no figures (not available, failed)
+    faults_per_image: float | None = None  # minor page faults of the process over the timed passes, per image
 
 
 @dataclass
@@ -95,6 +96,7 @@ class ConfigurationSummary:
     verdict: str | None = None  # against the official loop
     detbench_verdicts: tuple[str, ...] = ()
     note: str | None = None
+    faults_per_image: float | None = None
 
 
 def summarize(label: str, rounds: list[RoundResult], official: list[RoundResult], counts=None) -> ConfigurationSummary:
@@ -112,7 +114,8 @@ def summarize(label: str, rounds: list[RoundResult], official: list[RoundResult]
         spread=(max(speeds) - min(speeds)) / middle if len(speeds) > 1 and middle else None,
         counts=counts, verdict=None if counts is None else verdict_against_official(counts),
         detbench_verdicts=tuple(sorted({r.detbench_verdict for r in ok if r.detbench_verdict})),
-        note=notes[0] if notes and not ok else None)
+        note=notes[0] if notes and not ok else None,
+        faults_per_image=median_or_none(r.faults_per_image for r in ok))
 
 
 @dataclass
@@ -153,7 +156,7 @@ def _number(value: float | None, spec: str) -> str:
 
 def format_table(rows: Sequence[ConfigurationSummary]) -> str:
     header = ("configuration", "rounds", "images/s", "x official", "spread", "p50 ms/img", "fwd p50 ms",
-              "loose R/P", "strict R/P", "vs official", "detbench verdict")
+              "faults/img", "loose R/P", "strict R/P", "vs official", "detbench verdict")
     lines = []
     for row in rows:
         if row.rounds_ok == 0:
@@ -166,7 +169,8 @@ def format_table(rows: Sequence[ConfigurationSummary]) -> str:
             strict = f"{counts.strict_recall:.3f}/{counts.strict_precision:.3f}"
         lines.append((row.label, f"{row.rounds_ok}/{row.rounds_tried}", _number(row.images_per_s, ".3f"),
                       _number(row.ratio, ".2f"), "-" if row.spread is None else f"{row.spread:.0%}",
-                      _number(row.p50_ms_per_image, ".0f"), _number(row.forward_p50_ms, ".0f"), loose, strict,
+                      _number(row.p50_ms_per_image, ".0f"), _number(row.forward_p50_ms, ".0f"),
+                      _number(row.faults_per_image, ".0f"), loose, strict,
                       (row.verdict or "-") if row.label != REFERENCE else "reference",
                       "/".join(row.detbench_verdicts) or "-"))
     full = [line for line in lines if len(line) == len(header)]

@@ -53,8 +53,17 @@ def run_official(setup: Setup, round_index: int) -> tuple[RoundResult, dict[str,
     times = json.loads((out / "times.json").read_text())
     pipeline = times["pipeline"]
     return (RoundResult(pipeline["images_per_s"], pipeline["p50_ms_per_image"], pipeline["forward_p50_ms"],
-                        times["detections"]),
+                        times["detections"], faults_per_image=pipeline.get("minor_faults_per_image")),
             read_detections_csv(out / "detections.csv"))
+
+
+def detbench_faults_per_image(summary: dict) -> float | None:
+    """Minor page faults of the whole process over the timed passes, per timed image, from its CPU counters."""
+    counters = summary.get("cpu_counters") or {}
+    faults = [entry.get("minor_faults") for entry in counters.get("passes") or []]
+    if not faults or None in faults or not summary.get("images_timed"):
+        return None
+    return sum(faults) / summary["images_timed"]
 
 
 def run_detbench(setup: Setup, round_index: int, spec: RuntimeSpec) -> tuple[RoundResult, dict[str, list[Row]] | None]:
@@ -77,7 +86,7 @@ def run_detbench(setup: Setup, round_index: int, spec: RuntimeSpec) -> tuple[Rou
     agreement = summary.get("agreement") or {}
     return (RoundResult(latency["images_per_s"], latency["p50_ms_per_image"],
                         (summary.get("forward") or {}).get("p50_ms_per_image"), summary.get("detections"),
-                        agreement.get("verdict")),
+                        agreement.get("verdict"), faults_per_image=detbench_faults_per_image(summary)),
             read_detections_csv(output_dir / run_id / "detections.csv"))
 
 
