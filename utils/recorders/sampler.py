@@ -31,6 +31,7 @@ MARK_S = 0.05
 SETTLE_S = 0.3
 STALL_NS = 100_000_000
 SAMPLER_NICE = -10
+PRIORITY_LISTINGS = 20
 START_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 60.0
 PERMISSION_HINT = ("ptrace is not permitted: run as root, set /proc/sys/kernel/yama/ptrace_scope to 0, or give "
@@ -57,11 +58,18 @@ def detbench_sampler_clock_mark(seconds: float, settle_s: float = 0.0, timeout_s
 def raise_priority(pid: int) -> Optional[int]:
     """py-spy holds the run still while it reads a sample: on a busy machine every wait of its for a core is the
     run's time. A higher priority (nice SAMPLER_NICE, where this process may set it) shortens those waits.
-    Linux keeps a nice value per thread: each of py-spy's threads gets it. Returns the nice value set, or None
-    where it may not."""
+    Linux keeps a nice value per thread, and a new thread takes its creator's: each of py-spy's threads gets it,
+    listed again until no thread appears that a thread not yet raised may have started. Returns the nice value
+    set, or None where it may not."""
+    raised: set[str] = set()
     try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            os.setpriority(os.PRIO_PROCESS, int(task), SAMPLER_NICE)
+        for _ in range(PRIORITY_LISTINGS):
+            tasks = set(os.listdir(f"/proc/{pid}/task")) - raised
+            if not tasks:
+                break
+            for task in tasks:
+                os.setpriority(os.PRIO_PROCESS, int(task), SAMPLER_NICE)
+            raised |= tasks
     except OSError:
         return None
     return SAMPLER_NICE
