@@ -2,10 +2,11 @@
 step, and the speedscope / trace forms, against hand-computed cases."""
 import pytest
 
-from utils.record.native_time import (CATEGORIES, Frame, Segment, categorize, clock_offset_us, step_shares,
-                                      thread_segments, where_time_went)
+from utils.record.native_time import (CATEGORIES, Frame, Segment, categorize, clock_offset_us, fitted_offset_us,
+                                      jit_ranges, step_shares, thread_segments, where_time_went, with_jit_frames)
 from utils.record.sampled_stacks import complete_events, speedscope_document
-from utils.record.steps import PassKind, StepRecord
+from utils.harness.step_frames import in_step_frame
+from utils.record.steps import STEP_FRAME_PREFIX, PassKind, StepRecord
 
 PY = Frame("run", "/app/pipeline.py")
 TORCH = Frame("at::native::conv", "/venv/torch/lib/libtorch_cpu.so")
@@ -61,6 +62,75 @@ def test_clock_offset_is_the_tightest_upper_bound():
                 Segment(21_002, 21_051, (PY, mark))]
     assert clock_offset_us(segments, marks_ns, mark.name) == pytest.approx(1001.0)
     assert clock_offset_us([Segment(0, 5, (PY,))], marks_ns, mark.name) is None
+
+
+def test_a_mark_seen_in_pieces_and_a_mark_missed_still_give_the_offset():
+    mark = Frame("detbench_sampler_clock_mark", "/app/sampler.py")
+    # py-spy clock = perf clock + 1000 us. The first mark (10 s to 10.5 s, settling) is seen in two stretches, with
+    # a sample between them that lacked its frame; the last mark (20 s to 20.05 s) fell between two samples.
+    marks_ns = [(10_000_000_000, 10_500_000_000), (20_000_000_000, 20_050_000_000)]
+    segments = [Segment(9_990_000, 10_001_050, (PY,)),
+                Segment(10_001_050, 10_200_000, (PY, mark)), Segment(10_200_000, 10_300_000, (PY,)),
+                Segment(10_300_000, 10_501_400, (PY, mark)), Segment(10_501_400, 20_060_000, (PY,))]
+    assert clock_offset_us(segments, marks_ns, mark.name) == pytest.approx(1050.0)
+    # Only the last mark seen: it lies at the end of the recording, so it is the last mark.
+    late = [Segment(9_990_000, 20_001_020, (PY,)), Segment(20_001_020, 20_051_030, (PY, mark)),
+            Segment(20_051_030, 20_060_000, (PY,))]
+    assert clock_offset_us(late, marks_ns, mark.name) == pytest.approx(1020.0)
+
+
+def test_the_work_of_a_step_runs_in_a_frame_named_after_it():
+    import sys
+
+    def work(value):
+        return sys._getframe(1).f_code.co_name, value * 2
+
+    assert in_step_frame("forward", work, 21) == (STEP_FRAME_PREFIX + "forward", 42)
+    assert in_step_frame("load", work, 1)[0] == STEP_FRAME_PREFIX + "load"
+
+
+def _in_step(step, *frames):
+    return (PY, Frame(STEP_FRAME_PREFIX + step, "/app/step_frames.py"), *frames)
+
+
+def test_the_offset_fitted_to_the_step_frames_puts_each_sample_in_its_own_step():
+    # py-spy's clock runs 1000 us ahead. Batches of load [0, 10) and forward [10, 90) us, every 100 us; samples at
+    # 1005 (load), 1030 and 1180 (forward), 1202 (load), 1250, 1340 (forward) on py-spy's clock.
+    records = []
+    for start in range(0, 400, 100):
+        records += [_record("load", start, start + 10), _record("forward", start + 10, start + 90)]
+    segments = [Segment(1005, 1030, _in_step("load", CV)), Segment(1030, 1180, _in_step("forward", TORCH)),
+                Segment(1180, 1202, _in_step("forward", TORCH, LIBC)), Segment(1202, 1250, _in_step("load")),
+                Segment(1250, 1340, _in_step("forward", TORCH)), Segment(1340, 1400, _in_step("forward"))]
+    # Each sample's windows, offset in [start - occurrence end, start - occurrence start], within [940, 1140]:
+    # 1005 [995, 1005]; 1030 [940, 1020]; 1180 [940, 970] [990, 1070] [1090, 1140]; 1202 [992, 1002] [1092, 1102];
+    # 1250 [960, 1040] [1060, 1140]; 1340 [950, 1030] [1050, 1130]. All six hold on [995, 1002] only.
+    offset = fitted_offset_us(segments, records, around_us=1040, within_us=100, least=6)
+    assert offset == pytest.approx(998.5)
+    assert fitted_offset_us(segments, records, around_us=1040, within_us=100, least=7) is None
+    # Searched only near 1100, the best is where four agree: [1092, 1102] with 1180, 1250, 1340 and 1202's second.
+    assert fitted_offset_us(segments, records, around_us=1110, within_us=30, least=4) == pytest.approx(1097.0)
+    # Warm-up records never count.
+    warm = [StepRecord(r.step, r.parent, PassKind.WARMUP, 0, 0, 1, r.start_ns, r.end_ns) for r in records]
+    assert fitted_offset_us(segments, warm, around_us=1040, within_us=100, least=1) is None
+
+
+def test_runtime_generated_code_counts_for_the_runtime_not_for_the_python_that_called_it():
+    maps = "\n".join([
+        "7f0000000000-7f0000100000 r-xp 00000000 00:00 0 ",
+        "7f0000200000-7f0000300000 r-xp 00000000 08:01 123 /venv/torch/lib/libtorch_cpu.so",
+        "7f0000400000-7f0000500000 rw-p 00000000 00:00 0 ",
+        "7f0000600000-7f0000700000 r-xp 00000000 00:00 0 [anon:jit]",
+        "7ffff7fc1000-7ffff7fc3000 r-xp 00000000 00:00 0 [vdso]"])
+    assert jit_ranges(maps) == [(0x7f0000000000, 0x7f0000100000), (0x7f0000600000, 0x7f0000700000)]
+    inside, outside = Frame("0x7f0000000800", "?"), Frame("0x7f0000450000", "?")
+    segments = [Segment(0, 1, (PY, inside)), Segment(1, 2, (PY, outside)), Segment(2, 3, (PY, TORCH, inside))]
+    assert [s.category for s in segments] == ["python", "python", "torch_onednn"]
+    ranges = jit_ranges(maps)
+    assert [s.category for s in with_jit_frames(segments, ranges, "torch")] == [
+        "torch_onednn", "python", "torch_onednn"]
+    assert with_jit_frames(segments, ranges, "openvino")[0].category == "openvino"
+    assert [s.category for s in with_jit_frames(segments, [], "torch")] == ["python", "python", "torch_onednn"]
 
 
 def _record(step, start_us, end_us, kind=PassKind.TIMED, parent=None):

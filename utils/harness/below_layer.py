@@ -143,7 +143,9 @@ class BelowTheLayer:
             record.warnings.append(f"native time: the sampler is missing from this run: {result.reason}")
             return
         segments = native_time.thread_segments(result.events)
-        main = segments.get(result.main_thread, [])
+        jit = native_time.jit_ranges(_read("/proc/self/maps"))
+        main = native_time.with_jit_frames(segments.get(result.main_thread, []), jit,
+                                           record.identity.runtime.get("backend", ""))
         offset = native_time.clock_offset_us(main, result.marks_ns, MARK_FUNCTION, result.rate)
         document.update(samples=result.samples, errors=result.errors, behind_s=result.behind_s,
                         gil=native_time.GIL_NOTE)
@@ -153,14 +155,18 @@ class BelowTheLayer:
             data.native_time = document
             record.warnings.append(f"native time: {document['reason']}")
             return
-        # py-spy stamps a sample after reading it, which takes longer on a busy machine: the marks' bounds spread
-        # by that much, and a stack first seen that little before a step began may be the step's own.
-        bounds = native_time.offset_bounds_us(main, result.marks_ns, MARK_FUNCTION)
-        tolerance = min(max(bounds) - min(bounds), 1e6 / result.rate)
+        # The marks place a sample only to within py-spy's sampling interval, often longer than a step: the
+        # offset is fitted to the step frames in the stacks, within that interval of the marks' estimate.
+        fitted = native_time.fitted_offset_us(main, record.steps, offset, 1e6 / result.rate)
+        if fitted is not None:
+            offset, tolerance, source = fitted, 0.0, "fitted to the steps' own frames in the stacks"
+        else:
+            bounds = native_time.offset_bounds_us(main, result.marks_ns, MARK_FUNCTION)
+            tolerance = min(max(bounds) - min(bounds), 1e6 / result.rate)
+            source = "from marks at start and stop (unbiased for py-spy's exponential intervals)"
         rows = native_time.step_shares(record.steps, main, offset, record.identity.step_order, tolerance)
-        document.update(placement="each stack in the step where py-spy first saw it, up to the step's end; the "
-                                  "clock offset from marks at start and stop (unbiased for py-spy's exponential "
-                                  "intervals)", offset_uncertainty_ms=tolerance / 1e3,
+        document.update(placement=f"each stack in the step where py-spy first saw it, up to the step's end; the "
+                                  f"clock offset {source}", offset_uncertainty_ms=tolerance / 1e3,
                         steps={row["step"]: {key: row[key] for key in native_time.SHARE_COLUMNS if key != "step"}
                                for row in rows},
                         lines=[native_time.where_time_went(row) for row in rows])

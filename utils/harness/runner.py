@@ -13,6 +13,7 @@ from pipelines.contract import DetectionPipeline
 from utils.harness.interruption import STOP_SIGNALS
 from utils.harness.pass_plan import PlannedPass
 from utils.harness.pass_recorders import PassRecorders
+from utils.harness.step_frames import in_step_frame
 from utils.harness.timed_batch import BatchResult, batch_loop, run_stages
 from utils.record.run_record import ImageCounts
 from utils.record.steps import ANNOTATE_STEP
@@ -62,7 +63,7 @@ class PassRunner:
                     writer.write_skipped(sample)
             if result.valid:
                 with self.timer.step(ANNOTATE_STEP):
-                    writer.write_batch(result.valid, result.output)
+                    in_step_frame(ANNOTATE_STEP, writer.write_batch, result.valid, result.output)
         finally:
             # Also when a stop cuts the batch short: the counts in summary.json match the rows written.
             self.counts.processed = writer.images_written

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from datasets.image_folder import LoadedImage, decode_image
 from pipelines.contract import Stage
+from utils.harness.step_frames import in_step_frame
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind
 from utils.recorders.step_timer import StepTimer
 
@@ -44,7 +45,7 @@ def run_stages(stages: Sequence[Stage], timer: StepTimer, value: Any) -> Any:
                     groups.enter_context(timer.step(stage.parent))
                 open_group = stage.parent
             with timer.step(stage.name):
-                value = stage.run(value)
+                value = in_step_frame(stage.name, stage.run, value)
     return value
 
 
@@ -67,7 +68,7 @@ def timed_batch(fetch: Callable[[], list[LoadedImage]], run: Callable[[list], An
     output = None
     with timer.step(PIPELINE_STEP):
         with timer.step(LOAD_STEP):
-            samples = fetch()
+            samples = in_step_frame(LOAD_STEP, fetch)
             valid = [sample for sample in samples if sample.image is not None]
             timer.set_images(len(valid))
         if valid:

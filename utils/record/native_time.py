@@ -7,7 +7,8 @@ timestamps of a thread its stack is constant: a segment. A segment's category is
 that is not glue (the C library, the C++ runtime, the loader, an unresolved address): a Python frame or the
 interpreter's own library is Python; torch's libraries (libtorch*, libc10, oneDNN, MKL, the OpenMP runtime
 torch ships) are native torch/oneDNN; libopenvino* is OpenVINO; onnxruntime is ONNX Runtime; any other library
-(OpenCV, NumPy) is other native. A leaf that waits (a futex, a condition variable, sleep, poll, a queue or
+(OpenCV, NumPy) is other native. An address py-spy could not name that lies in runtime-generated code (oneDNN's
+JIT kernels, in anonymous executable memory) counts for the runtime that ran it (`with_jit_frames`). A leaf that waits (a futex, a condition variable, sleep, poll, a queue or
 lock wait in Python) is waiting, whatever called it. A stack of glue only is other native.
 
 Each step record of the timed passes gets the overlap of its interval with the main thread's segments, once
@@ -21,8 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from utils.record.steps import RUN_STEP, PassKind, StepRecord
+from utils.record.steps import RUN_STEP, STEP_FRAME_PREFIX, PassKind, StepRecord
 
+# Fewer segments than this agreeing on an offset leave the marks' estimate in place.
+FIT_LEAST = 5
 CATEGORIES = ("python", "torch_onednn", "openvino", "onnxruntime", "other_native", "waiting")
 CATEGORY_TITLES = {"python": "Python", "torch_onednn": "native torch/oneDNN", "openvino": "OpenVINO",
                    "onnxruntime": "ONNX Runtime", "other_native": "other native", "waiting": "waiting"}
@@ -78,6 +81,49 @@ def categorize(stack: Sequence[Frame]) -> str:
     return "other_native"
 
 
+# Runtime-generated kernels (oneDNN's JIT, in torch and in OpenVINO's CPU plugin) live in anonymous executable
+# memory: py-spy cannot name them, nor unwind past them. Their frames stand for the runtime's library.
+JIT_LIBRARY = {"torch": "libdnnl", "openvino": "libopenvino", "onnxruntime": "onnxruntime"}
+ADDRESS = re.compile(r"^0x([0-9a-fA-F]+)$")
+
+
+def jit_ranges(maps: str) -> list[tuple[int, int]]:
+    """Address ranges of anonymous executable mappings in a /proc/<pid>/maps text."""
+    ranges = []
+    for line in maps.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) < 5 or "x" not in fields[1]:
+            continue
+        path = fields[5].strip() if len(fields) == 6 else ""
+        if path and not path.startswith("[anon"):
+            continue
+        low, _, high = fields[0].partition("-")
+        ranges.append((int(low, 16), int(high, 16)))
+    return sorted(ranges)
+
+
+def with_jit_frames(segments: Sequence[Segment], ranges: Sequence[tuple[int, int]], backend: str
+                    ) -> list[Segment]:
+    """The segments with every unnamed frame whose address lies in runtime-generated code renamed for the
+    runtime's library, so that it counts for the runtime and not for the Python frame that called it."""
+    library = JIT_LIBRARY.get(backend)
+    if library is None or not ranges:
+        return list(segments)
+    lows = [low for low, _ in ranges]
+    jit = Frame("runtime-generated kernel", f"[anonymous executable memory of {library}]")
+
+    def renamed(frame: Frame) -> Frame:
+        found = ADDRESS.match(frame.name)
+        if found is None:
+            return frame
+        address = int(found.group(1), 16)
+        index = bisect.bisect_right(lows, address) - 1
+        return jit if index >= 0 and address < ranges[index][1] else frame
+
+    return [Segment(segment.start_us, segment.end_us, tuple(renamed(frame) for frame in segment.stack))
+            for segment in segments]
+
+
 def thread_segments(events: Iterable[Mapping[str, Any]]) -> dict[Any, list[Segment]]:
     """Per thread, its constant-stack stretches from py-spy's B/E events (ts in py-spy's microseconds)."""
     by_thread: dict[Any, list[Mapping[str, Any]]] = {}
@@ -108,21 +154,29 @@ def offset_bounds_us(segments: Sequence[Segment], marks_ns: Sequence[tuple[int, 
                      ) -> list[float]:
     """Upper bounds of py-spy's clock minus perf_counter's, in microseconds, one per edge of the clock marks it
     saw: py-spy sees a mark begin and end at its first sample after each edge, so every edge's difference is
-    the offset plus a delay >= 0."""
+    the offset plus a delay >= 0.
+
+    py-spy may see one mark as several stretches (a sample without the mark's frame between two with it), and at
+    a low rate miss a short mark altogether. Stretches closer together than half the time between the first and
+    the last mark are one mark. A single mark seen is the first or the last by where it lies in the recording:
+    py-spy records from just before the first mark until just after the last."""
     marked = [s for s in segments if any(frame.name == mark_function for frame in s.stack)]
     if not marked or not marks_ns:
         return []
-    runs: list[tuple[float, float]] = []  # contiguous stretches inside the mark function
-    for segment in marked:
-        if runs and abs(segment.start_us - runs[-1][1]) < 1e-6:
-            runs[-1] = (runs[-1][0], segment.end_us)
+    apart_us = (marks_ns[-1][0] - marks_ns[0][1]) / 2e3 if len(marks_ns) > 1 else float("inf")
+    seen: list[tuple[float, float]] = []  # per mark seen: from its first stretch's start to its last's end
+    for segment in sorted(marked, key=lambda segment: segment.start_us):
+        if seen and segment.start_us - seen[-1][1] < apart_us:
+            seen[-1] = (seen[-1][0], max(seen[-1][1], segment.end_us))
         else:
-            runs.append((segment.start_us, segment.end_us))
-    if len(runs) >= 2:
-        pairs = [(runs[0], marks_ns[0]), (runs[-1], marks_ns[-1])]  # the start mark, the stop mark
-    else:  # one mark seen: the one whose length it has
-        run = runs[0]
-        pairs = [(run, min(marks_ns, key=lambda mark: abs((mark[1] - mark[0]) / 1e3 - (run[1] - run[0]))))]
+            seen.append((segment.start_us, segment.end_us))
+    if len(seen) >= 2:
+        pairs = [(seen[0], marks_ns[0]), (seen[-1], marks_ns[-1])]
+    else:
+        first_us = min(segment.start_us for segment in segments)
+        last_us = max(segment.end_us for segment in segments)
+        nearer_start = seen[0][0] - first_us <= last_us - seen[0][1]
+        pairs = [(seen[0], marks_ns[0] if nearer_start else marks_ns[-1])]
     return [bound for (run_start, run_end), (start_ns, end_ns) in pairs
             for bound in (run_start - start_ns / 1e3, run_end - end_ns / 1e3)]
 
@@ -136,6 +190,44 @@ def clock_offset_us(segments: Sequence[Segment], marks_ns: Sequence[tuple[int, i
     if not bounds:
         return None
     return min(bounds) - (1e6 / (len(bounds) * rate_hz) if rate_hz else 0.0)
+
+
+def fitted_offset_us(segments: Sequence[Segment], records: Sequence[StepRecord], around_us: float,
+                     within_us: float, least: int = FIT_LEAST) -> Optional[float]:
+    """The clock offset, fitted to the steps: a segment whose stack holds a step's frame (STEP_FRAME_PREFIX +
+    the step) was first seen inside one occurrence of that step, so the offset lies in [start - occurrence end,
+    start - occurrence start] for one of them. Returns the middle of the stretch of offsets, within `within_us`
+    of `around_us` (the marks' estimate), that the most segments agree with; None when fewer than `least` do.
+    The marks alone place a sample only to within py-spy's sampling interval; steps are often shorter."""
+    occurrences: dict[str, list[tuple[float, float]]] = {}
+    for record in records:
+        if record.pass_kind is PassKind.TIMED:
+            occurrences.setdefault(record.step, []).append((record.start_ns / 1e3, record.end_ns / 1e3))
+    edges: list[tuple[float, int]] = []
+    low, high = around_us - within_us, around_us + within_us
+    for segment in segments:
+        step = innermost_step(segment)
+        for begin, end in occurrences.get(step, ()) if step is not None else ():
+            first, last = max(segment.start_us - end, low), min(segment.start_us - begin, high)
+            if first <= last:
+                edges += [(first, 1), (last, -1)]
+    ordered = sorted(edges, key=lambda edge: (edge[0], -edge[1]))  # at a tie, a window opens before one closes
+    best, count, best_range = 0, 0, None
+    for position, (offset, change) in enumerate(ordered):
+        count += change
+        if change > 0 and count > best:
+            best, best_range = count, (offset, ordered[position + 1][0])
+    if best < least or best_range is None:
+        return None
+    return (best_range[0] + best_range[1]) / 2
+
+
+def innermost_step(segment: Segment) -> Optional[str]:
+    """The step whose frame is innermost in the segment's stack (outermost first), or None."""
+    for frame in reversed(segment.stack):
+        if frame.name.startswith(STEP_FRAME_PREFIX):
+            return frame.name[len(STEP_FRAME_PREFIX):]
+    return None
 
 
 def step_shares(records: Sequence[StepRecord], segments: Sequence[Segment], offset_us: float,

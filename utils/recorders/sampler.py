@@ -28,6 +28,9 @@ from utils.record.below_layer import SamplerResult
 
 MARK_FUNCTION = "detbench_sampler_clock_mark"
 MARK_S = 0.05
+# A mark lasts at least this many sampling intervals: py-spy's intervals are exponential, so it misses a mark of
+# one interval 37% of the time, of two 14%.
+MARK_INTERVALS = 2
 SETTLE_S = 0.3
 STALL_NS = 100_000_000
 SAMPLER_NICE = -10
@@ -112,7 +115,7 @@ class PySpySampler:
         self.scratch = Path(scratch)
         self.pid = pid if pid is not None else os.getpid()
         self.search_path = search_path
-        self.mark_s, self.settle_s = mark_s, settle_s
+        self.mark_s, self.settle_s = max(mark_s, MARK_INTERVALS / rate), settle_s
         self.main_thread = threading.get_ident()  # py-spy names threads by their pthread id
         self.process: Optional[subprocess.Popen] = None
         self.priority: Optional[int] = None
