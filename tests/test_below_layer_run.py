@@ -37,7 +37,10 @@ def test_sampled_run_writes_every_part(sampled):
     shares = pd.read_csv(run_dir / "native_time.csv").set_index("step")
     share_columns = [c for c in shares.columns if c.endswith("_share") and c != "gil_share"]
     assert shares.loc["forward", share_columns].sum() == pytest.approx(1.0)
-    assert shares.loc["forward", "torch_onednn_share"] > 0.3  # torch eager's forward runs in torch's libraries
+    # torch eager's forward runs in torch's libraries and oneDNN's generated kernels; with the clock fitted to
+    # the steps' frames no neighbouring step's stacks land in it (it read 44% Python when they did).
+    assert "fitted to the steps' own frames" in native["placement"]
+    assert shares.loc["forward", "torch_onednn_share"] > 0.6, shares.loc["forward"].to_dict()
     speedscope = json.loads((run_dir / "samples.speedscope.json").read_text())
     assert speedscope["profiles"][0]["type"] == "evented" and speedscope["shared"]["frames"]
     counters = summary["cpu_counters"]
