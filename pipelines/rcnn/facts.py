@@ -17,10 +17,10 @@ ARCH_FILE_TEXT = ""
 STRIDE = 32  # the FPN's coarsest level; the transform pads the batch to a multiple of it
 SIZE_KEYS = ("min_size", "max_size")  # the preprocess keys that set the input size, in the memory check's advice
 # The forward's raw output, per image as torchvision's roi_heads return it.
-# torchvision evaluates its COCO mAP through the transform it deploys.
-EVALUATION_PREPROCESS = None
 OUTPUT_LAYOUT = "per image: boxes (N, 4) x1 y1 x2 y2 in input pixels, labels (N,), scores (N,), and masks " \
                 "(N, 1, H, W) for Mask R-CNN"
+# torchvision evaluates its COCO mAP through the transform it deploys.
+EVALUATION_PREPROCESS = None
 
 
 class Preprocess(BaseModel):

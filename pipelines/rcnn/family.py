@@ -12,8 +12,8 @@ from models.calibration import calibrate_batchnorm
 from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.rcnn import network as rcnn
-from pipelines.rcnn.facts import (ARCHS, EVALUATION_PREPROCESS, NAME, SIZE_KEYS, accepts, input_size, largest_input_area,  # noqa: F401
-                                  unsupported_runtime)
+from pipelines.rcnn.facts import (ARCHS, EVALUATION_PREPROCESS, NAME, SIZE_KEYS, accepts,  # noqa: F401
+                                  input_size, largest_input_area, unsupported_runtime)
 from pipelines.rcnn.pipeline import RcnnPipeline
 from pipelines.rcnn.stages import Postprocess, Preprocess
 from pipelines.runtimes.base import PreparedForward

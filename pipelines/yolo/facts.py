@@ -14,12 +14,12 @@ ARCH_FILE_TEXT = "a path to a YOLOv7-format model-definition .yaml file"
 STRIDE = 32  # the largest stride of its heads: an input side is a multiple of it
 SIZE_KEYS = ("img_size",)  # the preprocess keys that set the input size, in the memory check's advice
 # The forward's raw output, what agreement checks compare and NMS takes.
-# How its official mAP evaluation prepares images, where that is not how it deploys them (build_pipeline's
-# `evaluation`); None where it is.
-EVALUATION_PREPROCESS = ("YOLOv7 test.py's letterbox: the long side resized to img_size (by pixel area when shrinking), "
-                         "each batch centred in the rectangle of its aspect ratios plus half a stride")
 OUTPUT_LAYOUT = "(batch, candidates, 5 + classes): box centre x, y, width, height in input pixels, objectness, " \
                 "class scores"
+# How its official mAP evaluation prepares images, where that is not how it deploys them (build_pipeline's
+# `evaluation`); None where it is.
+EVALUATION_PREPROCESS = ("YOLOv7 test.py's letterbox: the long side resized to img_size (by pixel area when "
+                         "shrinking), each batch centred in the rectangle of its aspect ratios plus half a stride")
 
 
 class Preprocess(BaseModel):

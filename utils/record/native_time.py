@@ -8,8 +8,9 @@ that is not glue (the C library, the C++ runtime, the loader, an unresolved addr
 interpreter's own library is Python; torch's libraries (libtorch*, libc10, oneDNN, MKL, the OpenMP runtime
 torch ships) are native torch/oneDNN; libopenvino* is OpenVINO; onnxruntime is ONNX Runtime; any other library
 (OpenCV, NumPy) is other native. An address py-spy could not name that lies in runtime-generated code (oneDNN's
-JIT kernels, in anonymous executable memory) counts for the runtime that ran it (`with_jit_frames`). A leaf that waits (a futex, a condition variable, sleep, poll, a queue or
-lock wait in Python) is waiting, whatever called it. A stack of glue only is other native.
+JIT kernels, in anonymous executable memory) counts for the runtime that ran it (`with_jit_frames`). A leaf that
+waits (a futex, a condition variable, sleep, poll, a queue or lock wait in Python) is waiting, whatever called it.
+A stack of glue only is other native.
 
 Each step record of the timed passes gets the overlap of its interval with the main thread's segments, once
 the clock offset is known (`clock_offset_us`).

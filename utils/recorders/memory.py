@@ -5,10 +5,11 @@ Figures are kept in MiB (2**20 bytes) under names ending in `_mib`; every table 
 MB (10**6 bytes) under the same name ending in `_mb`.
 
 Every interval the sampler reads the RSS of the process and of each of its descendants from /proc/<pid>/statm
-(microseconds; the descendants are listed again every RELIST_S, or when the main thread forks). RSS overstates what a process tree holds: a forked DataLoader worker counts every page it still
-shares with the process, so rss_mib (process + children) counts those pages twice. The honest figure is the
-tree's PSS (proportional set size: a shared page is split between the processes that map it), summed from
-/proc/<pid>/smaps_rollup of the process and its descendants. That read walks the page tables (about 10 ms for a
+(microseconds; the descendants are listed again every RELIST_S, or when the main thread forks). RSS overstates
+what a process tree holds: a forked DataLoader worker counts every page it still shares with the process, so
+rss_mib (process + children) counts those pages twice. The honest figure is the tree's PSS (proportional set
+size: a shared page is split between the processes that map it), summed from /proc/<pid>/smaps_rollup of the
+process and its descendants. That read walks the page tables (about 10 ms for a
 1 GB process, 30 ms under load), so it is spaced to take at most PSS_BUDGET of one core, and never less than
 pss_min_interval_s apart. PSS also splits file pages (torch's libraries) with unrelated processes that map the
 same files, so it drifts a little with what else runs; pss_anon_mib (anonymous pages only) does not.
