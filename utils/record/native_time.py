@@ -204,11 +204,21 @@ def fitted_offset_us(segments: Sequence[Segment], records: Sequence[StepRecord],
     for record in records:
         if record.pass_kind is PassKind.TIMED:
             occurrences.setdefault(record.step, []).append((record.start_ns / 1e3, record.end_ns / 1e3))
+    # A step's occurrences do not overlap, so sorted by start their ends are sorted too: each segment looks only
+    # at the few within reach of the search, not at every occurrence of the run.
+    starts, ends = {}, {}
+    for step, spans in occurrences.items():
+        spans.sort()
+        starts[step], ends[step] = [begin for begin, _ in spans], [end for _, end in spans]
     edges: list[tuple[float, int]] = []
     low, high = around_us - within_us, around_us + within_us
     for segment in segments:
         step = innermost_step(segment)
-        for begin, end in occurrences.get(step, ()) if step is not None else ():
+        if step not in occurrences:
+            continue
+        reach = range(bisect.bisect_left(ends[step], segment.start_us - high),
+                      bisect.bisect_right(starts[step], segment.start_us - low))
+        for begin, end in (occurrences[step][index] for index in reach):
             first, last = max(segment.start_us - end, low), min(segment.start_us - begin, high)
             if first <= last:
                 edges += [(first, 1), (last, -1)]
