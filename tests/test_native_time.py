@@ -115,6 +115,17 @@ def test_the_offset_fitted_to_the_step_frames_puts_each_sample_in_its_own_step()
     assert fitted_offset_us(segments, warm, around_us=1040, within_us=100, least=1) is None
 
 
+def test_of_equally_good_offsets_one_batch_apart_the_fit_keeps_the_marks_nearest():
+    # Forwards [0, 40), [50, 90), ... [950, 990) us, all alike; one sample 6 us into each even one, py-spy 1000 us
+    # ahead. All ten samples agree with offsets [966, 1006] (their own forward) and as well with [916, 956] (the
+    # forward after theirs, which the last sample has too); [1016, 1056] misses the first sample's.
+    records = [_record("forward", start, start + 40) for start in range(0, 1000, 50)]
+    segments = [Segment(1006 + start, 1007 + start, _in_step("forward", TORCH)) for start in range(0, 1000, 100)]
+    assert fitted_offset_us(segments, records, around_us=990, within_us=100, least=10) == pytest.approx(986.0)
+    assert fitted_offset_us(segments, records, around_us=940, within_us=100, least=10) == pytest.approx(936.0)
+    assert fitted_offset_us(segments, records, around_us=1045, within_us=100, least=10) == pytest.approx(986.0)
+
+
 def test_runtime_generated_code_counts_for_the_runtime_not_for_the_python_that_called_it():
     maps = "\n".join([
         "7f0000000000-7f0000100000 r-xp 00000000 00:00 0 ",

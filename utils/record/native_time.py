@@ -198,7 +198,8 @@ def fitted_offset_us(segments: Sequence[Segment], records: Sequence[StepRecord],
     """The clock offset, fitted to the steps: a segment whose stack holds a step's frame (STEP_FRAME_PREFIX +
     the step) was first seen inside one occurrence of that step, so the offset lies in [start - occurrence end,
     start - occurrence start] for one of them. Returns the middle of the stretch of offsets, within `within_us`
-    of `around_us` (the marks' estimate), that the most segments agree with; None when fewer than `least` do.
+    of `around_us` (the marks' estimate), that the most segments agree with (of several, the nearest to
+    `around_us`); None when fewer than `least` do.
     The marks alone place a sample only to within py-spy's sampling interval; steps are often shorter."""
     occurrences: dict[str, list[tuple[float, float]]] = {}
     for record in records:
@@ -223,14 +224,17 @@ def fitted_offset_us(segments: Sequence[Segment], records: Sequence[StepRecord],
             if first <= last:
                 edges += [(first, 1), (last, -1)]
     ordered = sorted(edges, key=lambda edge: (edge[0], -edge[1]))  # at a tie, a window opens before one closes
-    best, count, best_range = 0, 0, None
+    best, count, middles = 0, 0, []
     for position, (offset, change) in enumerate(ordered):
         count += change
-        if change > 0 and count > best:
-            best, best_range = count, (offset, ordered[position + 1][0])
-    if best < least or best_range is None:
+        if change > 0 and count >= best:
+            middle = (offset + ordered[position + 1][0]) / 2
+            middles = [middle] if count > best else middles + [middle]
+            best = count
+    if best < least:
         return None
-    return (best_range[0] + best_range[1]) / 2
+    # Steps that repeat alike agree as well one batch apart: of equally good stretches, the marks' nearest.
+    return min(middles, key=lambda middle: abs(middle - around_us))
 
 
 def innermost_step(segment: Segment) -> Optional[str]:
