@@ -8,7 +8,7 @@ import pytest
 
 from utils.record.below_layer import BatchCounters
 from utils.record.cpu_counters import PROCESS_ROW, counter_rows, counters_summary
-from utils.record.steps import PIPELINE_STEP, PassKind, StepRecord
+from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
 from utils.recorders import perf_events
 from utils.recorders.cpu_counters import CpuCounters, read_task
 from utils.recorders.step_timer import StepTimer
@@ -128,3 +128,30 @@ def test_rows_sum_per_pass_against_hand_computed():
     assert summary["status"] == "measured" and len(summary["passes"]) == 2
     assert summary["hardware"] == "unavailable: not supported [ENOENT]"
     assert counters_summary([], [], {}, False)["status"] == "unavailable"
+
+
+def test_under_loadgen_the_reads_bracket_the_whole_test():
+    """Streams' batches overlap under LoadGen: one read at each end of the `run` bracket, none per batch (each
+    per-batch read cost its stream about 3 ms), and the pass's wall is the bracket's."""
+    counters = CpuCounters(around=RUN_STEP)
+    timer = StepTimer([counters])
+    with counters:
+        timer.set_batch(PassKind.TIMED, 0, 0)
+        with timer.step(RUN_STEP):
+            for batch in range(3):
+                timer.set_batch(PassKind.TIMED, 0, batch)
+                with timer.step(PIPELINE_STEP):
+                    _busy(0.01)
+            time.sleep(0.02)  # after the last batch: still inside the test
+    assert len(counters.batches) == 1
+    rows = counter_rows(counters.batches, timer.records, counters.names, 10.0, RUN_STEP)
+    run = next(r for r in timer.records if r.step == RUN_STEP)
+    pipelines = sum(r.ms for r in timer.records if r.step == PIPELINE_STEP)
+    total = rows[-1]
+    assert total["batches"] == 1 and total["wall_ms"] == pytest.approx(run.ms)
+    assert total["wall_ms"] >= pipelines + 20
+    assert total["cpu_ms"] >= 30
+    summary = counters_summary(rows, counters.counting, counters.refused, False, RUN_STEP)
+    assert "LoadGen test" in summary["source"]
+    # Read per pipeline step, the same records give three batches' worth and the summed steps' wall.
+    assert "every pipeline step" in counters_summary(rows, [], {}, False)["source"]

@@ -16,6 +16,7 @@ from utils.record import native_time, sampled_stacks
 from utils.record.below_layer import BelowLayer, SamplerResult
 from utils.record.layers import KIND_LAYER
 from utils.record.run_record import RunRecord, Table
+from utils.record.steps import PIPELINE_STEP
 from utils.recorders.cpu_counters import CpuCounters
 from utils.recorders.itt_tasks import IttTasks, itt_status
 from utils.recorders.sampler import MARK_FUNCTION, PySpySampler
@@ -24,7 +25,8 @@ from utils.recorders.step_timer import StepTimer
 
 class BelowTheLayer:
     def __init__(self, settings: Any, model: Any, console: Callable[[str], None] = print,
-                 search_path: Optional[str] = None):
+                 search_path: Optional[str] = None, counters_around: str = PIPELINE_STEP):
+        """`counters_around`: the step the CPU counters bracket (RUN_STEP under LoadGen: a whole test)."""
         self.settings = settings
         self.console = console
         self.data = BelowLayer(time.time_ns() - time.perf_counter_ns())
@@ -32,7 +34,7 @@ class BelowTheLayer:
         self.sampler = (PySpySampler(settings.rate, Path(self._scratch.name), search_path=search_path)
                         if settings.sampler == "py-spy" else None)
         self._sampler_started = False
-        self.counters = CpuCounters() if settings.counters else None
+        self.counters = CpuCounters(around=counters_around) if settings.counters else None
         self.itt = IttTasks(model) if settings.itt else None
         if self.itt is not None:
             self.data.itt = dict(itt_status(), emitted="steps and layers of the timed passes")
@@ -121,12 +123,13 @@ class BelowTheLayer:
                 rate=self.settings.rate)
             self._collect_samples(record, result)
         if self.counters is not None:
+            around = self.counters.around
             rows = counter_math.counter_rows(self.counters.batches, record.steps, self.counters.names,
-                                             1000 / os.sysconf("SC_CLK_TCK"))
+                                             1000 / os.sysconf("SC_CLK_TCK"), around)
             data.counter_batches = list(self.counters.batches)
             data.counter_table = Table(rows, counter_math.COUNTER_COLUMNS)
             data.cpu_counters = counter_math.counters_summary(rows, self.counters.counting, self.counters.refused,
-                                                              self.counters.exclude_kernel)
+                                                              self.counters.exclude_kernel, around)
         if self.itt is not None:
             data.itt["tasks"] = self.itt.tasks
             data.itt["balanced"] = self.itt.depth == 0

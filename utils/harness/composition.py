@@ -40,7 +40,7 @@ from utils.harness.scenario import scenario_settings
 from utils.harness.start_refusals import check_class_ids
 from utils.harness.timed_batch import batch_sizes, untimed
 from utils.record.run_record import RunIdentity, RunRecord, Status
-from utils.record.steps import step_order
+from utils.record.steps import PIPELINE_STEP, RUN_STEP, step_order
 from utils.recorders.contention import contention_verdict, with_thread_advice
 from utils.recorders.environment import describe_environment
 from utils.writers import layout
@@ -189,7 +189,9 @@ class Benchmark:
         stop_signal: Optional[int] = None
         failed_writing = False  # a stream cut by a write failure is discarded, never published half-written
         bench = config.benchmark
-        self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console)
+        # Under LoadGen the streams' batches overlap: the counters bracket the whole test, not each batch.
+        self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console,
+                                    counters_around=PIPELINE_STEP if self.scenario_settings is None else RUN_STEP)
         recorders = PassRecorders.for_benchmark(bench, self._below)
         energy, memory = recorders.energy, recorders.memory
         record.steps, record.steps_origin_ns = recorders.timer.records, recorders.timer.origin_ns

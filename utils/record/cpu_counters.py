@@ -1,26 +1,30 @@
 """The CPU's counters per timed pass, from the batches utils.recorders.cpu_counters read: plain data and math.
 
-Each batch's counters cover one `pipeline` step (the reads bracket the step timer's own). Per pass and per
-thread they are summed; CPU time against wall time is the thread's task clock (perf) or its user + system
-ticks (/proc) over the pass's summed pipeline time; IPC is instructions per cycle.
+Each batch's counters cover one `pipeline` step (the reads bracket the step timer's own), or under LoadGen one
+whole test (`run` step: its streams' batches overlap). Per pass and per thread they are summed; CPU time against
+wall time is the thread's task clock (perf) or its user + system ticks (/proc) over the pass's summed time of
+those steps; IPC is instructions per cycle.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional
 
-from utils.record.steps import PIPELINE_STEP, PassKind, StepRecord
+from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
 
 COUNTER_COLUMNS = ("pass_index", "thread", "tid", "batches", "wall_ms", "cpu_ms", "cpu_per_wall", "cpu_source",
                    "voluntary_switches", "involuntary_switches", "context_switches", "cpu_migrations",
                    "minor_faults", "major_faults", "cycles", "instructions", "ipc", "llc_misses")
 PROCESS_ROW = "all threads"
 HARDWARE = ("cycles", "instructions", "llc_misses")
+READ_AROUND = {PIPELINE_STEP: "read around every pipeline step of the timed passes",
+               RUN_STEP: "read at the start and end of the LoadGen test (its streams' batches overlap)"}
 
 
-def batches_of_passes(batches: Iterable[Any], records: Sequence[StepRecord]) -> dict[int, list[Any]]:
-    """Timed pass index -> the batches whose reads bracket one of its pipeline steps."""
-    steps = [r for r in records if r.step == PIPELINE_STEP and r.pass_kind is PassKind.TIMED]
+def batches_of_passes(batches: Iterable[Any], records: Sequence[StepRecord],
+                      around: str = PIPELINE_STEP) -> dict[int, list[Any]]:
+    """Timed pass index -> the batches whose reads bracket one of its `around` steps."""
+    steps = [r for r in records if r.step == around and r.pass_kind is PassKind.TIMED]
     passes: dict[int, list[Any]] = {}
     for batch in batches:
         for record in steps:
@@ -60,10 +64,10 @@ def _add(total: dict[str, float], values: Mapping[str, float]) -> None:
 
 
 def counter_rows(batches: Iterable[Any], records: Sequence[StepRecord], names: Mapping[int, str],
-                 tick_ms: float) -> list[dict[str, Any]]:
+                 tick_ms: float, around: str = PIPELINE_STEP) -> list[dict[str, Any]]:
     """Per timed pass: one row per thread that ran, then the process's total."""
     rows = []
-    for pass_index, pairs in sorted(batches_of_passes(batches, records).items()):
+    for pass_index, pairs in sorted(batches_of_passes(batches, records, around).items()):
         wall_ms = sum(record.ms for _, record in pairs)
         per_thread: dict[int, dict[str, float]] = {}
         for batch, _ in pairs:
@@ -78,7 +82,7 @@ def counter_rows(batches: Iterable[Any], records: Sequence[StepRecord], names: M
 
 
 def counters_summary(rows: Sequence[Mapping[str, Any]], counting: Sequence[str], refused: Mapping[str, str],
-                     exclude_kernel: bool) -> dict[str, Any]:
+                     exclude_kernel: bool, around: str = PIPELINE_STEP) -> dict[str, Any]:
     """summary.json `cpu_counters`: per pass the process's totals, and what could not be counted and why."""
     totals = [row for row in rows if row["thread"] == PROCESS_ROW]
     busiest = {}
@@ -89,7 +93,7 @@ def counters_summary(rows: Sequence[Mapping[str, Any]], counting: Sequence[str],
     document: dict[str, Any] = {
         "status": "measured" if totals else "unavailable",
         "source": "perf_event_open (software and hardware counters) and /proc/self/task/<tid>/{stat,status}, "
-                  "read around every pipeline step of the timed passes",
+                  + READ_AROUND[around],
         "counting": list(counting),
         "unavailable": {name: refused[name] for name in refused},
         "passes": [dict({key: row[key] for key in COUNTER_COLUMNS if key not in ("thread", "tid", "cpu_source")},

@@ -1,11 +1,16 @@
 """What the CPU counted while the pipeline ran: per thread of this process, per pipeline batch.
 
-A StepTimer listener: at the start and end of every `pipeline` step it reads, for each thread of the process,
+A StepTimer listener: at the start and end of every `pipeline` step (or of another step it is told to bracket)
+it reads, for each thread of the process,
 the kernel's perf_event counters (utils.recorders.perf_events: task clock, context switches, CPU migrations,
 page faults, and cycles, instructions and LLC misses where the CPU exposes them) and the thread's
 /proc/self/task/<tid>/stat and status (voluntary and involuntary context switches, minor and major faults,
 user and system CPU time). Each batch's difference is kept as plain data; utils.record.cpu_counters sums
 them per pass. A counter the kernel refuses is left out and its refusal kept, in words.
+
+Under LoadGen the streams' batches overlap, so per-batch reads would not say whose time they hold, and each one
+(every thread's files, twice) cost the stream that made it about 3 ms a batch: there the reads bracket the
+whole test (`RUN_STEP`) instead.
 """
 from __future__ import annotations
 
@@ -48,11 +53,13 @@ class _Thread:
 
 
 class CpuCounters:
-    """StepListener reading every thread's counters around each `pipeline` step; `batches` holds the results,
+    """StepListener reading every thread's counters around each `around` step; `batches` holds the results,
     `refused` the counters the kernel would not give (name -> why), `names` each thread's name."""
 
-    def __init__(self, task_root: Path | str = TASK_ROOT, counters: tuple[str, ...] = tuple(perf_events.COUNTERS)):
+    def __init__(self, task_root: Path | str = TASK_ROOT, counters: tuple[str, ...] = tuple(perf_events.COUNTERS),
+                 around: str = PIPELINE_STEP):
         self.task_root = Path(task_root)
+        self.around = around
         self.wanted = counters
         self.batches: list[BatchCounters] = []
         self.refused: dict[str, str] = {}
@@ -110,13 +117,13 @@ class CpuCounters:
         return readings
 
     def step_started(self, name: str) -> None:
-        if name != PIPELINE_STEP:
+        if name != self.around:
             return
         self._attach_new_threads()
         self._start = (time.perf_counter_ns(), self._read())
 
     def step_ended(self, name: str) -> None:
-        if name != PIPELINE_STEP or self._start is None:
+        if name != self.around or self._start is None:
             return
         end = self._read()
         end_ns = time.perf_counter_ns()
