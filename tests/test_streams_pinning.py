@@ -84,8 +84,15 @@ def test_exported_runtimes_read_back_their_streams_and_answer_concurrent_request
                                                                                       restored_affinity):
     example = torch.rand(1, 3, 64, 64)
     runtime = build_runtime(backend, threads=2, streams=2, pinning=backend == "openvino", cache_dir=tmp_path)
-    forward = runtime.prepare(network, example)
+    torch_threads = torch.get_num_threads()
+    try:
+        forward = runtime.prepare(network, example)
+        # Each stream's worker runs its letterbox and NMS in a team of its own: its share of the threads.
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(torch_threads)
     settings = runtime.settings()
+    assert settings["torch_threads_per_stream"] == 1
     assert settings["streams"] == 2 and settings["threads"] == 2
     if backend == "openvino":
         assert settings["num_streams"] == 2 and settings["pinning"] is True

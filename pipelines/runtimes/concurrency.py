@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import Optional, Sequence
 
+import torch
+
 from pipelines.runtimes.base import RuntimeNotSupported
 
 
@@ -38,6 +40,16 @@ def threads_per_stream(threads: int, streams: int) -> int:
         raise RuntimeNotSupported(f"runtime.streams {streams} with {threads} thread(s): each stream needs a thread "
                                   f"of its own; set runtime.threads to {streams} or more, or fewer streams")
     return threads // streams
+
+
+def share_torch_threads(threads: int, streams: int) -> int:
+    """For a runtime other than torch: with streams, each stream's worker thread runs the torch ops around its
+    forward (letterbox, NMS) in an OpenMP team of its own. Teams of the run's whole thread count would put
+    streams x threads threads on its cores, where a team member preempted by another stream's inference holds
+    the rest at the barrier; each worker's team gets its stream's share instead. Returns torch's thread count."""
+    if streams > 1:
+        torch.set_num_threads(threads_per_stream(threads, streams))
+    return torch.get_num_threads()
 
 
 def usable_cores() -> Optional[list[int]]:

@@ -16,7 +16,8 @@ import openvino.properties.hint as hints
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
-from pipelines.runtimes.concurrency import AUTO, auto_choice, cores_to_pin, threads_per_stream, usable_cores
+from pipelines.runtimes.concurrency import (AUTO, auto_choice, cores_to_pin, share_torch_threads, threads_per_stream,
+                                            usable_cores)
 from pipelines.runtimes.pinning import pin_torch_pool, thread_affinities
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.openvino.layers import NodeCounter
@@ -78,6 +79,7 @@ class OpenVinoRuntime(Runtime):
         self._example = None
         self._fused = False
         self._preparation: dict[str, Any] = {}
+        self._torch_threads: Optional[int] = None  # of each stream's torch ops around the forward
 
     def _compile(self, perf_count: bool) -> CompiledByShape:
         # streams auto: the throughput hint picks them for these threads, as benchmark_app -hint throughput.
@@ -153,6 +155,7 @@ class OpenVinoRuntime(Runtime):
         compile_s = time.perf_counter() - started
         if self._auto_streams:
             self._resolve_auto_streams()
+        self._torch_threads = share_torch_threads(self._inference_threads, self.streams)
         self._example = as_input(example)
         started = time.perf_counter()
         self._infer(self._example)
@@ -214,6 +217,7 @@ class OpenVinoRuntime(Runtime):
             "pinned_threads": list(self._pinned),
             "thread_affinity": thread_affinities(),
             "threads": int(read_back["INFERENCE_NUM_THREADS"]),
+            "torch_threads_per_stream": self._torch_threads,
             "execution_devices": list(read_back["EXECUTION_DEVICES"]),
             "onnx_file": str(self._export.path),
             "opset": self.opset,
