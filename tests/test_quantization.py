@@ -113,8 +113,9 @@ def int8_against_fp32(runtime_name: str, cache_dir: Path) -> dict:
     runtime = runtime_class(precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
     int8 = runtime.prepare(network, batch)
     again = runtime_class(precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
-    repeated = again.prepare(network, batch)(batch)
-    output = int8(batch)
+    # Kept past later forwards (the mAP passes below), so copied: an output holds until the next forward.
+    repeated = again.prepare(network, batch)(batch).clone()
+    output = int8(batch).clone()
     return {"preparation": runtime.settings()["preparation"], "precision": runtime.settings()["precision"],
             "fp32_map": map_50_95(fp32), "int8_map": map_50_95(int8),
             "differs_from_fp32": not torch.equal(output, fp32(batch)),

@@ -99,7 +99,7 @@ def test_exported_runtimes_read_back_their_streams_and_answer_concurrent_request
     else:
         assert settings["threads_per_stream"] == 1 and len(settings["intra_op_thread_affinities"]) == 2
     batches = [torch.rand(1, 3, 64, 64) for _ in range(3)]
-    alone = [forward(batch) for batch in batches]
+    alone = [forward(batch).clone() for batch in batches]  # an output holds until this thread's next forward
     together = _concurrent_outputs(forward, batches)
     for a, b in zip(alone, together):
         assert np.allclose(a.numpy(), b.numpy(), atol=1e-4)

@@ -27,7 +27,9 @@ class PreparedForward:
     module: Optional[nn.Module]  # what per-layer hooks may attach to; None for runtimes outside torch
 
     def __call__(self, batch: torch.Tensor, *extra: Any) -> Any:
-        """`extra`: further arguments of the network's forward (R-CNN's image sizes); torch runtimes only."""
+        """`extra`: further arguments of the network's forward (R-CNN's image sizes); torch runtimes only.
+        The output may be the runtime's own buffer (OpenVINO's, not copied): it holds until the calling thread's
+        next forward, and whoever keeps it longer copies it."""
         return self.run(batch, *extra)
 
 

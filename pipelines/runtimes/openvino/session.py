@@ -121,7 +121,9 @@ class OpenVinoRuntime(Runtime):
         return self._peer_defaults
 
     def _infer(self, array) -> torch.Tensor:
-        # Synchronous, so sharing the caller's array is safe; outputs are copies the request will not reuse.
+        # Synchronous, so sharing the caller's array is safe. The output is the request's own buffer, not a copy
+        # (25,200 x 85 floats at 640): valid until this thread's next inference of this shape, by which time the
+        # pipeline has long taken what it keeps (NMS copies its candidate rows).
         compiled = self._compiled.for_shape(tuple(array.shape))
         # With streams, requests in flight at once, one per stream's worker thread, on the streams the plugin made.
         local = self._thread_requests
@@ -130,7 +132,7 @@ class OpenVinoRuntime(Runtime):
         request = local.requests.get(id(compiled))
         if request is None:
             request = local.requests[id(compiled)] = compiled.create_infer_request()
-        output = request.infer({0: array}, share_inputs=True)[0]
+        output = request.infer({0: array}, share_inputs=True, share_outputs=True)[0]
         if self._profiled is not None:
             self._profiled.append(request.get_profiling_info())
         return torch.from_numpy(output)
