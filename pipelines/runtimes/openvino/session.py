@@ -2,6 +2,7 @@
 quantization (quantizer.py)."""
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -141,8 +142,7 @@ class OpenVinoRuntime(Runtime):
         self._inference_threads = self.threads or torch.get_num_threads()
         if not self._auto_streams:
             threads_per_stream(self._inference_threads, self.streams)
-        if self.pinning:
-            cores_to_pin(usable_cores(), self._inference_threads)
+        pinned_cores = cores_to_pin(usable_cores(), self._inference_threads) if self.pinning else None
         self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
         self._fused = self.fuse and network.fuse is not None
         model_path, quantization = self._export.path, {}
@@ -151,6 +151,10 @@ class OpenVinoRuntime(Runtime):
                 network, self._export.path, self.calibration,
                 lambda float_nodes: quantize_for_openvino(self.core, self._export.path, self._export.key,
                                                           self.calibration, float_nodes))
+        if pinned_cores is not None:
+            # The plugin resets each thread it runs a request on (the caller too) to this thread's mask as it
+            # finds it when compiling: confined to the pinned cores first, so no thread of it leaves them.
+            os.sched_setaffinity(0, set(pinned_cores))
         started = time.perf_counter()
         self._model = self.core.read_model(str(model_path))
         self._compiled = self._compile(perf_count=False)
@@ -167,7 +171,7 @@ class OpenVinoRuntime(Runtime):
         if self.pinning:
             # The plugin pins its own threads while they run (ENABLE_CPU_PINNING); the torch ops around the
             # forward run on this thread and torch's pool, pinned here.
-            self._pinned = pin_torch_pool(cores_to_pin(usable_cores(), self._inference_threads))
+            self._pinned = pin_torch_pool(pinned_cores)
 
         def run(batch: torch.Tensor) -> torch.Tensor:
             # _infer reads self._compiled at each call, so profiling() can swap it.
