@@ -100,7 +100,7 @@ def counters_summary(rows: Sequence[Mapping[str, Any]], counting: Sequence[str],
                         threads=busiest.get(row["pass_index"], [])) for row in totals],
     }
     if not totals:
-        document["reason"] = "no timed pipeline step was counted"
+        document["reason"] = f"no timed {around} step was counted"
     if exclude_kernel:
         document["note"] = ("perf_event_paranoid allows user-space counting only: perf's context switches and "
                             "migrations read 0; /proc's voluntary and involuntary switches are complete")
