@@ -45,8 +45,8 @@ from utils.harness.accuracy_pass import map_postprocess  # noqa: E402
 from utils.harness.calibration_inputs import calibration_inputs  # noqa: E402
 from utils.harness.scored_images import more_images  # noqa: E402
 from utils.record.accuracy import map_drop_interval  # noqa: E402
-from utils.record.label_free import (MIRRORED, label_free_verdict, labelled_verdict,  # noqa: E402
-                                     mirror_image, mirrored_back)
+from utils.record.label_free import (JUDGE_VIEWS, MIRRORED, from_view, label_free_verdict,  # noqa: E402
+                                     labelled_verdict, view_image)
 
 NOISE = (0.05, 0.2)
 BITS = (8, 6, 4)
@@ -114,10 +114,14 @@ def _cached(cache: Path, tag: str, name: str) -> Path:
     return cache / f"{tag}-{name.replace(' ', '_').replace(',', '').replace('(', '').replace(')', '')}.pkl"
 
 
-def _detections(name, build, pre, at_map, paths, cache: Path, tag: str, official: bool, mirrored: bool = False):
-    """Detections at mAP settings per image; `mirrored`: on the mirror images, mapped back (the label-free
-    verdict's stand-in for labels, from the reference)."""
-    path = _cached(cache, tag, name + (" on mirror images" if mirrored else ""))
+def _view_name(number: int) -> str:
+    return " on mirror images" if number == 0 else f" on mirror view {number + 1}"
+
+
+def _detections(name, build, pre, at_map, paths, cache: Path, tag: str, official: bool, view: Optional[int] = None):
+    """Detections at mAP settings per image; `view`: on that judge view (JUDGE_VIEWS), mapped back (the
+    label-free verdict's stand-in for labels, from the reference)."""
+    path = _cached(cache, tag, name + ("" if view is None else _view_name(view)))
     if path.is_file():
         return pickle.loads(path.read_bytes())
     network, forward = build()
@@ -125,8 +129,9 @@ def _detections(name, build, pre, at_map, paths, cache: Path, tag: str, official
     result = {"map": []}
     for image_path in paths:
         image = decode_image(image_path).image
-        if mirrored:
-            result["map"] += _plain([mirrored_back(mapping([mirror_image(image)])[0], image.shape[1])])
+        if view is not None:
+            shown = mapping([view_image(image, JUDGE_VIEWS[view])])[0]
+            result["map"] += _plain([from_view(shown, JUDGE_VIEWS[view], *image.shape[:2])])
         else:
             result["map"] += _plain(mapping([image]))
     path.write_bytes(pickle.dumps(result))
@@ -153,6 +158,9 @@ def main() -> int:
                         help="the mAP drop budget (benchmark.accuracy.max_drop); other values test the rule beyond the default")
     parser.add_argument("--preprocess", choices=("official", "deployed"), default=AccuracySection().preprocess,
                         help="the accuracy pass's letterbox (benchmark.accuracy.preprocess)")
+    parser.add_argument("--judge-views", type=int, choices=range(1, len(JUDGE_VIEWS) + 1),
+                        default=AccuracySection().judge_views,
+                        help="mirror views standing in for the labels (benchmark.accuracy.judge_views)")
     parser.add_argument("--label-free-truth", choices=("mirrored", "reference"), default=AccuracySection().label_free_truth,
                         help="what stands in for the labels (benchmark.accuracy.label_free_truth)")
     args = parser.parse_args()
@@ -169,6 +177,7 @@ def main() -> int:
     truth = load_ground_truth(data / "labels", data / "images", scored, [str(i) for i in range(80)]).images
     pre, deployed = PreprocessSection(img_size=320), PostprocessSection()
     accuracy = AccuracySection(multi_label=not args.single_label, label_free_truth=args.label_free_truth,
+                               judge_views=args.judge_views,
                                preprocess=args.preprocess, max_drop=args.budget)
     at_map, _ = map_postprocess("yolo", deployed, accuracy)
     cache = Path(args.cache) / data.name
@@ -189,15 +198,17 @@ def main() -> int:
             continue
         if reference is None:
             reference = found
-            judge = [_Found(d) for d in _detections(name, build, pre, at_map, scored, cache, tag, official,
-                                                    mirrored=True)["map"]]
+            judges = [[_Found(d) for d in _detections(name, build, pre, at_map, scored, cache, tag, official,
+                                                      view=number)["map"]]
+                      for number in range(accuracy.judge_views)]
         ref_map = [_Found(d) for d in reference["map"]]
         cand_map = [_Found(d) for d in found["map"]]
         real = map_drop_interval(truth, ref_map, cand_map, resamples=200, seed=0)
         used = min(args.start, len(scored))
         while True:
             free = label_free_verdict(ref_map[:used], cand_map[:used], deployed.conf_thres, accuracy.max_drop,
-                                      judge[:used] if accuracy.label_free_truth == MIRRORED else None)
+                                      [judge[:used] for judge in judges]
+                                      if accuracy.label_free_truth == MIRRORED else None)
             wanted = more_images(free, used, len(scored), accuracy.max_images)
             if wanted is None:
                 break

@@ -79,6 +79,8 @@ def test_int8_without_labels_is_scored_against_the_reference(tmp_path):
     drop, free = agreement["accuracy_drop"], accuracy["label_free"]
     # without labels the label-free verdict grades the run, with its estimate, bound and statement
     assert agreement["label_free"] == free and drop["map_50_95"] == free["estimate"] and free["figure"] == "mAP@0.5:0.95"
+    # five mirror views judge by default, the drop averaged over them
+    assert free["judge_views"] == 5 == accuracy["drop"]["judge_views"] and "5 views" in free["estimates"]
     assert agreement["verdict"] in ("equal", free["verdict"])
     assert free["verdict"] in ("within_budget", "different", "undecided") and free["images"] == 3
     assert agreement["detections_verdict"] in ("equal", "close", "different")

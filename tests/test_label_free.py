@@ -12,8 +12,10 @@ import torch
 
 from pipelines.contract import Detections
 from utils.record.accuracy import map_drop_interval
-from utils.record.label_free import (DIFFERENT, UNDECIDED, WITHIN_BUDGET, images_to_decide, label_free_verdict,
-                                     mirror_image, mirrored_back, pseudo_labels)
+from utils.config import AccuracySection
+from utils.record.label_free import (DIFFERENT, JUDGE_VIEWS, UNDECIDED, VIEW_PAD_VALUE, WITHIN_BUDGET, JudgeView,
+                                     from_view, images_to_decide, label_free_verdict, mirror_image, mirrored_back,
+                                     pseudo_labels, view_image)
 from utils.record.verdict import apply_budget, verdict_warnings
 
 
@@ -141,7 +143,7 @@ def test_against_the_mirror_view_a_candidate_as_good_as_the_reference_reads_no_d
     reference = [jittered(found, 3, seed) for seed, found in enumerate(REFERENCE)]
     mirror = [jittered(found, 3, 100 + seed) for seed, found in enumerate(REFERENCE)]
     candidate = [jittered(found, 3, 200 + seed) for seed, found in enumerate(REFERENCE)]
-    result = label_free_verdict(reference, candidate, 0.25, 0.01, judge_map=mirror)
+    result = label_free_verdict(reference, candidate, 0.25, 0.01, judge_maps=[mirror])
     assert result["figure"] == "mAP@0.5:0.95" and result["label_free_truth"] == "mirrored"
     assert "mirror images" in result["estimates"]
     assert result["low"] <= 0.0 <= result["high"], result
@@ -155,7 +157,7 @@ def test_against_the_mirror_view_boxes_worse_than_the_references_are_a_drop_that
     reference = [jittered(found, 3, seed) for seed, found in enumerate(REFERENCE)]
     mirror = [jittered(found, 3, 100 + seed) for seed, found in enumerate(REFERENCE)]
     sloppy = [jittered(found, 7, 200 + seed) for seed, found in enumerate(REFERENCE)]
-    result = label_free_verdict(reference, sloppy, 0.25, 0.01, judge_map=mirror)
+    result = label_free_verdict(reference, sloppy, 0.25, 0.01, judge_maps=[mirror])
     assert result["verdict"] == DIFFERENT and result["low"] > 0.05, result
     # The reference-only stand-in scores IoU 0.5, which 7 px on boxes of 20-60 px mostly still pass.
     assert label_free_verdict(reference, sloppy, 0.25, 0.01)["estimate"] < result["low"] / 2
@@ -163,12 +165,12 @@ def test_against_the_mirror_view_boxes_worse_than_the_references_are_a_drop_that
 
 def test_against_the_mirror_view_losing_what_users_see_is_different_and_nothing_changed_is_zero():
     mirror = [jittered(found, 3, seed) for seed, found in enumerate(REFERENCE)]
-    lost = label_free_verdict(REFERENCE, [without(f, 3) for f in REFERENCE], 0.25, 0.01, judge_map=mirror)
+    lost = label_free_verdict(REFERENCE, [without(f, 3) for f in REFERENCE], 0.25, 0.01, judge_maps=[mirror])
     assert lost["verdict"] == DIFFERENT and lost["low"] > 0.1
-    same = label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_map=mirror)
+    same = label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=[mirror])
     assert same["estimate"] == 0.0 and same["high"] == 0.0 and same["verdict"] == WITHIN_BUDGET
     with pytest.raises(ValueError, match="40 images of reference detections but 39 of the mirror images'"):
-        label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_map=mirror[1:])
+        label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=[mirror[1:]])
 
 
 def test_mirrored_back_puts_boxes_where_they_are_on_the_image():
@@ -182,3 +184,54 @@ def test_mirrored_back_puts_boxes_where_they_are_on_the_image():
     assert back.boxes.tolist() == [[1.0, 0.0, 3.0, 2.0]] and back.labels.tolist() == [3]
     assert back.masks[0, 0].tolist() == [False, True, True, False, False]
     assert on_mirror.boxes.tolist() == [[2.0, 0.0, 4.0, 2.0]]  # the input is left as it was
+
+
+def test_a_shifted_mirror_view_and_its_boxes_mapped_back():
+    image = np.arange(10 * 20 * 3, dtype=np.uint8).reshape(10, 20, 3) % 100
+    view = JudgeView(0.05, 0.05)  # 1 pixel of the longer side (20) on the left and on the top
+    assert view.offsets(10, 20) == (1, 1)
+    shown = view_image(image, view)
+    # padded to 11 x 21, then flipped: pixel (row 3, column 2) lands on row 4, column 21 - 1 - 3 = 17
+    assert shown.shape == (11, 21, 3) and (shown[4, 17] == image[3, 2]).all()
+    # the padding: the top row and, after the flip, the rightmost column
+    assert (shown[0] == VIEW_PAD_VALUE).all() and (shown[:, 20] == VIEW_PAD_VALUE).all()
+    # an object over x 2..5, y 3..6 of the image is at x 15..18, y 4..7 of the view
+    on_view = Detections(torch.tensor([[15.0, 4.0, 18.0, 7.0]]), torch.tensor([0.9]), torch.tensor([1]))
+    back = from_view(on_view, view, 10, 20)
+    assert back.boxes.tolist() == [[2.0, 3.0, 5.0, 6.0]] and back.labels.tolist() == [1]
+    # the plain mirror view is the mirror image
+    assert (view_image(image, JUDGE_VIEWS[0]) == mirror_image(image)).all()
+    assert from_view(on_view, JUDGE_VIEWS[0], 11, 21).boxes.tolist() == mirrored_back(on_view, 21).boxes.tolist()
+
+
+def test_a_masks_crop_follows_the_view():
+    view = JudgeView(0.0, 0.25)  # 1 pixel on the top of a 3 x 4 image
+    mask = torch.zeros(1, 4, 4, dtype=torch.bool)
+    mask[0, 1, 0] = True  # on the view: row 1, column 0, which is row 0, column 3 of the image
+    back = from_view(Detections(torch.tensor([[0.0, 1.0, 1.0, 2.0]]), torch.tensor([0.9]), torch.tensor([0]), mask),
+                     view, 3, 4)
+    assert back.masks.shape == (1, 3, 4) and back.masks[0].nonzero().tolist() == [[0, 3]]
+    assert back.boxes.tolist() == [[3.0, 0.0, 4.0, 1.0]]
+
+
+def test_one_views_quirks_move_the_estimate_and_the_mean_over_views_less():
+    reference = [jittered(found, 3, seed) for seed, found in enumerate(REFERENCE)]
+    views = [[jittered(found, 3, 100 * view + seed) for seed, found in enumerate(REFERENCE)] for view in range(1, 6)]
+    # A candidate that errs exactly as the first view does looks far better than the reference against that view...
+    quirky = views[0]
+    alone = label_free_verdict(reference, quirky, 0.25, 0.01, judge_maps=views[:1])
+    assert alone["estimate"] < -0.1 and alone["judge_views"] == 1
+    # ... and against five views that err each their own way, it is one in five.
+    pooled = label_free_verdict(reference, quirky, 0.25, 0.01, judge_maps=views)
+    assert pooled["judge_views"] == 5 and "averaged over the 5 views" in pooled["estimates"]
+    assert abs(pooled["estimate"]) < abs(alone["estimate"]) / 2.5
+    with pytest.raises(ValueError, match="no view"):
+        label_free_verdict(reference, quirky, 0.25, 0.01, judge_maps=[])
+    with pytest.raises(ValueError, match="40 images of reference detections but 39 of the mirror images'"):
+        label_free_verdict(reference, quirky, 0.25, 0.01, judge_maps=[views[0], views[1][1:]])
+
+
+def test_the_configs_most_judge_views_are_the_views_there_are():
+    bound = [m.le for m in AccuracySection.model_fields["judge_views"].metadata if hasattr(m, "le")]
+    assert bound == [len(JUDGE_VIEWS)] and AccuracySection().judge_views <= len(JUDGE_VIEWS)
+    assert len(set(JUDGE_VIEWS)) == len(JUDGE_VIEWS) and JUDGE_VIEWS[0] == JudgeView()

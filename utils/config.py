@@ -263,6 +263,10 @@ class AccuracySection(_Section):
         "without labels, what stands in for them: `mirrored`, the reference's detections on the mirror images "
         "(scored at mAP@0.5:0.95); `reference`, its detections on the images themselves (scored at mAP@0.5), for "
         "models not trained with horizontal flips (see [verdict.md](verdict.md))"))
+    judge_views: int = Field(5, ge=1, le=5, description=(
+        "with `label_free_truth: mirrored`, how many mirror views stand in for the labels: the plain mirror, then "
+        "mirrors shifted by a few pixels; each is one more reference pass over the scored images, and their mean "
+        "errs less than one view (see [verdict.md](verdict.md))"))
     bootstrap: int = Field(200, ge=0, description=(
         "bootstrap resamples (over images) of the drop's 95% interval; 0: none"))
 

@@ -1,7 +1,7 @@
 """The accuracy pass: the run's pipeline at mAP settings over the images, after the timed passes and never
 inside them, then the COCO evaluation (utils.record.accuracy) against the labels or, without labels, against
-what stands in for them (utils.record.label_free): the torch fp32 reference's detections on the mirror images,
-or on the images themselves.
+what stands in for them (utils.record.label_free): the torch fp32 reference's detections on mirror views of the
+images, or on the images themselves.
 
 Its steps are recorded with `pass_kind` `accuracy` (steps_timer.csv), which no statistic reads, and no
 energy, memory or contention recorder listens to it (pass_recorders.LISTENING).
@@ -22,7 +22,8 @@ from utils.harness.timed_batch import batch_count, batch_loop, decoded_batches, 
 from utils.harness.scored_images import more_images
 from utils.record.accuracy import (CLASS_COLUMNS, coco_evaluation, crowd_flags, map_drop_interval,
                                    precision_recall_at)
-from utils.record.label_free import MIRRORED, label_free_verdict, mirror_image, mirrored_back, pseudo_labels, stand_in
+from utils.record.label_free import (JUDGE_VIEWS, MIRRORED, JudgeView, drop_over_views, from_view, label_free_verdict,
+                                     pseudo_labels, stand_in, view_image)
 from utils.record.run_record import Table
 from utils.record.steps import PassKind
 from utils.recorders.step_timer import StepTimer
@@ -50,15 +51,15 @@ def deployed_settings(family: str, postprocess: Any) -> dict[str, Any]:
 
 def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, description: str,
            max_pixels: Optional[int] = None, timer: Optional[StepTimer] = None,
-           mirrored: bool = False) -> list[Optional[Detections]]:
+           view: Optional[JudgeView] = None) -> list[Optional[Detections]]:
     """One Detections per path (None where the image cannot be decoded). With a timer, the batches are
-    recorded as the accuracy pass. `mirrored`: of each image's mirror image, in the image's own pixels."""
-    return detect_as_deployed(pipeline, None, paths, batch_size, description, max_pixels, timer, mirrored)[0]
+    recorded as the accuracy pass. `view`: of each image as that judge view shows it, in the image's own pixels."""
+    return detect_as_deployed(pipeline, None, paths, batch_size, description, max_pixels, timer, view)[0]
 
 
 def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[DetectionPipeline], paths: Sequence[Path],
                        batch_size: int, description: str, max_pixels: Optional[int] = None,
-                       timer: Optional[StepTimer] = None, mirrored: bool = False,
+                       timer: Optional[StepTimer] = None, view: Optional[JudgeView] = None,
                        ) -> tuple[list[Optional[Detections]], Optional[list[Optional[Detections]]]]:
     """As detect(), and with `deployed` (the run's own pipeline: same preprocess and forward) the same forward
     outputs postprocessed as deployed too: at its conf_thres and its NMS IoU, not the mAP settings'."""
@@ -69,10 +70,11 @@ def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[Detection
 
     def run(images: list) -> tuple[list[Detections], Optional[list[Detections]]]:
         steps = timer or StepTimer()
-        forwarded = run_stages(stages[:after_forward], steps, [mirror_image(i) for i in images] if mirrored else images)
+        forwarded = run_stages(stages[:after_forward], steps,
+                               [view_image(i, view) for i in images] if view is not None else images)
         detections = run_stages(stages[after_forward:], steps, forwarded)
-        if mirrored:
-            detections = [mirrored_back(found, image.shape[1]) for found, image in zip(detections, images)]
+        if view is not None:
+            detections = [from_view(found, view, *image.shape[:2]) for found, image in zip(detections, images)]
         return detections, (deployed.postprocess_at(forwarded, deployed.score_threshold)
                              if deployed is not None else None)
 
@@ -100,15 +102,16 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
              conf_thres: float, bootstrap: int, seed: int, reference_name: str,
              shown: Optional[Sequence[Optional[Detections]]] = None,
              deployed: Optional[dict[str, Any]] = None, max_drop: Optional[float] = None,
-             mirrored: Optional[Sequence[Optional[Detections]]] = None) -> AccuracyResult:
+             views: Optional[Sequence[Sequence[Optional[Detections]]]] = None) -> AccuracyResult:
     """mAP of the candidate (and of the reference, with the drop) over the images both could decode. Precision
     and recall at conf_thres are of `shown` (the detections as deployed: conf_thres and the deployed NMS IoU)
-    when given, else of the candidate's mAP-settings detections above conf_thres. Without labels, `mirrored` (the
-    reference's detections on the mirror images) stands in for them; without it, the reference's own do."""
+    when given, else of the candidate's mAP-settings detections above conf_thres. Without labels, `views` (per
+    judge view, the reference's detections on it) stand in for them: the figures are against the first view, the
+    drop and the label-free verdict averaged over all; without views, the reference's own detections stand in."""
     started = time.perf_counter()
     usable = [i for i, found in enumerate(candidate)
               if found is not None and (reference is None or reference[i] is not None)
-              and (mirrored is None or mirrored[i] is not None)]
+              and all(view[i] is not None for view in views or ())]
     dets = [candidate[i] for i in usable]
     if truth is not None:
         truths = [truth.images[i] for i in usable]
@@ -118,12 +121,13 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
                   "images_without_labels": sum(1 for i in usable if i < len(truth.images) and not len(truth.images[i]))}
         against = "labels"
     else:
-        judge = [(reference if mirrored is None else mirrored)[i] for i in usable]
-        truths = pseudo_labels(judge, conf_thres)
-        source = {"source": f"{stand_in(MIRRORED if mirrored is not None else 'reference', conf_thres)}, as a "
-                            "deployment shows them (no dataset.labels)",
+        judges = [[view[i] for i in usable] for view in views] if views else None
+        truths = pseudo_labels(judges[0] if judges else [reference[i] for i in usable], conf_thres)
+        stood_in = stand_in(MIRRORED if judges else "reference", conf_thres, len(judges) if judges else 1)
+        source = {"source": f"{stood_in}, as a deployment shows them (no dataset.labels)"
+                            + ("; mAP figures against the plain mirror view" if judges and len(judges) > 1 else ""),
                   "objects": sum(len(t.labels) for t in truths)}
-        against = "mirror images" if mirrored is not None else "reference"
+        against = "mirror images" if judges else "reference"
     result = coco_evaluation(truths, dets, class_names)
     # Labels with no object to find leave mAP undefined: the reason stands in place of figures that read as 0.0.
     scored = truth is None or result.objects > 0
@@ -145,15 +149,22 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
         mine = coco_evaluation(truths, refs, class_names)
         summary["reference"] = {"name": reference_name, "map_50_95": mine.map_50_95, "map_50": mine.map_50,
                                 "map_75": mine.map_75}
-        interval = map_drop_interval(truths, refs, dets, resamples=bootstrap, seed=seed) if bootstrap else None
+        resamples = bootstrap if len(usable) > 1 else 0
+        if truth is None and judges:
+            # The mean over the views, at the figure the budget is set in (mAP@0.5:0.95).
+            drop, low, high = drop_over_views([pseudo_labels(view, conf_thres) for view in judges], refs, dets,
+                                              resamples=resamples, seed=seed)
+            spread = {"low": low, "high": high, "confidence": 0.95} if resamples else None
+        else:
+            drop = mine.map_50_95 - result.map_50_95
+            interval = map_drop_interval(truths, refs, dets, resamples=resamples, seed=seed) if resamples else None
+            spread = None if interval is None else {"low": interval.low, "high": interval.high,
+                                                    "confidence": interval.confidence}
         summary["drop"] = {
-            "map_50_95": mine.map_50_95 - result.map_50_95, "against": against,
-            "interval": None if interval is None else {
-                "low": interval.low, "high": interval.high, "confidence": interval.confidence,
-                "resamples": interval.resamples, "seed": interval.seed, "over": "images"}}
+            "map_50_95": drop, "against": against, **({"judge_views": len(judges)} if truth is None and judges else {}),
+            "interval": None if spread is None else dict(spread, resamples=resamples, seed=seed, over="images")}
         if truth is None and max_drop is not None:
-            summary["label_free"] = label_free_verdict(refs, dets, conf_thres, max_drop,
-                                                       None if mirrored is None else judge,
+            summary["label_free"] = label_free_verdict(refs, dets, conf_thres, max_drop, judges,
                                                        resamples=bootstrap or 200, seed=seed)
         reference_ap = {row["class_id"]: row["ap_50_95"] for row in mine.classes}
         for row in rows:
@@ -180,9 +191,9 @@ def accuracy_images(paths: Sequence[Path], images: Optional[int], labelled: bool
 
 
 def progress_line(console: Callable[[str], None], count: int, labelled: bool, with_reference: bool,
-                  mirrored: bool = False) -> None:
+                  views: int = 0) -> None:
     against = ("the labels" if labelled else "the torch fp32 reference's detections"
-               + (" on the mirror images" if mirrored else ""))
+               + ("" if not views else " on the mirror images" if views == 1 else f" on {views} mirror views"))
     extra = " (and the reference, for the drop)" if with_reference and labelled else ""
     console(f"Accuracy pass: {count} images at mAP settings, scored against {against}{extra}...")
 
@@ -203,7 +214,8 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
     first_used = len(chosen)
     postprocess, stated = map_postprocess(family.NAME, config.postprocess, settings)
     mirror = truth is None and reference is not None and settings.label_free_truth == MIRRORED
-    progress_line(console, len(chosen), truth is not None, reference is not None, mirror)
+    judge_views = JUDGE_VIEWS[:settings.judge_views] if mirror else ()
+    progress_line(console, len(chosen), truth is not None, reference is not None, len(judge_views))
     official = settings.preprocess == "official"
     # Where the official evaluation letterboxes differently, what a deployment shows needs the run's own forwards.
     shown_apart = official and family.EVALUATION_PREPROCESS is not None
@@ -213,7 +225,7 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
     candidate: list = []
     shown: list = []
     found_by_reference = [] if reference is not None else None
-    on_mirror_images = [] if mirror else None
+    on_views: list[list] = [[] for _ in judge_views]
     while True:
         new = chosen[len(candidate):]
         with recorders.listening(PassKind.ACCURACY):
@@ -229,12 +241,13 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
         if reference is not None:
             found_by_reference += detect(reference.pipeline(postprocess, official), new, config.dataset.batch_size,
                                          "reference at mAP settings", config.dataset.max_pixels)
-        if on_mirror_images is not None:
-            on_mirror_images += detect(reference.pipeline(postprocess, official), new, config.dataset.batch_size,
-                                       "reference on the mirror images", config.dataset.max_pixels, mirrored=True)
+        for number, (view, found_on_view) in enumerate(zip(judge_views, on_views), 1):
+            found_on_view += detect(reference.pipeline(postprocess, official), new, config.dataset.batch_size,
+                                    f"reference on mirror view {number} of {len(judge_views)}",
+                                    config.dataset.max_pixels, view=view)
         result = evaluate(candidate, found_by_reference, truth, network.class_names, stated,
                           pipeline.score_threshold, settings.bootstrap, config.run.seed, REFERENCE_NAME, shown,
-                          deployed_settings(family.NAME, config.postprocess), settings.max_drop, on_mirror_images)
+                          deployed_settings(family.NAME, config.postprocess), settings.max_drop, on_views or None)
         wanted = more_images(result.summary.get("label_free"), len(chosen), len(paths), settings.max_images)
         if wanted is None:
             break
