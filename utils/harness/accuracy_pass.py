@@ -22,8 +22,8 @@ from utils.harness.timed_batch import batch_count, batch_loop, decoded_batches, 
 from utils.harness.scored_images import more_images
 from utils.record.accuracy import (CLASS_COLUMNS, coco_evaluation, crowd_flags, map_drop_interval,
                                    precision_recall_at)
-from utils.record.label_free import (JUDGE_VIEWS, MIRRORED, JudgeView, drop_over_views, from_view, label_free_verdict,
-                                     pseudo_labels, stand_in, view_image)
+from utils.record.label_free import (CONFIDENCE, JUDGE_VIEWS, MIRRORED, JudgeView, drop_over_views, from_view,
+                                     label_free_verdict, pseudo_labels, stand_in, view_image)
 from utils.record.run_record import Table
 from utils.record.steps import PassKind
 from utils.recorders.step_timer import StepTimer
@@ -154,7 +154,7 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
             # The mean over the views, at the figure the budget is set in (mAP@0.5:0.95).
             drop, low, high = drop_over_views([pseudo_labels(view, conf_thres) for view in judges], refs, dets,
                                               resamples=resamples, seed=seed)
-            spread = {"low": low, "high": high, "confidence": 0.95} if resamples else None
+            spread = {"low": low, "high": high, "confidence": CONFIDENCE} if resamples else None
         else:
             drop = mine.map_50_95 - result.map_50_95
             interval = map_drop_interval(truths, refs, dets, resamples=resamples, seed=seed) if resamples else None

@@ -45,6 +45,7 @@ AT_IOU_50 = (0,)  # IOU_THRESHOLDS index of 0.5
 # A percentile bootstrap over a handful of images understates the spread: on the calibration ladder, 8 images
 # where no detection changed read "at most 0.000" for candidates whose real drop was up to 0.005.
 MIN_IMAGES = 30
+CONFIDENCE = 0.95  # of every interval the verdict states
 
 
 # Padding of a shifted view: YOLO's letterbox grey, so the new border reads as the padding the model knows.
@@ -158,7 +159,7 @@ def stand_in(judge: str, shown_above: float, views: int = 1) -> str:
 
 def drop_over_views(truths: Sequence[Sequence[PseudoTruth]], reference_map: Sequence[Any],
                     candidate_map: Sequence[Any], thresholds: Optional[Sequence[int]] = None,
-                    confidence: float = 0.95, resamples: int = 200, seed: int = 0) -> tuple[float, float, float]:
+                    confidence: float = CONFIDENCE, resamples: int = 200, seed: int = 0) -> tuple[float, float, float]:
     """The reference's mAP minus the candidate's against each view's stand-in objects, averaged over the views:
     (estimate, low, high), with a percentile bootstrap interval over images (every side and view on the same
     draws; no interval, low = high = estimate, with 0 resamples)."""
@@ -181,7 +182,7 @@ def drop_over_views(truths: Sequence[Sequence[PseudoTruth]], reference_map: Sequ
 
 def label_free_verdict(reference_map: Sequence[Any], candidate_map: Sequence[Any], shown_above: float,
                        budget: float, judge_maps: Optional[Sequence[Sequence[Any]]] = None,
-                       confidence: float = 0.95, resamples: int = 200, seed: int = 0) -> dict[str, Any]:
+                       confidence: float = CONFIDENCE, resamples: int = 200, seed: int = 0) -> dict[str, Any]:
     """The label-free verdict over images given in the same order on every side, detections at the accuracy
     pass's settings; `shown_above` is the deployed conf_thres. `judge_maps`: per view (JUDGE_VIEWS), the
     reference's detections on it, mapped back (the MIRRORED stand-in); None scores against the reference's own
