@@ -235,3 +235,11 @@ def test_the_configs_most_judge_views_are_the_views_there_are():
     bound = [m.le for m in AccuracySection.model_fields["judge_views"].metadata if hasattr(m, "le")]
     assert bound == [len(JUDGE_VIEWS)] and AccuracySection().judge_views <= len(JUDGE_VIEWS)
     assert len(set(JUDGE_VIEWS)) == len(JUDGE_VIEWS) and JUDGE_VIEWS[0] == JudgeView()
+
+
+def test_a_drop_measured_by_the_caller_is_taken_as_it_is():
+    # The accuracy pass measures the drop over the views once, for its summary, and hands it over.
+    views = [[jittered(found, 3, 100 * view + seed) for seed, found in enumerate(REFERENCE)] for view in range(2)]
+    given = label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=views, measured=(0.5, 0.4, 0.6))
+    assert given["verdict"] == DIFFERENT and (given["estimate"], given["low"], given["high"]) == (0.5, 0.4, 0.6)
+    assert label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=views)["estimate"] == 0.0

@@ -150,10 +150,13 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
         summary["reference"] = {"name": reference_name, "map_50_95": mine.map_50_95, "map_50": mine.map_50,
                                 "map_75": mine.map_75}
         resamples = bootstrap if len(usable) > 1 else 0
+        measured = None
         if truth is None and judges:
-            # The mean over the views, at the figure the budget is set in (mAP@0.5:0.95).
-            drop, low, high = drop_over_views([pseudo_labels(view, conf_thres) for view in judges], refs, dets,
-                                              resamples=resamples, seed=seed)
+            # The mean over the views, at the figure the budget is set in (mAP@0.5:0.95); drawn as the label-free
+            # verdict draws it, which takes it as it is instead of measuring it again.
+            measured = drop_over_views([pseudo_labels(view, conf_thres) for view in judges], refs, dets,
+                                       resamples=bootstrap or 200, seed=seed)
+            drop, low, high = measured
             spread = {"low": low, "high": high, "confidence": CONFIDENCE} if resamples else None
         else:
             drop = mine.map_50_95 - result.map_50_95
@@ -165,7 +168,7 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
             "interval": None if spread is None else dict(spread, resamples=resamples, seed=seed, over="images")}
         if truth is None and max_drop is not None:
             summary["label_free"] = label_free_verdict(refs, dets, conf_thres, max_drop, judges,
-                                                       resamples=bootstrap or 200, seed=seed)
+                                                       resamples=bootstrap or 200, seed=seed, measured=measured)
         reference_ap = {row["class_id"]: row["ap_50_95"] for row in mine.classes}
         for row in rows:
             row["reference_ap_50_95"] = reference_ap.get(row["class_id"])

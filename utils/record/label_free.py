@@ -182,11 +182,13 @@ def drop_over_views(truths: Sequence[Sequence[PseudoTruth]], reference_map: Sequ
 
 def label_free_verdict(reference_map: Sequence[Any], candidate_map: Sequence[Any], shown_above: float,
                        budget: float, judge_maps: Optional[Sequence[Sequence[Any]]] = None,
-                       confidence: float = CONFIDENCE, resamples: int = 200, seed: int = 0) -> dict[str, Any]:
+                       confidence: float = CONFIDENCE, resamples: int = 200, seed: int = 0,
+                       measured: Optional[tuple[float, float, float]] = None) -> dict[str, Any]:
     """The label-free verdict over images given in the same order on every side, detections at the accuracy
     pass's settings; `shown_above` is the deployed conf_thres. `judge_maps`: per view (JUDGE_VIEWS), the
     reference's detections on it, mapped back (the MIRRORED stand-in); None scores against the reference's own
-    detections (REFERENCE), at IoU 0.5. Returns the summary.json entry."""
+    detections (REFERENCE), at IoU 0.5. `measured`: drop_over_views' result on these same inputs, confidence,
+    resamples and seed, when the caller already has it (it is the costly part). Returns the summary.json entry."""
     images = len(reference_map)
     if judge_maps is not None and not judge_maps:
         raise ValueError("judge_maps holds no view")
@@ -209,8 +211,8 @@ def label_free_verdict(reference_map: Sequence[Any], candidate_map: Sequence[Any
         needed = MIN_IMAGES if images < MIN_IMAGES else None
         return dict(base, verdict=UNDECIDED, estimate=None, low=None, high=None, reason=why, images_needed=needed,
                     statement=f"undecided: {why}")
-    estimate, low, high = drop_over_views(truths, reference_map, candidate_map, thresholds, confidence,
-                                          resamples, seed)
+    estimate, low, high = measured or drop_over_views(truths, reference_map, candidate_map, thresholds, confidence,
+                                                      resamples, seed)
     verdict = decide(estimate, low, high, budget)
     entry = dict(base, verdict=verdict, estimate=estimate, low=low, high=high, stand_in_objects=objects,
                  resamples=resamples, seed=seed)
