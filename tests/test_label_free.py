@@ -13,9 +13,9 @@ import torch
 from pipelines.contract import Detections
 from utils.record.accuracy import map_drop_interval
 from utils.config import AccuracySection
-from utils.record.label_free import (DIFFERENT, JUDGE_VIEWS, UNDECIDED, VIEW_PAD_VALUE, WITHIN_BUDGET, JudgeView,
-                                     from_view, images_to_decide, label_free_verdict, mirror_image, mirrored_back,
-                                     pseudo_labels, view_image)
+from utils.record.label_free import (DIFFERENT, JUDGE_VIEWS, UNDECIDED, VIEW_PAD_VALUE, WITHIN_BUDGET, Interval,
+                                     JudgeView, ViewedDrop, drop_over_views, from_view, images_to_decide,
+                                     label_free_verdict, mirror_image, mirrored_back, pseudo_labels, view_image)
 from utils.record.verdict import apply_budget, verdict_warnings
 
 
@@ -240,6 +240,41 @@ def test_the_configs_most_judge_views_are_the_views_there_are():
 def test_a_drop_measured_by_the_caller_is_taken_as_it_is():
     # The accuracy pass measures the drop over the views once, for its summary, and hands it over.
     views = [[jittered(found, 3, 100 * view + seed) for seed, found in enumerate(REFERENCE)] for view in range(2)]
-    given = label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=views, measured=(0.5, 0.4, 0.6))
+    measured = ViewedDrop(0.5, 0.4, 0.6, views=(Interval(0.5, 0.4, 0.6),) * 2)
+    given = label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=views, measured=measured)
     assert given["verdict"] == DIFFERENT and (given["estimate"], given["low"], given["high"]) == (0.5, 0.4, 0.6)
     assert label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=views)["estimate"] == 0.0
+
+
+def test_different_must_hold_on_every_view():
+    # The stand-in errs high, so its lower end is no bound: a mean lifted over the budget by one view is not enough.
+    views = [REFERENCE, REFERENCE]
+    steady = Interval(0.07, 0.05, 0.09)
+
+    def verdict(second: Interval) -> dict:
+        return label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=views,
+                                  measured=ViewedDrop(0.05, 0.03, 0.07, views=(steady, second)))
+
+    both = verdict(Interval(0.03, 0.02, 0.05))
+    assert both["verdict"] == DIFFERENT
+    assert both["statement"] == "mAP drop at least 0.020 (95%), above the budget 0.01 on each of the 2 views"
+    assert [v["low"] for v in both["views"]] == [0.05, 0.02]
+    lenient = verdict(Interval(0.03, 0.005, 0.05))
+    assert lenient["verdict"] == UNDECIDED and "view 2's own reaches down to +0.005" in lenient["reason"]
+    # that view's half-width 0.0225 must shrink to its distance from the budget, 0.02: 40 x 1.125^2 = 50.6 images
+    assert lenient["images_needed"] == 51 and lenient["statement"].endswith("about 51 images would decide it")
+    within = verdict(Interval(0.008, -0.01, 0.03))
+    assert within["verdict"] == UNDECIDED and within["images_needed"] is None
+    assert within["statement"].endswith("that view's estimate is within the budget")
+
+
+def test_each_views_interval_is_drawn_with_the_mean():
+    truths = [pseudo_labels([jittered(f, 3, 100 * view + seed) for seed, f in enumerate(REFERENCE)], 0.25)
+              for view in range(3)]
+    candidate = [without(found, 4) for found in REFERENCE]
+    drop = drop_over_views(truths, REFERENCE, candidate)
+    assert len(drop.views) == 3
+    assert drop.estimate == pytest.approx(np.mean([v.estimate for v in drop.views]))
+    assert all(v.low <= v.estimate <= v.high for v in drop.views) and drop.low < drop.estimate < drop.high
+    alone = drop_over_views(truths[:1], REFERENCE, candidate)
+    assert (alone.estimate, alone.low, alone.high) == (drop.views[0].estimate, drop.views[0].low, drop.views[0].high)

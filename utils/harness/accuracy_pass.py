@@ -156,7 +156,7 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
             # verdict draws it, which takes it as it is instead of measuring it again.
             measured = drop_over_views([pseudo_labels(view, conf_thres) for view in judges], refs, dets,
                                        resamples=bootstrap or 200, seed=seed)
-            drop, low, high = measured
+            drop, low, high = measured.estimate, measured.low, measured.high
             spread = {"low": low, "high": high, "confidence": CONFIDENCE} if resamples else None
         else:
             drop = mine.map_50_95 - result.map_50_95
