@@ -189,16 +189,16 @@ def drop_over_views(truths: Sequence[Sequence[PseudoTruth]], reference_map: Sequ
         return np.array([mine.map(order, thresholds) - theirs.map(order, thresholds) for mine, theirs in pairs])
 
     estimates = drops()
+    mean = float(estimates.mean())
     if not resamples:
-        return ViewedDrop(float(estimates.mean()), float(estimates.mean()), float(estimates.mean()),
-                          tuple(Interval(float(e), float(e), float(e)) for e in estimates))
+        return ViewedDrop(mean, mean, mean, tuple(Interval(float(e), float(e), float(e)) for e in estimates))
     images = len(reference_map)
     generator = np.random.default_rng(seed)
     drawn = np.array([drops(generator.integers(0, images, images)) for _ in range(resamples)])
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(drawn.mean(axis=1), [tail, 100.0 - tail])
     lows, highs = np.percentile(drawn, [tail, 100.0 - tail], axis=0)
-    return ViewedDrop(float(estimates.mean()), float(low), float(high),
+    return ViewedDrop(mean, float(low), float(high),
                       tuple(Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(estimates, lows, highs)))
 
 
@@ -238,13 +238,15 @@ def label_free_verdict(reference_map: Sequence[Any], candidate_map: Sequence[Any
     # With one view its interval is the mean's, so this only bites where views disagree.
     number, lenient = drop.most_lenient()
     verdict = decide(estimate, low, high, budget)
+    views_disagree = verdict == DIFFERENT and lenient.low <= budget
+    if views_disagree:
+        verdict = UNDECIDED
     entry = dict(base, verdict=verdict, estimate=estimate, low=low, high=high, stand_in_objects=objects,
                  resamples=resamples, seed=seed)
     if views > 1:
         entry["views"] = [{"view": n + 1, "estimate": one.estimate, "low": one.low, "high": one.high}
                           for n, one in enumerate(drop.views)]
-    if verdict == DIFFERENT and lenient.low <= budget:
-        entry["verdict"] = UNDECIDED
+    if views_disagree:
         entry["reason"] = (f"the {confidence:.0%} interval of the drop [{low:+.3f}, {high:+.3f}] lies above the budget "
                            f"{budget}, but view {number + 1}'s own reaches down to {lenient.low:+.3f}; a drop read "
                            "without labels errs high, so `different` must hold on every view")
