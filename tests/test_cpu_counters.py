@@ -122,8 +122,10 @@ def test_rows_sum_per_pass_against_hand_computed():
     assert main["cpu_per_wall"] == pytest.approx(0.8) and main["ipc"] == pytest.approx(1.5)
     assert first[1]["minor_faults"] == 4.0
     assert first[2]["cpu_ms"] == pytest.approx(100e-6)
+    assert main["system_ms"] is None and first[2]["images"] == 1  # no /proc ticks in that batch; one image
     second = [row for row in rows if row["pass_index"] == 1][0]
     assert second["cpu_ms"] == pytest.approx(20.0) and second["cpu_source"].startswith("/proc ticks")
+    assert second["system_ms"] == pytest.approx(10.0)  # one system tick of 10 ms
     summary = counters_summary(rows, ["task_clock_ns"], {"cycles": "not supported [ENOENT]"}, False)
     assert summary["status"] == "measured" and len(summary["passes"]) == 2
     assert summary["hardware"] == "unavailable: not supported [ENOENT]"

@@ -3,7 +3,8 @@
 Each batch's counters cover one `pipeline` step (the reads bracket the step timer's own), or under LoadGen one
 whole test (`run` step: its streams' batches overlap). Per pass and per thread they are summed; CPU time against
 wall time is the thread's task clock (perf) or its user + system ticks (/proc) over the pass's summed time of
-those steps; IPC is instructions per cycle.
+those steps; IPC is instructions per cycle. System time (the kernel's share of the CPU time, page faults
+included) comes from /proc's ticks alone: perf may count user space only.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any, Optional
 
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
 
-COUNTER_COLUMNS = ("pass_index", "thread", "tid", "batches", "wall_ms", "cpu_ms", "cpu_per_wall", "cpu_source",
+COUNTER_COLUMNS = ("pass_index", "thread", "tid", "batches", "images", "wall_ms", "cpu_ms", "system_ms",
+                   "cpu_per_wall", "cpu_source",
                    "voluntary_switches", "involuntary_switches", "context_switches", "cpu_migrations",
                    "minor_faults", "major_faults", "cycles", "instructions", "ipc", "llc_misses")
 PROCESS_ROW = "all threads"
@@ -38,8 +40,8 @@ def _ratio(numerator: Optional[float], denominator: Optional[float]) -> Optional
     return numerator / denominator if numerator is not None and denominator else None
 
 
-def thread_row(pass_index: int, name: str, tid: Any, sums: Mapping[str, float], batches: int, wall_ms: float,
-               tick_ms: float) -> dict[str, Any]:
+def thread_row(pass_index: int, name: str, tid: Any, sums: Mapping[str, float], batches: int, images: int,
+               wall_ms: float, tick_ms: float) -> dict[str, Any]:
     if "task_clock_ns" in sums:
         cpu_ms, source = sums["task_clock_ns"] / 1e6, "perf task-clock"
     else:
@@ -47,8 +49,10 @@ def thread_row(pass_index: int, name: str, tid: Any, sums: Mapping[str, float], 
         source = f"/proc ticks ({tick_ms:g} ms each)"
     get = sums.get
     return {
-        "pass_index": pass_index, "thread": name, "tid": tid, "batches": batches, "wall_ms": wall_ms,
-        "cpu_ms": cpu_ms, "cpu_per_wall": _ratio(cpu_ms, wall_ms), "cpu_source": source,
+        "pass_index": pass_index, "thread": name, "tid": tid, "batches": batches, "images": images,
+        "wall_ms": wall_ms, "cpu_ms": cpu_ms,
+        "system_ms": sums["cpu_system_ticks"] * tick_ms if "cpu_system_ticks" in sums else None,
+        "cpu_per_wall": _ratio(cpu_ms, wall_ms), "cpu_source": source,
         "voluntary_switches": get("voluntary_switches"), "involuntary_switches": get("involuntary_switches"),
         "context_switches": get("context_switches"), "cpu_migrations": get("cpu_migrations"),
         "minor_faults": get("minor_faults", get("proc_minor_faults")),
@@ -65,7 +69,12 @@ def _add(total: dict[str, float], values: Mapping[str, float]) -> None:
 
 def counter_rows(batches: Iterable[Any], records: Sequence[StepRecord], names: Mapping[int, str],
                  tick_ms: float, around: str = PIPELINE_STEP) -> list[dict[str, Any]]:
-    """Per timed pass: one row per thread that ran, then the process's total."""
+    """Per timed pass: one row per thread that ran, then the process's total. A pass's images are those of
+    its timed pipeline steps."""
+    images: dict[int, int] = {}
+    for record in records:
+        if record.step == PIPELINE_STEP and record.pass_kind is PassKind.TIMED:
+            images[record.pass_index] = images.get(record.pass_index, 0) + record.images
     rows = []
     for pass_index, pairs in sorted(batches_of_passes(batches, records, around).items()):
         wall_ms = sum(record.ms for _, record in pairs)
@@ -76,8 +85,10 @@ def counter_rows(batches: Iterable[Any], records: Sequence[StepRecord], names: M
         total: dict[str, float] = {}
         for tid, sums in sorted(per_thread.items()):
             _add(total, sums)
-            rows.append(thread_row(pass_index, names.get(tid, "?"), tid, sums, len(pairs), wall_ms, tick_ms))
-        rows.append(thread_row(pass_index, PROCESS_ROW, "", total, len(pairs), wall_ms, tick_ms))
+            rows.append(thread_row(pass_index, names.get(tid, "?"), tid, sums, len(pairs),
+                                   images.get(pass_index, 0), wall_ms, tick_ms))
+        rows.append(thread_row(pass_index, PROCESS_ROW, "", total, len(pairs), images.get(pass_index, 0), wall_ms,
+                               tick_ms))
     return rows
 
 
