@@ -4,6 +4,7 @@ record's plain data (utils.record.below_layer). Every part that fails is reporte
 from __future__ import annotations
 
 import os
+import platform
 import tempfile
 import time
 from contextlib import ExitStack, contextmanager
@@ -12,7 +13,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from utils.record import cpu_counters as counter_math
 from utils.record import kernels as kernel_math
-from utils.record import native_time, sampled_stacks
+from utils.record import native_time, page_faults, sampled_stacks
 from utils.record.below_layer import BelowLayer, SamplerResult
 from utils.record.layers import KIND_LAYER
 from utils.record.run_record import RunRecord, Table
@@ -130,6 +131,10 @@ class BelowTheLayer:
             data.counter_table = Table(rows, counter_math.COUNTER_COLUMNS)
             data.cpu_counters = counter_math.counters_summary(rows, self.counters.counting, self.counters.refused,
                                                               self.counters.exclude_kernel, around)
+            faults = page_faults.page_fault_summary(
+                data.cpu_counters["passes"], page_faults.allocator_of(os.environ, platform.libc_ver()[0]))
+            if faults is not None:
+                data.cpu_counters["page_faults"] = faults
         if self.itt is not None:
             data.itt["tasks"] = self.itt.tasks
             data.itt["balanced"] = self.itt.depth == 0

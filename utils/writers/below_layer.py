@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 from utils.record import run_trace
 from utils.record.kernels import int8_line
+from utils.record.page_faults import page_fault_line
 from utils.record.run_record import RunRecord
 from utils.writers import layout
 from utils.writers.run_directory import RunDirectory
@@ -88,6 +89,9 @@ def below_console_lines(summary: Mapping[str, Any]) -> list[str]:
     counters = summary.get("cpu_counters")
     if counters:
         lines.append(counters_line(counters))
+        faults = page_fault_line(counters.get("page_faults") or {})
+        if faults:
+            lines.append(f"  {faults}")
     kernels = summary.get("kernels")
     if kernels:
         if kernels.get("convolution_kernels"):

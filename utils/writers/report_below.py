@@ -6,12 +6,14 @@ from typing import Any
 
 from utils.record.kernels import int8_line
 from utils.record.native_time import CATEGORIES, CATEGORY_TITLES
+from utils.record.page_faults import page_fault_line
 from utils.writers import layout
 from utils.writers.below_layer import counters_line
 from utils.writers.html_page import HtmlPage
 
 SECTION = ("below", "Below the layer")
-COUNTER_FIGURES = (("cpu_per_wall", "CPU / wall"), ("voluntary_switches", "voluntary switches"),
+COUNTER_FIGURES = (("images", "images"), ("system_ms", "system ms"), ("cpu_per_wall", "CPU / wall"),
+                   ("voluntary_switches", "voluntary switches"),
                    ("involuntary_switches", "involuntary switches"), ("cpu_migrations", "migrations"),
                    ("minor_faults", "minor faults"), ("major_faults", "major faults"), ("ipc", "IPC"),
                    ("llc_misses", "LLC misses"))
@@ -39,6 +41,9 @@ def _counters(page: HtmlPage, counters: Mapping[str, Any]) -> None:
     page.table(["timed pass", "wall ms", "CPU ms"] + [title for _, title in COUNTER_FIGURES],
                [[p["pass_index"], p["wall_ms"], p["cpu_ms"]] + [p.get(key) for key, _ in COUNTER_FIGURES]
                 for p in counters["passes"]])
+    faults = page_fault_line(counters.get("page_faults") or {})
+    if faults:
+        page.paragraph(faults[0].upper() + faults[1:] + ".")
     for name, why in counters.get("unavailable", {}).items():
         page.paragraph(f"{name}: unavailable, {why}.")
     page.paragraph(f"Per thread: {layout.CPU_COUNTERS}.")

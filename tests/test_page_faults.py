@@ -1,0 +1,106 @@
+"""Page faults per image and the kernel's share of the CPU time: the math on hand-computed passes, the allocator
+read from the environment, and real runs of yolov7-tiny under two glibc settings. A fixed 64 KiB mmap threshold
+makes glibc map every activation afresh (and fault it in) each forward; the heap-keeping settings the advice
+names make the same run fault almost never."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from utils.record.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP, Allocator, allocator_of, page_fault_line,
+                                      page_fault_summary)
+
+ROOT = Path(__file__).resolve().parent.parent
+GLIBC = Allocator("glibc's defaults", True)
+
+
+def _pass(images, faults, system_ms, cpu_ms):
+    return {"images": images, "minor_faults": faults, "system_ms": system_ms, "cpu_ms": cpu_ms}
+
+
+def test_summary_of_two_passes_by_hand():
+    # 3 images faulting 6,000 times with 30 of 300 CPU ms in the kernel, then 1 image with 6,000 and 10 of 100:
+    # 12,000 faults over 4 images = 3,000 an image; 40 kernel ms of 400 = 10%, 10 ms an image.
+    summary = page_fault_summary([_pass(3, 6000, 30.0, 300.0), _pass(1, 6000, 10.0, 100.0)], GLIBC)
+    assert summary["minor_faults_per_image"] == pytest.approx(3000.0)
+    assert summary["per_pass_faults_per_image"] == pytest.approx([2000.0, 6000.0])
+    assert summary["kernel_ms_per_image"] == pytest.approx(10.0)
+    assert summary["kernel_share_of_cpu"] == pytest.approx(0.10)
+    assert summary["heavy"] and KEEP_HEAP in summary["advice"]
+    line = page_fault_line(summary)
+    assert line.startswith("page faults: 3,000 minor faults per image (2,000-6,000 over the passes")
+    assert "10% of the CPU time in the kernel (10.0 ms per image)" in line and KEEP_HEAP in line
+
+
+@pytest.mark.parametrize("faults, system_ms, heavy", [
+    (FAULTS_PER_IMAGE * 10, 4.9, False),   # many faults, but under 5% of the CPU time in the kernel
+    (FAULTS_PER_IMAGE * 10 - 1, 50.0, False),  # a heavy kernel share, but under 1,000 faults an image
+    (FAULTS_PER_IMAGE * 10, 5.0, True),
+])
+def test_heavy_needs_both_many_faults_and_kernel_time(faults, system_ms, heavy):
+    summary = page_fault_summary([_pass(10, faults, system_ms, 100.0)], GLIBC)
+    assert summary["heavy"] is heavy
+    assert (page_fault_line(summary) is None) is not heavy and (summary["advice"] is None) is not heavy
+
+
+def test_nothing_to_say_without_images_or_fault_counts():
+    assert page_fault_summary([], GLIBC) is None
+    assert page_fault_summary([_pass(0, 500, 1.0, 10.0)], GLIBC) is None
+    assert page_fault_summary([{"images": 2, "minor_faults": None, "system_ms": 1.0, "cpu_ms": 2.0}], GLIBC) is None
+
+
+def test_without_system_time_the_share_is_unknown_and_nothing_is_claimed():
+    summary = page_fault_summary([_pass(2, 50000, None, 100.0)], GLIBC)
+    assert summary["kernel_share_of_cpu"] is None and summary["kernel_ms_per_image"] is None
+    assert not summary["heavy"]
+
+
+@pytest.mark.parametrize("environ, libc, name, default", [
+    ({}, "glibc", "glibc's defaults", True),
+    ({"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2"}, "glibc", "glibc's defaults", True),  # not malloc's
+    ({"GLIBC_TUNABLES": "glibc.cpu.x=1:glibc.malloc.trim_threshold=9"}, "glibc",
+     "glibc with GLIBC_TUNABLES=glibc.malloc.trim_threshold=9", False),
+    ({"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"}, "glibc", "jemalloc (LD_PRELOAD)", False),
+    ({}, "", "the C library's malloc", False),
+])
+def test_allocator_is_read_from_the_environment(environ, libc, name, default):
+    assert allocator_of(environ, libc) == Allocator(name, default)
+
+
+def test_a_tuned_allocator_gets_no_advice_to_tune_it():
+    summary = page_fault_summary([_pass(1, 5000, 10.0, 100.0)], Allocator("jemalloc (LD_PRELOAD)", False))
+    assert summary["heavy"] and "GLIBC_TUNABLES" not in summary["advice"]
+    assert summary["advice"].startswith("jemalloc (LD_PRELOAD) still returns memory")
+
+
+def _run(tmp_path, run_id, tunables):
+    environ = dict(os.environ, GLIBC_TUNABLES=tunables)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmark.py"), "--config", str(ROOT / "configs" / "samples_tiny.yaml"),
+         "--set", "preprocess.img_size=160", "--set", "dataset.limit=2", "--set", "dataset.batch_size=1",
+         "--set", "benchmark.repeats=2", "--set", "benchmark.layer_timing=false",
+         "--set", "benchmark.agreement.enabled=false", "--set", "outputs.plots=false",
+         "--set", "outputs.save_images=false", "--set", "outputs.report=false",
+         "--set", f"run.output_dir={tmp_path}", "--set", f"run.id={run_id}"],
+        cwd=ROOT, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:]
+    return done.stdout, json.loads((tmp_path / run_id / "summary.json").read_text())["cpu_counters"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="GLIBC_TUNABLES is glibc's")
+def test_a_run_that_maps_its_activations_afresh_is_told_and_one_that_keeps_its_heap_is_not(tmp_path):
+    out, counters = _run(tmp_path, "mapped", "glibc.malloc.mmap_threshold=65536")
+    faults = counters["page_faults"]
+    assert faults["minor_faults_per_image"] > 5 * FAULTS_PER_IMAGE, faults
+    assert faults["heavy"] and faults["allocator"] == "glibc with GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536"
+    line = next(line for line in out.splitlines() if line.strip().startswith("page faults:"))
+    assert "minor faults per image" in line and "mmap_threshold=65536 still returns memory" in line
+
+    out, counters = _run(tmp_path, "kept", KEEP_HEAP.split("=", 1)[1])
+    faults = counters["page_faults"]
+    assert faults["minor_faults_per_image"] < FAULTS_PER_IMAGE / 10, faults
+    assert not faults["heavy"] and "page faults:" not in out
+    assert faults["kernel_share_of_cpu"] is not None and faults["allocator"].startswith("glibc with")

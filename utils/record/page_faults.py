@@ -1,0 +1,89 @@
+"""Page faults per image and the kernel time beside them: what the allocator costs the timed passes.
+
+A detector's activations at 640 are tens of megabytes each. glibc's malloc serves blocks that large with fresh
+mmaps, unmapped again on free, and hands free memory at the top of its heap back to the kernel; every forward
+then touches those pages anew, and each one faults and is zeroed (about 2 us a fault on the VMs this was
+measured on: 40,000 faults were 85 ms of a 550 ms yolov7 forward, docs/measurement.md). How often it happens
+depends on the process's allocation history, so it differs between runs of the same configuration. With the
+heap kept (GLIBC_TUNABLES below, or jemalloc or tcmalloc preloaded) the same forward faults almost never.
+
+Pure functions over the `cpu_counters` passes (their images, minor faults, CPU and system milliseconds) and a
+description of the allocator that the harness reads from the environment.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+# Below either, faults cost too little to be worth a line: 1,000 faults at ~2 us are ~2 ms an image, and
+# yolov7-tiny at 320 with its heap kept spent 1-2% of its CPU time in the kernel (4-6% under glibc's defaults).
+FAULTS_PER_IMAGE = 1000
+KERNEL_SHARE = 0.05
+KEEP_HEAP = "GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184"
+PRELOADED_ALLOCATORS = ("jemalloc", "tcmalloc", "mimalloc")
+
+
+@dataclass(frozen=True)
+class Allocator:
+    name: str
+    default_glibc: bool  # glibc's malloc with its default settings: the one the advice is for
+
+
+def allocator_of(environ: Mapping[str, str], libc: str) -> Allocator:
+    """Which malloc the process runs with: a preloaded one, glibc's (tuned or not), or the C library's."""
+    preload = environ.get("LD_PRELOAD", "")
+    for name in PRELOADED_ALLOCATORS:
+        if name in preload:
+            return Allocator(f"{name} (LD_PRELOAD)", False)
+    if libc != "glibc":
+        return Allocator(f"{libc or 'the C library'}'s malloc", False)
+    tunables = [part for part in environ.get("GLIBC_TUNABLES", "").split(":") if part.startswith("glibc.malloc.")]
+    if tunables:
+        return Allocator(f"glibc with GLIBC_TUNABLES={':'.join(tunables)}", False)
+    return Allocator("glibc's defaults", True)
+
+
+def page_fault_summary(passes: Sequence[Mapping[str, Any]], allocator: Allocator) -> Optional[dict[str, Any]]:
+    """summary.json `cpu_counters.page_faults`, or None when the passes hold no images or no fault counts."""
+    counted = [p for p in passes if p.get("images") and p.get("minor_faults") is not None]
+    if not counted:
+        return None
+    images = sum(p["images"] for p in counted)
+    faults = sum(p["minor_faults"] for p in counted)
+    timed = [p for p in counted if p.get("system_ms") is not None and p.get("cpu_ms")]
+    system_ms, cpu_ms = sum(p["system_ms"] for p in timed), sum(p["cpu_ms"] for p in timed)
+    share = system_ms / cpu_ms if cpu_ms else None
+    heavy = faults / images >= FAULTS_PER_IMAGE and share is not None and share >= KERNEL_SHARE
+    return {
+        "minor_faults_per_image": faults / images,
+        "per_pass_faults_per_image": [p["minor_faults"] / p["images"] for p in counted],
+        "kernel_ms_per_image": system_ms / sum(p["images"] for p in timed) if timed else None,
+        "kernel_share_of_cpu": share,
+        "allocator": allocator.name,
+        "heavy": heavy,
+        "advice": _advice(allocator) if heavy else None,
+    }
+
+
+def _advice(allocator: Allocator) -> str:
+    if allocator.default_glibc:
+        return (f"glibc hands freed memory back to the kernel between forwards, and the kernel maps, faults in and "
+                f"zeroes it again each time; to keep it, "
+                f"run this and the deployment alike with {KEEP_HEAP} (or preload jemalloc or tcmalloc); detbench "
+                f"leaves the allocator as the deployment has it")
+    return (f"{allocator.name} still returns memory to the kernel between forwards; its settings, not the "
+            f"model, hold this time")
+
+
+def page_fault_line(summary: Mapping[str, Any]) -> Optional[str]:
+    """The console's and report's sentence when faults cost the run; None when they do not."""
+    if not summary.get("heavy"):
+        return None
+    per_pass = summary["per_pass_faults_per_image"]
+    spread = (f" ({min(per_pass):,.0f}-{max(per_pass):,.0f} over the passes: the same forward faults more or less "
+              f"with the process's heap history)" if len(per_pass) > 1 and max(per_pass) > 1.5 * min(per_pass)
+              else "")
+    return (f"page faults: {summary['minor_faults_per_image']:,.0f} minor faults per image{spread}, and "
+            f"{summary['kernel_share_of_cpu']:.0%} of the CPU time in the kernel ({summary['kernel_ms_per_image']:.1f} ms "
+            f"per image): {summary['advice']} (docs/measurement.md)")
