@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmark import main
 from utils.record.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP, Allocator, allocator_of, page_fault_line,
                                       page_fault_summary)
 
@@ -64,6 +65,8 @@ def test_without_system_time_the_share_is_unknown_and_nothing_is_claimed():
     ({"GLIBC_TUNABLES": "glibc.cpu.x=1:glibc.malloc.trim_threshold=9"}, "glibc",
      "glibc with GLIBC_TUNABLES=glibc.malloc.trim_threshold=9", False),
     ({"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"}, "glibc", "jemalloc (LD_PRELOAD)", False),
+    ({"MALLOC_TRIM_THRESHOLD_": "1000000000", "MALLOC_OTHER": "x"}, "glibc",
+     "glibc with MALLOC_TRIM_THRESHOLD_=1000000000", False),
     ({}, "", "the C library's malloc", False),
 ])
 def test_allocator_is_read_from_the_environment(environ, libc, name, default):
@@ -91,16 +94,24 @@ def _run(tmp_path, run_id, tunables):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="GLIBC_TUNABLES is glibc's")
-def test_a_run_that_maps_its_activations_afresh_is_told_and_one_that_keeps_its_heap_is_not(tmp_path):
+def test_a_run_that_maps_its_activations_afresh_is_told_and_one_that_keeps_its_heap_is_not(tmp_path, capsys):
     out, counters = _run(tmp_path, "mapped", "glibc.malloc.mmap_threshold=65536")
     faults = counters["page_faults"]
     assert faults["minor_faults_per_image"] > 5 * FAULTS_PER_IMAGE, faults
     assert faults["heavy"] and faults["allocator"] == "glibc with GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536"
     line = next(line for line in out.splitlines() if line.strip().startswith("page faults:"))
     assert "minor faults per image" in line and "mmap_threshold=65536 still returns memory" in line
+    environment = json.loads((tmp_path / "mapped" / "env.json").read_text())
+    assert environment["allocator_variables"]["GLIBC_TUNABLES"] == "glibc.malloc.mmap_threshold=65536"
+    assert environment["libc"].startswith("glibc ")
 
     out, counters = _run(tmp_path, "kept", KEEP_HEAP.split("=", 1)[1])
     faults = counters["page_faults"]
     assert faults["minor_faults_per_image"] < FAULTS_PER_IMAGE / 10, faults
     assert not faults["heavy"] and "page faults:" not in out
     assert faults["kernel_share_of_cpu"] is not None and faults["allocator"].startswith("glibc with")
+    # compare puts the allocator among the first suspects of a timing difference.
+    assert main(["compare", str(tmp_path / "mapped"), str(tmp_path / "kept"), "--out", str(tmp_path / "cmp")]) == 0
+    environment = capsys.readouterr().out.split("Steps, ms per image")[0]
+    assert "env.allocator_variables.GLIBC_TUNABLES" in environment
+    assert "glibc.malloc.mmap_threshold=65536" in environment and "glibc.malloc.mmap_max=0" in environment

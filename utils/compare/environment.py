@@ -11,7 +11,8 @@ from utils.readers.finished_run import FinishedRun
 FIRST = ("env.cpu_model", "env.logical_cores", "env.cpu_affinity", "summary.threads", "env.torch_threads",
          "env.torch_interop_threads", "env.torch", "env.torchvision", "env.python", "env.git_commit",
          "summary.runtime.backend", "summary.runtime.precision", "summary.weights", "summary.model",
-         "summary.img_size", "summary.batch_size")
+         "summary.img_size", "summary.batch_size", "env.allocator_variables.GLIBC_TUNABLES",
+         "env.allocator_variables.LD_PRELOAD")
 LONG_TEXT = 200  # longer values (the torch build configuration) are compared by digest
 # Identity and timing fields of a run, different in every run and no cause of a difference.
 SKIPPED = ("config.run.id", "config.run.output_dir", "summary.runtime.preparation", "env.runtime")

@@ -41,6 +41,10 @@ def allocator_of(environ: Mapping[str, str], libc: str) -> Allocator:
     tunables = [part for part in environ.get("GLIBC_TUNABLES", "").split(":") if part.startswith("glibc.malloc.")]
     if tunables:
         return Allocator(f"glibc with GLIBC_TUNABLES={':'.join(tunables)}", False)
+    # glibc's older spelling of the same settings, still honoured: MALLOC_TRIM_THRESHOLD_ and its kin.
+    legacy = sorted(name for name in environ if name.startswith("MALLOC_") and name.endswith("_"))
+    if legacy:
+        return Allocator(f"glibc with {', '.join(f'{name}={environ[name]}' for name in legacy)}", False)
     return Allocator("glibc's defaults", True)
 
 

@@ -12,6 +12,9 @@ import torchvision
 
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "KMP_AFFINITY",
                      "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "KINETO_LOG_LEVEL")
+# The allocator decides how often a forward faults its activations in afresh (utils.record.page_faults).
+ALLOCATOR_VARIABLES = ("GLIBC_TUNABLES", "LD_PRELOAD", "MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_",
+                       "MALLOC_MMAP_THRESHOLD_", "MALLOC_MMAP_MAX_", "MALLOC_TOP_PAD_", "MALLOC_CONF")
 
 
 def cpu_model() -> str:
@@ -50,6 +53,8 @@ def describe_environment(project_root: Path) -> dict:
         "torch": torch.__version__,
         "torchvision": torchvision.__version__,
         "thread_variables": {name: os.environ.get(name) for name in _THREAD_VARIABLES},
+        "libc": " ".join(part for part in platform.libc_ver() if part) or None,
+        "allocator_variables": {name: os.environ.get(name) for name in ALLOCATOR_VARIABLES},
         "git_commit": git_commit(project_root),
         "torch_build_config": torch.__config__.show(),
     }

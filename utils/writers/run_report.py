@@ -337,8 +337,12 @@ def _environment(page: HtmlPage, summary: Mapping[str, Any], environment: Option
     runtime = environment.pop("runtime", None) or summary.get("runtime") or {}
     variables = {name: value for name, value in (environment.pop("thread_variables", None) or {}).items()
                  if value is not None}
+    allocator = {name: value for name, value in (environment.pop("allocator_variables", None) or {}).items()
+                 if value is not None}
     rows = _flatten("", environment)
     rows.append(("thread variables", ", ".join(f"{name}={value}" for name, value in variables.items()) or "none set"))
+    rows.append(("allocator variables", ", ".join(f"{name}={value}" for name, value in allocator.items())
+                 or "none set (the C library's malloc with its defaults)"))
     rows += [(f"runtime.{key}", value) for key, value in _flatten("", runtime)]
     contention = summary.get("contention") or {}
     if contention.get("status") == "measured":
