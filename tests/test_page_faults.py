@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from benchmark import main
-from utils.record.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP, Allocator, allocator_of, page_fault_line,
-                                      page_fault_summary)
+from utils.errors import UsageError
+from utils.harness.heap_setting import apply_allocator, keep_heap_refusal
+from utils.record.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP, KEPT_BY_SETTING, Allocator, allocator_of,
+                                      page_fault_line, page_fault_summary)
 
 ROOT = Path(__file__).resolve().parent.parent
 GLIBC = Allocator("glibc's defaults", True)
@@ -79,7 +81,46 @@ def test_a_tuned_allocator_gets_no_advice_to_tune_it():
     assert summary["advice"].startswith("jemalloc (LD_PRELOAD) still returns memory")
 
 
-def _run(tmp_path, run_id, tunables):
+def test_the_setting_overrides_glibcs_environment_but_not_a_preloaded_allocator():
+    assert allocator_of({"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=1"}, "glibc", keep_heap=True) == \
+        Allocator(KEPT_BY_SETTING, False)
+    assert allocator_of({"LD_PRELOAD": "libtcmalloc.so"}, "glibc", keep_heap=True).name == "tcmalloc (LD_PRELOAD)"
+
+
+@pytest.mark.parametrize("environ, libc, words", [
+    ({}, "", "runs on another C library"),
+    ({}, "musl", "runs on musl"),
+    ({"LD_PRELOAD": "/opt/libjemalloc.so.2"}, "glibc", "LD_PRELOAD loads jemalloc"),
+])
+def test_keep_heap_is_refused_where_it_cannot_apply(environ, libc, words):
+    assert words in keep_heap_refusal(environ, libc)
+    with pytest.raises(UsageError, match="runtime.allocator keep_heap"):
+        apply_allocator("keep_heap", environ, libc, maps=environ.get("LD_PRELOAD", ""))
+
+
+def test_a_preload_the_loader_skipped_is_no_allocator():
+    environ = {"LD_PRELOAD": "/opt/lib/libjemalloc.so.2"}
+    assert allocator_of(environ, "glibc", maps="7f00-7f10 r-xp 0 00:00 1 /opt/lib/libjemalloc.so.2\n").name == \
+        "jemalloc (LD_PRELOAD)"
+    assert allocator_of(environ, "glibc", maps="7f00-7f10 r-xp 0 00:00 1 /usr/lib/libc.so.6\n") == \
+        Allocator("glibc's defaults", True)
+    assert keep_heap_refusal(environ, "glibc", maps="") is None
+
+
+def test_inherit_changes_nothing_and_names_what_the_process_has():
+    assert apply_allocator("inherit", {}, "glibc", maps="") == Allocator("glibc's defaults", True)
+    assert keep_heap_refusal({}, "glibc") is None
+
+
+def test_a_bad_allocator_value_is_refused_before_the_run(tmp_path, capsys):
+    status = main(["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "runtime.allocator=jemalloc",
+                   "--set", f"run.output_dir={tmp_path}"])
+    err = capsys.readouterr().err
+    assert status == 2 and "runtime.allocator" in err and "keep_heap" in err
+    assert not any(tmp_path.iterdir())
+
+
+def _run(tmp_path, run_id, tunables, *extra):
     environ = dict(os.environ, GLIBC_TUNABLES=tunables)
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmark.py"), "--config", str(ROOT / "configs" / "samples_tiny.yaml"),
@@ -87,7 +128,7 @@ def _run(tmp_path, run_id, tunables):
          "--set", "benchmark.repeats=2", "--set", "benchmark.layer_timing=false",
          "--set", "benchmark.agreement.enabled=false", "--set", "outputs.plots=false",
          "--set", "outputs.save_images=false", "--set", "outputs.report=false",
-         "--set", f"run.output_dir={tmp_path}", "--set", f"run.id={run_id}"],
+         "--set", f"run.output_dir={tmp_path}", "--set", f"run.id={run_id}", *extra],
         cwd=ROOT, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:]
     return done.stdout, json.loads((tmp_path / run_id / "summary.json").read_text())["cpu_counters"]
@@ -110,6 +151,14 @@ def test_a_run_that_maps_its_activations_afresh_is_told_and_one_that_keeps_its_h
     assert faults["minor_faults_per_image"] < FAULTS_PER_IMAGE / 10, faults
     assert not faults["heavy"] and "page faults:" not in out
     assert faults["kernel_share_of_cpu"] is not None and faults["allocator"].startswith("glibc with")
+    # The setting keeps the heap where the environment asked for fresh maps.
+    out, counters = _run(tmp_path, "setting", "glibc.malloc.mmap_threshold=65536", "--set",
+                         "runtime.allocator=keep_heap")
+    faults = counters["page_faults"]
+    assert faults["minor_faults_per_image"] < FAULTS_PER_IMAGE / 10, faults
+    assert faults["allocator"] == KEPT_BY_SETTING and "page faults:" not in out
+    assert "runtime.allocator keep_heap: " in out
+
     # compare puts the allocator among the first suspects of a timing difference.
     assert main(["compare", str(tmp_path / "mapped"), str(tmp_path / "kept"), "--out", str(tmp_path / "cmp")]) == 0
     environment = capsys.readouterr().out.split("Steps, ms per image")[0]

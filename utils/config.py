@@ -185,6 +185,11 @@ class _RuntimeCommon(_Section):
         "(see [scenarios.md](scenarios.md#streams-and-pinning))"))
     pinning: bool = Field(False, description=(
         "tie every compute thread to a core of its own (see [scenarios.md](scenarios.md#streams-and-pinning))"))
+    allocator: Literal["inherit", "keep_heap"] = Field("inherit", description=(
+        "`inherit`: malloc as the process started, as the deployment has it; `keep_heap`: glibc keeps the memory "
+        "it frees, so activations are not faulted in afresh every forward (what GLIBC_TUNABLES="
+        "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=... does; see "
+        "[below-the-layer.md](below-the-layer.md#page-faults-and-the-allocator))"))
 
 
 # Each runtime's own keys, in registry order; a key two runtimes offer is one key.

@@ -26,9 +26,13 @@ from utils.recorders.step_timer import StepTimer
 
 class BelowTheLayer:
     def __init__(self, settings: Any, model: Any, console: Callable[[str], None] = print,
-                 search_path: Optional[str] = None, counters_around: str = PIPELINE_STEP):
-        """`counters_around`: the step the CPU counters bracket (RUN_STEP under LoadGen: a whole test)."""
+                 search_path: Optional[str] = None, counters_around: str = PIPELINE_STEP,
+                 allocator: Optional[page_faults.Allocator] = None):
+        """`counters_around`: the step the CPU counters bracket (RUN_STEP under LoadGen: a whole test).
+        `allocator`: the malloc the run has (utils.harness.heap_setting); None reads it from the environment."""
         self.settings = settings
+        self.allocator = allocator or page_faults.allocator_of(os.environ, platform.libc_ver()[0],
+                                                               maps=_read("/proc/self/maps") or None)
         self.console = console
         self.data = BelowLayer(time.time_ns() - time.perf_counter_ns())
         self._scratch = tempfile.TemporaryDirectory(prefix="detbench-below-")
@@ -131,8 +135,7 @@ class BelowTheLayer:
             data.counter_table = Table(rows, counter_math.COUNTER_COLUMNS)
             data.cpu_counters = counter_math.counters_summary(rows, self.counters.counting, self.counters.refused,
                                                               self.counters.exclude_kernel, around)
-            faults = page_faults.page_fault_summary(
-                data.cpu_counters["passes"], page_faults.allocator_of(os.environ, platform.libc_ver()[0]))
+            faults = page_faults.page_fault_summary(data.cpu_counters["passes"], self.allocator)
             if faults is not None:
                 data.cpu_counters["page_faults"] = faults
         if self.itt is not None:

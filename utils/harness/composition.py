@@ -34,6 +34,7 @@ from utils.harness.pass_plan import PassPlan
 from utils.harness.pass_recorders import PassRecorders
 from utils.harness.passes import PassProgress, SingleStreamPasses
 from utils.harness.run_checks import run_checks
+from utils.harness.heap_setting import KEEP_HEAP, apply_allocator
 from utils.harness.runtime_setup import prepare_runtime
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.harness.scenario import scenario_settings
@@ -98,6 +99,11 @@ class Benchmark:
             self.image_bytes = [3 * height * width for height, width in filter(None, sizes)]
             loadgen_bounds.check_integers(self.scenario_settings)
             loadgen_bounds.check_plan(self.scenario_settings, self._loadgen_plan(None), *available_memory())
+        # Before the model: its weights and everything the passes allocate then come from the kept heap.
+        self.allocator = apply_allocator(config.runtime.allocator)
+        if config.runtime.allocator == KEEP_HEAP:
+            self.console("runtime.allocator keep_heap: glibc's malloc keeps the memory it frees (mallopt: "
+                         "M_MMAP_MAX 0, M_TRIM_THRESHOLD 2 GiB - 1)")
         self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
         check_class_ids(config.postprocess.classes, self.network.class_names, config.model.arch)
         self._check_memory()  # before the runtime: an export traces an input of the configured size
@@ -191,7 +197,8 @@ class Benchmark:
         bench = config.benchmark
         # Under LoadGen the streams' batches overlap: the counters bracket the whole test, not each batch.
         self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console,
-                                    counters_around=PIPELINE_STEP if self.scenario_settings is None else RUN_STEP)
+                                    counters_around=PIPELINE_STEP if self.scenario_settings is None else RUN_STEP,
+                                    allocator=self.allocator)
         recorders = PassRecorders.for_benchmark(bench, self._below)
         energy, memory = recorders.energy, recorders.memory
         record.steps, record.steps_origin_ns = recorders.timer.records, recorders.timer.origin_ns

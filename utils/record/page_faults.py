@@ -21,6 +21,7 @@ from typing import Any, Optional
 FAULTS_PER_IMAGE = 1000
 KERNEL_SHARE = 0.05
 KEEP_HEAP = "GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184"
+KEPT_BY_SETTING = "glibc with its heap kept (runtime.allocator: keep_heap)"
 PRELOADED_ALLOCATORS = ("jemalloc", "tcmalloc", "mimalloc")
 
 
@@ -30,14 +31,29 @@ class Allocator:
     default_glibc: bool  # glibc's malloc with its default settings: the one the advice is for
 
 
-def allocator_of(environ: Mapping[str, str], libc: str) -> Allocator:
-    """Which malloc the process runs with: a preloaded one, glibc's (tuned or not), or the C library's."""
-    preload = environ.get("LD_PRELOAD", "")
-    for name in PRELOADED_ALLOCATORS:
-        if name in preload:
-            return Allocator(f"{name} (LD_PRELOAD)", False)
+def preloaded_allocator(environ: Mapping[str, str], maps: Optional[str] = None) -> Optional[str]:
+    """The allocator LD_PRELOAD names (jemalloc, tcmalloc, mimalloc), or None. Given the process's
+    /proc/self/maps, only one the loader actually mapped counts: ld.so skips a preload it cannot open."""
+    for entry in environ.get("LD_PRELOAD", "").replace(":", " ").split():
+        library = entry.rsplit("/", 1)[-1]
+        for name in PRELOADED_ALLOCATORS:
+            if name in library and (maps is None or f"/{library}" in maps):
+                return name
+    return None
+
+
+def allocator_of(environ: Mapping[str, str], libc: str, keep_heap: bool = False,
+                 maps: Optional[str] = None) -> Allocator:
+    """Which malloc the process runs with: a preloaded one, glibc's (tuned or not), or the C library's.
+    `keep_heap`: runtime.allocator keep_heap was applied, which overrides glibc's environment settings.
+    `maps`: /proc/self/maps, to tell a preload that loaded from one that did not."""
+    preloaded = preloaded_allocator(environ, maps)
+    if preloaded is not None:
+        return Allocator(f"{preloaded} (LD_PRELOAD)", False)
     if libc != "glibc":
         return Allocator(f"{libc or 'the C library'}'s malloc", False)
+    if keep_heap:
+        return Allocator(KEPT_BY_SETTING, False)
     tunables = [part for part in environ.get("GLIBC_TUNABLES", "").split(":") if part.startswith("glibc.malloc.")]
     if tunables:
         return Allocator(f"glibc with GLIBC_TUNABLES={':'.join(tunables)}", False)
@@ -73,9 +89,9 @@ def page_fault_summary(passes: Sequence[Mapping[str, Any]], allocator: Allocator
 def _advice(allocator: Allocator) -> str:
     if allocator.default_glibc:
         return (f"glibc hands freed memory back to the kernel between forwards, and the kernel maps, faults in and "
-                f"zeroes it again each time; to keep it, "
-                f"run this and the deployment alike with {KEEP_HEAP} (or preload jemalloc or tcmalloc); detbench "
-                f"leaves the allocator as the deployment has it")
+                f"zeroes it again each time; to keep it, --set runtime.allocator=keep_heap here (sweep it to see "
+                f"what it saves) and {KEEP_HEAP} in the deployment (or preload jemalloc or tcmalloc); by default "
+                f"detbench leaves the allocator as the deployment has it")
     return (f"{allocator.name} still returns memory to the kernel between forwards; its settings, not the "
             f"model, hold this time")
 
