@@ -56,6 +56,12 @@ def test_sweep_writes_one_row_and_one_run_directory_per_point(sweep):
         summary = json.loads((folder / point / "summary.json").read_text())
         assert summary["status"] == "complete" and summary["timed_passes"] == 3
     assert summary["img_size"] == 640
+    # Each point's spread between its 3 timed passes: their medians recomputed from its steps_timer.csv.
+    for point, spread in zip(table["run_dir"], table["pass_p50_spread"]):
+        steps = pd.read_csv(folder / point / "steps_timer.csv")
+        timed = steps[(steps["pass_kind"] == "timed") & (steps["step"] == "pipeline")]
+        medians = (timed["ms"] / timed["images"]).groupby(timed["pass_index"]).median()
+        assert len(medians) == 3 and spread == pytest.approx(medians.max() / medians.min())
 
 
 def test_sweep_answer_agrees_with_its_table(sweep):

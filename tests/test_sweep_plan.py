@@ -1,6 +1,7 @@
 """Parsing --sweep arguments, the product of points, and the pure choice of the sweep's answer."""
 import pytest
 
+from utils.record.statistics import pass_spread
 from utils.sweep.answer import PointFigures, choose, pareto_front
 from utils.sweep.driver import exit_reason, stderr_reason
 from utils.sweep.plan import SweepError, expand, split_values
@@ -58,6 +59,27 @@ def test_answer_says_when_the_margin_is_within_the_noise():
                                                                            [8.5, 10.5, 12.5, 9.5, 11.5])])
     assert answer["fastest_equal"]["point"] == "a"
     assert answer["margin"]["beyond_noise"] is False and "within the noise" in answer["statement"]
+
+
+def test_a_margin_no_wider_than_a_points_own_passes_is_within_the_drift():
+    # keep_heap's batches read twice the inherit point's, but its own passes ran 711 and 1208 ms/image: x1.70,
+    # above the interval's lower end, so the machine may have slowed between the points.
+    inherit = PointFigures("inherit", {}, 730.0, 1.37, "reference", (720, 730, 740, 725, 735, 730),
+                           pass_p50s=(728.0, 732.0))
+    kept = PointFigures("keep_heap", {}, 1200.0, 0.83, "reference", (1190, 1200, 1210, 1195, 1205, 1200),
+                        pass_p50s=(711.0, 1208.0))
+    edge = choose([inherit, kept])["margin"]
+    assert edge["ci_low"] > 1.5 and edge["pass_spread"] == pytest.approx(1208 / 711)
+    assert edge["beyond_noise"] is False and "keep_heap's own timed passes differ by x1.699" in edge["note"]
+    assert "within the drift" in choose([inherit, kept])["statement"]
+    # Steady passes (x1.01) leave the same margin beyond the noise.
+    steady = PointFigures("keep_heap", {}, 1200.0, 0.83, "reference", kept.samples, pass_p50s=(1195.0, 1205.0))
+    assert choose([inherit, steady])["margin"]["beyond_noise"] is True
+
+
+def test_pass_spread_is_the_slowest_pass_over_the_fastest():
+    assert pass_spread([10.0, 12.0, 11.0]) == pytest.approx(1.2)
+    assert pass_spread([10.0]) is None and pass_spread([]) is None
 
 
 def test_answer_without_equal_points_or_without_points():

@@ -86,3 +86,12 @@ def median_ci_half_width(values: Sequence[float], confidence: float = 0.95) -> f
         return None
     median = float(np.median(values))
     return (interval[1] - interval[0]) / 2.0 / median if median > 0 else None
+
+
+def pass_spread(pass_medians: Sequence[float]) -> float | None:
+    """The slowest timed pass's median over the fastest's: how far the same configuration moved between its
+    own passes (the machine's speed, or the process's page faults). None below two passes."""
+    values = [value for value in pass_medians if value > 0]
+    if len(values) < 2:
+        return None
+    return max(values) / min(values)

@@ -6,6 +6,8 @@ import numpy as np
 from pipelines.runtimes.registry import is_reference
 from utils.config import SINGLE_STREAM
 from utils.readers.finished_run import FinishedRun
+from utils.record.statistics import pass_spread
+from utils.record.steps import PIPELINE_STEP
 from utils.record.verdict import doubt
 from utils.sweep.answer import REFERENCE, PointFigures
 from utils.sweep.plan import Point
@@ -33,10 +35,14 @@ def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
     if not samples:
         raise ValueError(f"{run.path} holds no timed batch")
     p50, p90 = (float(value) for value in np.percentile(samples, [50, 90]))
+    timed = run.timed_steps()
+    pipeline = timed[timed["step"] == PIPELINE_STEP]
+    pass_p50s = tuple(float(value) for value in pipeline.groupby("pass_index")["ms_per_image"].median())
     row = {
         "images_per_s": run.get("pipeline_latency.images_per_s"),
         "p50_ms_per_image": p50,
         "p90_ms_per_image": p90,
+        "pass_p50_spread": pass_spread(pass_p50s),
         "forward_p50_ms_per_image": run.get("forward.p50_ms_per_image"),
         "peak_pss_mib": run.get("memory.peak_pss_mib"),
         "peak_self_rss_mib": run.get("memory.peak_self_rss_mib"),
@@ -55,5 +61,5 @@ def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
     figures = PointFigures(point.name, point.values, p50, row["images_per_s"], row["agreement"], tuple(samples),
                            map_50_95=row["map_50_95"], map_drop=row["map_drop"], scenario=row["scenario"],
                            scenario_valid=row["scenario_valid"], samples_per_s=row["scenario_samples_per_s"],
-                           p99_ms=row["scenario_p99_ms"], doubt=row["doubt"])
+                           p99_ms=row["scenario_p99_ms"], doubt=row["doubt"], pass_p50s=pass_p50s)
     return row, figures
