@@ -76,7 +76,8 @@ def test_sweep_answer_agrees_with_its_table(sweep):
     margin = answer["margin"]
     assert margin["ratio"] == pytest.approx(runner_up["p50_ms_per_image"] / best["p50_ms_per_image"])
     assert margin["ci_low"] <= margin["ratio"] <= margin["ci_high"]
-    assert margin["beyond_noise"] == (margin["ci_low"] > 1.0)
+    assert margin["pass_spread"] == pytest.approx(max(table["pass_p50_spread"]))
+    assert margin["beyond_noise"] == (margin["ci_low"] > 1.0 and margin["pass_spread"] < margin["ci_low"])
     assert best["point"] in answer["statement"]
 
 
