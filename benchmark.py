@@ -3,6 +3,7 @@
     python benchmark.py --config configs/samples.yaml [--set dotted.key=value ...]
     python benchmark.py --config C --sweep KEY=V1,V2,... [--sweep KEY2=...]   (one run per point)
     python benchmark.py --config C --sweep ... --launcher ray [--ray-address HOST:PORT]   (points on a Ray cluster)
+    python benchmark.py --config C --sweep ... --rounds N   (every point N times, the rounds interleaved)
     python benchmark.py compare RUN_A RUN_B [--out DIR]
 
 Exit status (utils/errors.py, ExitStatus): 0 complete; 1 the environment failed (an output that cannot be
@@ -38,6 +39,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "task per point on the nodes of a Ray cluster; --sweep node=NAME,... pins them)")
     parser.add_argument("--ray-address", metavar="HOST:PORT",
                         help="the Ray cluster for --launcher ray (default: RAY_ADDRESS)")
+    parser.add_argument("--rounds", type=int, default=1, metavar="N",
+                        help="run every sweep point N times, the rounds interleaved (every other one in reverse "
+                             "order), and call a margin beyond the noise only if it holds in every round")
     return parser.parse_args(argv)
 
 
@@ -65,7 +69,7 @@ def sweep(args: argparse.Namespace) -> int:
     try:
         with stop_signals_interrupt():
             runner = Sweep(args.config, args.overrides, args.sweeps,
-                           launcher=make_launcher(args.launcher, args.ray_address))
+                           launcher=make_launcher(args.launcher, args.ray_address), rounds=args.rounds)
             runner.prepare()
     except DetbenchError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -86,9 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         # Until the run starts nothing is written, so SIGTERM may end it at once, as Ctrl-C does.
         with stop_signals_interrupt():
             args = parse_args(arguments)
-            if not args.sweeps and (args.launcher != "local" or args.ray_address):
-                raise UsageError("--launcher and --ray-address are for sweeps; add --sweep KEY=V1,V2,... or drop "
-                                 "them")
+            if not args.sweeps and (args.launcher != "local" or args.ray_address or args.rounds != 1):
+                raise UsageError("--launcher, --ray-address and --rounds are for sweeps; add --sweep KEY=V1,V2,... "
+                                 "or drop them")
             benchmark = None if args.sweeps else prepare(args)
     except DetbenchError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -111,6 +111,38 @@ def test_a_bad_point_refuses_the_whole_sweep_before_anything_runs(tmp_path, caps
     assert list(tmp_path.iterdir()) == []
 
 
+def test_rounds_interleave_and_combine_into_one_row_per_point(tmp_path, capsys):
+    code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=rounds", "--set",
+                         "benchmark.layer_timing=false", "--sweep", "preprocess.img_size=64,96", "--rounds", "2"])
+    out = capsys.readouterr().out
+    assert code == 0
+    names = ["preprocess.img_size=64,round=1", "preprocess.img_size=96,round=1", "preprocess.img_size=96,round=2",
+             "preprocess.img_size=64,round=2"]
+    finished = [line.split(":")[0] for line in out.splitlines() if line.split(":")[0] in names]
+    assert finished == names  # the second round in reverse order
+    folder = tmp_path / "rounds"
+    table = pd.read_csv(folder / "sweep.csv").set_index("point")
+    document = json.loads((folder / "sweep.json").read_text())
+    assert document["rounds"] == 2 and table["rounds"].tolist() == [2, 2]
+    for point in table.index:
+        p50s = [json.loads((folder / f"{point},round={number}" / "summary.json").read_text())
+                ["pipeline_latency"]["p50_ms_per_image"] for number in (1, 2)]
+        assert table.loc[point, "p50_ms_per_image"] == pytest.approx(sum(p50s) / 2, rel=1e-6)
+        row = next(row for row in document["rows"] if row["point"] == point)
+        assert row["round_run_dirs"] == [f"{point},round=1", f"{point},round=2"]
+    assert len(document["answer"]["margin"]["round_ratios"]) == 2
+    assert "by round, x" in document["answer"]["statement"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--rounds", "2"], "--rounds are for sweeps"),
+    (["--rounds", "0", "--sweep", "dataset.batch_size=1,2"], "--rounds 0: give 1 or more"),
+])
+def test_rounds_are_refused_without_a_sweep_or_below_one(tmp_path, capsys, extra, message):
+    assert main(QUICK + ["--set", f"run.output_dir={tmp_path}", *extra]) == 2
+    assert message in capsys.readouterr().err and list(tmp_path.iterdir()) == []
+
+
 def test_an_existing_sweep_directory_is_never_overwritten(tmp_path, capsys):
     (tmp_path / "taken").mkdir()
     code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=taken",

@@ -4,7 +4,9 @@ import pytest
 from utils.record.statistics import pass_spread
 from utils.sweep.answer import PointFigures, choose, pareto_front
 from utils.sweep.driver import exit_reason, stderr_reason
-from utils.sweep.plan import SweepError, expand, split_values
+from utils.sweep.driver import PointResult, RoundRun
+from utils.sweep.figures import combine_rounds
+from utils.sweep.plan import SweepError, expand, round_name, round_order, split_values
 
 
 def test_product_in_argument_order_with_readable_names():
@@ -123,3 +125,63 @@ def test_node_places_a_point_and_is_not_a_config_override():
     assert points[1].name == "dataset.batch_size=1,node=xeon-1" and points[1].node == "xeon-1"
     assert points[1].overrides == ["dataset.batch_size=1"] and points[1].values["node"] == "xeon-1"
     assert expand(["dataset.batch_size=1"])[1][0].node is None
+
+
+def test_rounds_run_every_other_one_in_reverse_order():
+    _, points = expand(["k=a,b,c"])
+    order = [(point.values["k"], number) for point, number in round_order(points, 3)]
+    assert order == [("a", 1), ("b", 1), ("c", 1), ("c", 2), ("b", 2), ("a", 2), ("a", 3), ("b", 3), ("c", 3)]
+    assert [(p.values["k"], n) for p, n in round_order(points, 1)] == [("a", 1), ("b", 1), ("c", 1)]
+    assert round_name(points[0], 2, 3) == "k=a,round=2" and round_name(points[0], 1, 1) == "k=a"
+    with pytest.raises(SweepError, match="--rounds 0"):
+        round_order(points, 0)
+
+
+def _rounds(name, p50s, samples_per_round=((1, 1, 1),)):
+    return PointFigures(name, {}, sorted(p50s)[len(p50s) // 2], 1000 / p50s[0], "reference",
+                        tuple(v for per_round in samples_per_round for v in per_round), round_p50s=tuple(p50s))
+
+
+def test_an_interleaved_margin_must_hold_in_every_round():
+    fast = _rounds("fast", (10.0, 10.0, 10.0), ((9.9, 10.0, 10.1),) * 3)
+    slow = _rounds("slow", (12.0, 11.0, 12.5), ((11.9, 12.0, 12.1),) * 3)
+    edge = choose([fast, slow])["margin"]
+    assert edge["round_ratios"] == pytest.approx([1.2, 1.1, 1.25]) and edge["beyond_noise"] is True
+    assert "in each of the 3 interleaved rounds" in edge["note"]
+    # One round where the runner-up was as fast: the pooled interval is above 1, the rounds say drift.
+    mixed = _rounds("slow", (12.0, 9.8, 12.5), ((11.9, 12.0, 12.1),) * 3)
+    answer = choose([fast, mixed])
+    assert answer["margin"]["ci_low"] > 1 and answer["margin"]["beyond_noise"] is False
+    assert "not slower in every interleaved round (x1.200, x0.980, x1.250)" in answer["statement"]
+
+
+def _row(p50, images_per_s):
+    return {"images_per_s": images_per_s, "p50_ms_per_image": p50, "p90_ms_per_image": p50, "pass_p50_spread": 1.0,
+            "forward_p50_ms_per_image": p50 - 1, "agreement": "reference", "scenario_samples_per_s": None,
+            "scenario_p99_ms": None, "scenario_valid": None, "peak_pss_mib": 100.0}
+
+
+def test_rounds_combine_into_one_row_by_hand():
+    first = PointFigures("p", {}, 10.0, 100.0, "reference", (9.0, 10.0, 11.0), pass_p50s=(10.0, 10.5))
+    second = PointFigures("p", {}, 14.0, 70.0, "reference", (13.0, 14.0, 15.0), pass_p50s=(14.0, 13.0))
+    third = PointFigures("p", {}, 12.0, 80.0, "reference", (12.0, 12.0, 12.0), pass_p50s=(12.0, 12.0))
+    row, combined = combine_rounds([_row(10.0, 100.0), _row(14.0, 70.0), _row(12.0, 80.0)],
+                                   [first, second, third])
+    assert row["rounds"] == 3 and row["p50_ms_per_image"] == 12.0 and row["images_per_s"] == 80.0
+    assert row["forward_p50_ms_per_image"] == 11.0 and row["peak_pss_mib"] == 100.0
+    assert row["pass_p50_spread"] == pytest.approx(14.0 / 10.0)
+    assert combined.round_p50s == (10.0, 14.0, 12.0) and len(combined.samples) == 9
+    assert row["p90_ms_per_image"] == pytest.approx(14.2)  # numpy's linear percentile of the 9 pooled batches
+    assert combine_rounds([_row(10.0, 100.0)], [first]) == (dict(_row(10.0, 100.0), rounds=1), first)
+
+
+def test_a_point_fails_when_one_of_its_rounds_failed(tmp_path):
+    _, points = expand(["k=a"])
+    result = PointResult(points[0], [RoundRun(1, tmp_path / "r1"), RoundRun(2, tmp_path / "r2")])
+    result.runs[0].status = "complete"
+    result.settle()
+    assert result.status == "pending"  # round 2 has not run yet
+    result.runs[1].status, result.runs[1].reason = "failed", "crashed (exit 139)"
+    result.settle()
+    assert result.status == "failed" and result.reason == "round 2: crashed (exit 139)"
+    assert result.figures is None

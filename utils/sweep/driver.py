@@ -1,7 +1,8 @@
 """Runs a sweep: every point validated first, then each one in its own benchmark.py process, started by a
 launcher (utils/sweep/launchers: one process after another here, or one task per point on a Ray cluster), its
 figures read back from its run directory, and sweep.csv / sweep.json rewritten after every point so that nothing
-finished is lost.
+finished is lost. With `--rounds N` every point runs N times, the rounds interleaved (utils.sweep.plan.round_order)
+and combined into the point's row (utils.sweep.figures.combine_rounds).
 
 Ctrl-C or SIGTERM is passed on to the running point(s), which write what they measured; the points not run yet
 are recorded as stopped and the sweep's files are still written.
@@ -21,10 +22,10 @@ from utils.config import ConfigError, load_config
 from utils.errors import ExitStatus
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.sweep.answer import PointFigures, choose
-from utils.sweep.figures import read_point
+from utils.sweep.figures import combine_rounds, read_point
 from utils.sweep.launchers.base import Launcher, PointJob, PointOutcome, Stops
 from utils.sweep.launchers.local import LocalLauncher
-from utils.sweep.plan import PLACEMENT_KEY, Point, SweepError, expand
+from utils.sweep.plan import PLACEMENT_KEY, Point, SweepError, expand, round_name, round_order
 from utils.sweep.tracking import POINT_OVERRIDE, SweepTracking
 from utils.writers import layout
 from utils.writers.atomic import OutputWriteError, atomic_write_text
@@ -35,8 +36,10 @@ REASON_CHARS = 600
 
 
 @dataclass
-class PointResult:
-    point: Point
+class RoundRun:
+    """One run of a point: its only one, or one of its `--rounds`."""
+
+    number: int
     run_dir: Path
     status: str = "pending"  # complete, failed or stopped once decided
     reason: str = ""
@@ -44,9 +47,44 @@ class PointResult:
     figures: Optional[PointFigures] = None
     placement: dict = field(default_factory=dict)  # where the launcher ran it (its columns of sweep.csv)
 
+
+@dataclass
+class PointResult:
+    point: Point
+    runs: list[RoundRun]
+    status: str = "pending"  # complete, failed or stopped once every round is decided
+    reason: str = ""
+    figures_row: dict = field(default_factory=dict)
+    figures: Optional[PointFigures] = None
+
+    @property
+    def run_dir(self) -> Path:
+        return self.runs[0].run_dir
+
+    def settle(self) -> None:
+        """The point's status from its rounds': failed if one failed, stopped if one was stopped, complete when
+        all completed; the figures combine the completed rounds."""
+        if any(run.status == "pending" for run in self.runs):
+            return
+        done = [run for run in self.runs if run.status == "complete"]
+        for status in ("failed", "stopped"):
+            hit = next((run for run in self.runs if run.status == status), None)
+            if hit is not None:
+                self.status = status
+                self.reason = hit.reason if len(self.runs) == 1 else f"round {hit.number}: {hit.reason}"
+                break
+        else:
+            self.status, self.reason = "complete", ""
+        if self.status == "complete":
+            self.figures_row, self.figures = combine_rounds([run.figures_row for run in done],
+                                                            [run.figures for run in done])
+
     def row(self, sweep_dir: Path) -> dict:
-        return {"point": self.point.name, **self.point.values, "status": self.status, "reason": self.reason,
-                **self.figures_row, **self.placement, "run_dir": str(self.run_dir.relative_to(sweep_dir))}
+        row = {"point": self.point.name, **self.point.values, "status": self.status, "reason": self.reason,
+               **self.figures_row, **self.runs[0].placement, "run_dir": str(self.run_dir.relative_to(sweep_dir))}
+        if len(self.runs) > 1:
+            row["round_run_dirs"] = [str(run.run_dir.relative_to(sweep_dir)) for run in self.runs]
+        return row
 
 
 def stderr_reason(stderr: str) -> str:
@@ -73,20 +111,22 @@ def exit_reason(code: int, stderr: str) -> str:
 
 class Sweep:
     def __init__(self, config_file: str, overrides: list[str], sweep_arguments: list[str],
-                 console: Callable[[str], None] = print, launcher: Optional[Launcher] = None):
+                 console: Callable[[str], None] = print, launcher: Optional[Launcher] = None, rounds: int = 1):
         self.config_file = config_file
         self.overrides = list(overrides)
         self.sweep_arguments = list(sweep_arguments)
         self.console = console
         self.launcher = launcher or LocalLauncher()
-        # Called with each point's result once its process has ended, whatever its status.
-        self.on_point_finished: list[Callable[[PointResult], None]] = []
+        self.rounds = rounds
+        # Called with each run (a point's, or one round of it) once its process has ended, whatever its status.
+        self.on_point_finished: list[Callable[[str, RoundRun], None]] = []
 
     def prepare(self) -> None:
         """Every point's configuration is validated before anything runs or is written: one bad key or value
         refuses the whole sweep, as does a launcher that cannot run them. Raises SweepError, ConfigError,
         LauncherError or RunDirectoryError (exit status 2)."""
         self.axes, self.points = expand(self.sweep_arguments)
+        order = round_order(self.points, self.rounds)
         if not self.launcher.places_points and any(point.node for point in self.points):
             raise SweepError(f"--sweep {PLACEMENT_KEY}=...: points are placed on machines only by --launcher ray "
                              f"(this sweep's launcher is {self.launcher.name}); drop that --sweep or add "
@@ -99,9 +139,16 @@ class Sweep:
                 raise ConfigError(f"sweep point {point.name} is refused, so nothing ran:\n{error}") from None
         self.mlflow = base.outputs.mlflow if base.outputs.mlflow.tracking_uri else None
         self.directory = RunDirectory(base.run.output_dir, base.run.id)
-        self.results = [PointResult(point, self.directory.path / point.name) for point in self.points]
-        self.jobs = [PointJob(point.name, tuple(self.arguments(point)), self.directory.path / point.name,
-                              point.node) for point in self.points]
+        self.results = [PointResult(point, [RoundRun(number, self.directory.path / round_name(point, number,
+                                                                                          self.rounds))
+                                            for number in range(1, self.rounds + 1)]) for point in self.points]
+        by_point = {result.point.name: result for result in self.results}
+        self.jobs, self._runs = [], {}
+        for point, number in order:
+            name = round_name(point, number, self.rounds)
+            self.jobs.append(PointJob(name, tuple(self.arguments(point, name)), self.directory.path / name,
+                                      point.node))
+            self._runs[name] = (by_point[point.name], by_point[point.name].runs[number - 1])
         self.launcher.open()
         try:
             self.launcher.check(self.jobs)
@@ -110,11 +157,12 @@ class Sweep:
             self.launcher.close()
             raise
 
-    def arguments(self, point: Point) -> list[str]:
-        """benchmark.py's arguments for the point; the launcher adds where its run directory goes."""
+    def arguments(self, point: Point, run_id: str) -> list[str]:
+        """benchmark.py's arguments for the point (one round of it: `run_id`); the launcher adds where its run
+        directory goes."""
         sets = [*self.overrides, *point.overrides, *([POINT_OVERRIDE] if self.mlflow else []),
                 # JSON strings are YAML strings: the values stay text whatever characters they hold.
-                f"run.id={json.dumps(point.name)}"]
+                f"run.id={json.dumps(run_id)}"]
         return ["--config", self.config_file, *(part for assignment in sets for part in ("--set", assignment))]
 
     def run(self) -> int:
@@ -123,9 +171,11 @@ class Sweep:
             with stops.handled(), self._tracked():
                 self._run_points(stops)
                 for result in self.results:
-                    if result.status == "pending":
-                        result.status = "stopped"
-                        result.reason = f"not run: the sweep was stopped by {signal.Signals(stops.received).name}"
+                    for run in result.runs:
+                        if run.status == "pending":
+                            run.status = "stopped"
+                            run.reason = f"not run: the sweep was stopped by {signal.Signals(stops.received).name}"
+                    result.settle()
                 document = self._write_tables(stopped=stops.received)
                 write_sweep_report(self.directory.path, document, self._rows(), self._columns())
         except OutputWriteError as error:
@@ -146,7 +196,7 @@ class Sweep:
             return
         tracking = SweepTracking(self.mlflow, self.console)
         with tracking.parent(self.directory.run_id, {axis.key: list(axis.values) for axis in self.axes}):
-            listener = lambda result: tracking.log_point(result.status, result.run_dir, result.point.name)  # noqa: E731
+            listener = lambda name, run: tracking.log_point(run.status, run.run_dir, name)  # noqa: E731
             self.on_point_finished.append(listener)
             try:
                 yield
@@ -155,59 +205,59 @@ class Sweep:
 
     def _run_points(self, stops: Stops) -> None:
         self._write_tables(stopped=None)
-        results = {result.point.name: result for result in self.results}
-        with tqdm(total=len(self.results), unit="point", disable=None) as progress:
+        with tqdm(total=len(self.jobs), unit="run" if self.rounds > 1 else "point", disable=None) as progress:
             def started(job: PointJob, where: str) -> None:
                 progress.set_postfix_str(job.name, refresh=True)
                 if where:
                     tqdm.write(f"{job.name}: started on {where}")
 
             def finished(job: PointJob, outcome: PointOutcome) -> None:
-                result = results[job.name]
-                self._settle(result, outcome, stops)
+                result, run = self._runs[job.name]
+                self._settle(result.point, run, outcome, stops)
+                result.settle()
                 progress.update()
-                tqdm.write(self._line(result))
+                tqdm.write(self._line(job.name, run))
                 for listener in self.on_point_finished:
-                    listener(result)
+                    listener(job.name, run)
                 self._write_tables(stopped=None)
 
             self.launcher.run(self.jobs, stops, started, finished)
 
-    def _settle(self, result: PointResult, outcome: PointOutcome, stops: Stops) -> None:
+    def _settle(self, point: Point, result: RoundRun, outcome: PointOutcome, stops: Stops) -> None:
         result.placement = outcome.placement
         code = outcome.returncode
         if code is not None or outcome.stdout or outcome.stderr:
             logs = self.directory.path / layout.SWEEP_LOGS_DIR
-            atomic_write_text(logs / f"{result.point.name}.stdout.txt", outcome.stdout)
-            atomic_write_text(logs / f"{result.point.name}.stderr.txt", outcome.stderr)
+            atomic_write_text(logs / f"{result.run_dir.name}.stdout.txt", outcome.stdout)
+            atomic_write_text(logs / f"{result.run_dir.name}.stderr.txt", outcome.stderr)
         if code is None:  # it never ran, or its process or its files were lost on the way
             result.status, result.reason = ("stopped" if outcome.stopped else "failed"), outcome.lost
             return
         if code == 0:
-            self._read(result)  # a point that completed as the stop arrived keeps its figures
+            self._read(point, result)  # a point that completed as the stop arrived keeps its figures
         elif stops.received or code in (ExitStatus.INTERRUPTED, ExitStatus.TERMINATED):
             result.status = "stopped"
             result.reason = "stopped while it ran; what it measured is in its run directory"
         else:
             result.status, result.reason = "failed", exit_reason(code, outcome.stderr)
 
-    def _read(self, result: PointResult) -> None:
+    def _read(self, point: Point, result: RoundRun) -> None:
         try:
             run = FinishedRun(result.run_dir)
             if run.summary.get("status") != "complete":
                 result.status = "failed"
                 result.reason = f"the run ended {run.summary.get('status')}: {run.summary.get('stop_reason')}"
                 return
-            result.figures_row, result.figures = read_point(result.point, run)
+            result.figures_row, result.figures = read_point(point, run)
             result.status = "complete"
         except (RunFilesError, ValueError, KeyError) as error:
             result.status, result.reason = "failed", f"finished, but its files cannot be read: {error}"
 
-    def _line(self, result: PointResult) -> str:
+    def _line(self, name: str, result: RoundRun) -> str:
         if result.status != "complete":
-            return f"{result.point.name}: {result.status} ({result.reason})"
+            return f"{name}: {result.status} ({result.reason})"
         row = result.figures_row
-        return (f"{result.point.name}: {row['p50_ms_per_image']:.1f} ms/image p50, "
+        return (f"{name}: {row['p50_ms_per_image']:.1f} ms/image p50, "
                 f"{row['images_per_s']:.2f} images/s, detections {row['agreement']}")
 
     def _columns(self) -> list[str]:
@@ -233,6 +283,7 @@ class Sweep:
             "launcher": self.launcher.describe(),
             "swept": {axis.key: list(axis.values) for axis in self.axes},
             "points": len(self.results),
+            "rounds": self.rounds,
             "answer": choose([result.figures for result in self.results if result.figures is not None]),
             "rows": self._rows(),
         }

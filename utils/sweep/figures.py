@@ -1,5 +1,10 @@
-"""A sweep point's row: the figures of its finished run directory, read back from its files."""
+"""A sweep point's row: the figures of its finished run directory, read back from its files, and a point's
+rounds (`--rounds N`) combined into one row."""
 from __future__ import annotations
+
+import statistics
+from dataclasses import replace
+from typing import Optional
 
 import numpy as np
 
@@ -63,3 +68,29 @@ def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
                            scenario_valid=row["scenario_valid"], samples_per_s=row["scenario_samples_per_s"],
                            p99_ms=row["scenario_p99_ms"], doubt=row["doubt"], pass_p50s=pass_p50s)
     return row, figures
+
+
+def _median(values: list[Optional[float]]) -> Optional[float]:
+    present = [value for value in values if value is not None]
+    return statistics.median(present) if present else None
+
+
+def combine_rounds(rows: list[dict], figures: list[PointFigures]) -> tuple[dict, PointFigures]:
+    """One point's completed rounds as one row: timings are the median over rounds of each round's figure
+    (p90 over all batches), the batches pooled for the margin's bootstrap; what does not depend on the
+    machine's speed (agreement, mAP, memory) is the first round's. One round is itself."""
+    if len(figures) == 1:
+        return dict(rows[0], rounds=1), figures[0]
+    samples = tuple(value for figure in figures for value in figure.samples)
+    passes = tuple(value for figure in figures for value in figure.pass_p50s)
+    p50s = tuple(figure.p50_ms_per_image for figure in figures)
+    medians = {key: _median([row[key] for row in rows])
+               for key in ("images_per_s", "forward_p50_ms_per_image", "scenario_samples_per_s", "scenario_p99_ms")}
+    valid = [row["scenario_valid"] for row in rows]
+    row = dict(rows[0], **medians, p50_ms_per_image=statistics.median(p50s),
+               p90_ms_per_image=float(np.percentile(samples, 90)), pass_p50_spread=pass_spread(passes),
+               scenario_valid=None if None in valid else all(valid), rounds=len(figures))
+    combined = replace(figures[0], p50_ms_per_image=row["p50_ms_per_image"], images_per_s=row["images_per_s"],
+                       samples=samples, pass_p50s=passes, round_p50s=p50s, scenario_valid=row["scenario_valid"],
+                       samples_per_s=row["scenario_samples_per_s"], p99_ms=row["scenario_p99_ms"])
+    return row, combined

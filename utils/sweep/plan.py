@@ -111,3 +111,20 @@ def expand(arguments: list[str]) -> tuple[list[Axis], list[Point]]:
         taken.add(unique)
         points.append(Point(unique, assignments))
     return axes, points
+
+
+def round_order(points: list[Point], rounds: int) -> list[tuple[Point, int]]:
+    """Each point once per round (rounds numbered from 1), every other round in reverse order (A B, B A, A B):
+    points that run next to each other in time share the machine's speed, and reversing cancels a steady drift
+    between the first point and the last."""
+    if rounds < 1:
+        raise SweepError(f"--rounds {rounds}: give 1 or more (each round runs every point once)")
+    order: list[tuple[Point, int]] = []
+    for number in range(1, rounds + 1):
+        order += [(point, number) for point in (points if number % 2 else points[::-1])]
+    return order
+
+
+def round_name(point: Point, number: int, rounds: int) -> str:
+    """The run directory (and run.id) of a point's round: the point's own name when there is one round."""
+    return point.name if rounds == 1 else f"{point.name},round={number}"

@@ -34,7 +34,7 @@ AGREEMENT_COLORS = {"reference": "#1a7f37", "equal": "#1a7f37", "within_budget":
 
 def sweep_columns(keys: Sequence[str], placement: Sequence[str] = ()) -> list[str]:
     """`placement`: the launcher's columns saying where each point ran (none when it ran here)."""
-    return ["point", *keys, "status", "reason", *FIGURE_COLUMNS, *placement, "run_dir"]
+    return ["point", *keys, "status", "reason", "rounds", *FIGURE_COLUMNS, *placement, "run_dir"]
 
 
 def write_sweep_tables(directory: Path, document: dict, rows: list[dict], columns: Sequence[str]) -> None:
