@@ -185,3 +185,13 @@ def test_a_point_fails_when_one_of_its_rounds_failed(tmp_path):
     result.settle()
     assert result.status == "failed" and result.reason == "round 2: crashed (exit 139)"
     assert result.figures is None
+
+
+def test_a_sweep_too_large_to_run_is_refused_before_it_is_expanded():
+    huge = ",".join(str(value) for value in range(1, 2001))
+    with pytest.raises(SweepError, match=r"200,000 runs \(2000 x 100\), more than 10,000"):
+        expand([f"dataset.batch_size={huge}", f"preprocess.img_size={','.join(str(v) for v in range(100))}"])
+    _, points = expand(["k=a,b"])
+    with pytest.raises(SweepError, match=r"20,000 runs \(2 x 10000 rounds\)"):
+        round_order(points, 10_000)
+    assert len(round_order(points, 5_000)) == 10_000

@@ -15,6 +15,9 @@ RESERVED_KEYS = ("run.id", "run.output_dir")
 # Not a config key: which machine runs the point (a Ray node id or node label), read by the launcher.
 PLACEMENT_KEY = "node"
 NAME_LIMIT = 200  # well under the 255 bytes most filesystems allow for a name
+# Every run is a process of seconds to minutes: 10,000 of them is days of machine time, and more is a typo in a
+# value list (found before anything is expanded, validated or written).
+MAX_RUNS = 10_000
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=,+\-]+")
 
 
@@ -87,6 +90,16 @@ def parse_axis(argument: str) -> Axis:
     return Axis(key, tuple(values))
 
 
+def _check_size(values_per_axis: list[int], rounds: int) -> None:
+    runs = rounds
+    for count in values_per_axis:
+        runs *= count
+    if runs > MAX_RUNS:
+        product = " x ".join(str(count) for count in values_per_axis) + (f" x {rounds} rounds" if rounds > 1 else "")
+        raise SweepError(f"the sweep would start {runs:,} runs ({product}), more than {MAX_RUNS:,}; give fewer "
+                         "values (each --sweep value is one more run per combination of the others) or fewer rounds")
+
+
 def safe_name(assignments: tuple[tuple[str, str], ...]) -> str:
     text = ",".join(f"{key}={value}" for key, value in assignments)
     return _UNSAFE.sub("_", text)[:NAME_LIMIT]
@@ -100,6 +113,7 @@ def expand(arguments: list[str]) -> tuple[list[Axis], list[Point]]:
         repeated = sorted({key for key in keys if keys.count(key) > 1})
         raise SweepError(f"--sweep names {', '.join(repeated)} more than once; give all of a key's values in one "
                          "--sweep KEY=V1,V2,...")
+    _check_size([len(axis.values) for axis in axes], 1)
     points, taken = [], set()
     for combination in itertools.product(*(axis.values for axis in axes)):
         assignments = tuple(zip(keys, combination))
@@ -119,6 +133,7 @@ def round_order(points: list[Point], rounds: int) -> list[tuple[Point, int]]:
     between the first point and the last."""
     if rounds < 1:
         raise SweepError(f"--rounds {rounds}: give 1 or more (each round runs every point once)")
+    _check_size([len(points)], rounds)
     order: list[tuple[Point, int]] = []
     for number in range(1, rounds + 1):
         order += [(point, number) for point in (points if number % 2 else points[::-1])]
