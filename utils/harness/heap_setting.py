@@ -20,7 +20,7 @@ from typing import Mapping
 from utils.errors import UsageError
 from utils.record.page_faults import Allocator, allocator_of, preloaded_allocator
 
-INHERIT, KEEP_HEAP = "inherit", "keep_heap"
+KEEP_HEAP = "keep_heap"
 M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # malloc.h
 TRIM_THRESHOLD = 2**31 - 1
 
@@ -60,6 +60,6 @@ def apply_allocator(setting: str, environ: Mapping[str, str] = os.environ, libc:
     for parameter, value, name in ((M_MMAP_MAX, 0, "M_MMAP_MAX"), (M_TRIM_THRESHOLD, TRIM_THRESHOLD,
                                                                       "M_TRIM_THRESHOLD")):
         if mallopt(parameter, value) != 1:
-            raise UsageError(f"runtime.allocator keep_heap: glibc refused mallopt({name}, {value}); "
-                                      f"remove the key (inherit)")
+            raise UsageError(f"runtime.allocator keep_heap: glibc refused mallopt({name}, {value}); remove the "
+                             f"key (inherit)")
     return allocator_of(environ, libc, keep_heap=True, maps=maps)
