@@ -41,7 +41,7 @@ def test_the_launcher_comes_from_the_flags_and_the_environment():
 @pytest.mark.parametrize("arguments, named", [
     (["--sweep", "node=a,b"], "placed on machines only by --launcher ray"),
     (["--sweep", "dataset.batch_size=1,2", "--ray-address", "head:6379"], "only for --launcher ray"),
-    (["--launcher", "ray"], "--launcher and --ray-address are for sweeps"),
+    (["--launcher", "ray"], "--launcher, --ray-address and --rounds are for sweeps"),
 ])
 def test_flags_that_do_not_fit_refuse_before_anything_runs(arguments, named, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
