@@ -13,8 +13,8 @@ import pytest
 from benchmark import main
 from utils.errors import UsageError
 from utils.harness.heap_setting import apply_allocator, keep_heap_refusal
-from utils.record.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP, KEPT_BY_SETTING, Allocator, allocator_of,
-                                      page_fault_line, page_fault_summary)
+from utils.record.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP_TUNABLES, KEPT_BY_SETTING, Allocator,
+                                      allocator_of, page_fault_line, page_fault_summary)
 
 ROOT = Path(__file__).resolve().parent.parent
 GLIBC = Allocator("glibc's defaults", True)
@@ -35,10 +35,10 @@ def test_summary_of_two_passes_by_hand():
     assert summary["kernel_ms_per_image"] == pytest.approx(10.0)
     assert summary["kernel_share_of_cpu"] == pytest.approx(0.10)
     assert summary["kernel_against_wall"] == pytest.approx(0.20) and summary["wall_ms_per_image"] == pytest.approx(50)
-    assert summary["heavy"] and KEEP_HEAP in summary["advice"]
+    assert summary["heavy"] and KEEP_HEAP_TUNABLES in summary["advice"]
     line = page_fault_line(summary)
     assert line.startswith("page faults: 3,000 minor faults per image (2,000-6,000 over the passes")
-    assert "10.0 ms of kernel time per image, 20% of the 50 ms an image took" in line and KEEP_HEAP in line
+    assert "10.0 ms of kernel time per image, 20% of the 50 ms an image took" in line and KEEP_HEAP_TUNABLES in line
 
 
 @pytest.mark.parametrize("faults, system_ms, heavy", [
@@ -150,7 +150,7 @@ def test_a_run_that_maps_its_activations_afresh_is_told_and_one_that_keeps_its_h
     assert environment["allocator_variables"]["GLIBC_TUNABLES"] == "glibc.malloc.mmap_threshold=65536"
     assert environment["libc"].startswith("glibc ")
 
-    out, counters = _run(tmp_path, "kept", KEEP_HEAP.split("=", 1)[1])
+    out, counters = _run(tmp_path, "kept", KEEP_HEAP_TUNABLES.split("=", 1)[1])
     faults = counters["page_faults"]
     assert faults["minor_faults_per_image"] < FAULTS_PER_IMAGE / 10, faults
     assert not faults["heavy"] and "page faults:" not in out

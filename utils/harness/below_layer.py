@@ -4,7 +4,6 @@ record's plain data (utils.record.below_layer). Every part that fails is reporte
 from __future__ import annotations
 
 import os
-import platform
 import tempfile
 import time
 from contextlib import ExitStack, contextmanager
@@ -26,13 +25,12 @@ from utils.recorders.step_timer import StepTimer
 
 class BelowTheLayer:
     def __init__(self, settings: Any, model: Any, console: Callable[[str], None] = print,
-                 search_path: Optional[str] = None, counters_around: str = PIPELINE_STEP,
-                 allocator: Optional[page_faults.Allocator] = None):
+                 search_path: Optional[str] = None, counters_around: str = PIPELINE_STEP, *,
+                 allocator: page_faults.Allocator):
         """`counters_around`: the step the CPU counters bracket (RUN_STEP under LoadGen: a whole test).
-        `allocator`: the malloc the run has (utils.harness.heap_setting); None reads it from the environment."""
+        `allocator`: the malloc the run has (utils.harness.heap_setting.apply_allocator)."""
         self.settings = settings
-        self.allocator = allocator or page_faults.allocator_of(os.environ, platform.libc_ver()[0],
-                                                               maps=_read("/proc/self/maps") or None)
+        self.allocator = allocator
         self.console = console
         self.data = BelowLayer(time.time_ns() - time.perf_counter_ns())
         self._scratch = tempfile.TemporaryDirectory(prefix="detbench-below-")

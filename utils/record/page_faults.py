@@ -22,7 +22,7 @@ from typing import Any, Optional
 # wall time under glibc's defaults and ran 10% slower than with its heap kept, which spent 1.6%.
 FAULTS_PER_IMAGE = 1000
 KERNEL_SHARE = 0.05
-KEEP_HEAP = "GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184"
+KEEP_HEAP_TUNABLES = "GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184"
 KEPT_BY_SETTING = "glibc with its heap kept (runtime.allocator: keep_heap)"
 PRELOADED_ALLOCATORS = ("jemalloc", "tcmalloc", "mimalloc")
 
@@ -75,14 +75,14 @@ def page_fault_summary(passes: Sequence[Mapping[str, Any]], allocator: Allocator
     faults = sum(p["minor_faults"] for p in counted)
     timed = [p for p in counted if p.get("system_ms") is not None and p.get("cpu_ms") and p.get("wall_ms")]
     system_ms, cpu_ms = sum(p["system_ms"] for p in timed), sum(p["cpu_ms"] for p in timed)
-    wall_ms = sum(p["wall_ms"] for p in timed)
+    wall_ms, timed_images = sum(p["wall_ms"] for p in timed), sum(p["images"] for p in timed)
     against_wall = system_ms / wall_ms if timed else None
     heavy = faults / images >= FAULTS_PER_IMAGE and against_wall is not None and against_wall >= KERNEL_SHARE
     return {
         "minor_faults_per_image": faults / images,
         "per_pass_faults_per_image": [p["minor_faults"] / p["images"] for p in counted],
-        "kernel_ms_per_image": system_ms / sum(p["images"] for p in timed) if timed else None,
-        "wall_ms_per_image": wall_ms / sum(p["images"] for p in timed) if timed else None,
+        "kernel_ms_per_image": system_ms / timed_images if timed else None,
+        "wall_ms_per_image": wall_ms / timed_images if timed else None,
         "kernel_against_wall": against_wall,
         "kernel_share_of_cpu": system_ms / cpu_ms if timed else None,
         "allocator": allocator.name,
@@ -95,7 +95,7 @@ def _advice(allocator: Allocator) -> str:
     if allocator.default_glibc:
         return (f"glibc hands freed memory back to the kernel between forwards, and the kernel maps, faults in and "
                 f"zeroes it again each time; to keep it, --set runtime.allocator=keep_heap here (sweep it to see "
-                f"what it saves) and {KEEP_HEAP} in the deployment (or preload jemalloc or tcmalloc); by default "
+                f"what it saves) and {KEEP_HEAP_TUNABLES} in the deployment (or preload jemalloc or tcmalloc); by default "
                 f"detbench leaves the allocator as the deployment has it")
     return (f"{allocator.name} still returns memory to the kernel between forwards; its settings, not the "
             f"model, hold this time")

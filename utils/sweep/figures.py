@@ -36,12 +36,12 @@ def _package_joules_per_image(run: FinishedRun):
 
 def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
     """The row of sweep.csv (figures only; the driver adds the point's status) and the answer's input."""
-    samples = run.per_image_samples()
+    timed = run.timed_steps()  # steps_timer.csv, read once for the samples and their passes
+    pipeline = timed[timed["step"] == PIPELINE_STEP]
+    samples = pipeline["ms_per_image"].tolist()
     if not samples:
         raise ValueError(f"{run.path} holds no timed batch")
     p50, p90 = (float(value) for value in np.percentile(samples, [50, 90]))
-    timed = run.timed_steps()
-    pipeline = timed[timed["step"] == PIPELINE_STEP]
     pass_p50s = tuple(float(value) for value in pipeline.groupby("pass_index")["ms_per_image"].median())
     row = {
         "images_per_s": run.get("pipeline_latency.images_per_s"),
