@@ -231,3 +231,18 @@ def test_the_warm_up_is_auto_by_default_on_both_sides_and_a_count_still_works(tm
     command = parity_specs.detbench_command("python", "configs/samples.yaml", tmp_path / "w.pt", tmp_path, "r0", spec, 2,
                                "datasets/samples", 640, "auto", 2, "yolov7")
     assert "benchmark.warmup=auto" in command
+
+
+def test_every_other_round_runs_the_sides_in_reverse_order():
+    labels = ["official", "torch:fp32", "onnxruntime:fp32"]
+    assert parity_rounds.round_order(labels, 1) == labels
+    assert parity_rounds.round_order(labels, 2) == ["onnxruntime:fp32", "torch:fp32", "official"]
+    assert parity_rounds.round_order(labels, 3) == labels
+    assert labels == ["official", "torch:fp32", "onnxruntime:fp32"]  # the caller's list is left as it was
+
+
+def test_the_report_names_the_malloc_settings_both_sides_inherit():
+    assert "defaults" in parity_command.allocator_environment({"PATH": "/bin"})
+    named = parity_command.allocator_environment({"GLIBC_TUNABLES": "glibc.malloc.mmap_max=0", "MALLOC_ARENA_MAX": "2",
+                                                  "HOME": "/root"})
+    assert named == "GLIBC_TUNABLES=glibc.malloc.mmap_max=0, MALLOC_ARENA_MAX=2"

@@ -60,8 +60,12 @@ sides: read + letterbox + forward + NMS + box scaling per image, without drawing
 detbench means the configuration cannot run here: it is recorded as "not available: <its error line>" and not
 tried again in later rounds; any other failure is recorded as "failed (exit N): <line>" and not retried either.
 
-ROUNDS. Each round runs the official loop, then detbench torch:fp32, then every --runtime in the order given
-(interleaved, so drift of a shared machine spreads over all configurations). Reported per configuration: the
+ROUNDS. Odd rounds run the official loop, then detbench torch:fp32, then every --runtime in the order given;
+even rounds run them in reverse (interleaved, so drift of a shared machine spreads over all configurations, and
+no side always runs first or always right after another's exit: on one machine the second side of a round won
+every round at equal allocator settings). Both sides inherit this process's environment, so GLIBC_TUNABLES set
+before the command applies to both (the report names it): glibc's default heap hands freed activations back to
+the kernel, and how often differs from process to process by up to 3x in page faults per image. Reported per configuration: the
 median images/s over rounds, the median of the per-round ratios to the official loop of the same round, the
 p50 ms per image, and the agreement of its detections with the official loop's of the same round, summed over
 rounds (utils.record.agreement.match_detections: loose = same class at IoU >= 0.5; strict = IoU >= 0.9 and

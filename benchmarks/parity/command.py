@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Mapping, Sequence, Union
 
 import benchmarks.parity as parity
 from benchmarks.parity.facts import CONF_THRES, PEER_CFG, PEER_LICENSE, PEER_REQUIREMENT, PEER_WHEEL
@@ -56,7 +56,8 @@ def image_size(text: str) -> int:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=parity.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=positive_int, default=3,
-                        help="interleaved rounds (official, torch:fp32, each --runtime); default 3")
+                        help="interleaved rounds (official, torch:fp32, each --runtime; every other round in reverse "
+                             "order); default 3")
     parser.add_argument("--runtime", dest="runtimes", action="append", type=parse_runtime_spec, default=[],
                         metavar="BACKEND:PRECISION[:FLAGS]",
                         help="an extra detbench configuration, repeatable: onnxruntime:fp32, openvino:fp32, "
@@ -122,6 +123,13 @@ def prepare(args: argparse.Namespace) -> Setup:
     return Setup(args, out, peer_dir, deps_dir, weights, image_list, names, configurations(args.runtimes))
 
 
+def allocator_environment(environ: Mapping[str, str]) -> str:
+    """The malloc settings both sides inherit, in words."""
+    settings = [f"{key}={environ[key]}" for key in sorted(environ)
+                if key in ("GLIBC_TUNABLES", "LD_PRELOAD") or key.startswith("MALLOC_")]
+    return ", ".join(settings) if settings else "the C library's defaults (no GLIBC_TUNABLES, MALLOC_* or LD_PRELOAD)"
+
+
 def report(setup: Setup, results: dict, info: dict, seconds: float, load_before: str) -> str:
     args = setup.args
     rows = results["rows"]
@@ -139,6 +147,7 @@ def report(setup: Setup, results: dict, info: dict, seconds: float, load_before:
         f"{detections if detections is not None else '-'} detections over the images per round",
         "images/s: pipeline only (read + letterbox + forward + NMS + scale), images / total time over the timed "
         "passes; x official: median of per-round ratios; spread: (max - min) / median over rounds",
+        f"malloc, both sides: {allocator_environment(os.environ)}",
         "",
         format_table(rows),
         "",

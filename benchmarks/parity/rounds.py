@@ -97,33 +97,43 @@ def load_average() -> str:
         return "n/a"
 
 
+def round_order(labels: list[str], index: int) -> list[str]:
+    """The order in which round `index` (from 1) runs the sides: as given in odd rounds, reversed in even ones,
+    so that neither side always runs first, just after the other's process has exited."""
+    return list(labels) if index % 2 else list(reversed(labels))
+
+
 def run_rounds(setup: Setup) -> dict:
     args = setup.args
     labels = [REFERENCE] + [spec.label for spec in setup.specs]
+    specs = {spec.label: spec for spec in setup.specs}
     rounds: dict[str, list[RoundResult]] = {label: [] for label in labels}
     counts: dict[str, Any] = {}
     unavailable: dict[str, str] = {}
     for index in range(1, args.rounds + 1):
-        started = time.perf_counter()
-        official, reference = run_official(setup, index)
-        rounds[REFERENCE].append(official)
-        _progress(index, args.rounds, REFERENCE, official, started)
-        if reference is None:
-            raise SetupError(f"the official loop failed in round {index}: {official.note}; see "
-                             f"{setup.logs / f'r{index}-official.log'}")
-        for spec in setup.specs:
-            if spec.label in unavailable:
-                rounds[spec.label].append(RoundResult(note=unavailable[spec.label]))
+        found: dict[str, dict[str, list[Row]]] = {}
+        for label in round_order(labels, index):
+            if label in unavailable:
+                rounds[label].append(RoundResult(note=unavailable[label]))
                 continue
             started = time.perf_counter()
-            result, found = run_detbench(setup, index, spec)
-            rounds[spec.label].append(result)
-            _progress(index, args.rounds, spec.label, result, started)
-            if found is None:
-                unavailable[spec.label] = result.note or "failed"
-                continue
-            match = agreement_counts(reference, found, setup.image_names)
-            counts[spec.label] = match if spec.label not in counts else counts[spec.label] + match
+            if label == REFERENCE:
+                result, detections = run_official(setup, index)
+                if detections is None:
+                    raise SetupError(f"the official loop failed in round {index}: {result.note}; see "
+                                     f"{setup.logs / f'r{index}-official.log'}")
+            else:
+                result, detections = run_detbench(setup, index, specs[label])
+                if detections is None:
+                    unavailable[label] = result.note or "failed"
+            rounds[label].append(result)
+            _progress(index, args.rounds, label, result, started)
+            if detections is not None:
+                found[label] = detections
+        for label, detections in found.items():
+            if label != REFERENCE:
+                match = agreement_counts(found[REFERENCE], detections, setup.image_names)
+                counts[label] = match if label not in counts else counts[label] + match
     rows = [summarize(REFERENCE, rounds[REFERENCE], rounds[REFERENCE])]
     rows += [summarize(spec.label, rounds[spec.label], rounds[REFERENCE], counts.get(spec.label))
              for spec in setup.specs]
