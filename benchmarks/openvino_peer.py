@@ -16,7 +16,8 @@ benchmark_app (installed with the openvino package, run from this venv's bin) ti
 input of one fixed shape; detbench runs the bundled photos letterboxed to the same square shape
 (preprocess.rect false), so both sides run the same input shape. The ONNX file is the one detbench exported
 and cached (summary.json runtime.onnx_file), given to benchmark_app as it is (-shape fixes its dynamic axes).
-Rounds interleave the four runs; every figure is the median over rounds of the per-round ratio. Prints its
+Rounds interleave the runs in pairs (benchmark_app and detbench at the same settings), detbench first in every
+other round, so neither side always runs right after the other's exit; every figure is the median over rounds of the per-round ratio. Prints its
 figures; a measurement, never a test.
 """
 from __future__ import annotations
@@ -121,31 +122,41 @@ def main() -> None:
         if onnx is None:  # the first detbench run exports (and caches) the ONNX file both sides then run
             run(detbench_command(args, out, f"r{index}-export", "single_stream", 1), timeout)
             onnx = Path(json.loads((out / f"r{index}-export" / "summary.json").read_text())["runtime"]["onnx_file"])
-        row["app_throughput_fps"], streams = parse_benchmark_app(run(
-            benchmark_app_command(onnx, "throughput", threads_config, args.img_size, args.seconds), timeout,
-            "app_throughput_fps"))
-        offline_id = f"r{index}-offline"
-        run(detbench_command(args, out, offline_id, "offline", "auto"), timeout, "offline_samples_per_s")
-        row["offline_samples_per_s"], runtime = offline_rate(out, offline_id)
-        row["offline_streams"] = runtime["streams"]
-        row["offline_valid"] = json.loads((out / offline_id / "summary.json").read_text())["scenario"]["result"]["valid"]
-        row["app_default_fps"], _ = parse_benchmark_app(run(
-            benchmark_app_command(onnx, "throughput", threads_config, args.img_size, args.seconds, None), timeout,
-            "app_default_fps"))
-        default_id = f"r{index}-default"
-        run(detbench_command(args, out, default_id, "offline", None, None), timeout, "default_samples_per_s")
-        row["default_samples_per_s"], runtime = offline_rate(out, default_id)
-        peer = runtime.get("openvino_defaults") or {}
-        chosen = {"f32": "fp32", "bf16": "bf16"}.get(peer.get("inference_precision"), "fp32")
-        choice_id = f"r{index}-peer-choice"
-        run(detbench_command(args, out, choice_id, "offline", "auto", chosen), timeout, "choice_samples_per_s")
-        row["choice_samples_per_s"], _ = offline_rate(out, choice_id)
-        row["peer_precision"] = peer.get("inference_precision")
-        if not args.skip_latency:
+        offline_id, default_id, choice_id, single_id = (f"r{index}-{name}"
+                                                        for name in ("offline", "default", "peer-choice", "single"))
+
+        def app_throughput() -> None:
+            nonlocal streams
+            row["app_throughput_fps"], streams = parse_benchmark_app(run(
+                benchmark_app_command(onnx, "throughput", threads_config, args.img_size, args.seconds), timeout,
+                "app_throughput_fps"))
+
+        def offline() -> None:
+            run(detbench_command(args, out, offline_id, "offline", "auto"), timeout, "offline_samples_per_s")
+            row["offline_samples_per_s"], runtime = offline_rate(out, offline_id)
+            row["offline_streams"] = runtime["streams"]
+            row["offline_valid"] = json.loads((out / offline_id / "summary.json").read_text())["scenario"]["result"]["valid"]
+
+        def app_default() -> None:
+            row["app_default_fps"], _ = parse_benchmark_app(run(
+                benchmark_app_command(onnx, "throughput", threads_config, args.img_size, args.seconds, None), timeout,
+                "app_default_fps"))
+
+        def detbench_default() -> None:
+            run(detbench_command(args, out, default_id, "offline", None, None), timeout, "default_samples_per_s")
+            row["default_samples_per_s"], runtime = offline_rate(out, default_id)
+            peer = runtime.get("openvino_defaults") or {}
+            chosen = {"f32": "fp32", "bf16": "bf16"}.get(peer.get("inference_precision"), "fp32")
+            run(detbench_command(args, out, choice_id, "offline", "auto", chosen), timeout, "choice_samples_per_s")
+            row["choice_samples_per_s"], _ = offline_rate(out, choice_id)
+            row["peer_precision"] = peer.get("inference_precision")
+
+        def app_latency() -> None:
             row["app_latency_fps"], _ = parse_benchmark_app(
                 run(benchmark_app_command(onnx, "latency", threads_config, args.img_size, args.seconds), timeout,
                     "app_latency_fps"))
-            single_id = f"r{index}-single"
+
+        def single_stream() -> None:
             run(detbench_command(args, out, single_id, "single_stream", 1), timeout, "single_images_per_s")
             single = json.loads((out / single_id / "summary.json").read_text())
             row["single_images_per_s"] = single["pipeline_latency"]["images_per_s"]
@@ -154,6 +165,14 @@ def main() -> None:
             row["single_undecoded_per_s"] = 1000.0 / undecoded_ms
             forward_ms = single["forward"]["p50_ms_per_image"]
             row["single_forward_per_s"] = 1000.0 / forward_ms if forward_ms else None
+
+        pairs = [(app_throughput, offline), (app_default, detbench_default)]
+        if not args.skip_latency:
+            pairs.append((app_latency, single_stream))
+        for app, ours in pairs:
+            # Every other round detbench goes first, so neither side always runs right after the other's exit.
+            for measure in ((app, ours) if index % 2 == 0 else (ours, app)):
+                measure()
         rows.append(row)
         print(f"round {index}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                                               for k, v in row.items()), flush=True)
