@@ -17,8 +17,8 @@ input of one fixed shape; detbench runs the bundled photos letterboxed to the sa
 (preprocess.rect false), so both sides run the same input shape. The ONNX file is the one detbench exported
 and cached (summary.json runtime.onnx_file), given to benchmark_app as it is (-shape fixes its dynamic axes).
 Rounds interleave the runs in pairs (benchmark_app and detbench at the same settings), detbench first in every
-other round, so neither side always runs right after the other's exit; every figure is the median over rounds of the per-round ratio. Prints its
-figures; a measurement, never a test.
+other round, so neither side always runs right after the other's exit; every figure is the median over rounds
+of the per-round ratio. Prints its figures; a measurement, never a test.
 """
 from __future__ import annotations
 
@@ -135,7 +135,8 @@ def main() -> None:
             run(detbench_command(args, out, offline_id, "offline", "auto"), timeout, "offline_samples_per_s")
             row["offline_samples_per_s"], runtime = offline_rate(out, offline_id)
             row["offline_streams"] = runtime["streams"]
-            row["offline_valid"] = json.loads((out / offline_id / "summary.json").read_text())["scenario"]["result"]["valid"]
+            summary = json.loads((out / offline_id / "summary.json").read_text())
+            row["offline_valid"] = summary["scenario"]["result"]["valid"]
 
         def app_default() -> None:
             row["app_default_fps"], _ = parse_benchmark_app(run(

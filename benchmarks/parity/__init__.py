@@ -65,13 +65,13 @@ even rounds run them in reverse (interleaved, so drift of a shared machine sprea
 no side always runs first or always right after another's exit: on one machine the second side of a round won
 every round at equal allocator settings). Both sides inherit this process's environment, so GLIBC_TUNABLES set
 before the command applies to both (the report names it): glibc's default heap hands freed activations back to
-the kernel, and how often differs from process to process by up to 3x in page faults per image. Reported per configuration: the
-median images/s over rounds, the median of the per-round ratios to the official loop of the same round, the
-p50 ms per image, and the agreement of its detections with the official loop's of the same round, summed over
-rounds (utils.record.agreement.match_detections: loose = same class at IoU >= 0.5; strict = IoU >= 0.9 and
-score within 0.01; recall over the official detections, precision over the configuration's). "equal" means
-strict recall and precision >= 0.99, "close" loose recall and precision >= 0.9 (detbench's own thresholds),
-otherwise "different".
+the kernel, and how often differs from process to process by up to 3x in page faults per image. Reported per
+configuration: the median images/s over rounds, the median of the per-round ratios to the official loop of
+the same round, the p50 ms per image, and the agreement of its detections with the official loop's of the same
+round, summed over rounds (utils.record.agreement.match_detections: loose = same class at IoU >= 0.5;
+strict = IoU >= 0.9 and score within 0.01; recall over the official detections, precision over the
+configuration's). "equal" means strict recall and precision >= 0.99, "close" loose recall and precision >= 0.9
+(detbench's own thresholds), otherwise "different".
 
 GOALS (printed with met / not met):
   1. detbench torch eager fp32 pipeline >= 1.0x the official loop's images/s;

@@ -95,8 +95,8 @@ def _advice(allocator: Allocator) -> str:
     if allocator.default_glibc:
         return (f"glibc hands freed memory back to the kernel between forwards, and the kernel maps, faults in and "
                 f"zeroes it again each time; to keep it, --set runtime.allocator=keep_heap here (sweep it to see "
-                f"what it saves) and {KEEP_HEAP_TUNABLES} in the deployment (or preload jemalloc or tcmalloc); by default "
-                f"detbench leaves the allocator as the deployment has it")
+                f"what it saves) and {KEEP_HEAP_TUNABLES} in the deployment (or preload jemalloc or tcmalloc); by "
+                f"default detbench leaves the allocator as the deployment has it")
     return (f"{allocator.name} still returns memory to the kernel between forwards; its settings, not the "
             f"model, hold this time")
 
