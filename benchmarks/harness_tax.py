@@ -4,17 +4,23 @@ any run.
     .venv/bin/python benchmarks/harness_tax.py --arch yolov7-tiny --img-size 640 --rounds 10 [--runtime openvino]
 
 One process, the same torch threads throughout, one fixed preprocessed batch of the bundled photos. Every round
-runs each configuration for a block of forwards (about --block-s seconds), in an order rotated from round to
-round so that the machine's drift spreads over all of them; a ratio is the median over rounds of (configuration
-median / bare median of the same round). Recorders are entered, and one untimed forward run, before a block's
-timing starts: what they cost once per run is not a per-batch tax. A contention recorder watches every block:
-a round counts for a configuration only when other processes took at most --quiet-share (3%) of our cores during
-both its block and the bare one (on a shared 2-core machine they can slow a 2-thread forward several times over).
+runs each configuration for a block of forwards (about --block-s seconds) right beside a bare block of its own
+(the bare one first in every other round), the configurations in an order rotated from round to round; a ratio
+is the median over rounds of (configuration median / the median of its bare block). With one bare block per
+round instead, the machine's drift over a round landed in the ratios of the blocks run far from it: on a quiet
+2-core EPYC the step timer, the energy recorder and the CPU counters each read x1.06-1.07 alone while the whole
+harness, which includes all three and ran just before the bare block, read x1.016. Recorders are entered, and one
+untimed forward run, before a block's timing starts: what they cost once per run is not a per-batch tax. A
+contention recorder watches every block: a round counts for a configuration only when other processes took at most
+--quiet-share (3%) of our cores during both its block and its bare one (on a shared 2-core machine they can slow a
+2-thread forward several times over).
 
 Per batch, "forward" is the forward call alone (what the harness's forward step measures) and "per batch" is
 everything the loop does for the batch: the wait for (or, with workers=0, the decoding of) the next image, the
 step bookkeeping and the forward. The step timer opens the runner's steps around every forward (pipeline, load,
-the pipeline's stages and groups), the other stages doing no work.
+the pipeline's stages and groups), the other stages doing no work. The CPU counters (profiling.counters, on by
+default) read every thread's counters and /proc files as each batch starts and ends, and keep their perf events
+open on every thread while the forward runs; the whole harness includes them, as a run does.
 
 Prints one table (medians, and the mean forward's ratio, which periodic costs move more than the median) and the
 goal for the whole harness as a run on this machine composes it (its loader workers are the run's own default
@@ -55,6 +61,7 @@ from utils.harness.runner import shutdown_workers  # noqa: E402
 from utils.harness.timed_batch import run_stages  # noqa: E402
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP  # noqa: E402
 from utils.recorders.contention import ContentionRecorder, contention_verdict  # noqa: E402
+from utils.recorders.cpu_counters import CpuCounters  # noqa: E402
 from utils.recorders.energy import EnergyRecorder, probe_rapl  # noqa: E402
 from utils.recorders.memory import MemorySampler  # noqa: E402
 from utils.recorders.step_timer import StepTimer  # noqa: E402
@@ -130,9 +137,15 @@ class Bench:
             self.samplers.append(MemorySampler())
             return self.samplers[-1]
 
+        def counted() -> Block:
+            counters = CpuCounters()
+            return Block([counters], [counters])
+
         def whole(workers: int) -> Block:
-            memory = new_sampler()
-            return Block([ContentionRecorder(), memory], [self.energy, memory], self.loaders[workers])
+            # What a run composes by default: profiling.counters is on, the sampler and ITT tasks are not.
+            memory, counters = new_sampler(), CpuCounters()
+            return Block([ContentionRecorder(), memory, counters], [self.energy, memory, counters],
+                         self.loaders[workers])
 
         return {
             "bare": Block,
@@ -141,6 +154,7 @@ class Bench:
             "memory sampler (new)": lambda: Block([new_sampler()]),
             "step timer": lambda: Block(listeners=[]),
             "energy at step boundaries": lambda: Block(listeners=[self.energy]),
+            "cpu counters around batches": counted,
             "loader, workers=1": lambda: Block(batches=self.loaders[1]),
             "loader, workers=0": lambda: Block(batches=self.loaders[0]),
             "all (old memory), workers=1": lambda: Block([MemoryProfilerSampler()], [self.energy], self.loaders[1]),
@@ -207,18 +221,18 @@ def loaders(paths: list[Path], batch: int) -> Iterator[dict[int, Iterator]]:
             shutdown_workers(loader)
 
 
-def kept_rounds(results: dict[str, list[BlockResult]], name: str, threshold: float) -> tuple[list[int], bool]:
-    """The rounds where this configuration's block and the bare one were both quiet, and whether there were any
+def kept_rounds(mine: list[BlockResult], bare: list[BlockResult], threshold: float) -> tuple[list[int], bool]:
+    """The rounds where this configuration's block and its bare block were both quiet, and whether there were any
     (if not, every round, contended as they are)."""
-    quiet = [index for index, (mine, bare) in enumerate(zip(results[name], results["bare"]))
-             if mine.quiet(threshold) and bare.quiet(threshold)]
-    return (quiet, True) if quiet else (list(range(len(results[name]))), False)
+    quiet = [index for index, (block, beside) in enumerate(zip(mine, bare))
+             if block.quiet(threshold) and beside.quiet(threshold)]
+    return (quiet, True) if quiet else (list(range(len(mine))), False)
 
 
-def ratio(results: dict[str, list[BlockResult]], name: str, rounds: list[int], field: str,
+def ratio(mine: list[BlockResult], bare: list[BlockResult], rounds: list[int], field: str,
           average=statistics.median) -> float:
-    """Median over the rounds of this configuration's average over the bare one's in the same round."""
-    return statistics.median(average(getattr(results[name][index], field)) / average(getattr(results["bare"][index], field))
+    """Median over the rounds of this configuration's average over that of the bare block beside it."""
+    return statistics.median(average(getattr(mine[index], field)) / average(getattr(bare[index], field))
                              for index in rounds)
 
 
@@ -276,33 +290,43 @@ def main() -> None:
             # The fastest of a few: a neighbour busy at the start must not shrink every block.
             estimate_s = min(bench.run_block(configurations["bare"], 3).forward_ms) / 1e3
             forwards = max(3, round(args.block_s / estimate_s))
+            # Per configuration, its blocks and the bare block beside each; the bare row pairs every bare block
+            # with itself.
             results: dict[str, list[BlockResult]] = {name: [] for name in configurations}
+            beside: dict[str, list[BlockResult]] = {name: [] for name in configurations}
             names = list(configurations)
+            others = [name for name in names if name != "bare"]
             with ContentionRecorder() as machine:
                 for round_index in range(args.rounds):
-                    shift = round_index % len(names)
-                    for name in names[shift:] + names[:shift]:
-                        results[name].append(bench.run_block(configurations[name], forwards))
+                    shift = round_index % len(others)
+                    for name in others[shift:] + others[:shift]:
+                        order = ("bare", name) if round_index % 2 == 0 else (name, "bare")
+                        blocks = {part: bench.run_block(configurations[part], forwards) for part in order}
+                        for part in ("bare", name):
+                            results[part].append(blocks[part])
+                            beside[part].append(blocks["bare"])
 
     print(f"{args.arch} at {args.img_size} on {args.runtime}, batch {args.batch}, "
           f"{runtime.settings().get('threads')} threads, {args.rounds} "
-          f"rounds x {forwards} forwards per configuration (interleaved, order rotated every round)")
+          f"rounds x {forwards} forwards per configuration (each beside a bare block of its own, order rotated every "
+          f"round)")
     print(f"a round counts for a configuration when other processes took at most {args.quiet_share:.0%} of our cores "
-          f"during its block and the bare block; '*': no such round, all rounds used")
+          f"during its block and its bare block; '*': no such round, all rounds used")
     # Periodic costs (a PSS read every few seconds) hit few forwards: the median hides them, the mean does not.
     print(f"{'configuration':<32} {'forward p50 ms':>14} {'x bare':>7} {'mean x bare':>11} {'per batch p50 ms':>17} "
           f"{'x bare':>7} {'quiet rounds':>13}")
     for name in names:
-        rounds, quiet = kept_rounds(results, name, args.quiet_share)
-        forward_ratio = ratio(results, name, rounds, "forward_ms")
+        mine, bare = results[name], beside[name]
+        rounds, quiet = kept_rounds(mine, bare, args.quiet_share)
+        forward_ratio = ratio(mine, bare, rounds, "forward_ms")
         if name == whole_harness:
             whole, whole_rounds = forward_ratio, len(rounds) if quiet else 0
         elif name == NOISE_CONTROL:
             noise = forward_ratio
-        print(f"{name:<32} {pooled_median(results[name], rounds, 'forward_ms'):>14.2f} {forward_ratio:>7.3f} "
-              f"{ratio(results, name, rounds, 'forward_ms', statistics.fmean):>11.3f} "
-              f"{pooled_median(results[name], rounds, 'batch_ms'):>17.2f} {ratio(results, name, rounds, 'batch_ms'):>7.3f} "
-              f"{f'{len(rounds) if quiet else 0}/{args.rounds}' + ('' if quiet else '*'):>13}")
+        print(f"{name:<32} {pooled_median(mine, rounds, 'forward_ms'):>14.2f} {forward_ratio:>7.3f} "
+              f"{ratio(mine, bare, rounds, 'forward_ms', statistics.fmean):>11.3f} "
+              f"{pooled_median(mine, rounds, 'batch_ms'):>17.2f} {ratio(mine, bare, rounds, 'batch_ms'):>7.3f} "
+              f"{f'{len(rounds) if quiet else 0}/{len(mine)}' + ('' if quiet else '*'):>13}")
     goal = GOALS.get((args.arch, args.img_size))
     if goal is None:
         print(f"goal: none set for {args.arch} at {args.img_size} (whole harness forward x bare {whole:.3f})")

@@ -5,8 +5,8 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CONFIGURATIONS = ("bare", "bare, again", "memory_profiler sampler (old)", "memory sampler (new)", "step timer",
-                  "energy at step boundaries", "loader, workers=1", "loader, workers=0",
-                  "all (old memory), workers=1", "all, workers=1", "all, workers=0")
+                  "energy at step boundaries", "cpu counters around batches", "loader, workers=1",
+                  "loader, workers=0", "all (old memory), workers=1", "all, workers=1", "all, workers=0")
 NUMBER = r"(\d+\.\d+)"
 
 
@@ -18,7 +18,8 @@ def test_the_script_prints_every_configuration_with_its_ratio():
         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert re.match(r"yolov7-tiny at 64 on torch, batch 1, 1 threads, 2 rounds x \d+ forwards per configuration", lines[0])
+    assert re.match(r"yolov7-tiny at 64 on torch, batch 1, 1 threads, 2 rounds x \d+ forwards per configuration "
+                    r"\(each beside a bare block of its own", lines[0])
     assert lines[1].startswith("a round counts for a configuration when other processes took at most 3%")
     assert lines[2].split() == ["configuration", "forward", "p50", "ms", "x", "bare", "mean", "x", "bare", "per",
                                 "batch", "p50", "ms", "x", "bare", "quiet", "rounds"]
@@ -26,8 +27,12 @@ def test_the_script_prints_every_configuration_with_its_ratio():
     for line in lines[3:3 + len(CONFIGURATIONS)]:
         name, (*numbers, rounds) = line[:32].strip(), line[32:].split()
         rows[name] = [float(number) for number in numbers]
-        # Contended rounds are left out when quiet ones exist; the machine decides which, so either form.
-        assert re.fullmatch(r"[12]/2|0/2\*", rounds)
+        # Contended rounds are left out when quiet ones exist; the machine decides which, so either form. Every
+        # configuration's block has a bare block beside it, so the bare row counts one per configuration per round.
+        blocks = 2 * (len(CONFIGURATIONS) - 1) if name == "bare" else 2
+        match = re.fullmatch(r"(\d+)/(\d+)(\*?)", rounds)
+        assert match and int(match[2]) == blocks
+        assert (int(match[1]) == 0) == (match[3] == "*") and int(match[1]) <= blocks
     assert tuple(rows) == CONFIGURATIONS
     assert all(len(numbers) == 5 and all(number > 0 for number in numbers) for numbers in rows.values())
     assert rows["bare"][1] == rows["bare"][2] == rows["bare"][4] == 1.0
