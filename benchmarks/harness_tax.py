@@ -142,7 +142,7 @@ class Bench:
             return Block([counters], [counters])
 
         def whole(workers: int) -> Block:
-            # What a run composes by default: profiling.counters is on, the sampler and ITT tasks are not.
+            # What a run composes by default: profiling.counters is on, py-spy and ITT tasks are not.
             memory, counters = new_sampler(), CpuCounters()
             return Block([ContentionRecorder(), memory, counters], [self.energy, memory, counters],
                          self.loaders[workers])
