@@ -2,6 +2,7 @@
 around pipeline steps, and the per-pass sums against hand-computed cases."""
 import errno
 import os
+import threading
 import time
 
 import pytest
@@ -10,7 +11,7 @@ from utils.record.below_layer import BatchCounters
 from utils.record.cpu_counters import PROCESS_ROW, counter_rows, counters_summary
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
 from utils.recorders import perf_events
-from utils.recorders.cpu_counters import CpuCounters, read_task
+from utils.recorders.cpu_counters import CpuCounters, _read_whole, read_task
 from utils.recorders.step_timer import StepTimer
 
 
@@ -77,6 +78,44 @@ def test_read_task_parses_proc(tmp_path):
     (task / "status").write_text("Name:\tx\nvoluntary_ctxt_switches:\t40\nnonvoluntary_ctxt_switches:\t2\n")
     assert read_task(task) == {"voluntary_switches": 40.0, "involuntary_switches": 2.0, "proc_minor_faults": 11.0,
                                "proc_major_faults": 3.0, "cpu_user_ticks": 25.0, "cpu_system_ticks": 7.0}
+
+
+def test_a_file_longer_than_the_first_read_is_read_whole(tmp_path):
+    """status ends with the context switches: a cut-off read would lose exactly the fields wanted."""
+    path = tmp_path / "status"
+    path.write_bytes(b"Cpus_allowed_list:\t" + b"0-1," * 5000 + b"\nvoluntary_ctxt_switches:\t9\n")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert _read_whole(fd, size=1024) == path.read_bytes()
+        assert _read_whole(fd, size=1024) == path.read_bytes()  # again from the start, not from where it stopped
+    finally:
+        os.close(fd)
+
+
+def test_a_thread_that_ends_is_dropped_and_its_files_closed():
+    def open_fds():
+        return len(os.listdir("/proc/self/fd"))
+
+    done = threading.Event()
+    worker = threading.Thread(target=done.wait)
+    worker.start()
+    counters = CpuCounters()
+    timer = StepTimer([counters])
+    before = open_fds()
+    with counters:
+        timer.set_batch(PassKind.TIMED, 0, 0)
+        with timer.step(PIPELINE_STEP):
+            _busy(0.001)
+        done.set()
+        worker.join()
+        held = open_fds()
+        timer.set_batch(PassKind.TIMED, 0, 1)
+        with timer.step(PIPELINE_STEP):
+            _busy(0.001)
+        assert open_fds() == held - 2 - len(counters.counting)  # its stat, status and counters
+    assert worker.native_id in counters.batches[0].threads and worker.native_id not in counters.batches[1].threads
+    assert os.getpid() in counters.batches[1].threads
+    assert open_fds() == before
 
 
 def test_listener_counts_each_pipeline_step():
