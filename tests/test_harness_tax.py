@@ -21,11 +21,13 @@ def test_the_script_prints_every_configuration_with_its_ratio():
     assert re.match(r"yolov7-tiny at 64 on torch, batch 1, 1 threads, 2 rounds x \d+ forwards per configuration "
                     r"\(each beside a bare block of its own", lines[0])
     assert lines[1].startswith("a round counts for a configuration when other processes took at most 3%")
-    assert lines[2].split() == ["configuration", "forward", "p50", "ms", "x", "bare", "mean", "x", "bare", "per",
-                                "batch", "p50", "ms", "x", "bare", "quiet", "rounds"]
+    assert lines[2].split() == ["configuration", "forward", "p50", "ms", "x", "bare", "90%", "interval", "mean", "x",
+                                "bare", "per", "batch", "p50", "ms", "x", "bare", "quiet", "rounds"]
     rows = {}
     for line in lines[3:3 + len(CONFIGURATIONS)]:
         name, (*numbers, rounds) = line[:32].strip(), line[32:].split()
+        # two rounds are too few for an interval; the bare row pairs each of its 22 blocks with itself
+        assert numbers.pop(2) == ("1.000-1.000" if name == "bare" else "-")
         rows[name] = [float(number) for number in numbers]
         # Contended rounds are left out when quiet ones exist; the machine decides which, so either form. Every
         # configuration's block has a bare block beside it, so the bare row counts one per configuration per round.
@@ -42,3 +44,16 @@ def test_the_script_prints_every_configuration_with_its_ratio():
                      rf"\(\d+ blocks\), one read {NUMBER} ms", rest)
     assert "energy: " in rest
     assert re.search(rf"machine during the rounds: other processes {NUMBER}% of the cores", rest)
+
+
+def test_the_goal_is_judged_by_the_rounds_interval_not_the_median_alone():
+    sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
+    from harness_tax import judge_goal
+
+    assert judge_goal(1.009, (0.995, 1.020), 0.02) == "met"  # the interval's top on the goal counts as met
+    assert judge_goal(1.030, (1.021, 1.050), 0.02) == "missed"
+    drifting = judge_goal(1.060, (0.990, 1.120), 0.02)  # the median over the goal, the rounds on both sides
+    assert drifting.startswith("not resolved") and "0.990-1.120 contains 1.02" in drifting
+    assert judge_goal(1.001, (0.950, 1.040), 0.02).startswith("not resolved")
+    assert judge_goal(1.019, None, 0.02).startswith("met (the median alone")
+    assert judge_goal(1.021, None, 0.02).startswith("missed (the median alone")
