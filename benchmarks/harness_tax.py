@@ -62,7 +62,7 @@ from utils.errors import command_status  # noqa: E402
 from utils.harness.cpu_budget import loader_workers, usable_cpus  # noqa: E402
 from utils.harness.runner import shutdown_workers  # noqa: E402
 from utils.harness.timed_batch import run_stages  # noqa: E402
-from utils.record.statistics import median_confidence_interval  # noqa: E402
+from utils.record.statistics import NOT_RESOLVED, judge_against, median_confidence_interval  # noqa: E402
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP  # noqa: E402
 from utils.recorders.contention import ContentionRecorder, contention_verdict  # noqa: E402
 from utils.recorders.cpu_counters import CpuCounters  # noqa: E402
@@ -248,19 +248,16 @@ def ratio(mine: list[BlockResult], bare: list[BlockResult], rounds: list[int], f
 
 
 def judge_goal(median: float, interval: tuple[float, float] | None, goal: float) -> str:
-    """met / missed / not resolved for a forward ratio against 1 + goal. With an interval over the rounds, met
-    needs all of it at or under the goal and missed all of it over; on a machine whose speed drifts by more than
-    the goal between blocks, neither holds, and the median alone would read whichever way the drift fell."""
+    """The whole harness's forward ratio against 1 + goal, in words: judged by the rounds' interval (on a machine
+    whose speed drifts by more than the goal between blocks, a median alone reads whichever way the drift fell)."""
     limit = 1 + goal
+    verdict = judge_against(median, interval, limit, higher_is_better=False)
     if interval is None:
-        return f"{'met' if median <= limit else 'missed'} (the median alone: too few rounds for an interval)"
-    low, high = interval
-    if high <= limit:
-        return "met"
-    if low > limit:
-        return "missed"
-    return (f"not resolved (the rounds' {INTERVAL:.0%} interval {low:.3f}-{high:.3f} contains {limit:.2f}; more "
-            f"--rounds or a quieter machine narrow it)")
+        return f"{verdict} (the median alone: too few rounds for an interval)"
+    if verdict == NOT_RESOLVED:
+        return (f"{verdict} (the rounds' {INTERVAL:.0%} interval {interval[0]:.3f}-{interval[1]:.3f} contains "
+                f"{limit:.2f}; more --rounds or a quieter machine narrow it)")
+    return verdict
 
 
 def pooled_median(results: list[BlockResult], rounds: list[int], field: str) -> float:

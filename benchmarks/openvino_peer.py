@@ -18,7 +18,8 @@ input of one fixed shape; detbench runs the bundled photos letterboxed to the sa
 and cached (summary.json runtime.onnx_file), given to benchmark_app as it is (-shape fixes its dynamic axes).
 Rounds interleave the runs in pairs (benchmark_app and detbench at the same settings), detbench first in every
 other round, so neither side always runs right after the other's exit; every figure is the median over rounds
-of the per-round ratio. Prints its figures; a measurement, never a test.
+of the per-round ratio, printed with its 90% interval over the rounds; a goal is met or missed only when that
+interval lies wholly on one side of it, otherwise not resolved. Prints its figures; a measurement, never a test.
 """
 from __future__ import annotations
 
@@ -37,10 +38,14 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
 from utils.errors import FailedRun, command_status  # noqa: E402
+from utils.record.statistics import judge_against, median_confidence_interval  # noqa: E402
 
 BENCHMARK_APP = Path(sys.executable).parent / "benchmark_app"
 GOAL = 0.9
 OFFLINE_GOAL = 0.95
+# Of the median ratio over rounds, distribution-free (from 5 rounds on; with 5, the lowest and highest round): a goal
+# is met or missed only when the whole interval says so.
+INTERVAL = 0.90
 
 
 def benchmark_app_command(onnx: Path, hint: str, threads_config: Path, img_size: int, seconds: int,
@@ -178,9 +183,8 @@ def main() -> None:
         print(f"round {index}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                                               for k, v in row.items()), flush=True)
 
-    def ratio(a: str, b: str) -> Optional[float]:
-        values = [r[a] / r[b] for r in rows if r.get(a) and r.get(b)]
-        return statistics.median(values) if values else None
+    def ratios(a: str, b: str) -> list[float]:
+        return [r[a] / r[b] for r in rows if r.get(a) and r.get(b)]
 
     def medians(name: str) -> str:
         values = [r[name] for r in rows if r.get(name)]
@@ -207,11 +211,15 @@ def main() -> None:
              "app_latency_fps", "letterbox + forward + NMS + boxes", GOAL),
             ("single_stream forward / benchmark_app -hint latency", "single_forward_per_s", "app_latency_fps",
              "forward p50 alone", GOAL)):
-        value = ratio(a, b)
-        if value is None:
+        values = ratios(a, b)
+        if not values:
             continue
-        verdict = "" if goal is None else f"; goal >= {goal}x: {'meets' if value >= goal else 'misses'}"
-        print(f"  {name}: x{value:.3f} ({what}{verdict})")
+        value, interval = statistics.median(values), median_confidence_interval(values, INTERVAL)
+        spread = (f"rounds' {INTERVAL:.0%} interval x{interval[0]:.3f}-{interval[1]:.3f}" if interval else
+                  f"{len(values)} round(s): too few for an interval")
+        verdict = "" if goal is None else \
+            f"; goal >= {goal}x: {judge_against(value, interval, goal, higher_is_better=True)}"
+        print(f"  {name}: x{value:.3f} ({what}; {spread}{verdict})")
     print(f"  offline LoadGen results valid: {[r['offline_valid'] for r in rows if 'offline_valid' in r]}; run "
           f"directories under {out}")
 

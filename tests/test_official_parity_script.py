@@ -176,17 +176,32 @@ def test_goals_pick_the_fastest_equal_and_the_fastest_overall():
             parity_results.ConfigurationSummary("tensorrt:fp16", 0, 3, None, None, None, None, None,
                                         note="not available: error: ...")]
     eager, equal, fastest = parity_results.evaluate_goals(rows)
-    assert eager.met is True and "torch:fp32 at 1.10x" in eager.detail
-    assert equal.met is True and "onnxruntime:fp32 at 1.60x" in equal.detail
-    assert fastest.met is True and "openvino:bf16 at 3.20x" in fastest.detail
+    assert eager.status == "met" and "torch:fp32 at 1.10x" in eager.detail
+    assert equal.status == "met" and "onnxruntime:fp32 at 1.60x" in equal.detail
+    assert fastest.status == "met" and "openvino:bf16 at 3.20x" in fastest.detail
     assert "vs official: different" in fastest.detail and "detbench agreement: different" in fastest.detail
     text = parity_results.format_goals([eager, equal, fastest])
     assert text.count("[met]") == 3
 
     slow = parity_results.evaluate_goals([summary("official", 1.0, None), summary("torch:fp32", 0.85, "close")])
-    assert [goal.met for goal in slow] == [False, None, False]
+    assert [goal.status for goal in slow] == ["missed", "unknown", "missed"]
     assert "no configuration has equal detections" in slow[1].detail
-    assert parity_results.evaluate_goals([summary("official", 1.0, None)])[0].met is None
+    assert parity_results.evaluate_goals([summary("official", 1.0, None)])[0].status == "unknown"
+
+
+def test_a_goal_whose_rounds_straddle_it_is_not_resolved():
+    """Five rounds at 0.95-1.04 against the eager goal of 1.0: the median (0.99) alone would say not met."""
+    official = [parity_results.RoundResult(1.0, 1000, 900, 40) for _ in range(5)]
+    rounds = [parity_results.RoundResult(speed, 1000 / speed, 900, 40, "equal") for speed in (0.95, 0.99, 1.04, 0.97,
+                                                                                            1.01)]
+    row = parity_results.summarize("torch:fp32", rounds, official)
+    assert row.ratio == pytest.approx(0.99) and row.ratio_interval == pytest.approx((0.95, 1.04))
+    eager = parity_results.evaluate_goals([summary("official", 1.0, None), row])[0]
+    assert eager.status == "not resolved" and "rounds' 90% interval 0.95-1.04x" in eager.detail
+    assert parity_results.format_goals([eager]).startswith("[not resolved] torch eager fp32")
+    faster = parity_results.summarize("torch:fp32", [parity_results.RoundResult(speed + 0.06, 900, 800, 40)
+                                                     for speed in (0.95, 0.99, 1.04, 0.97, 1.01)], official)
+    assert parity_results.evaluate_goals([summary("official", 1.0, None), faster])[0].status == "met"
 
 
 def test_summaries_pair_rounds_with_the_official_loop_and_keep_notes():

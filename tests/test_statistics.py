@@ -110,3 +110,20 @@ def test_median_interval_covers_the_true_median_at_least_as_promised():
     assert covered / 2000 >= 0.95
     assert median_ci_half_width([10.0] * 10) == 0.0
     assert 0 < median_ci_half_width(list(range(90, 111))) < 0.1
+
+
+def test_a_goal_is_met_or_missed_only_when_the_whole_interval_says_so():
+    from utils.record.statistics import MET, MISSED, NOT_RESOLVED, judge_against, median_confidence_interval
+    # at most 1.02 (a tax)
+    assert judge_against(1.01, (0.99, 1.02), 1.02, higher_is_better=False) == MET  # the limit itself meets it
+    assert judge_against(1.05, (1.021, 1.08), 1.02, higher_is_better=False) == MISSED
+    assert judge_against(1.01, (0.95, 1.07), 1.02, higher_is_better=False) == NOT_RESOLVED
+    # at least 0.95 (a speed against a peer's)
+    assert judge_against(0.97, (0.95, 0.99), 0.95, higher_is_better=True) == MET
+    assert judge_against(0.91, (0.87, 0.949), 0.95, higher_is_better=True) == MISSED
+    assert judge_against(0.94, (0.90, 0.97), 0.95, higher_is_better=True) == NOT_RESOLVED
+    # no interval: the median alone
+    assert judge_against(0.95, None, 0.95, higher_is_better=True) == MET
+    assert judge_against(1.021, None, 1.02, higher_is_better=False) == MISSED
+    # five rounds at 90%: the lowest and the highest round
+    assert median_confidence_interval([0.93, 0.97, 0.91, 0.99, 0.95], 0.90) == (0.91, 0.99)

@@ -73,7 +73,8 @@ strict = IoU >= 0.9 and score within 0.01; recall over the official detections, 
 configuration's). "equal" means strict recall and precision >= 0.99, "close" loose recall and precision >= 0.9
 (detbench's own thresholds), otherwise "different".
 
-GOALS (printed with met / not met):
+GOALS (printed as met, not met, or not resolved where the 90% interval of the median ratio over the rounds,
+distribution-free from 5 rounds on, straddles the target: met and not met need all of it on one side):
   1. detbench torch eager fp32 pipeline >= 1.0x the official loop's images/s;
   2. the fastest configuration whose detections are equal to the official loop's >= 1.5x;
   3. the fastest configuration at any precision >= 3x, shown with its agreement verdicts.

@@ -9,11 +9,16 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from benchmarks.parity.specs import TORCH_FP32
+from utils.record.statistics import judge_against, median_confidence_interval
 
 REFERENCE = "official"
 GOAL_EAGER = 1.0
 GOAL_EQUAL = 1.5
 GOAL_ANY = 3.0
+# Of a ratio's median over rounds, distribution-free (from 5 rounds on): a goal is met or missed only when all of
+# it lies on one side.
+INTERVAL = 0.90
+UNKNOWN = "unknown"
 # The "equal" and "close" bars of detbench's own verdict (utils.record.agreement.VerdictThresholds), applied to
 # detections only: the official loop's raw outputs are not compared.
 EQUAL_MIN = 0.99
@@ -97,6 +102,7 @@ class ConfigurationSummary:
     detbench_verdicts: tuple[str, ...] = ()
     note: str | None = None
     faults_per_image: float | None = None
+    ratio_interval: tuple[float, float] | None = None  # INTERVAL of the ratio's median over rounds
 
 
 def summarize(label: str, rounds: list[RoundResult], official: list[RoundResult], counts=None) -> ConfigurationSummary:
@@ -115,14 +121,15 @@ def summarize(label: str, rounds: list[RoundResult], official: list[RoundResult]
         counts=counts, verdict=None if counts is None else verdict_against_official(counts),
         detbench_verdicts=tuple(sorted({r.detbench_verdict for r in ok if r.detbench_verdict})),
         note=notes[0] if notes and not ok else None,
-        faults_per_image=median_or_none(r.faults_per_image for r in ok))
+        faults_per_image=median_or_none(r.faults_per_image for r in ok),
+        ratio_interval=median_confidence_interval(ratios, INTERVAL))
 
 
 @dataclass
 class Goal:
     text: str
     target: float
-    met: bool | None  # None: nothing measured to judge
+    status: str  # met, missed, not resolved (the rounds' interval straddles the target) or UNKNOWN (not measured)
     detail: str
 
 
@@ -132,20 +139,26 @@ def evaluate_goals(rows: Sequence[ConfigurationSummary]) -> list[Goal]:
 
     def described(row: ConfigurationSummary) -> str:
         own = "/".join(row.detbench_verdicts) or "n/a"
-        return f"{row.label} at {row.ratio:.2f}x (vs official: {row.verdict or 'n/a'}; detbench agreement: {own})"
+        spread = (f"rounds' {INTERVAL:.0%} interval {row.ratio_interval[0]:.2f}-{row.ratio_interval[1]:.2f}x"
+                  if row.ratio_interval else "too few rounds for an interval")
+        return (f"{row.label} at {row.ratio:.2f}x ({spread}; vs official: {row.verdict or 'n/a'}; detbench "
+                f"agreement: {own})")
+
+    def status(row: ConfigurationSummary | None, target: float) -> str:
+        return UNKNOWN if row is None else judge_against(row.ratio, row.ratio_interval, target, higher_is_better=True)
 
     eager = next((row for row in measured if row.label == TORCH_FP32), None)
     goals = [Goal(f"torch eager fp32 pipeline >= {GOAL_EAGER:.1f}x the official loop", GOAL_EAGER,
-                  None if eager is None else eager.ratio >= GOAL_EAGER,
+                  status(eager, GOAL_EAGER),
                   "torch:fp32 not measured" if eager is None else described(eager))]
     equal = [row for row in measured if row.verdict == "equal"]
     best_equal = max(equal, key=lambda row: row.ratio, default=None)
     goals.append(Goal(f"fastest configuration with detections equal to the official loop's >= {GOAL_EQUAL:.1f}x",
-                      GOAL_EQUAL, None if best_equal is None else best_equal.ratio >= GOAL_EQUAL,
+                      GOAL_EQUAL, status(best_equal, GOAL_EQUAL),
                       "no configuration has equal detections" if best_equal is None else described(best_equal)))
     fastest = max(measured, key=lambda row: row.ratio, default=None)
     goals.append(Goal(f"fastest configuration at any precision >= {GOAL_ANY:.1f}x", GOAL_ANY,
-                      None if fastest is None else fastest.ratio >= GOAL_ANY,
+                      status(fastest, GOAL_ANY),
                       "nothing measured" if fastest is None else described(fastest)))
     return goals
 
@@ -185,5 +198,6 @@ def format_table(rows: Sequence[ConfigurationSummary]) -> str:
 
 
 def format_goals(goals: Sequence[Goal]) -> str:
-    marks = {True: "[met]    ", False: "[not met]", None: "[unknown]"}
-    return "\n".join(f"{marks[goal.met]} {goal.text}: {goal.detail}" for goal in goals)
+    marks = {"met": "[met]", "missed": "[not met]", "not resolved": "[not resolved]", UNKNOWN: "[unknown]"}
+    width = max(len(mark) for mark in marks.values())
+    return "\n".join(f"{marks[goal.status]:<{width}} {goal.text}: {goal.detail}" for goal in goals)

@@ -79,6 +79,24 @@ def median_confidence_interval(values: Sequence[float], confidence: float = 0.95
     return ordered[rank - 1], ordered[n - rank]
 
 
+MET, MISSED, NOT_RESOLVED = "met", "missed", "not resolved"
+
+
+def judge_against(median: float, interval: tuple[float, float] | None, limit: float,
+                  higher_is_better: bool) -> str:
+    """MET, MISSED or NOT_RESOLVED for a figure measured over rounds against a goal's limit (the limit itself
+    meets it). With an interval of the median, met needs all of it on the goal's side and missed all of it on
+    the other; where it straddles the limit the rounds cannot tell. Without one, the median decides."""
+    low, high = interval if interval is not None else (median, median)
+    if higher_is_better:
+        low, high, limit = -high, -low, -limit  # the same test on the negated axis
+    if high <= limit:
+        return MET
+    if low > limit:
+        return MISSED
+    return NOT_RESOLVED
+
+
 def median_ci_half_width(values: Sequence[float], confidence: float = 0.95) -> float | None:
     """Half the confidence interval's width as a fraction of the median (0.02 = within +-2%)."""
     interval = median_confidence_interval(values, confidence)
