@@ -144,6 +144,31 @@ def test_listener_counts_each_pipeline_step():
     assert total["cpu_per_wall"] == pytest.approx(total["cpu_ms"] / total["wall_ms"])
 
 
+def test_a_thread_born_inside_the_bracket_is_counted_from_its_birth():
+    """A LoadGen test starts threads of its own inside the `run` bracket: their /proc totals all fall inside it;
+    perf counters, which count only from when they are opened, are left out for that bracket."""
+    def sleeper():
+        for _ in range(5):
+            time.sleep(0.002)  # each sleep a voluntary switch
+
+    counters = CpuCounters(around=RUN_STEP)
+    timer = StepTimer([counters])
+    with counters:
+        timer.set_batch(PassKind.TIMED, 0, 0)
+        with timer.step(RUN_STEP):
+            done = threading.Event()
+            worker = threading.Thread(target=lambda: (sleeper(), done.wait()))
+            worker.start()
+            time.sleep(0.05)
+            born = worker.native_id
+        done.set()
+        worker.join()
+    counted = counters.batches[0].threads[born]
+    assert counted["voluntary_switches"] >= 5
+    assert not set(counted) & set(perf_events.COUNTERS)
+    assert born in counters.names and os.getpid() in counters.batches[0].threads
+
+
 def test_rows_sum_per_pass_against_hand_computed():
     records = [StepRecord(PIPELINE_STEP, None, PassKind.TIMED, 0, 0, 1, 100, 200),
                StepRecord(PIPELINE_STEP, None, PassKind.TIMED, 1, 0, 1, 300, 500),

@@ -147,6 +147,11 @@ def test_an_offline_scenario_with_two_streams_keeps_every_workers_steps(tmp_path
     assert [entry["stream"] for entry in warmed] == [0, 1]
     assert len({entry["thread_id"] for entry in warmed}) == 2
     assert all(entry["batches"] == len(summary["warmup"]["batches"]) and entry["ms"] > 0 for entry in warmed)
+    # Started before the test's bracket opens: the CPU counters count both workers, which ran every batch.
+    counters = pd.read_csv(run_dir / "cpu_counters.csv")
+    workers = counters[counters["tid"].isin([entry["thread_id"] for entry in warmed])]
+    assert len(workers) == 2 and (workers["cpu_ms"] > 0).all()
+    assert (workers["cpu_source"] == "perf task-clock").all()  # attached when the bracket opened
     steps = pd.read_csv(run_dir / "steps_timer.csv")
     pipeline = steps[(steps["pass_kind"] == "timed") & (steps["step"] == "pipeline")]
     assert pipeline["images"].sum() == summary["scenario"]["samples_answered"]

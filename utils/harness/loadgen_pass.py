@@ -56,6 +56,7 @@ class LoadgenPass:
                      f"mode, at least {settings.min_duration_s:g} s and {settings.min_query_count} queries); "
                      f"its logs go to {layout.LOADGEN_DIR}/")
         try:
+            scenario.start_workers()
             with self.runner.recorders.listening(PassKind.TIMED):
                 scenario.start(expected)
                 scenario.wait()
@@ -64,6 +65,7 @@ class LoadgenPass:
             scenario.stop()
             raise
         finally:
+            scenario.release()
             record.steps.extend(scenario.worker_records())
             record.scenario = scenario.document()
             record.timed_passes = 1 if scenario.answers.batches else 0

@@ -180,6 +180,7 @@ class _Answers:
         while True:
             first = self.waiting.get()
             if first is None:
+                self.waiting.task_done()
                 self.waiting.put(None)  # the end, for the next worker too
                 return
             batch = [first]
@@ -189,24 +190,32 @@ class _Answers:
                 except queue.Empty:
                     break
                 if sample is None:
+                    self.waiting.task_done()
                     self.waiting.put(None)
                     break
                 batch.append(sample)
-            if self.stopping.is_set() or self.failure is not None:
-                self._complete(batch, [None] * len(batch))  # a stop: LoadGen ends fast, nothing is measured
-                continue
             try:
-                loaded, detections = self._measure(batch)
-            except BaseException as error:  # kept for the main thread; LoadGen still gets its answers
-                self.failure = error
-                self._complete(batch, [None] * len(batch))
-                continue
-            found = iter(detections or [])
-            self._complete(batch, [next(found) if image.image is not None else None for image in loaded])
-            try:
-                self._write(batch, loaded, detections)
-            except BaseException as error:
-                self.failure = error
+                self._answer(batch)
+            finally:
+                for _ in batch:  # waiting.join() returns once every issued sample is answered and written
+                    self.waiting.task_done()
+
+    def _answer(self, batch: list) -> None:
+        if self.stopping.is_set() or self.failure is not None:
+            self._complete(batch, [None] * len(batch))  # a stop: LoadGen ends fast, nothing is measured
+            return
+        try:
+            loaded, detections = self._measure(batch)
+        except BaseException as error:  # kept for the main thread; LoadGen still gets its answers
+            self.failure = error
+            self._complete(batch, [None] * len(batch))
+            return
+        found = iter(detections or [])
+        self._complete(batch, [next(found) if image.image is not None else None for image in loaded])
+        try:
+            self._write(batch, loaded, detections)
+        except BaseException as error:
+            self.failure = error
 
     def _measure(self, batch: list) -> tuple[list[LoadedImage], Optional[list[Detections]]]:
         """The pipeline on one batch, every step timed: the batch's images and their detections."""
@@ -273,7 +282,9 @@ class ScenarioRun:
         self.answers = _Answers(self.lg, pipeline, timer, {}, batch_size, self._shape_of, warmed_shapes, writer,
                                 on_batch)
         self.thread: Optional[threading.Thread] = None
+        self.workers: list[threading.Thread] = []
         self.finished = threading.Event()
+        self.released = threading.Event()
         # Workers past the first time into timers of their own; their records join the run's at the end.
         self.worker_timers = [StepTimer() for _ in range(streams - 1)]
         self.warm_batches = list(warm_batches)
@@ -289,8 +300,24 @@ class ScenarioRun:
         for index in indices:
             self.answers.images.pop(index, None)
 
+    def start_workers(self) -> None:
+        """One worker per stream, each warm before this returns (short waits, so a stop signal still gets through).
+        Called before the timed pass's recorders listen: a stream's warm-up is not the test's time, energy or
+        memory, and the CPU counters, which attach to the threads alive when the test starts, see the workers."""
+        self.workers = [threading.Thread(target=self.answers.run, args=(timer, self.warm_batches, index),
+                                         name=f"loadgen-sut-{index}", daemon=True)
+                        for index, timer in enumerate([None, *self.worker_timers])]
+        for worker in self.workers:
+            worker.start()
+        while len(self.answers.warmed) < len(self.workers) and any(worker.is_alive() for worker in self.workers):
+            time.sleep(0.01)
+        if self.answers.failure is not None:
+            self.answers.waiting.put(None)
+            raise self.answers.failure
+
     def start(self, expected_per_s: float) -> None:
-        """LoadGen runs in its own thread so that the main thread stays free to take Ctrl-C and SIGTERM."""
+        """LoadGen runs in its own thread so that the main thread stays free to take Ctrl-C and SIGTERM. The
+        workers must have been started (start_workers)."""
         lg = self.lg
         self.log_dir.mkdir(parents=True, exist_ok=True)
         test = loadgen_settings(lg, self.settings, expected_per_s)
@@ -298,33 +325,34 @@ class ScenarioRun:
         log.log_output.outdir = str(self.log_dir)
         log.log_output.copy_summary_to_stdout = False
         log.enable_trace = False
-        workers = [threading.Thread(target=self.answers.run, args=(timer, self.warm_batches, index),
-                                    name=f"loadgen-sut-{index}", daemon=True)
-                   for index, timer in enumerate([None, *self.worker_timers])]
-        for worker in workers:
-            worker.start()
-        # Every stream warm before LoadGen's clock starts; short waits, so a stop signal still gets through.
-        while len(self.answers.warmed) < len(workers) and any(worker.is_alive() for worker in workers):
-            time.sleep(0.01)
-        if self.answers.failure is not None:
-            self.answers.waiting.put(None)
-            raise self.answers.failure
 
         def test_thread() -> None:
             sut = lg.ConstructSUT(self.answers.issue, self.answers.flush)
             qsl = lg.ConstructQSL(len(self.paths), self.performance_count, self._load, self._unload)
             try:
                 lg.StartTestWithLogSettings(sut, qsl, test, log)
+                self.answers.waiting.join()  # the last batches written and counted, not only answered
             finally:
                 lg.DestroyQSL(qsl)
                 lg.DestroySUT(sut)
-                self.answers.waiting.put(None)  # each worker puts it back for the next one
-                for worker in workers:
-                    worker.join()
                 self.finished.set()
+                # Alive, with the workers, until release(): a thread that ends inside the timed pass's bracket
+                # loses its CPU counts.
+                self.released.wait()
 
         self.thread = threading.Thread(target=test_thread, name="loadgen", daemon=True)
         self.thread.start()
+
+    def release(self) -> None:
+        """Ends the workers and LoadGen's thread, once the timed pass's recorders have stopped listening. A test
+        that a stop left running (stop()) keeps its thread; the workers end after their current batch."""
+        self.answers.waiting.put(None)  # each worker puts it back for the next one
+        self.released.set()
+        if self.finished.is_set():
+            for worker in self.workers:
+                worker.join()
+            if self.thread is not None:
+                self.thread.join()
 
     def wait(self) -> None:
         """Short waits, so a stop signal reaches the main thread between them."""
