@@ -11,7 +11,7 @@ from utils.record.below_layer import BatchCounters
 from utils.record.cpu_counters import PROCESS_ROW, counter_rows, counters_summary
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
 from utils.recorders import perf_events
-from utils.recorders.cpu_counters import CpuCounters, _read_whole, read_task
+from utils.recorders.cpu_counters import CpuCounters, _read_whole, parse_task
 from utils.recorders.step_timer import StepTimer
 
 
@@ -43,6 +43,12 @@ def test_software_counters_count_this_thread():
     assert switched.value >= 5
 
 
+def test_a_multiplexed_count_is_scaled_by_the_time_it_ran():
+    assert perf_events.scaled(100, 2_000, 1_000) == 200.0  # counted half the time it was enabled
+    assert perf_events.scaled(7, 0, 0) == 7.0  # never scheduled: the raw count
+    assert perf_events.Reading(100, 2_000, 1_000).scaled() == 200.0
+
+
 def test_hardware_counters_count_or_say_why():
     reason = perf_events.probe("cycles")
     if reason is None:
@@ -69,15 +75,14 @@ def test_unknown_machine_is_refused_in_words(monkeypatch):
         perf_events.open_counter("task_clock_ns", 0)
 
 
-def test_read_task_parses_proc(tmp_path):
-    task = tmp_path / "123"
-    task.mkdir()
+def test_parse_task_reads_proc_stat_and_status():
     # comm with a space and a parenthesis: fields start after the last ')'
     fields = ["S"] + ["0"] * 6 + ["11", "0", "3", "0", "25", "7"] + ["0"] * 30
-    (task / "stat").write_text(f"123 (my (thread) x) {' '.join(fields)}\n")
-    (task / "status").write_text("Name:\tx\nvoluntary_ctxt_switches:\t40\nnonvoluntary_ctxt_switches:\t2\n")
-    assert read_task(task) == {"voluntary_switches": 40.0, "involuntary_switches": 2.0, "proc_minor_faults": 11.0,
-                               "proc_major_faults": 3.0, "cpu_user_ticks": 25.0, "cpu_system_ticks": 7.0}
+    stat = f"123 (my (thread) x) {' '.join(fields)}\n".encode()
+    status = b"Name:\tx\nvoluntary_ctxt_switches:\t40\nnonvoluntary_ctxt_switches:\t2\n"
+    assert parse_task(stat, status) == {"voluntary_switches": 40.0, "involuntary_switches": 2.0,
+                                        "proc_minor_faults": 11.0, "proc_major_faults": 3.0, "cpu_user_ticks": 25.0,
+                                        "cpu_system_ticks": 7.0}
 
 
 def test_a_file_longer_than_the_first_read_is_read_whole(tmp_path):

@@ -23,7 +23,6 @@ whole test (`RUN_STEP`) instead.
 from __future__ import annotations
 
 import os
-import struct
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,11 +53,6 @@ def parse_task(stat: bytes, status: bytes) -> dict[str, float]:
             "cpu_user_ticks": float(fields[11]), "cpu_system_ticks": float(fields[12])}
 
 
-def read_task(task: Path) -> dict[str, float]:
-    """parse_task of the thread whose /proc directory is `task`."""
-    return parse_task((task / "stat").read_bytes(), (task / "status").read_bytes())
-
-
 def _read_whole(fd: int, size: int = 1 << 14) -> bytes:
     """The whole file behind `fd`, from offset 0: a fresh reading of a /proc file."""
     data = os.pread(fd, size, 0)
@@ -87,16 +81,12 @@ class _Thread:
     def read(self) -> dict[str, float]:
         values = self.read_proc()
         for name, fd in self.counters.items():
-            value, enabled, running = _READING.unpack(os.read(fd, _READING.size))
-            values[name] = value * enabled / running if running else float(value)  # scaled for multiplexing
+            values[name] = perf_events.read_scaled(fd)
         return values
 
     def close(self) -> None:
         for fd in (self.stat, self.status, *self.counters.values()):
             os.close(fd)
-
-
-_READING = struct.Struct("QQQ")
 
 
 class CpuCounters:

@@ -115,14 +115,24 @@ class Reading:
     running_ns: int
 
     def scaled(self) -> float:
-        """The count scaled for multiplexing (the counter ran `running` of `enabled` nanoseconds)."""
-        if self.running_ns == 0:
-            return float(self.value)
-        return self.value * self.enabled_ns / self.running_ns
+        return scaled(self.value, self.enabled_ns, self.running_ns)
+
+
+def scaled(value: int, enabled_ns: int, running_ns: int) -> float:
+    """The count scaled for multiplexing (the counter ran `running` of `enabled` nanoseconds)."""
+    return value * enabled_ns / running_ns if running_ns else float(value)
+
+
+_READ_FORMAT = struct.Struct("QQQ")  # value, time enabled, time running
 
 
 def read_counter(fd: int) -> Reading:
-    return Reading(*struct.unpack("QQQ", os.read(fd, 24)))
+    return Reading(*_READ_FORMAT.unpack(os.read(fd, _READ_FORMAT.size)))
+
+
+def read_scaled(fd: int) -> float:
+    """read_counter(fd).scaled() without the Reading: a recorder reads this inside timed batches."""
+    return scaled(*_READ_FORMAT.unpack(os.read(fd, _READ_FORMAT.size)))
 
 
 def probe(name: str) -> Optional[str]:
