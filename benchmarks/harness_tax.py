@@ -62,6 +62,7 @@ from utils.errors import command_status  # noqa: E402
 from utils.harness.cpu_budget import loader_workers, usable_cpus  # noqa: E402
 from utils.harness.runner import shutdown_workers  # noqa: E402
 from utils.harness.timed_batch import run_stages  # noqa: E402
+from utils.record.statistics import GOAL_INTERVAL as INTERVAL  # noqa: E402
 from utils.record.statistics import NOT_RESOLVED, judge_against, median_confidence_interval  # noqa: E402
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP  # noqa: E402
 from utils.recorders.contention import ContentionRecorder, contention_verdict  # noqa: E402
@@ -74,8 +75,6 @@ GOALS = {("yolov7", 640): 0.02, ("yolov7-tiny", 640): 0.02}
 MIN_QUIET_ROUNDS = 3  # fewer, and one burst of steal decides the verdict
 # Bare again, as a configuration of its own: how far it lands from bare is the noise floor of every ratio.
 NOISE_CONTROL = "bare, again"
-# Of the median ratio over rounds, distribution-free: from 5 rounds on (with 5, the lowest and highest round).
-INTERVAL = 0.90
 
 
 class MemoryProfilerSampler:
@@ -342,8 +341,9 @@ def main() -> None:
     for name in names:
         mine, bare = results[name], beside[name]
         rounds, quiet = kept_rounds(mine, bare, args.quiet_share)
-        forward_ratio = ratio(mine, bare, rounds, "forward_ms")
-        interval = median_confidence_interval(round_ratios(mine, bare, rounds, "forward_ms"), INTERVAL)
+        forward_ratios = round_ratios(mine, bare, rounds, "forward_ms")
+        forward_ratio = statistics.median(forward_ratios)
+        interval = median_confidence_interval(forward_ratios, INTERVAL)
         if name == whole_harness:
             whole, whole_interval, whole_rounds = forward_ratio, interval, len(rounds) if quiet else 0
         elif name == NOISE_CONTROL:

@@ -38,14 +38,11 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
 from utils.errors import FailedRun, command_status  # noqa: E402
-from utils.record.statistics import judge_against, median_confidence_interval  # noqa: E402
+from utils.record.statistics import GOAL_INTERVAL as INTERVAL, judge_against, median_confidence_interval  # noqa: E402
 
 BENCHMARK_APP = Path(sys.executable).parent / "benchmark_app"
 GOAL = 0.9
 OFFLINE_GOAL = 0.95
-# Of the median ratio over rounds, distribution-free (from 5 rounds on; with 5, the lowest and highest round): a goal
-# is met or missed only when the whole interval says so.
-INTERVAL = 0.90
 
 
 def benchmark_app_command(onnx: Path, hint: str, threads_config: Path, img_size: int, seconds: int,

@@ -9,15 +9,12 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from benchmarks.parity.specs import TORCH_FP32
-from utils.record.statistics import judge_against, median_confidence_interval
+from utils.record.statistics import GOAL_INTERVAL as INTERVAL, judge_against, median_confidence_interval
 
 REFERENCE = "official"
 GOAL_EAGER = 1.0
 GOAL_EQUAL = 1.5
 GOAL_ANY = 3.0
-# Of a ratio's median over rounds, distribution-free (from 5 rounds on): a goal is met or missed only when all of
-# it lies on one side.
-INTERVAL = 0.90
 UNKNOWN = "unknown"
 # The "equal" and "close" bars of detbench's own verdict (utils.record.agreement.VerdictThresholds), applied to
 # detections only: the official loop's raw outputs are not compared.
