@@ -128,7 +128,7 @@ def test_pinning_more_threads_than_cores_exits_2(tmp_path, capsys):
     assert code == 2 and "runtime.pinning" in capsys.readouterr().err
 
 
-def test_an_offline_scenario_with_two_streams_keeps_every_workers_steps(tmp_path):
+def test_an_offline_scenario_with_two_streams_keeps_every_workers_steps(tmp_path, capsys):
     code = main(["--config", str(CONFIG), "--set", "preprocess.img_size=64", "--set", "dataset.limit=4",
                  "--set", "benchmark.layer_timing=false", "--set", "outputs.plots=false",
                  "--set", "outputs.save_images=false", "--set", "outputs.report=false",
@@ -156,3 +156,15 @@ def test_an_offline_scenario_with_two_streams_keeps_every_workers_steps(tmp_path
     pipeline = steps[(steps["pass_kind"] == "timed") & (steps["step"] == "pipeline")]
     assert pipeline["images"].sum() == summary["scenario"]["samples_answered"]
     assert sorted(pipeline["batch"]) == list(range(summary["scenario"]["batches_answered"]))
+    # Each worker's per-image time is its stream's: the run's rate is LoadGen's, and the bound is both streams'.
+    latency = summary["pipeline_latency"]
+    assert latency["streams"] == 2 and "one stream's rate" in latency["definition"]
+    forward = steps[(steps["pass_kind"] == "timed") & (steps["step"] == "forward")]
+    bound = summary["scenario"]["forward_bound"]
+    ms_per_image = pipeline["ms"].sum() / pipeline["images"].sum()
+    assert bound["pipeline_samples_per_s"] == pytest.approx(2 * 1000 / ms_per_image)
+    assert bound["forward_samples_per_s"] == pytest.approx(2 * 1000 * forward["images"].sum() / forward["ms"].sum())
+    assert 0 < bound["outside_forward_share"] < 1
+    out = capsys.readouterr().out
+    assert f"offline {summary['scenario']['result']['samples_per_s']:.2f} samples/s (LoadGen); each of 2 streams" in out
+    assert "the forward alone" in out

@@ -29,13 +29,35 @@ def layer_overview(snapshot: TimingSnapshot, profile: LayerProfile | None = None
 
 
 def headline(summary: dict) -> str:
+    """Under LoadGen the run's figure is the scenario's; the step times are then each stream's own."""
     latency = summary["pipeline_latency"]
     runtime = summary.get("runtime") or {}
     batch = latency.get("mean_images_per_batch")
-    return (f"{summary['model']} on {runtime.get('backend', '?')} {runtime.get('precision', '')}, "
-            f"{summary.get('threads')} thread(s): {_fmt(latency['images_per_s'], '.2f')} images/s, "
-            f"{_fmt(latency['ms_per_image'])} ms/image (p50 {_fmt(latency.get('p50_ms_per_image'))} ms/image, "
-            f"{_fmt(batch, '.2g')} images per batch)")
+    per_image = (f"{_fmt(latency['ms_per_image'])} ms/image (p50 {_fmt(latency.get('p50_ms_per_image'))} ms/image, "
+                 f"{_fmt(batch, '.2g')} images per batch)")
+    lead = (f"{summary['model']} on {runtime.get('backend', '?')} {runtime.get('precision', '')}, "
+            f"{summary.get('threads')} thread(s): ")
+    scenario = summary.get("scenario")
+    if not scenario:
+        return lead + f"{_fmt(latency['images_per_s'], '.2f')} images/s, " + per_image
+    streams = latency.get("streams", 1)
+    return (lead + f"{scenario['name']} {scenario_figure(scenario)} (LoadGen); "
+            + (f"each of {streams} streams " if streams > 1 else "") + per_image)
+
+
+def scenario_figure(scenario: dict) -> str:
+    """The scenario's own figure (summary.json scenario.figure) with its value."""
+    result = scenario.get("result") or {}
+    if scenario["name"] == "multi_stream":
+        return f"p99 query latency {_fmt((result.get('latency_ms') or {}).get('p99'))} ms"
+    return f"{_fmt(result.get('samples_per_s'), '.2f')} samples/s"
+
+
+def forward_bound_line(bound: dict) -> str:
+    return (f"  offline on {bound['streams']} stream(s): the whole pipeline allows "
+            f"{_fmt(bound['pipeline_samples_per_s'], '.2f')} samples/s, the forward alone "
+            f"{_fmt(bound['forward_samples_per_s'], '.2f')} (what a runtime's own benchmark tool times): "
+            f"{bound['outside_forward_share']:.1%} of each stream's time is spent outside the forward")
 
 
 def scenario_line(scenario: dict) -> str:
@@ -60,6 +82,8 @@ def format_summary(summary: dict, run_path: Path) -> str:
     scenario = summary.get("scenario")
     if scenario:
         lines.append(scenario_line(scenario))
+        if scenario.get("forward_bound"):
+            lines.append(forward_bound_line(scenario["forward_bound"]))
     lines += peer_lines(summary.get("runtime") or {}, (scenario or {}).get("name", SINGLE_STREAM))
     layer = summary.get("layer_timing")
     if layer:

@@ -11,6 +11,7 @@ from pipelines.contract import FORWARD_STAGE
 from utils.record.run_record import RunRecord
 from utils.record.step_statistics import cold_batch_times, cold_shape_warning, overhead_ratio, summarize_steps
 from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind
+from utils.record.stream_rates import forward_bound
 from utils.writers import layout
 from utils.writers.below_layer import below_summary
 
@@ -19,6 +20,9 @@ MATERIAL_SHARE = 0.05
 PIPELINE_LATENCY_DEFINITION = (
     "per batch: load (wait for the data loader) + the pipeline's stages ({stages}); annotate_save is excluded "
     "and reported separately. Timed passes only, warm-up, instrumented passes and batches without images excluded.")
+STREAMS_LATENCY_NOTE = (
+    " With {streams} streams answering LoadGen at once, each batch is timed on its own stream: images_per_s is one "
+    "stream's rate (1000 / ms_per_image), not the run's; the run's rate is the scenario's figure.")
 
 
 def overhead_verdict(ratio: Optional[float]) -> Optional[str]:
@@ -55,6 +59,10 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
     if cold:
         warnings.append(cold)
     stages = [name for name in identity.step_order if name not in (PIPELINE_STEP, LOAD_STEP, ANNOTATE_STEP)]
+    streams = (record.scenario or {}).get("streams", 1)
+    definition = PIPELINE_LATENCY_DEFINITION.format(stages=" + ".join(stages))
+    if streams > 1:
+        definition += STREAMS_LATENCY_NOTE.format(streams=streams)
     document: dict[str, Any] = {
         "schema_version": identity.schema_version,
         "detbench_version": identity.detbench_version,
@@ -80,7 +88,8 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         "timed_passes": record.timed_passes,
         "images_timed": pipeline.get("images", 0),
         "pipeline_latency": {
-            "definition": PIPELINE_LATENCY_DEFINITION.format(stages=" + ".join(stages)),
+            "definition": definition,
+            "streams": streams,
             "p50_ms_per_batch": pipeline.get("p50_ms"),
             "mean_ms_per_batch": pipeline.get("mean_ms"),
             "mean_images_per_batch": pipeline.get("mean_images_per_batch"),
@@ -101,7 +110,9 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         "notes": list(record.notes),
     }
     if record.scenario is not None:
-        document["scenario"] = record.scenario
+        bound = forward_bound(record.scenario["name"], streams, pipeline.get("ms_per_image"),
+                              forward.get("ms_per_image"))
+        document["scenario"] = dict(record.scenario, **({"forward_bound": bound} if bound else {}))
     if record.warmup is not None:
         document["warmup"] = warmup_with_cold_times(record)
     if record.agreement is not None:
