@@ -152,6 +152,7 @@ def test_an_offline_scenario_with_two_streams_keeps_every_workers_steps(tmp_path
     workers = counters[counters["tid"].isin([entry["thread_id"] for entry in warmed])]
     assert len(workers) == 2 and (workers["cpu_ms"] > 0).all()
     assert (workers["cpu_source"] == "perf task-clock").all()  # attached when the bracket opened
+    assert sorted(workers["thread"]) == ["loadgen-sut-0", "loadgen-sut-1"]  # named, not "python" like the rest
     steps = pd.read_csv(run_dir / "steps_timer.csv")
     pipeline = steps[(steps["pass_kind"] == "timed") & (steps["step"] == "pipeline")]
     assert pipeline["images"].sum() == summary["scenario"]["samples_answered"]

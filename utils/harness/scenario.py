@@ -24,6 +24,7 @@ from datasets.image_folder import LoadedImage, decode_image
 from pipelines.contract import DetectionPipeline, Detections
 from utils.errors import MissingDependency
 from utils.harness.timed_batch import BatchPlace, run_stages, timed_batch
+from utils.native_thread import name_this_thread
 from utils.record.loadgen_results import detail_entries, encode_detections, scenario_result
 from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind, StepRecord
 from utils.recorders.step_timer import StepTimer
@@ -31,6 +32,8 @@ from utils.writers import layout
 from utils.writers.detections import DetectionWriter
 
 STOP_WAIT_S = 5.0
+WORKER_NAME = "loadgen-sut-"  # + the stream's index: the thread's name in /proc and cpu_counters.csv
+LOADGEN_THREAD_NAME = "loadgen"
 _running: list["ScenarioRun"] = []  # tests a stop left running
 LOADGEN_SCENARIOS = {"multi_stream": "MultiStream", "server": "Server", "offline": "Offline"}
 # The figure summary.json names as each scenario's own; utils.sweep.answer ranks sweep points by the same ones.
@@ -176,6 +179,7 @@ class _Answers:
         """One worker: `timer`, its own StepTimer when several workers answer at once (a timer keeps one
         stack of open steps). It warms its stream first."""
         self.thread_timer.timer = timer or self.timer
+        name_this_thread(f"{WORKER_NAME}{stream}")
         self.warm(warm, stream)
         while True:
             first = self.waiting.get()
@@ -305,7 +309,7 @@ class ScenarioRun:
         Called before the timed pass's recorders listen: a stream's warm-up is not the test's time, energy or
         memory, and the CPU counters, which attach to the threads alive when the test starts, see the workers."""
         self.workers = [threading.Thread(target=self.answers.run, args=(timer, self.warm_batches, index),
-                                         name=f"loadgen-sut-{index}", daemon=True)
+                                         name=f"{WORKER_NAME}{index}", daemon=True)
                         for index, timer in enumerate([None, *self.worker_timers])]
         for worker in self.workers:
             worker.start()
@@ -327,6 +331,7 @@ class ScenarioRun:
         log.enable_trace = False
 
         def test_thread() -> None:
+            name_this_thread(LOADGEN_THREAD_NAME)
             sut = lg.ConstructSUT(self.answers.issue, self.answers.flush)
             qsl = lg.ConstructQSL(len(self.paths), self.performance_count, self._load, self._unload)
             try:
@@ -340,7 +345,7 @@ class ScenarioRun:
                 # loses its CPU counts.
                 self.released.wait()
 
-        self.thread = threading.Thread(target=test_thread, name="loadgen", daemon=True)
+        self.thread = threading.Thread(target=test_thread, name=LOADGEN_THREAD_NAME, daemon=True)
         self.thread.start()
 
     def release(self) -> None:

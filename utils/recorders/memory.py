@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
+from utils.native_thread import name_this_thread
+
 NO_STEP = ""
 MEMORY_COLUMNS = ("t_s", "pss_mb", "pss_anon_mb", "rss_mb", "self_rss_mb", "children_rss_mb",
                   "pss_mib", "pss_anon_mib", "rss_mib", "self_rss_mib", "children_rss_mib", "step")
@@ -40,6 +42,7 @@ PSS_BUDGET = 0.01
 # Seconds between two listings of the process's descendants for the RSS samples: a child forked since shows up
 # at most this late (the harness starts its loader workers before the timed passes).
 RELIST_S = 1.0
+SAMPLER_NAME = "memory-sampler"
 _PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
@@ -247,7 +250,7 @@ class MemorySampler:
         except OSError as error:  # no /proc: the run goes on without memory figures
             self.unavailable = f"cannot read the process's RSS ({error}); the sampler reads /proc, which needs Linux"
             return self
-        self._thread = threading.Thread(target=self._sample_until_stopped, name="memory-sampler", daemon=True)
+        self._thread = threading.Thread(target=self._sample_until_stopped, name=SAMPLER_NAME, daemon=True)
         self._thread.start()
         return self
 
@@ -262,6 +265,7 @@ class MemorySampler:
         self.ru_maxrss_children_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
     def _sample_until_stopped(self) -> None:
+        name_this_thread(SAMPLER_NAME)
         while not self._stop.wait(self.interval_s):
             with self._gate:
                 if self._sampling:
