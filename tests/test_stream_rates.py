@@ -3,6 +3,7 @@ import pytest
 
 from utils.record.stream_rates import forward_bound
 from utils.writers.console import forward_bound_line, headline
+from utils.writers.run_report import headline_cells
 
 
 def test_offline_bound_on_two_streams_is_hand_computed():
@@ -52,3 +53,13 @@ def test_multi_stream_headline_leads_with_its_p99():
 def test_bound_line_names_both_rates_and_the_share_outside_the_forward():
     line = forward_bound_line(forward_bound("offline", 2, 80.0, 76.0))
     assert "allows 25.00 samples/s, the forward alone 26.32" in line and "5.0% of each stream's time" in line
+
+
+def test_report_headline_names_one_streams_rate_and_shows_the_forward_alone_beside_loadgens():
+    bound = forward_bound("offline", 2, 80.0, 76.0)
+    scenario = {"name": "offline", "result": {"valid": True, "samples_per_s": 24.7, "latency_ms": {"p99": 9000.0}},
+                "forward_bound": bound}
+    cells = dict(headline_cells(_summary(scenario, streams=2)))
+    assert cells["offline samples/s"] == 24.7
+    assert cells["forward alone samples/s"] == bound["forward_samples_per_s"]
+    assert cells["images/s per stream (2)"] == 12.5 and "images/s (pipeline)" not in cells
