@@ -55,6 +55,34 @@ def test_rect_batch_pads_each_minimal_rectangle_at_bottom_right():
     assert torch.all(batch.tensor[1, :, :, 64:] == 114 / 255)
 
 
+def _reference_tensor(canvases, pad_value):
+    """The conversion spelled out in numpy: pad into a uint8 batch, BGR to RGB, HWC to CHW, float, / 255."""
+    height, width = max(c.shape[0] for c in canvases), max(c.shape[1] for c in canvases)
+    batch = np.full((len(canvases), height, width, 3), pad_value, dtype=np.uint8)
+    for slot, canvas in zip(batch, canvases):
+        slot[:canvas.shape[0], :canvas.shape[1]] = canvas
+    return torch.from_numpy(np.ascontiguousarray(batch[..., ::-1].transpose(0, 3, 1, 2))).float().div_(255.0)
+
+
+@pytest.mark.parametrize("rect, evaluation", [(False, False), (True, False), (False, True)])
+def test_conversion_is_bit_for_bit_the_reference_for_every_byte_value_and_padding(rect, evaluation):
+    rng = np.random.default_rng(1)
+    every_byte = np.stack([np.roll(np.arange(256, dtype=np.uint8), shift) for shift in (0, 85, 170)], axis=-1)
+    first = np.tile(every_byte[None], (90, 1, 1))[:, :160]  # each channel takes every value 0-255
+    second = rng.integers(0, 256, (200, 100, 3), dtype=np.uint8)
+    preprocess = Preprocess(128, rect, 114, 32, evaluation=evaluation)
+    batch = preprocess([first, second])
+    if evaluation:
+        from pipelines.yolo.letterbox import evaluation_letterbox, evaluation_shape
+        shape = evaluation_shape([first.shape[:2], second.shape[:2]], 128, 32)
+        canvases = [evaluation_letterbox(image, 128, shape, (114,) * 3)[0] for image in (first, second)]
+    else:
+        canvases = [letterbox(image, 128, color=(114,) * 3, auto=rect, stride=32)[0] for image in (first, second)]
+    assert torch.equal(batch.tensor, _reference_tensor(canvases, 114))
+    unpadded = Preprocess(256, False, 114, 32)([np.tile(every_byte[None], (256, 1, 1))])
+    assert torch.equal(unpadded.tensor, _reference_tensor([np.tile(every_byte[None], (256, 1, 1))], 114))
+
+
 def test_batched_run_equals_one_image_at_a_time(model):
     pipeline = detector(model)
     together = pipeline.forward(pipeline.preprocess(images()))
