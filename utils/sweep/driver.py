@@ -22,7 +22,7 @@ from utils.config import ConfigError, load_config
 from utils.errors import ExitStatus
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.sweep.answer import PointFigures, choose
-from utils.sweep.figures import combine_rounds, read_point
+from utils.sweep.figures import combine_rounds, point_line, read_point
 from utils.sweep.launchers.base import Launcher, PointJob, PointOutcome, Stops
 from utils.sweep.launchers.local import LocalLauncher
 from utils.sweep.plan import PLACEMENT_KEY, Point, SweepError, expand, round_name, round_order
@@ -256,9 +256,7 @@ class Sweep:
     def _line(self, name: str, result: RoundRun) -> str:
         if result.status != "complete":
             return f"{name}: {result.status} ({result.reason})"
-        row = result.figures_row
-        return (f"{name}: {row['p50_ms_per_image']:.1f} ms/image p50, "
-                f"{row['images_per_s']:.2f} images/s, detections {row['agreement']}")
+        return f"{name}: {point_line(result.figures_row)}"
 
     def _columns(self) -> list[str]:
         return sweep_columns([axis.key for axis in self.axes], self.launcher.columns)

@@ -70,6 +70,18 @@ def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
     return row, figures
 
 
+def point_line(row: dict) -> str:
+    """A completed point on the sweep's console. A LoadGen point leads with its scenario's own figure: with several
+    streams its images/s is one stream's rate."""
+    figure = f"{row['images_per_s']:.2f} images/s"
+    if row["scenario"] != SINGLE_STREAM:
+        value = row["scenario_p99_ms"] if row["scenario"] == "multi_stream" else row["scenario_samples_per_s"]
+        shown = "n/a" if value is None else (f"p99 {value:.1f} ms" if row["scenario"] == "multi_stream"
+                                             else f"{value:.2f} samples/s")
+        figure = f"{row['scenario']} {shown} (LoadGen)"
+    return f"{row['p50_ms_per_image']:.1f} ms/image p50, {figure}, detections {row['agreement']}"
+
+
 def _median(values: list[Optional[float]]) -> Optional[float]:
     present = [value for value in values if value is not None]
     return statistics.median(present) if present else None
