@@ -5,6 +5,7 @@ import os
 import threading
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pandas as pd
 import pytest
@@ -84,15 +85,16 @@ def test_exported_runtimes_read_back_their_streams_and_answer_concurrent_request
                                                                                       restored_affinity):
     example = torch.rand(1, 3, 64, 64)
     runtime = build_runtime(backend, threads=2, streams=2, pinning=backend == "openvino", cache_dir=tmp_path)
-    torch_threads = torch.get_num_threads()
+    torch_threads, opencv_threads = torch.get_num_threads(), cv2.getNumThreads()
     try:
         forward = runtime.prepare(network, example)
         # Each stream's worker runs its letterbox and NMS in a team of its own: its share of the threads.
-        assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 1 and cv2.getNumThreads() == 1
     finally:
         torch.set_num_threads(torch_threads)
+        cv2.setNumThreads(opencv_threads)
     settings = runtime.settings()
-    assert settings["torch_threads_per_stream"] == 1
+    assert settings["torch_threads_per_stream"] == 1 and settings["opencv_threads_per_stream"] == 1
     assert settings["streams"] == 2 and settings["threads"] == 2
     if backend == "openvino":
         assert settings["num_streams"] == 2 and settings["pinning"] is True
@@ -103,6 +105,22 @@ def test_exported_runtimes_read_back_their_streams_and_answer_concurrent_request
     together = _concurrent_outputs(forward, batches)
     for a, b in zip(alone, together):
         assert np.allclose(a.numpy(), b.numpy(), atol=1e-4)
+
+
+def test_torch_streams_give_each_workers_torch_and_opencv_their_share_and_one_stream_leaves_opencv_alone(network):
+    torch_threads, opencv_threads = torch.get_num_threads(), cv2.getNumThreads()
+    try:
+        cv2.setNumThreads(2)
+        one = build_runtime("torch", threads=2)
+        one.prepare(network, torch.rand(1, 3, 64, 64))
+        assert cv2.getNumThreads() == 2 and one.settings()["opencv_threads_per_stream"] == 2
+        two = build_runtime("torch", threads=2, streams=2)
+        two.prepare(network, torch.rand(1, 3, 64, 64))
+        assert two.settings()["threads_per_stream"] == 1 and two.settings()["opencv_threads_per_stream"] == 1
+        assert cv2.getNumThreads() == 1
+    finally:
+        torch.set_num_threads(torch_threads)
+        cv2.setNumThreads(opencv_threads)
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no process affinity on this OS")

@@ -17,8 +17,8 @@ import onnxruntime as ort
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
-from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra_op_affinities, share_torch_threads,
-                                            stream_cores, threads_per_stream, usable_cores)
+from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra_op_affinities, share_opencv_threads,
+                                            share_torch_threads, stream_cores, threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import pin_calling_thread, pin_torch_pool, thread_affinities
 from pipelines.runtimes.onnx_export import INPUT_NAME, OUTPUT_NAME, ExportResult, as_input, export_onnx
 from pipelines.runtimes.onnxruntime.quantizer import quantize_for_onnxruntime
@@ -86,6 +86,7 @@ class OnnxRuntime(Runtime):
         self._fused = False
         self._preparation: dict[str, Any] = {}
         self._torch_threads: Optional[int] = None  # of each stream's torch ops around the forward
+        self._opencv_threads: Optional[int] = None  # of OpenCV's pool, which the letterbox's resize runs on
 
     def _options(self, profile_prefix: Optional[Path] = None, stream: int = 0) -> ort.SessionOptions:
         options = ort.SessionOptions()
@@ -129,6 +130,7 @@ class OnnxRuntime(Runtime):
         total = self.threads or torch.get_num_threads()
         self._intra_threads = threads_per_stream(total, self.streams)
         self._torch_threads = share_torch_threads(total, self.streams)
+        self._opencv_threads = share_opencv_threads(total, self.streams)
         if self.pinning:
             self._stream_cores = stream_cores(cores_to_pin(usable_cores(), total), self.streams)
         self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
@@ -195,6 +197,7 @@ class OnnxRuntime(Runtime):
             "streams_auto": self.streams_auto,
             "threads_per_stream": options.intra_op_num_threads,
             "torch_threads_per_stream": self._torch_threads,
+            "opencv_threads_per_stream": self._opencv_threads,
             "pinning": self.pinning,
             "intra_op_thread_affinities": [_config_entry(session, AFFINITIES) for session in self._sessions],
             "pinned_callers": list(self._pinned_callers),

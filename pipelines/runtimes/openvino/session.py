@@ -17,8 +17,8 @@ import openvino.properties.hint as hints
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
-from pipelines.runtimes.concurrency import (AUTO, auto_choice, cores_to_pin, share_torch_threads, threads_per_stream,
-                                            usable_cores)
+from pipelines.runtimes.concurrency import (AUTO, auto_choice, cores_to_pin, share_opencv_threads, share_torch_threads,
+                                            threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import pin_torch_pool, thread_affinities
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.openvino.layers import NodeCounter
@@ -81,6 +81,7 @@ class OpenVinoRuntime(Runtime):
         self._fused = False
         self._preparation: dict[str, Any] = {}
         self._torch_threads: Optional[int] = None  # of each stream's torch ops around the forward
+        self._opencv_threads: Optional[int] = None  # of OpenCV's pool, which the letterbox's resize runs on
 
     def _compile(self, perf_count: bool) -> CompiledByShape:
         # streams auto: the throughput hint picks them for these threads, as benchmark_app -hint throughput.
@@ -162,6 +163,7 @@ class OpenVinoRuntime(Runtime):
         if self._auto_streams:
             self._resolve_auto_streams()
         self._torch_threads = share_torch_threads(self._inference_threads, self.streams)
+        self._opencv_threads = share_opencv_threads(self._inference_threads, self.streams)
         self._example = as_input(example)
         started = time.perf_counter()
         self._infer(self._example)
@@ -224,6 +226,7 @@ class OpenVinoRuntime(Runtime):
             "thread_affinity": thread_affinities(),
             "threads": int(read_back["INFERENCE_NUM_THREADS"]),
             "torch_threads_per_stream": self._torch_threads,
+            "opencv_threads_per_stream": self._opencv_threads,
             "execution_devices": list(read_back["EXECUTION_DEVICES"]),
             "onnx_file": str(self._export.path),
             "opset": self.opset,

@@ -11,7 +11,8 @@ from typing import Any, Optional
 import torch
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
-from pipelines.runtimes.concurrency import auto_choice, cores_to_pin, stream_cores, threads_per_stream, usable_cores
+from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, share_opencv_threads, stream_cores,
+                                            threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import pin_openmp_team, thread_affinities
 from pipelines.runtimes.torch.spec import SPEC
 
@@ -55,6 +56,7 @@ class TorchEager(Runtime):
         self._preparation: dict[str, Any] = {}
         self._stream_groups: list[list[int]] = []
         self._pinned: list[dict] = []  # every thread pinned, with its stream and core
+        self._opencv_threads: Optional[int] = None  # of OpenCV's pool, which the letterbox's resize runs on
         self._next_group = itertools.count()
         self._pin_lock = threading.Lock()
         self._thread = threading.local()
@@ -73,6 +75,7 @@ class TorchEager(Runtime):
         per_stream = threads_per_stream(total, self.streams)
         if self.threads or self.streams > 1:
             torch.set_num_threads(per_stream)
+        self._opencv_threads = share_opencv_threads(total, self.streams)
         if self.pinning:
             self._stream_groups = stream_cores(cores_to_pin(usable_cores(), per_stream * self.streams), self.streams)
             self._pin_this_thread()  # the caller runs the single-stream passes and the warm-up
@@ -123,6 +126,7 @@ class TorchEager(Runtime):
             "fused": self._fused,
             "threads": torch.get_num_threads() * self.streams,
             "threads_per_stream": torch.get_num_threads(),
+            "opencv_threads_per_stream": self._opencv_threads,
             "interop_threads": torch.get_num_interop_threads(),
             "inference_mode": True,
             "streams": self.streams,
