@@ -196,8 +196,8 @@ def main() -> None:
     print(f"\nopenvino_peer: {args.arch} at {args.img_size}x{args.img_size}, {args.threads} threads, {args.rounds} "
           f"interleaved rounds of {args.seconds} s each side; ONNX {onnx}; benchmark_app chose {streams} stream(s) "
           f"for throughput; detbench's streams auto: {[r.get('offline_streams') for r in rows]}")
-    for name in ("app_throughput_fps", "offline_samples_per_s", "offline_forward_per_s", "app_default_fps", "default_samples_per_s",
-                 "choice_samples_per_s", "app_latency_fps", "single_images_per_s"):
+    for name in ("app_throughput_fps", "offline_samples_per_s", "offline_forward_per_s", "app_default_fps",
+                 "default_samples_per_s", "choice_samples_per_s", "app_latency_fps", "single_images_per_s"):
         print(f"  {name}: median {medians(name)}")
     for name, a, b, what, goal in (
             ("offline (streams auto) / benchmark_app -hint throughput, f32", "offline_samples_per_s",

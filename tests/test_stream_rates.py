@@ -2,6 +2,7 @@
 import pytest
 
 from utils.record.stream_rates import forward_bound
+from utils.sweep.answer import PointFigures
 from utils.sweep.figures import point_line
 from utils.writers.console import forward_bound_line, headline
 from utils.writers.run_report import headline_cells
@@ -72,6 +73,6 @@ def test_report_headline_names_one_streams_rate_and_shows_the_forward_alone_besi
     ("multi_stream", {"scenario_p99_ms": 412.25}, "multi_stream p99 412.2 ms (LoadGen)"),
     ("server", {"scenario_samples_per_s": None}, "server n/a (LoadGen)")])
 def test_a_sweeps_console_line_leads_with_each_scenarios_own_figure(scenario, figures, shown):
-    row = {"p50_ms_per_image": 80.0, "images_per_s": 12.5, "agreement": "equal", "scenario": scenario,
-           "scenario_samples_per_s": None, "scenario_p99_ms": None, **figures}
-    assert shown in point_line(row)
+    point = PointFigures("p", {}, p50_ms_per_image=80.0, images_per_s=12.5, agreement="equal", scenario=scenario,
+                         samples_per_s=figures.get("scenario_samples_per_s"), p99_ms=figures.get("scenario_p99_ms"))
+    assert shown in point_line(point)

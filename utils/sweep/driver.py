@@ -256,7 +256,7 @@ class Sweep:
     def _line(self, name: str, result: RoundRun) -> str:
         if result.status != "complete":
             return f"{name}: {result.status} ({result.reason})"
-        return f"{name}: {point_line(result.figures_row)}"
+        return f"{name}: {point_line(result.figures)}"
 
     def _columns(self) -> list[str]:
         return sweep_columns([axis.key for axis in self.axes], self.launcher.columns)

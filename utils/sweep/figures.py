@@ -14,7 +14,7 @@ from utils.readers.finished_run import FinishedRun
 from utils.record.statistics import pass_spread
 from utils.record.steps import PIPELINE_STEP
 from utils.record.verdict import doubt
-from utils.sweep.answer import REFERENCE, PointFigures
+from utils.sweep.answer import REFERENCE, SCENARIO_RANKING, PointFigures
 from utils.sweep.plan import Point
 
 
@@ -70,16 +70,19 @@ def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
     return row, figures
 
 
-def point_line(row: dict) -> str:
-    """A completed point on the sweep's console. A LoadGen point leads with its scenario's own figure: with several
-    streams its images/s is one stream's rate."""
-    figure = f"{row['images_per_s']:.2f} images/s"
-    if row["scenario"] != SINGLE_STREAM:
-        value = row["scenario_p99_ms"] if row["scenario"] == "multi_stream" else row["scenario_samples_per_s"]
-        shown = "n/a" if value is None else (f"p99 {value:.1f} ms" if row["scenario"] == "multi_stream"
-                                             else f"{value:.2f} samples/s")
-        figure = f"{row['scenario']} {shown} (LoadGen)"
-    return f"{row['p50_ms_per_image']:.1f} ms/image p50, {figure}, detections {row['agreement']}"
+# How the console shows each ranking figure of SCENARIO_RANKING (a PointFigures field).
+_FIGURE_TEXT = {"samples_per_s": "{:.2f} samples/s", "p99_ms": "p99 {:.1f} ms"}
+
+
+def point_line(figures: PointFigures) -> str:
+    """A completed point on the sweep's console. A LoadGen point leads with the figure its scenario is ranked by:
+    with several streams its images/s is one stream's rate."""
+    shown = f"{figures.images_per_s:.2f} images/s"
+    if figures.scenario in SCENARIO_RANKING:
+        field_name = SCENARIO_RANKING[figures.scenario][1]
+        value = getattr(figures, field_name)
+        shown = f"{figures.scenario} {'n/a' if value is None else _FIGURE_TEXT[field_name].format(value)} (LoadGen)"
+    return f"{figures.p50_ms_per_image:.1f} ms/image p50, {shown}, detections {figures.agreement}"
 
 
 def _median(values: list[Optional[float]]) -> Optional[float]:

@@ -117,12 +117,13 @@ def headline_cells(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
         result = scenario.get("result") or {}
         latency = result.get("latency_ms") or {}
         verdict = {True: "VALID", False: "INVALID", None: "no result"}[result.get("valid")]
-        figures[:0] = [(f"{scenario['name']} (LoadGen)", verdict),
-                       (f"{scenario['name']} samples/s", result.get("samples_per_s")),
-                       (f"{scenario['name']} latency p99 ms", latency.get("p99"))]
+        first = [(f"{scenario['name']} (LoadGen)", verdict),
+                 (f"{scenario['name']} samples/s", result.get("samples_per_s")),
+                 (f"{scenario['name']} latency p99 ms", latency.get("p99"))]
         bound = scenario.get("forward_bound")
         if bound:  # what a runtime's own benchmark tool would time: the forward alone
-            figures[3:3] = [("forward alone samples/s", bound["forward_samples_per_s"])]
+            first.append(("forward alone samples/s", bound["forward_samples_per_s"]))
+        figures[:0] = first
     return [(label, "n/a" if value is None else value) for label, value in figures]
 
 
