@@ -239,6 +239,17 @@ def test_empty_inputs():
     assert non_max_suppression(torch.zeros(0, 5, 85)) == []
 
 
+def test_an_image_with_nothing_past_objectness_gives_the_same_empty_rows_as_one_with_candidates():
+    # Rows with high class scores but objectness at the threshold (strict test): nothing passes. The short way out
+    # must return what the full path returns for an image whose candidates all fail: (0, 6) in the input's dtype.
+    prediction = torch.full((2, 6, 7), 0.9, dtype=torch.float64)
+    prediction[0, :, 4] = 0.25
+    prediction[1, :, 5:] = 0.1  # objectness passes, class score x objectness 0.09 does not
+    nothing, all_fail = non_max_suppression(prediction, conf_thres=0.25)
+    assert nothing.shape == all_fail.shape == (0, 6)
+    assert nothing.dtype == all_fail.dtype == torch.float64
+
+
 def test_input_is_not_modified_and_half_precision_is_accepted():
     prediction = _random_prediction(1)
     before = prediction.clone()

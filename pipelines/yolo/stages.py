@@ -96,9 +96,5 @@ class ScaleBoxes(nn.Module):
     """Map boxes from letterboxed input pixels back to each original image, clipped to it."""
 
     def forward(self, detections: list[torch.Tensor], batch: PreprocessedBatch) -> list[torch.Tensor]:
-        scaled = []
-        for det, geometry, shape in zip(detections, batch.geometries, batch.original_shapes):
-            det = det.clone()
-            det[:, :4] = scale_boxes_to_original(det[:, :4], geometry, shape)
-            scaled.append(det)
-        return scaled
+        return [scale_boxes_to_original(det, geometry, shape)  # a new tensor; score and class columns kept
+                for det, geometry, shape in zip(detections, batch.geometries, batch.original_shapes)]
