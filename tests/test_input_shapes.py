@@ -1,4 +1,5 @@
 """Input shapes known before the timed passes, the warm-up that covers them, and cold batches reported apart."""
+import itertools
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from datasets.image_folder import decode_image, find_images
 from pipelines.rcnn.stages import Preprocess as RcnnPreprocess
 from pipelines.yolo.stages import Preprocess as YoloPreprocess
 from utils.config import ConfigError, load_config
-from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, shape_counts
+from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, loadgen_batch_shapes, shape_counts
 from utils.harness.pass_plan import PassPlan
 from utils.record.step_statistics import summarize_steps, timed_records
 from utils.record.steps import PassKind, StepRecord
@@ -74,6 +75,34 @@ def test_rcnn_shape_from_sizes_is_the_shape_torchvision_transform_makes(min_size
         sizes = SIZES[start:start + 2]
         images = [np.zeros((h, w, 3), np.uint8) for h, w in sizes]
         assert preprocess.batch_shape(sizes) == tuple(preprocess(images).images.tensors.shape), sizes
+
+
+@pytest.mark.parametrize("preprocess", [YoloPreprocess(160, rect=True, pad_value=114, stride=32),
+                                        YoloPreprocess(160, rect=False, pad_value=114, stride=32),
+                                        YoloPreprocess(160, rect=True, pad_value=114, stride=32, evaluation=True),
+                                        RcnnPreprocess(96, 160)],
+                         ids=["rect", "square", "test.py letterbox", "rcnn"])
+@pytest.mark.parametrize("batch_size", [1, 2, 3])
+def test_loadgen_batch_shapes_are_every_shape_any_batch_of_the_images_can_take(preprocess, batch_size):
+    # The reference: every multiset of 1..batch_size images, as a worker under LoadGen may batch them.
+    sizes = [*SIZES, None, (480, 640)]
+    valid = [index for index, size in enumerate(sizes) if size is not None]
+    every = {preprocess.batch_shape([sizes[i] for i in batch])
+             for count in range(1, batch_size + 1) for batch in itertools.combinations_with_replacement(valid, count)}
+    found = loadgen_batch_shapes(sizes, batch_size, preprocess.batch_shape)
+    assert set(found) == every
+    for shape, indices in found.items():  # each shape comes with a batch that takes it
+        assert preprocess.batch_shape([sizes[i] for i in indices]) == shape and None not in indices
+    counts = [shape[0] for shape in found]
+    assert counts == sorted(counts, reverse=True)  # full batches first: what a capped warm-up keeps
+
+
+def test_loadgen_batch_shapes_hand_case():
+    # At 96 with rect: a landscape image is 64 x 96, a portrait one 96 x 64; together they make 96 x 96.
+    preprocess = YoloPreprocess(96, rect=True, pad_value=114, stride=32)
+    found = loadgen_batch_shapes([(100, 160), (160, 100)], 2, preprocess.batch_shape)
+    assert found == {(2, 3, 64, 96): (0, 0), (2, 3, 64 + 32, 96): (0, 1), (2, 3, 96, 64): (1, 1),
+                     (1, 3, 64, 96): (0,), (1, 3, 96, 64): (1,)}
 
 
 def test_sizes_from_headers_match_the_decoded_images_and_unreadable_files_are_decoded_or_none(tmp_path):
@@ -170,3 +199,35 @@ def test_auto_covers_every_shape_on_an_exported_runtime_too(three_shapes, tmp_pa
                              f"runtime.cache_dir={tmp_path / 'cache'}", "benchmark.agreement.enabled=false")
     assert summary["runtime"]["backend"] == "onnxruntime"
     assert summary["warmup"]["warmed_shapes"] == 3 and not steps["cold_shape"].any()
+
+
+def test_under_loadgen_each_stream_warms_every_shape_its_batches_can_take(three_shapes, tmp_path):
+    # Offline batches of 2 in LoadGen's order: a landscape and a portrait image together make a square batch
+    # that no batch in dataset order has, and a worker may batch a single image. Both streams warm them all.
+    summary, steps, _ = _run(three_shapes, tmp_path, "offline", "benchmark.warmup=auto", "dataset.batch_size=2",
+                             "benchmark.scenario=offline", "benchmark.loadgen.min_duration_s=0.3",
+                             "runtime.streams=2", "benchmark.agreement.enabled=false")
+    warmup = summary["warmup"]
+    # Dataset order: (a, b) and (c, d) are both 96 x 96. Any 1 or 2 of the images: 64 x 96, 96 x 64, 96 x 96.
+    assert warmup["input_shapes"] == 1
+    assert warmup["loadgen"]["batch_shapes"] == warmup["loadgen"]["warmed_shapes"] == 6
+    assert all(entry["batches"] == warmup["loadgen"]["batches_per_stream"] == 1 + 5
+               for entry in summary["scenario"]["streams_warmed"])
+    assert warmup["cold_shapes"] == [] and not steps["cold_shape"].any()
+
+
+def test_under_loadgen_a_capped_warmup_lists_the_batches_that_ran_cold(three_shapes, tmp_path, capsys):
+    summary, steps, _ = _run(three_shapes, tmp_path, "capped", "benchmark.warmup=auto", "dataset.batch_size=2",
+                             "benchmark.warmup_max_batches=1", "benchmark.scenario=offline",
+                             "benchmark.loadgen.min_duration_s=0.3", "benchmark.agreement.enabled=false")
+    warmup = summary["warmup"]
+    assert (warmup["loadgen"]["batch_shapes"], warmup["loadgen"]["warmed_shapes"]) == (6, 1)
+    cold = steps[steps["cold_shape"] & (steps["step"] == "pipeline")]
+    assert len(cold) >= 1
+    # Every cold batch is listed with the shape it ran and its times, as the warning says.
+    assert sorted(c["batch"] for c in warmup["cold_shapes"]) == sorted(cold["batch"])
+    assert all(len(c["shape"]) == 4 and c["shape"] != [2, 3, 96, 96] and c["pipeline_ms"] > 0
+               for c in warmup["cold_shapes"])
+    assert any("cold start" in warning for warning in summary["warnings"])
+    assert "covering 1 of 6 input shape(s) its batches can take (benchmark.warmup_max_batches 1)" in \
+        capsys.readouterr().out

@@ -93,7 +93,7 @@ class Benchmark:
         if refusal is not None:
             raise RuntimeNotSupported(refusal)
         self.paths = find_images(config.dataset.path, config.dataset.limit)
-        sizes = image_sizes(self.paths, config.dataset.max_pixels)
+        self.sizes = sizes = image_sizes(self.paths, config.dataset.max_pixels)
         self.scenario_settings = scenario_settings(config.benchmark)
         if self.scenario_settings is not None:  # LoadGen's schedule, bounded before anything is loaded
             self.image_bytes = [3 * height * width for height, width in filter(None, sizes)]
@@ -240,9 +240,9 @@ class Benchmark:
                         SingleStreamPasses(plan, runner, record, detections, progress, self.pipeline, self.runtime,
                                            self.console).run()
                     else:
-                        LoadgenPass(config, self.scenario_settings, self.pipeline, self.paths, self.input_shapes,
-                                    self.warmup, runner, record, detections, progress, self.run_dir.path,
-                                    self.network.class_names, self.truth, self.console,
+                        LoadgenPass(config, self.scenario_settings, self.pipeline, self.paths, self.sizes,
+                                    self.input_shapes, self.warmup, runner, record, detections, progress,
+                                    self.run_dir.path, self.network.class_names, self.truth, self.console,
                                     planner=self._loadgen_plan, streams=self.runtime.streams).run(plan)
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started

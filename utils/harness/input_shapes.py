@@ -44,6 +44,26 @@ def batch_shapes(sizes: Sequence[Optional[tuple[int, int]]], batch_size: int,
     return shapes
 
 
+def loadgen_batch_shapes(sizes: Sequence[Optional[tuple[int, int]]], batch_size: int,
+                         shape_of: Callable[[Sequence[tuple[int, int]]], Shape]) -> dict[Shape, tuple[int, ...]]:
+    """Every input shape a batch under LoadGen can take, each with the image indices of one batch that takes it,
+    full batches first. A worker batches 1 to batch_size of whichever samples are queued, in LoadGen's order,
+    so the dataset's own batches show only some of these shapes. A batch's shape is set by at most two of its
+    images (the tallest and the widest; the extreme aspect ratios for test.py's letterbox), so pairs of images,
+    one of them repeated to fill the batch, reach every shape."""
+    firsts: dict[Shape, int] = {}  # one image of each single-image shape
+    for index, size in enumerate(sizes):
+        if size is not None:
+            firsts.setdefault(tuple(shape_of([size])), index)
+    found: dict[Shape, tuple[int, ...]] = {}
+    for count in range(batch_size, 0, -1):
+        for first in firsts.values():
+            for last in (firsts.values() if count > 1 else (first,)):
+                indices = (first,) * (count - 1) + (last,)
+                found.setdefault(tuple(shape_of([sizes[index] for index in indices])), indices)
+    return found
+
+
 @dataclass(frozen=True)
 class WarmupChoice:
     """The warm-up batches and what they leave cold."""

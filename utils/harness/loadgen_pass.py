@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Callable, Optional
 
+from datasets.image_folder import LoadedImage, decode_image
 from datasets.labels import GroundTruth
 from pipelines.contract import DetectionPipeline
-from utils.harness.input_shapes import WarmupChoice
+from utils.harness.input_shapes import AUTO, Shape, WarmupChoice, loadgen_batch_shapes
 from utils.harness.loadgen_bounds import LoadgenPlan, check_plan
 from utils.harness.memory_fit import available_memory
 from utils.harness.pass_plan import PassPlan, PlannedPass
@@ -23,12 +24,13 @@ from utils.writers.detections import DetectionWriter
 
 class LoadgenPass:
     def __init__(self, config, settings: ScenarioSettings, pipeline: DetectionPipeline, paths: list,
-                 input_shapes: list, warmup: WarmupChoice, runner: PassRunner, record: RunRecord,
+                 sizes: list, input_shapes: list, warmup: WarmupChoice, runner: PassRunner, record: RunRecord,
                  detections: DetectionWriter, progress: PassProgress, run_dir, class_names,
                  truth: Optional[GroundTruth], console: Callable[[str], None],
                  planner: Callable[[Optional[float]], LoadgenPlan], streams: int = 1):
         self.config, self.settings, self.pipeline, self.paths = config, settings, pipeline, paths
         self.input_shapes, self.warmup, self.runner, self.record = input_shapes, warmup, runner, record
+        self.sizes = sizes  # each image's (height, width) from its header, None when skipped
         self.detections, self.progress, self.run_dir = detections, progress, run_dir
         self.class_names, self.truth, self.console = class_names, truth, console
         self.planner = planner  # what LoadGen will build at a rate (loadgen_bounds), bounded before it starts
@@ -43,15 +45,14 @@ class LoadgenPass:
         planned = self.planner(expected if warm else None)
         check_plan(settings, planned, *available_memory())
         self.console(f"LoadGen plan: {planned.describe()}")
+        warm_batches, warmed = self._stream_warmup()
         self.progress.start(PassKind.TIMED)
         self.progress.grow(planned.samples)
         scenario = ScenarioRun(settings, self.pipeline, self.paths, config.dataset.batch_size,
-                               config.benchmark.loadgen.performance_sample_count, self.runner.timer,
-                               {self.input_shapes[index] for index in self.warmup.batches},
+                               config.benchmark.loadgen.performance_sample_count, self.runner.timer, warmed,
                                self.run_dir / layout.LOADGEN_DIR, detections if accuracy else None,
                                on_batch=self.progress.advance, streams=self.streams,
-                               max_pixels=config.dataset.max_pixels,
-                               warm_batches=[self.runner.load_batch(index) for index in self.warmup.batches])
+                               max_pixels=config.dataset.max_pixels, warm_batches=warm_batches)
         self.console(f"{settings.scenario}: MLPerf LoadGen drives the pipeline ({config.benchmark.loadgen.mode} "
                      f"mode, at least {settings.min_duration_s:g} s and {settings.min_query_count} queries); "
                      f"its logs go to {layout.LOADGEN_DIR}/")
@@ -69,6 +70,8 @@ class LoadgenPass:
             record.steps.extend(scenario.worker_records())
             record.scenario = scenario.document()
             record.timed_passes = 1 if scenario.answers.batches else 0
+            # LoadGen, not the dataset's order, decided which batches ran cold.
+            record.warmup["cold_shapes"] = list(scenario.answers.cold)
             if accuracy:
                 record.images.processed = detections.images_written
                 record.images.skipped = detections.skipped
@@ -80,6 +83,35 @@ class LoadgenPass:
                 accuracy_log_map(log, self.truth.images, self.class_names),
                 settings="the run's postprocess settings, with which the queries were answered",
                 ground_truth=self.truth.source)
+
+    def _stream_warmup(self) -> tuple[list[list[LoadedImage]], set[Shape]]:
+        """What each stream runs before LoadGen starts, and the shapes that leaves warm: the plan's warm-up
+        batches, then (warmup: auto) one batch of each further shape LoadGen's batches can take, within
+        benchmark.warmup_max_batches."""
+        config = self.config
+        batches = [self.runner.load_batch(index) for index in self.warmup.batches]
+        warmed = {self.input_shapes[index] for index in self.warmup.batches}
+        reachable = loadgen_batch_shapes(self.sizes, config.dataset.batch_size, self.pipeline.input_shape)
+        extra: list[tuple[Shape, tuple[int, ...]]] = []
+        if self.warmup.mode == AUTO:
+            room = max(config.benchmark.warmup_max_batches - len(batches), 0)
+            extra = [(shape, indices) for shape, indices in reachable.items() if shape not in warmed][:room]
+        for shape, indices in extra:
+            batches.append([decode_image(self.paths[index], config.dataset.max_pixels) for index in indices])
+            warmed.add(shape)
+        covered = len(reachable.keys() & warmed)
+        self.record.warmup["loadgen"] = {"batch_shapes": len(reachable), "warmed_shapes": covered,
+                                         "batches_per_stream": len(batches),
+                                         "extra_batches": [list(indices) for _, indices in extra]}
+        line = (f"Warm-up of each stream for LoadGen: {len(batches)} batch(es) covering {covered} of "
+                f"{len(reachable)} input shape(s) its batches can take")
+        if covered < len(reachable):
+            how = (f"benchmark.warmup_max_batches {config.benchmark.warmup_max_batches}"
+                   if self.warmup.mode == AUTO else f"benchmark.warmup {len(self.warmup.batches)}")
+            line += (f" ({how}); a batch of another shape runs cold and is reported apart (summary.json "
+                     "warmup.cold_shapes)")
+        self.console(line)
+        return batches, warmed
 
     def _warm_up(self, plan: PassPlan) -> list[float]:
         """The plan's warm-up, then twice more a batch of a shape already run: warm, so its time says what

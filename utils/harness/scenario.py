@@ -150,6 +150,7 @@ class _Answers:
         self.batches = 0
         self.samples = 0
         self.warmed: list[dict] = []  # one entry per stream once its worker has warmed it
+        self.cold: list[dict] = []  # batches whose input shape ran for the first time, as warmup.cold_shapes
 
     def issue(self, samples: list) -> None:
         for sample in samples:
@@ -232,6 +233,8 @@ class _Answers:
             if shape is not None:
                 self.warmed_shapes.add(shape)  # another worker's batch of this shape is no longer its first
             index = self.batches
+            if cold:
+                self.cold.append({"batch": index, "shape": list(shape)})
             self.batches += 1
         result = timed_batch(lambda: loaded, lambda images: run_stages(self.stages, timer, images), timer,
                              BatchPlace(PassKind.TIMED, 0, index, cold))
