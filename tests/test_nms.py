@@ -258,3 +258,14 @@ def test_input_is_not_modified_and_half_precision_is_accepted():
     half = non_max_suppression(prediction.to(torch.bfloat16))
     assert [d.dtype for d in half] == [torch.float32, torch.float32]
     assert sum(d.shape[0] for d in half) > 0 and len(half) == len(full)
+
+
+def test_a_nan_class_score_does_not_hide_the_rows_other_classes():
+    # Rows are dropped early when their best class cannot pass; a NaN best must not drop a row whose other class
+    # passes (multi-label keeps it under that class, as the full product test does).
+    prediction = torch.zeros(1, 2, 8)
+    prediction[0, 0] = torch.tensor([50.0, 50.0, 20.0, 20.0, 0.9, float("nan"), 0.8, 0.1])
+    prediction[0, 1] = torch.tensor([150.0, 150.0, 20.0, 20.0, 0.9, 0.1, 0.2, 0.1])  # best 0.18: cannot pass
+    kept = non_max_suppression(prediction, conf_thres=0.25, multi_label=True)[0]
+    assert kept[:, 5].tolist() == [1.0]
+    torch.testing.assert_close(kept[:, 4], torch.tensor([0.9 * 0.8]))

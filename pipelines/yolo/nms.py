@@ -19,6 +19,11 @@ def _candidates(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Boxes (xyxy), scores and class indices of the rows (already past the objectness test) whose class scores
     pass too."""
+    if conf_thres >= 0:
+        # objectness x score rounds monotonically in the score for objectness above a non-negative threshold, so a
+        # row's best class bounds all of its products: drop the rows whose best cannot pass before the (rows x
+        # classes) products are formed. Kept as `not <=`, a row with a NaN goes on as before.
+        rows = rows[~(rows[:, 4] * rows[:, 5:].amax(dim=1) <= conf_thres)]
     class_scores = rows[:, 5:] * rows[:, 4:5]
     boxes = xywh_to_xyxy(rows[:, :4])
     if multi_label:
