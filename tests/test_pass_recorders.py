@@ -157,9 +157,13 @@ def test_the_progress_bar_counts_images_and_names_the_pass_on_a_terminal_only():
         progress.start(PassKind.TIMED, 1)
         progress.advance(3)
         progress.grow(14)
+        progress.start(PassKind.TIMED, 2)
+        progress.advance(1)
+        progress.add(10)  # a LoadGen test's samples: counted on from where the bar is
         progress.close()
     shown = terminal.getvalue()
     assert "run-7: timed pass 2" in shown and "5/14" in shown and "image" in shown
+    assert "run-7: timed pass 3" in shown and "6/16" in shown
     assert piped.getvalue() == ""
 
 

@@ -46,18 +46,21 @@ class LoadgenPass:
         check_plan(settings, planned, *available_memory())
         self.console(f"LoadGen plan: {planned.describe()}")
         warm_batches, warmed = self._stream_warmup()
-        self.progress.start(PassKind.TIMED)
-        self.progress.grow(planned.samples)
         scenario = ScenarioRun(settings, self.pipeline, self.paths, config.dataset.batch_size,
                                config.benchmark.loadgen.performance_sample_count, self.runner.timer, warmed,
                                self.run_dir / layout.LOADGEN_DIR, detections if accuracy else None,
                                on_batch=self.progress.advance, streams=self.streams,
-                               max_pixels=config.dataset.max_pixels, warm_batches=warm_batches)
+                               max_pixels=config.dataset.max_pixels, warm_batches=warm_batches,
+                               on_warm=self.progress.advance)
         self.console(f"{settings.scenario}: MLPerf LoadGen drives the pipeline ({config.benchmark.loadgen.mode} "
                      f"mode, at least {settings.min_duration_s:g} s and {settings.min_query_count} queries); "
                      f"its logs go to {layout.LOADGEN_DIR}/")
         try:
+            self.progress.start(PassKind.WARMUP)  # each stream's own, on its worker's thread
+            self.progress.add(self.streams * sum(len(batch) for batch in warm_batches))
             scenario.start_workers()
+            self.progress.start(PassKind.TIMED)
+            self.progress.add(planned.samples)
             with self.runner.recorders.listening(PassKind.TIMED):
                 scenario.start(expected)
                 scenario.wait()

@@ -49,6 +49,11 @@ class PassProgress:
     def advance(self, images: int) -> None:
         self.bar.update(images)
 
+    def add(self, images: int) -> None:
+        """Images still to come: the total becomes what the bar has counted so far plus these."""
+        self.bar.total = self.bar.n + images
+        self.bar.refresh()
+
     def grow(self, total: Optional[int]) -> None:
         if total is None:
             self.bar.reset(total=None)

@@ -137,10 +137,11 @@ class _Answers:
 
     def __init__(self, lg: Any, pipeline: DetectionPipeline, timer: StepTimer, images: dict[int, LoadedImage],
                  batch_size: int, shape_of: Callable[[list[LoadedImage]], Optional[tuple]],
-                 warmed_shapes: set, writer: Optional[DetectionWriter], on_batch: Callable[[int], None]):
+                 warmed_shapes: set, writer: Optional[DetectionWriter], on_batch: Callable[[int], None],
+                 on_warm: Callable[[int], None] = lambda images: None):
         self.lg, self.pipeline, self.timer = lg, pipeline, timer
         self.images, self.batch_size, self.shape_of = images, batch_size, shape_of
-        self.warmed_shapes, self.writer, self.on_batch = warmed_shapes, writer, on_batch
+        self.warmed_shapes, self.writer, self.on_batch, self.on_warm = warmed_shapes, writer, on_batch, on_warm
         self.stages = pipeline.stages()
         self.lock = threading.Lock()  # counts, shapes seen and the detection writer, shared by the workers
         self.thread_timer = threading.local()
@@ -168,6 +169,8 @@ class _Answers:
                 images = [image.image for image in batch if image.image is not None]
                 if images:
                     run_stages(self.stages, StepTimer(), images)
+                with self.lock:
+                    self.on_warm(len(batch))
         except BaseException as error:
             self.failure = error
         with self.lock:
@@ -278,7 +281,8 @@ class ScenarioRun:
                  batch_size: int, performance_sample_count: Optional[int], timer: StepTimer,
                  warmed_shapes: set, log_dir: Path, writer: Optional[DetectionWriter] = None,
                  on_batch: Callable[[int], None] = lambda images: None, streams: int = 1,
-                 max_pixels: Optional[int] = None, warm_batches: Sequence[list[LoadedImage]] = ()):
+                 max_pixels: Optional[int] = None, warm_batches: Sequence[list[LoadedImage]] = (),
+                 on_warm: Callable[[int], None] = lambda images: None):
         self.settings = settings
         self.pipeline = pipeline
         self.paths = list(paths)
@@ -287,7 +291,7 @@ class ScenarioRun:
         self.log_dir = log_dir
         self.lg = import_loadgen()
         self.answers = _Answers(self.lg, pipeline, timer, {}, batch_size, self._shape_of, warmed_shapes, writer,
-                                on_batch)
+                                on_batch, on_warm)
         self.thread: Optional[threading.Thread] = None
         self.workers: list[threading.Thread] = []
         self.finished = threading.Event()
