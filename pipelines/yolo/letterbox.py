@@ -79,6 +79,13 @@ def letterbox_geometry(
     )
 
 
+def resized_content(img: np.ndarray, geometry: LetterboxGeometry) -> np.ndarray:
+    """The image at the letterbox's content size, before any padding (itself when it has that size already)."""
+    if geometry.new_unpad == (img.shape[1], img.shape[0]):
+        return img
+    return cv2.resize(img, geometry.new_unpad, interpolation=cv2.INTER_LINEAR)
+
+
 def letterbox(
     img: np.ndarray,
     new_shape: int | tuple[int, int],
@@ -90,10 +97,8 @@ def letterbox(
     """Letterbox an HxWx3 uint8 BGR image; returns the padded image and its geometry."""
     h, w = img.shape[:2]
     geometry = letterbox_geometry(h, w, new_shape, auto=auto, stride=stride, scaleup=scaleup)
-    if geometry.new_unpad != (w, h):
-        img = cv2.resize(img, geometry.new_unpad, interpolation=cv2.INTER_LINEAR)
     padded = cv2.copyMakeBorder(
-        img,
+        resized_content(img, geometry),
         geometry.pad_top,
         geometry.pad_bottom,
         geometry.pad_left,

@@ -13,7 +13,8 @@ import torch
 from torch import nn
 
 from pipelines.yolo.boxes import scale_boxes_to_original
-from pipelines.yolo.letterbox import LetterboxGeometry, evaluation_letterbox, evaluation_shape, letterbox_geometry
+from pipelines.yolo.letterbox import (LetterboxGeometry, evaluation_letterbox, evaluation_shape, letterbox_geometry,
+                                      resized_content)
 from pipelines.yolo.nms import non_max_suppression
 
 
@@ -63,7 +64,7 @@ class Preprocess(nn.Module):
             # floats: no bordered uint8 copy of the whole canvas first (letterbox() makes that copy).
             geometries = [letterbox_geometry(*image.shape[:2], self.img_size, auto=self.rect, stride=self.stride)
                           for image in images]
-            placed = [(_resized(image, geometry), geometry.pad_top, geometry.pad_left)
+            placed = [(resized_content(image, geometry), geometry.pad_top, geometry.pad_left)
                       for image, geometry in zip(images, geometries)]
             height = max(geometry.out_shape[0] for geometry in geometries)
             width = max(geometry.out_shape[1] for geometry in geometries)
@@ -84,13 +85,6 @@ class Preprocess(nn.Module):
         slot[:, top + h:].fill_(self.pad_unit)
         slot[:, top:top + h, :left].fill_(self.pad_unit)
         slot[:, top:top + h, left + w:].fill_(self.pad_unit)
-
-
-def _resized(image: np.ndarray, geometry: LetterboxGeometry) -> np.ndarray:
-    """The image at the letterbox's content size (itself when it already has that size)."""
-    if geometry.new_unpad == (image.shape[1], image.shape[0]):
-        return image
-    return cv2.resize(image, geometry.new_unpad, interpolation=cv2.INTER_LINEAR)
 
 
 class NonMaxSuppression(nn.Module):
