@@ -99,8 +99,12 @@ class LoadgenPass:
         if self.warmup.mode == AUTO:
             room = max(config.benchmark.warmup_max_batches - len(batches), 0)
             extra = [(shape, indices) for shape, indices in reachable.items() if shape not in warmed][:room]
+        # Each image once, however many batches and places in a batch repeat it: the batches are held until the
+        # test ends, and a full batch of a pair is one image repeated batch_size - 1 times.
+        decoded = {index: decode_image(self.paths[index], config.dataset.max_pixels)
+                   for index in sorted({index for _, indices in extra for index in indices})}
         for shape, indices in extra:
-            batches.append([decode_image(self.paths[index], config.dataset.max_pixels) for index in indices])
+            batches.append([decoded[index] for index in indices])
             warmed.add(shape)
         covered = len(reachable.keys() & warmed)
         self.record.warmup["loadgen"] = {"batch_shapes": len(reachable), "warmed_shapes": covered,
