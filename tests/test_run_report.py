@@ -126,7 +126,10 @@ def test_layer_bars_carry_path_type_calls_and_shapes_on_hover(run):
     run_dir, _ = run
     page = Page((run_dir / "report.html").read_text())
     layers = pd.read_csv(run_dir / "layer_timer.csv")
-    modules = layers[(layers["depth"] >= 2) & (layers["type"] != "unattributed")]  # unattributed rows have no shapes
+    # The network's own layers (unattributed rows have no shapes): at 160 px the letterbox or NMS around it can
+    # outweigh any one of them, and their shapes are images and lists, not batched maps.
+    modules = layers[(layers["depth"] >= 2) & (layers["type"] != "unattributed")
+                     & ~layers["parent"].isin(["Preprocessing", "Postprocessing"])]
     heaviest = modules.sort_values("self_ms", ascending=False).iloc[0]
     hover = next(title for title in page.titles if title.startswith(f"path {heaviest['path']}\n"))
     assert f"type {heaviest['type']}" in hover and f"calls {heaviest['calls']}" in hover
