@@ -7,7 +7,10 @@ Three questions, each against the peer that answers it:
     letterbox, forward, NMS, boxes back; runtime.streams auto = the throughput hint's own choice) against
     `benchmark_app -hint throughput`, both f32. Goal: at least 0.95x its FPS. The ratio splits in two: the whole
     pipeline against the streams' forward alone in the same run (summary.json scenario.forward_bound), and that
-    forward against benchmark_app's inference.
+    forward against benchmark_app's inference. Both sides feed the model u8 pixels, converted to f32 inside the
+    compiled model (benchmark_app's default for an image input; detbench's runtime.input_precision auto); a
+    third run in the same rounds has detbench convert them itself (runtime.input_precision f32), the way it ran
+    before, and prints what the u8 input is worth.
   - with defaults: detbench offline as a user runs it (runtime.precision and runtime.streams left alone)
     against benchmark_app -hint throughput left to choose its precision; then detbench with the choice its
     console names (OpenVINO's own precision and streams auto) against the same.
@@ -64,8 +67,8 @@ def parse_benchmark_app(text: str) -> tuple[Optional[float], Optional[int]]:
 
 
 def detbench_command(args: argparse.Namespace, out: Path, run_id: str, scenario: str, streams,
-                     precision: Optional[str] = "fp32") -> list[str]:
-    """streams or precision None: left to detbench's defaults."""
+                     precision: Optional[str] = "fp32", extra: tuple[str, ...] = ()) -> list[str]:
+    """streams or precision None: left to detbench's defaults; `extra`: further --set items."""
     sets = [f"model.arch={args.arch}", f"preprocess.img_size={args.img_size}", "preprocess.rect=false",
             f"dataset.path={args.images}", "dataset.batch_size=1", "runtime.backend=openvino",
             f"runtime.threads={args.threads}",
@@ -73,7 +76,7 @@ def detbench_command(args: argparse.Namespace, out: Path, run_id: str, scenario:
             *([f"runtime.streams={streams}"] if streams is not None else []),
             "benchmark.layer_timing=false", "benchmark.profiler=false", "benchmark.agreement.enabled=false",
             "outputs.plots=false", "outputs.save_images=false", "outputs.report=false",
-            f"run.output_dir={out}", f"run.id={run_id}", f"benchmark.scenario={scenario}"]
+            f"run.output_dir={out}", f"run.id={run_id}", f"benchmark.scenario={scenario}", *extra]
     if scenario == "offline":
         sets.append(f"benchmark.loadgen.min_duration_s={args.seconds}")
     else:
@@ -126,8 +129,8 @@ def main() -> None:
         if onnx is None:  # the first detbench run exports (and caches) the ONNX file both sides then run
             run(detbench_command(args, out, f"r{index}-export", "single_stream", 1), timeout)
             onnx = Path(json.loads((out / f"r{index}-export" / "summary.json").read_text())["runtime"]["onnx_file"])
-        offline_id, default_id, choice_id, single_id = (f"r{index}-{name}"
-                                                        for name in ("offline", "default", "peer-choice", "single"))
+        offline_id, f32_input_id, default_id, choice_id, single_id = (
+            f"r{index}-{name}" for name in ("offline", "offline-f32-input", "default", "peer-choice", "single"))
 
         def app_throughput() -> None:
             nonlocal streams
@@ -143,6 +146,11 @@ def main() -> None:
             row["offline_valid"] = summary["scenario"]["result"]["valid"]
             bound = summary["scenario"].get("forward_bound") or {}
             row["offline_forward_per_s"] = bound.get("forward_samples_per_s")
+
+        def offline_f32_input() -> None:
+            run(detbench_command(args, out, f32_input_id, "offline", "auto", extra=("runtime.input_precision=f32",)),
+                timeout, "offline_f32_input_samples_per_s")
+            row["offline_f32_input_samples_per_s"], _ = offline_rate(out, f32_input_id)
 
         def app_default() -> None:
             row["app_default_fps"], _ = parse_benchmark_app(run(
@@ -173,12 +181,12 @@ def main() -> None:
             forward_ms = single["forward"]["p50_ms_per_image"]
             row["single_forward_per_s"] = 1000.0 / forward_ms if forward_ms else None
 
-        pairs = [(app_throughput, offline), (app_default, detbench_default)]
+        groups = [(app_throughput, offline, offline_f32_input), (app_default, detbench_default)]
         if not args.skip_latency:
-            pairs.append((app_latency, single_stream))
-        for app, ours in pairs:
+            groups.append((app_latency, single_stream))
+        for group in groups:
             # Every other round detbench goes first, so neither side always runs right after the other's exit.
-            for measure in ((app, ours) if index % 2 == 0 else (ours, app)):
+            for measure in (group if index % 2 == 0 else tuple(reversed(group))):
                 measure()
         rows.append(row)
         print(f"round {index}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
@@ -196,7 +204,8 @@ def main() -> None:
     print(f"\nopenvino_peer: {args.arch} at {args.img_size}x{args.img_size}, {args.threads} threads, {args.rounds} "
           f"interleaved rounds of {args.seconds} s each side; ONNX {onnx}; benchmark_app chose {streams} stream(s) "
           f"for throughput; detbench's streams auto: {[r.get('offline_streams') for r in rows]}")
-    for name in ("app_throughput_fps", "offline_samples_per_s", "offline_forward_per_s", "app_default_fps",
+    for name in ("app_throughput_fps", "offline_samples_per_s", "offline_forward_per_s",
+                 "offline_f32_input_samples_per_s", "app_default_fps",
                  "default_samples_per_s", "choice_samples_per_s", "app_latency_fps", "single_images_per_s"):
         print(f"  {name}: median {medians(name)}")
     for name, a, b, what, goal in (
@@ -206,6 +215,8 @@ def main() -> None:
              "offline_forward_per_s", "LoadGen's rate against the streams' forward rate in the same run", None),
             ("  of which: offline forward alone / benchmark_app -hint throughput", "offline_forward_per_s",
              "app_throughput_fps", "the streams' forward at the speed measured under LoadGen", None),
+            ("offline with u8 input / with f32 input", "offline_samples_per_s", "offline_f32_input_samples_per_s",
+             "runtime.input_precision auto (u8, OpenVINO converts) against f32 (the pipeline converts)", None),
             ("detbench defaults / benchmark_app defaults", "default_samples_per_s", "app_default_fps",
              "each left to its defaults", None),
             ("detbench with OpenVINO's choice / benchmark_app defaults", "choice_samples_per_s", "app_default_fps",

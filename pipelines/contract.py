@@ -42,6 +42,9 @@ class LoadedNetwork:
     random_weights: bool
     cache_key: str  # what determines the network's weights and structure, for caches of exported models
     fuse: Optional[Callable[[nn.Module], Any]] = None  # the family's inference-time simplification, if any
+    # Its float input is each RGB pixel value over this (YOLO: 255), so a runtime may take the uint8 pixels and
+    # convert them itself; None where the input is not plain scaled pixels.
+    pixel_scale: Optional[float] = None
 
 
 @dataclass(frozen=True)

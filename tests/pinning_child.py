@@ -15,6 +15,7 @@ import torch  # noqa: E402
 
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
 from pipelines.yolo import family as yolo  # noqa: E402
+from tests.forward_inputs import as_taken  # noqa: E402
 
 if __name__ == "__main__":
     backend, threads, cache = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -22,9 +23,10 @@ if __name__ == "__main__":
     runtime = build_runtime(backend, threads=threads, pinning=True, **options)
     example = torch.rand(1, 3, 256, 256)
     forward = runtime.prepare(yolo.load_network("yolov7-tiny", None, 0), example)
-    forward(example)
+    batch = as_taken(forward, example)
+    forward(batch)
     print(json.dumps(runtime.settings(), default=str), flush=True)
     stop = threading.Event()
     threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
     while not stop.is_set():
-        forward(example)
+        forward(batch)

@@ -124,13 +124,15 @@ def truncated_int8_heals(cache_dir: Path) -> dict:
     calibration = calibration_inputs(family, network, PreprocessSection(img_size=96), PostprocessSection(),
                                      find_images(SHAPES / "images"), 4, ["Detect"])
     batch = torch.from_numpy(next(iter(calibration.inputs())))
-    first = OpenVinoRuntime(precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration)
+    first = OpenVinoRuntime(precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,
+                            input_precision="f32")  # float batches fed below
     output = first.prepare(network, batch)(batch)
     quantized = Path(first.settings()["preparation"]["quantized_file"])
     weights = quantized.with_suffix(".bin")
     with open(weights, "r+b") as handle:
         handle.truncate(weights.stat().st_size // 2)
-    second = OpenVinoRuntime(precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration)
+    second = OpenVinoRuntime(precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,
+                             input_precision="f32")
     repeated = second.prepare(network, batch)(batch)
     return {"hit": second.settings()["preparation"]["quantized_cache_hit"], "lines": lines,
             "equal": torch.equal(output, repeated)}

@@ -12,12 +12,13 @@ import torch
 
 from datasets.image_folder import decode_image, find_images
 from datasets.labels import load_ground_truth
-from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.runtimes.base import PreparedForward, RuntimeNotSupported
 from pipelines.runtimes.onnx_export import export_onnx
 from pipelines.runtimes.onnxruntime.session import OnnxRuntime
 from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.runtimes.quantization import decode_nodes, float_module_paths
 from pipelines.yolo import family
+from tests.forward_inputs import as_taken
 from utils.config import PostprocessSection, PreprocessSection
 from utils.harness.calibration_inputs import calibration_inputs
 from utils.record.accuracy import coco_evaluation
@@ -50,7 +51,7 @@ def batch(network, calibration):
 def test_calibration_inputs_are_the_pipelines_network_inputs(network, paths, calibration):
     inputs = list(calibration.inputs())
     assert len(inputs) == calibration.images == CALIBRATION_IMAGES
-    pipeline = family.build_pipeline(network, None, PRE, POST)
+    pipeline = family.build_pipeline(network, PreparedForward(lambda batch: batch, None), PRE, POST)
     import cv2
     expected = pipeline.preprocess([cv2.imread(str(paths[0]))]).tensor
     assert torch.equal(torch.from_numpy(inputs[0]), expected)
@@ -114,11 +115,12 @@ def int8_against_fp32(runtime_name: str, cache_dir: Path) -> dict:
     int8 = runtime.prepare(network, batch)
     again = runtime_class(precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
     # Kept past later forwards (the mAP passes below), so copied: an output holds until the next forward.
-    repeated = again.prepare(network, batch)(batch).clone()
-    output = int8(batch).clone()
+    again_forward = again.prepare(network, batch)
+    repeated = again_forward(as_taken(again_forward, batch)).clone()
+    output = int8(as_taken(int8, batch)).clone()
     return {"preparation": runtime.settings()["preparation"], "precision": runtime.settings()["precision"],
             "fp32_map": map_50_95(fp32), "int8_map": map_50_95(int8),
-            "differs_from_fp32": not torch.equal(output, fp32(batch)),
+            "differs_from_fp32": not torch.equal(output, fp32(as_taken(fp32, batch))),
             "repeat_equal": torch.equal(repeated, output),
             "repeat_cache_hit": again.settings()["preparation"]["quantized_cache_hit"]}
 

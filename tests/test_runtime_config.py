@@ -31,6 +31,8 @@ def test_every_backend_the_config_offers_is_registered():
     (["runtime.precision=int8"], ["int8", "PT2E", "runtime.backend onnxruntime or openvino"]),
     (["runtime.backend=openvino", "runtime.channels_last=true"], ["runtime.channels_last", "torch only"]),
     (["runtime.backend=onnxruntime", "runtime.compile=true"], ["runtime.compile", "torch only"]),
+    (["runtime.input_precision=u8"], ["runtime.input_precision", "openvino only", "runtime.backend: openvino"]),
+    (["runtime.backend=openvino", "runtime.input_precision=f16"], ["runtime.input_precision", "f16", "u8"]),
     (["runtime.backend=tensorrt"], ["runtime.backend", "tensorrt"]),
     (["model.threads=2"], ["model.threads is now runtime.threads", "--set runtime.threads=2"]),
 ])

@@ -176,8 +176,10 @@ def test_onnxruntime_profiling_pass(prepared, tmp_path):
 
 def test_openvino_profiling_pass(prepared):
     runtime, forward = prepared["openvino"]
+    assert forward.input_dtype == torch.uint8  # it takes the pixels and converts them itself, by default
+    pixels = [batch.mul(255).to(torch.uint8) for batch in PASS]
     with runtime.profiling() as profile:
-        for batch in PASS:
+        for batch in pixels:
             forward(batch)
     assert {counter.inference for counter in profile.counters} == {0, 1}
     assert {"EXECUTED", "NOT_RUN"} <= {counter.status for counter in profile.counters}
@@ -192,5 +194,5 @@ def test_openvino_profiling_pass(prepared):
     # The normal model is back: it counts nothing, and a later forward adds nothing to the profile.
     assert runtime._compiled.dynamic.get_property("PERF_COUNT") in (False, "NO")
     before = len(profile.counters)
-    forward(PASS[0])
+    forward(pixels[0])
     assert len(profile.counters) == before

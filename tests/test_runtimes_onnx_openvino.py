@@ -1,8 +1,10 @@
 """ONNX Runtime and OpenVINO: outputs equal torch eager fp32 on square, rect and other batch shapes; the
-settings they report are read back; combinations they cannot run are refused with a way out."""
+settings they report are read back; combinations they cannot run are refused with a way out. OpenVINO takes
+the pixels themselves by default and converts them inside the compiled model."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 
 import openvino as ov
@@ -56,7 +58,8 @@ def onnxruntime(network, example, cache_dir):
 
 @pytest.fixture(scope="module")
 def openvino(network, example, cache_dir, onnxruntime):  # after onnxruntime: the export is cached then
-    runtime = OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir)
+    # Float batches, as torch eager takes them; the u8 input it runs by default is tested below.
+    runtime = OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir, input_precision="f32")
     return runtime, runtime.prepare(network, example)
 
 
@@ -128,7 +131,7 @@ def test_openvino_bf16_runs_and_says_so(network, example, cache_dir, openvino):
     capabilities = OpenVinoRuntime().capabilities
     if "BF16" not in capabilities:
         pytest.skip(f"this CPU has no bf16 in OpenVINO's CPU plugin (capabilities: {', '.join(capabilities)})")
-    runtime = OpenVinoRuntime(precision="bf16", threads=THREADS, cache_dir=cache_dir)
+    runtime = OpenVinoRuntime(precision="bf16", threads=THREADS, cache_dir=cache_dir, input_precision="f32")
     forward = runtime.prepare(network, example)
     for shape in SHAPES[:2]:
         output = forward(torch.rand(shape))
@@ -162,3 +165,37 @@ def test_openvino_refuses_bf16_on_a_cpu_without_it(monkeypatch):
     monkeypatch.setattr(openvino_runtime, "shared_core", CoreWithoutBf16)
     with pytest.raises(RuntimeNotSupported, match="offers FP32, INT8, EXPORT_IMPORT on this CPU, not BF16"):
         OpenVinoRuntime(precision="bf16")
+
+
+def test_openvino_takes_pixels_by_default_and_converts_them_as_the_pipeline_would(network, example, cache_dir,
+                                                                                  openvino, reference):
+    runtime = OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir)
+    forward = runtime.prepare(network, example)
+    assert forward.input_dtype == torch.uint8
+    settings = runtime.settings()
+    assert settings["input_precision"] == "u8"
+    assert settings["input_conversion"]["conversion"] == "f32, divided by 255, inside the compiled model"
+    assert "benchmark_app" in settings["input_conversion"]["why"]
+    for shape in SHAPES:
+        pixels = torch.randint(0, 256, shape, dtype=torch.uint8, generator=torch.Generator().manual_seed(2))
+        expected = reference(pixels.float().div_(255.0))
+        output = forward(pixels)
+        assert output.dtype == torch.float32 and output.shape == expected.shape
+        # As close to torch eager on the converted floats as the f32 input is (the test above).
+        assert float((output - expected).abs().max()) <= 1e-4 * float(expected.abs().max())
+    with pytest.raises(TypeError, match="takes uint8 pixels"):
+        forward(torch.rand(SHAPES[0]))
+
+
+def test_openvino_input_of_a_network_that_is_not_scaled_pixels(network, example, cache_dir, openvino):
+    with pytest.raises(RuntimeNotSupported, match="runtime.input_precision is one of auto, u8, f32, not 'f16'"):
+        OpenVinoRuntime(input_precision="f16")
+    unscaled = dataclasses.replace(network, pixel_scale=None)
+    with pytest.raises(RuntimeNotSupported, match="runtime.input_precision u8: this network's input is not scaled "
+                                                  "pixels.*use runtime.input_precision f32"):
+        OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir, input_precision="u8").prepare(unscaled, example)
+    runtime = OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir)
+    forward = runtime.prepare(unscaled, example)
+    assert forward.input_dtype == torch.float32 and forward(torch.rand(SHAPES[1])).shape[0] == 1
+    assert runtime.settings()["input_precision"] == "f32"
+    assert runtime.settings()["input_conversion"] == {"why": "the network's input is not scaled pixels"}

@@ -16,6 +16,7 @@ from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.concurrency import cores_to_pin, ort_intra_op_affinities, stream_cores, threads_per_stream
 from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family as yolo
+from tests.forward_inputs import as_taken
 from utils.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +101,7 @@ def test_exported_runtimes_read_back_their_streams_and_answer_concurrent_request
         assert settings["num_streams"] == 2 and settings["pinning"] is True
     else:
         assert settings["threads_per_stream"] == 1 and len(settings["intra_op_thread_affinities"]) == 2
-    batches = [torch.rand(1, 3, 64, 64) for _ in range(3)]
+    batches = [as_taken(forward, torch.rand(1, 3, 64, 64)) for _ in range(3)]
     alone = [forward(batch).clone() for batch in batches]  # an output holds until this thread's next forward
     together = _concurrent_outputs(forward, batches)
     for a, b in zip(alone, together):

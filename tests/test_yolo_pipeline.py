@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 from pipelines.contract import Detections
 from pipelines.registry import UnknownArchitecture, family_for
+from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.torch.session import TorchEager
 from pipelines.yolo import family as yolo_family
 from pipelines.yolo.letterbox import letterbox
@@ -55,13 +56,18 @@ def test_rect_batch_pads_each_minimal_rectangle_at_bottom_right():
     assert torch.all(batch.tensor[1, :, :, 64:] == 114 / 255)
 
 
-def _reference_tensor(canvases, pad_value):
-    """The conversion spelled out in numpy: pad into a uint8 batch, BGR to RGB, HWC to CHW, float, / 255."""
+def _reference_pixels(canvases, pad_value):
+    """The layout spelled out in numpy: pad into a uint8 batch, BGR to RGB, HWC to CHW."""
     height, width = max(c.shape[0] for c in canvases), max(c.shape[1] for c in canvases)
     batch = np.full((len(canvases), height, width, 3), pad_value, dtype=np.uint8)
     for slot, canvas in zip(batch, canvases):
         slot[:canvas.shape[0], :canvas.shape[1]] = canvas
-    return torch.from_numpy(np.ascontiguousarray(batch[..., ::-1].transpose(0, 3, 1, 2))).float().div_(255.0)
+    return torch.from_numpy(np.ascontiguousarray(batch[..., ::-1].transpose(0, 3, 1, 2)))
+
+
+def _reference_tensor(canvases, pad_value):
+    """Then float, / 255."""
+    return _reference_pixels(canvases, pad_value).float().div_(255.0)
 
 
 @pytest.mark.parametrize("rect, evaluation", [(False, False), (True, False), (False, True)])
@@ -79,6 +85,10 @@ def test_conversion_is_bit_for_bit_the_reference_for_every_byte_value_and_paddin
     else:
         canvases = [letterbox(image, 128, color=(114,) * 3, auto=rect, stride=32)[0] for image in (first, second)]
     assert torch.equal(batch.tensor, _reference_tensor(canvases, 114))
+    # For a runtime that converts inside its own graph: the same layout, the bytes themselves.
+    pixels = Preprocess(128, rect, 114, 32, evaluation=evaluation, pixels=True)([first, second])
+    assert pixels.tensor.dtype == torch.uint8 and torch.equal(pixels.tensor, _reference_pixels(canvases, 114))
+    assert pixels.geometries == batch.geometries and pixels.original_shapes == batch.original_shapes
     unpadded = Preprocess(256, False, 114, 32)([np.tile(every_byte[None], (256, 1, 1))])
     assert torch.equal(unpadded.tensor, _reference_tensor([np.tile(every_byte[None], (256, 1, 1))], 114))
 
@@ -131,6 +141,12 @@ def test_family_builds_its_pipeline_from_the_config_sections(network, model):
     assert (pipeline.preprocessor.img_size, pipeline.preprocessor.stride) == (96, 32)
     assert (pipeline.nms.max_det, pipeline.nms.classes, pipeline.nms.agnostic) == (7, [1], True)
     assert pipeline.class_names == network.class_names and len(pipeline.class_names) == 80
+    assert not pipeline.preprocessor.pixels and network.pixel_scale == 255.0
+    # A runtime that takes the pixels themselves gets them: the preprocessing stops before converting.
+    takes_pixels = PreparedForward(model.run, None, torch.uint8)
+    pixels = yolo_family.build_pipeline(network, takes_pixels, preprocess, postprocess).preprocess(images())
+    floats = pipeline.preprocess(images())
+    assert pixels.tensor.dtype == torch.uint8 and torch.equal(pixels.tensor.float().div_(255.0), floats.tensor)
 
 
 def test_torch_runtime_fuses_and_reports_what_it_uses(model):

@@ -25,6 +25,9 @@ class RuntimeNotSupported(UsageError):
 class PreparedForward:
     run: Callable[[torch.Tensor], Any]
     module: Optional[nn.Module]  # what per-layer hooks may attach to; None for runtimes outside torch
+    # torch.uint8: the runtime takes the pixel values themselves, in the float input's layout, and divides them
+    # by the network's pixel_scale inside its own graph; the pipeline's preprocessing then stops before converting.
+    input_dtype: torch.dtype = torch.float32
 
     def __call__(self, batch: torch.Tensor, *extra: Any) -> Any:
         """`extra`: further arguments of the network's forward (R-CNN's image sizes); torch runtimes only.

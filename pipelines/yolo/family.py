@@ -18,7 +18,7 @@ from pipelines.runtimes.base import PreparedForward
 from pipelines.yolo.facts import (ARCHS, EVALUATION_PREPROCESS, NAME, SIZE_KEYS, accepts,  # noqa: F401
                                   input_size, largest_input_area, unsupported_runtime)
 from pipelines.yolo.pipeline import YoloPipeline
-from pipelines.yolo.stages import NonMaxSuppression, Preprocess, ScaleBoxes
+from pipelines.yolo.stages import PIXEL_SCALE, NonMaxSuppression, Preprocess, ScaleBoxes
 
 CALIBRATION_SIZE = 256
 # seed and structure -> (calibrated state_dict, its digest), so a second copy in the same process is cheap
@@ -36,7 +36,8 @@ def load_network(arch: str, weights: str | None, seed: int) -> LoadedNetwork:
         info = load_weights(model, weights)
         names = list(info.class_names or model.names)
         return LoadedNetwork(model, names, info.source, random_weights=False,
-                             cache_key=f"{structure}:weights-{file_digest(weights)}", fuse=fuse_model)
+                             cache_key=f"{structure}:weights-{file_digest(weights)}", fuse=fuse_model,
+                             pixel_scale=PIXEL_SCALE)
     seeded = f"{structure}:random-seed-{seed}"
     if seeded not in _calibrated:
         path = _calibrated_path(seeded)
@@ -53,7 +54,7 @@ def load_network(arch: str, weights: str | None, seed: int) -> LoadedNetwork:
     model.load_state_dict(state)
     # The digest of the weights themselves: a change in how random weights are made never reuses an export.
     return LoadedNetwork(model, list(model.names), f"random (seed {seed})", random_weights=True,
-                         cache_key=f"{seeded}:{digest}", fuse=fuse_model)
+                         cache_key=f"{seeded}:{digest}", fuse=fuse_model, pixel_scale=PIXEL_SCALE)
 
 
 def _calibrated_path(seeded: str) -> Path:
@@ -113,7 +114,8 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
     stride = int(max(network.module.stride))
     return YoloPipeline(
         forward, network.class_names,
-        Preprocess(preprocess.img_size, preprocess.rect, preprocess.pad_value, stride, evaluation),
+        Preprocess(preprocess.img_size, preprocess.rect, preprocess.pad_value, stride, evaluation,
+                   pixels=forward.input_dtype == torch.uint8),
         NonMaxSuppression(postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det, postprocess.classes,
                           postprocess.agnostic, getattr(postprocess, "multi_label", False)),
         ScaleBoxes(),

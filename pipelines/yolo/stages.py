@@ -17,6 +17,8 @@ from pipelines.yolo.letterbox import (LetterboxGeometry, evaluation_letterbox, e
                                       resized_content)
 from pipelines.yolo.nms import non_max_suppression
 
+PIXEL_SCALE = 255.0  # the network's float input is each RGB pixel value over this
+
 
 @dataclass
 class PreprocessedBatch:
@@ -26,7 +28,8 @@ class PreprocessedBatch:
 
 
 class Preprocess(nn.Module):
-    """Letterbox each BGR image, then stack as RGB CHW float in [0, 1].
+    """Letterbox each BGR image, then stack as RGB CHW float in [0, 1], or with `pixels` as the uint8 values
+    themselves, for a runtime that converts them inside its own graph (PreparedForward.input_dtype).
 
     With `rect` every image gets its own minimal stride-multiple rectangle; a batch of differently shaped
     rectangles is padded at the bottom and right to the largest, which leaves each image's letterbox
@@ -34,15 +37,17 @@ class Preprocess(nn.Module):
     instead: one rectangle per batch, each image centred in it (letterbox.evaluation_letterbox).
     """
 
-    def __init__(self, img_size: int, rect: bool, pad_value: int, stride: int, evaluation: bool = False):
+    def __init__(self, img_size: int, rect: bool, pad_value: int, stride: int, evaluation: bool = False,
+                 pixels: bool = False):
         super().__init__()
         self.img_size = img_size
         self.rect = rect
         self.pad_value = pad_value
         # The padding as the conversion turns it into a float, so a padded slot holds the same value bit for bit.
-        self.pad_unit = torch.tensor(pad_value, dtype=torch.uint8).div(255.0).item()
+        self.pad_unit = pad_value if pixels else torch.tensor(pad_value, dtype=torch.uint8).div(PIXEL_SCALE).item()
         self.stride = stride
         self.evaluation = evaluation
+        self.pixels = pixels
 
     def batch_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, int, int, int]:
         """(B, 3, H, W) of the tensor `forward` makes of images of these (height, width) sizes."""
@@ -71,12 +76,16 @@ class Preprocess(nn.Module):
         # One pass per channel plane, u8 in, float out, in its place: a third less time than flipping and
         # transposing the uint8 batch, then converting, then dividing. torch.div of a uint8 tensor by 255.0 is
         # float32(x) / 255 as .float().div_(255.0) is, bit for bit.
-        tensor = torch.empty((len(placed), 3, height, width), dtype=torch.float32)
+        tensor = torch.empty((len(placed), 3, height, width), dtype=torch.uint8 if self.pixels else torch.float32)
         for slot, (content, top, left) in zip(tensor, placed):
             h, w = content.shape[:2]
             self._pad_around(slot, top, left, h, w)
             for channel, plane in enumerate(reversed(cv2.split(content))):  # BGR planes, written as RGB
-                torch.div(torch.from_numpy(plane), 255.0, out=slot[channel, top:top + h, left:left + w])
+                place = slot[channel, top:top + h, left:left + w]
+                if self.pixels:
+                    place.copy_(torch.from_numpy(plane))
+                else:
+                    torch.div(torch.from_numpy(plane), PIXEL_SCALE, out=place)
         return PreprocessedBatch(tensor, geometries, [image.shape[:2] for image in images])
 
     def _pad_around(self, slot: torch.Tensor, top: int, left: int, h: int, w: int) -> None:

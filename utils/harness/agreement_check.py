@@ -1,5 +1,5 @@
 """Equal detections, checked: the run's first images through the torch fp32 reference and through the runtime
-under test, from the same preprocessed batches, compared raw and as detections (utils.record.agreement)."""
+under test, from the same images, compared raw and as detections (utils.record.agreement)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,18 +22,12 @@ def compare_with_reference(candidate: DetectionPipeline, reference: DetectionPip
     """With random weights almost no box clears conf_thres, so detections are also compared at the threshold
     that keeps the reference's top_k candidates per image (never above conf_thres), and raw outputs over those
     same top candidates. The verdict is judged at conf_thres when the reference shows enough detections
-    there, at the top-k threshold otherwise (`judged_at`)."""
-    names = [stage.name for stage in candidate.stages()]
-    forward_at = names.index(FORWARD_STAGE)
-    before_forward = candidate.stages()[:forward_at]
-    candidate_forward, reference_forward = candidate.stages()[forward_at], reference.stages()[forward_at]
+    there, at the top-k threshold otherwise (`judged_at`). Each pipeline prepares the batch itself: a runtime that
+    takes the pixels gets them, the reference their floats, the same values (PreparedForward.input_dtype)."""
     matches, raw, images, used_thresholds = MatchCounts(), RawError(0.0, 0.0, 0), 0, []
     at_configured = MatchCounts()
     for batch in batches:
-        value: Any = batch
-        for stage in before_forward:
-            value = stage.run(value)
-        forwarded, expected = candidate_forward.run(value), reference_forward.run(value)
+        forwarded, expected = _forwarded(candidate, batch), _forwarded(reference, batch)
         reference_raw = reference.raw_output(expected)
         raw = raw + raw_output_error(reference_raw, candidate.raw_output(forwarded), top_k,
                                      reference.candidate_scores)
@@ -60,6 +54,15 @@ def compare_with_reference(candidate: DetectionPipeline, reference: DetectionPip
     return dict(summary, verdict=verdict(judged, raw, thresholds), judged_at=judged_at)
 
 
+def _forwarded(pipeline: DetectionPipeline, batch: list[np.ndarray]) -> Any:
+    value: Any = batch
+    for stage in pipeline.stages():
+        value = stage.run(value)
+        if stage.name == FORWARD_STAGE:
+            return value
+    raise ValueError(f"{type(pipeline).__name__} has no {FORWARD_STAGE} stage")
+
+
 def run_agreement_check(config: Any, pipeline: DetectionPipeline, reference: Reference, paths: Sequence[Path],
                         accuracy: Optional[dict], console: Callable[[str], None],
                         labelled: bool = False) -> tuple[dict[str, Any], list[str]]:
@@ -71,7 +74,7 @@ def run_agreement_check(config: Any, pipeline: DetectionPipeline, reference: Ref
                             (accuracy or {}).get("images", 0))
     console(f"Checking detections against the torch fp32 reference on the first {count} scored images...")
     reference_pipeline = reference.pipeline(config.postprocess)
-    # The images that decode, in full batches: both pipelines see the same preprocessed input.
+    # The images that decode, in full batches: both pipelines see the same images.
     decoded = [sample.image for batch in decoded_batches(paths[:count], 1, config.dataset.max_pixels)
                for sample in batch if sample.image is not None]
     size = config.dataset.batch_size

@@ -15,6 +15,7 @@ import openvino as ov
 import openvino.properties as props
 import openvino.properties.hint as hints
 import torch
+from openvino.preprocess import PrePostProcessor
 
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
 from pipelines.runtimes.concurrency import (AUTO, auto_choice, cores_to_pin, share_opencv_threads, share_torch_threads,
@@ -24,7 +25,7 @@ from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.openvino.layers import NodeCounter
 from pipelines.runtimes.openvino.quantizer import quantize_for_openvino
 from pipelines.runtimes.openvino.signal_stack import shared_core
-from pipelines.runtimes.openvino.spec import SPEC
+from pipelines.runtimes.openvino.spec import INPUT_PRECISIONS, SPEC
 from pipelines.runtimes.openvino.static_shapes import CompiledByShape
 from pipelines.runtimes.quantization import Calibration, quantize_network
 
@@ -47,12 +48,16 @@ class OpenVinoRuntime(Runtime):
 
     def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
                  cache_dir: Union[Path, str, None] = None, opset: int = 17,
-                 calibration: Optional[Calibration] = None, streams: int | str = 1, pinning: bool = False):
+                 calibration: Optional[Calibration] = None, streams: int | str = 1, pinning: bool = False,
+                 input_precision: str = AUTO):
         if precision == "int8" and calibration is None:
             raise RuntimeNotSupported("runtime.precision int8 needs calibration images (runtime.calibration)")
         if precision not in PRECISION_TYPES:
             raise RuntimeNotSupported(f"runtime.backend openvino runs {' or '.join(PRECISION_TYPES)}, "
                                       f"not {precision}")
+        if input_precision not in INPUT_PRECISIONS:
+            raise RuntimeNotSupported(f"runtime.input_precision is one of {', '.join(INPUT_PRECISIONS)}, not "
+                                      f"{input_precision!r}")
         self.core = shared_core()
         self.capabilities = list(self.core.get_property(DEVICE, "OPTIMIZATION_CAPABILITIES"))
         if precision == "bf16" and "BF16" not in self.capabilities:
@@ -68,6 +73,8 @@ class OpenVinoRuntime(Runtime):
         self._auto_streams = streams == AUTO  # resolved by the throughput hint at compile time
         self.streams, self.streams_auto = (1, None) if self._auto_streams else auto_choice(streams, 1, "")
         self.pinning = pinning
+        self.input_precision = input_precision
+        self._input: dict[str, Any] = {}  # what the compiled model takes, resolved in prepare()
         self._peer_defaults: Optional[dict[str, Any]] = None
         # Per thread (with streams, each worker thread has its own), the requests of each shape's compiled model.
         self._thread_requests = threading.local()
@@ -122,6 +129,42 @@ class OpenVinoRuntime(Runtime):
             }
         return self._peer_defaults
 
+    def _resolve_input(self, network: LoadedNetwork) -> None:
+        """u8 puts the conversion to the network's float input inside the compiled model, so the stream's own
+        inference thread does it and the pipeline hands over a quarter of the bytes: what benchmark_app runs, as
+        it feeds an image input u8 by default."""
+        scale = network.pixel_scale
+        if self.input_precision == "u8" and scale is None:
+            raise RuntimeNotSupported("runtime.input_precision u8: this network's input is not scaled pixels, so "
+                                      "there is nothing for OpenVINO to convert; use runtime.input_precision f32")
+        if self.input_precision == AUTO:
+            chosen = "f32" if scale is None else "u8"
+            why = ("the network's input is not scaled pixels" if scale is None else
+                   f"the network's input is the pixels over {scale:g}, which OpenVINO converts inside the compiled "
+                   "model, as benchmark_app feeds an image input")
+        else:
+            chosen, why = self.input_precision, "runtime.input_precision"
+        self._input = {"precision": chosen, "why": why}
+        if chosen == "u8":
+            self._input["conversion"] = f"f32, divided by {scale:g}, inside the compiled model"
+            self._input["scale"] = scale
+
+    def _with_input_conversion(self, model: ov.Model) -> ov.Model:
+        if self._input["precision"] != "u8":
+            return model
+        steps = PrePostProcessor(model)
+        steps.input().tensor().set_element_type(ov.Type.u8)
+        steps.input().preprocess().convert_element_type(ov.Type.f32).scale(self._input["scale"])
+        return steps.build()
+
+    def _as_model_input(self, batch: torch.Tensor):
+        if self._input.get("precision") != "u8":
+            return as_input(batch)
+        if batch.dtype != torch.uint8:
+            raise TypeError(f"OpenVINO's compiled model takes uint8 pixels (runtime.input_precision u8), "
+                            f"got a {batch.dtype} batch: build the pipeline with this PreparedForward's input_dtype")
+        return batch.contiguous().numpy()
+
     def _infer(self, array) -> torch.Tensor:
         # Synchronous, so sharing the caller's array is safe. The output is the request's own buffer, not a copy
         # (25,200 x 85 floats at 640): valid until this thread's next inference of this shape, by which time the
@@ -156,15 +199,18 @@ class OpenVinoRuntime(Runtime):
             # The plugin resets each thread it runs a request on (the caller too) to this thread's mask as it
             # finds it when compiling: confined to the pinned cores first, so no thread of it leaves them.
             os.sched_setaffinity(0, set(pinned_cores))
+        self._resolve_input(network)
         started = time.perf_counter()
-        self._model = self.core.read_model(str(model_path))
+        self._model = self._with_input_conversion(self.core.read_model(str(model_path)))
         self._compiled = self._compile(perf_count=False)
         compile_s = time.perf_counter() - started
         if self._auto_streams:
             self._resolve_auto_streams()
         self._torch_threads = share_torch_threads(self._inference_threads, self.streams)
         self._opencv_threads = share_opencv_threads(self._inference_threads, self.streams)
-        self._example = as_input(example)
+        # The example's values never matter (zeros, traced shapes); only its element type must be the model's.
+        self._example = self._as_model_input(
+            example.to(torch.uint8) if self._input["precision"] == "u8" else example)
         started = time.perf_counter()
         self._infer(self._example)
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
@@ -177,9 +223,9 @@ class OpenVinoRuntime(Runtime):
 
         def run(batch: torch.Tensor) -> torch.Tensor:
             # _infer reads self._compiled at each call, so profiling() can swap it.
-            return self._infer(as_input(batch))
+            return self._infer(self._as_model_input(batch))
 
-        return PreparedForward(run, None)
+        return PreparedForward(run, None, torch.uint8 if self._input["precision"] == "u8" else torch.float32)
 
     @contextmanager
     def profiling(self) -> Iterator[OpenVinoProfile]:
@@ -228,6 +274,8 @@ class OpenVinoRuntime(Runtime):
             "torch_threads_per_stream": self._torch_threads,
             "opencv_threads_per_stream": self._opencv_threads,
             "execution_devices": list(read_back["EXECUTION_DEVICES"]),
+            "input_precision": self._input["precision"],
+            "input_conversion": {key: value for key, value in self._input.items() if key != "precision"},
             "onnx_file": str(self._export.path),
             "opset": self.opset,
             "preparation": dict(self._preparation),

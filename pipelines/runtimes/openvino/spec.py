@@ -2,12 +2,29 @@
 no timeline to merge into trace.json)."""
 from __future__ import annotations
 
-from pipelines.runtimes.spec import RuntimeSpec
+from typing import Literal
+
+from pydantic import Field
+
+from pipelines.runtimes.spec import RuntimeOptions, RuntimeSpec
+
+
+INPUT_PRECISIONS = ("auto", "u8", "f32")
+
+
+class OpenVinoOptions(RuntimeOptions):
+    input_precision: Literal[INPUT_PRECISIONS] = Field(
+        "auto", description="openvino only: the element type the compiled model takes. u8: the pipeline hands over "
+                            "the letterboxed pixels and OpenVINO's preprocessing converts them to f32 inside the "
+                            "compiled model, as benchmark_app feeds an image input; f32: the pipeline converts. "
+                            "auto: u8 where the family's input is scaled pixels (YOLO), else f32")
+
 
 SPEC = RuntimeSpec(
     name="openvino",
     precisions=("fp32", "bf16", "int8"),
     session="session:OpenVinoRuntime",
+    options=OpenVinoOptions,
     shared_keys=("cache_dir",),
     layer_reader="layers:read_layers",
     preparing="the ONNX export is cached; the first one takes a while",
