@@ -1,6 +1,7 @@
 """The CPU's counters: the perf_event_open binding against the real kernel, the /proc readings, the listener
 around pipeline steps, and the per-pass sums against hand-computed cases."""
 import errno
+import mmap
 import os
 import threading
 import time
@@ -147,6 +148,26 @@ def test_listener_counts_each_pipeline_step():
     assert total["thread"] == PROCESS_ROW and total["batches"] == 2
     assert total["cpu_ms"] == pytest.approx(sum(row["cpu_ms"] for row in rows[:-1]))
     assert total["cpu_per_wall"] == pytest.approx(total["cpu_ms"] / total["wall_ms"])
+
+
+def test_page_faults_come_from_proc_and_no_fault_counter_is_opened():
+    """An open perf fault counter makes every fault of its thread dearer (benchmarks/fault_counter_tax.py), and the
+    kernel counts faults in /proc anyway: the rows' faults are /proc's."""
+    counters = CpuCounters()
+    timer = StepTimer([counters])
+    pages = 2000
+    with counters:
+        timer.set_batch(PassKind.TIMED, 0, 0)
+        with timer.step(PIPELINE_STEP):
+            region = mmap.mmap(-1, pages * 4096)
+            for page in range(pages):  # a write to each fresh page faults once
+                region[page * 4096] = 1
+            region.close()
+    assert not {"minor_faults", "major_faults"} & set(counters.counting)
+    main = counters.batches[0].threads[os.getpid()]
+    assert "minor_faults" not in main and main["proc_minor_faults"] >= pages
+    row = counter_rows(counters.batches, timer.records, counters.names, 10.0)[0]
+    assert row["minor_faults"] == main["proc_minor_faults"]
 
 
 def test_a_thread_born_inside_the_bracket_is_counted_from_its_birth():

@@ -3,9 +3,9 @@
 A StepTimer listener: at the start and end of every `pipeline` step (or of another step it is told to bracket)
 it reads, for each thread of the process,
 the kernel's perf_event counters (utils.recorders.perf_events: task clock, context switches, CPU migrations,
-page faults, and cycles, instructions and LLC misses where the CPU exposes them) and the thread's
+and cycles, instructions and LLC misses where the CPU exposes them) and the thread's
 /proc/self/task/<tid>/stat and status (voluntary and involuntary context switches, minor and major faults,
-user and system CPU time). Each batch's difference is kept as plain data; utils.record.cpu_counters sums
+user and system CPU time; the faults from here alone, as a perf counter of them taxes every fault). Each batch's difference is kept as plain data; utils.record.cpu_counters sums
 them per pass. A counter the kernel refuses is left out and its refusal kept, in words.
 
 The reads sit inside the timed batches, so they are kept cheap: each thread's files stay open and are read again
@@ -93,7 +93,7 @@ class CpuCounters:
     """StepListener reading every thread's counters around each `around` step; `batches` holds the results,
     `refused` the counters the kernel would not give (name -> why), `names` each thread's name."""
 
-    def __init__(self, task_root: Path | str = TASK_ROOT, counters: tuple[str, ...] = tuple(perf_events.COUNTERS),
+    def __init__(self, task_root: Path | str = TASK_ROOT, counters: tuple[str, ...] = perf_events.COUNTERS,
                  around: str = PIPELINE_STEP):
         self.task_root = Path(task_root)
         self.around = around

@@ -20,8 +20,8 @@ from typing import Optional
 SYSCALL_NUMBERS = {"x86_64": 298, "aarch64": 241, "ppc64le": 319, "s390x": 331, "riscv64": 241}
 
 TYPE_HARDWARE, TYPE_SOFTWARE, TYPE_HW_CACHE = 0, 1, 3
-# (type, config) of each counter detbench reads, under the perf CLI's names.
-COUNTERS = {
+# (type, config) of each counting event, under the perf CLI's names.
+EVENTS = {
     "cycles": (TYPE_HARDWARE, 0),
     "instructions": (TYPE_HARDWARE, 1),
     "llc_misses": (TYPE_HARDWARE, 3),  # PERF_COUNT_HW_CACHE_MISSES: usually the last-level cache
@@ -31,6 +31,10 @@ COUNTERS = {
     "minor_faults": (TYPE_SOFTWARE, 5),
     "major_faults": (TYPE_SOFTWARE, 6),
 }
+# What detbench's CPU counters open. Not the page faults: the kernel counts each thread's faults in /proc for
+# nothing, while an open fault counter adds to every fault the thread takes (about 85 ns to a 2 us fault here,
+# benchmarks/fault_counter_tax.py), and yolov7 at 640 faults tens of thousands of times a forward.
+COUNTERS = tuple(name for name in EVENTS if name not in ("minor_faults", "major_faults"))
 HARDWARE_COUNTERS = ("cycles", "instructions", "llc_misses")
 
 FORMAT_TOTAL_TIME_ENABLED, FORMAT_TOTAL_TIME_RUNNING = 1, 2
@@ -86,11 +90,11 @@ def _syscall():
 
 
 def open_counter(name: str, tid: int, exclude_kernel: bool = False) -> int:
-    """A disabled counter of `name` (a COUNTERS key) for thread `tid` on any CPU; its file descriptor."""
+    """A disabled counter of `name` (an EVENTS key) for thread `tid` on any CPU; its file descriptor."""
     number = SYSCALL_NUMBERS.get(platform.machine())
     if number is None:
         raise PerfRefused(errno.ENOSYS, f"perf_event_open's syscall number is not known for {platform.machine()}")
-    kind, config = COUNTERS[name]
+    kind, config = EVENTS[name]
     attr = PerfAttr(type=kind, size=ATTR_SIZE, config=config,
                     read_format=FORMAT_TOTAL_TIME_ENABLED | FORMAT_TOTAL_TIME_RUNNING,
                     flags=FLAG_DISABLED | ((FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV) if exclude_kernel else 0))
