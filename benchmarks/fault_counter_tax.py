@@ -6,8 +6,8 @@ The thread maps fresh anonymous memory and writes one byte per 4 KiB page, so ev
 zeroes a page; the time per page is the cost of a fault. Rounds interleave four settings on the same thread: no
 counter open, a minor-fault counter, every software counter detbench's CPU counters opened before they left
 page faults to /proc (task clock, context switches, CPU migrations, minor and major faults), and the software
-counters they open now. Prints the median
-over rounds (each round's figure is the median of 5 passes) and the range. A measurement, never a test.
+counters they open now. Prints the median over rounds (each round's figure is the median of 5 passes) and the
+range. A measurement, never a test.
 """
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from pipelines.runtimes.onnxruntime import layers as ort_layers
 from pipelines.runtimes.openvino import layers as ov_layers
 from pipelines.runtimes.openvino.layers import NodeCounter
 from pipelines.runtimes.profiles import scope_of
+from tests.forward_inputs import as_taken
 from utils.recorders.runtime_layers import layer_timing
 
 SOURCE_ONNXRUNTIME, SOURCE_OPENVINO = ort_layers.SOURCE, ov_layers.SOURCE
@@ -177,7 +178,7 @@ def test_onnxruntime_profiling_pass(prepared, tmp_path):
 def test_openvino_profiling_pass(prepared):
     runtime, forward = prepared["openvino"]
     assert forward.input_dtype == torch.uint8  # it takes the pixels and converts them itself, by default
-    pixels = [batch.mul(255).to(torch.uint8) for batch in PASS]
+    pixels = [as_taken(forward, batch) for batch in PASS]
     with runtime.profiling() as profile:
         for batch in pixels:
             forward(batch)

@@ -5,8 +5,9 @@ it reads, for each thread of the process,
 the kernel's perf_event counters (utils.recorders.perf_events: task clock, context switches, CPU migrations,
 and cycles, instructions and LLC misses where the CPU exposes them) and the thread's
 /proc/self/task/<tid>/stat and status (voluntary and involuntary context switches, minor and major faults,
-user and system CPU time; the faults from here alone, as a perf counter of them taxes every fault). Each batch's difference is kept as plain data; utils.record.cpu_counters sums
-them per pass. A counter the kernel refuses is left out and its refusal kept, in words.
+user and system CPU time; the faults from here alone, as a perf counter of them taxes every fault). Each
+batch's difference is kept as plain data; utils.record.cpu_counters sums them per pass. A counter the kernel
+refuses is left out and its refusal kept, in words.
 
 The reads sit inside the timed batches, so they are kept cheap: each thread's files stay open and are read again
 from offset 0 (the kernel regenerates them on every read), only the needed fields are parsed, and each counter is

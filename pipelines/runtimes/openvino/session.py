@@ -75,6 +75,7 @@ class OpenVinoRuntime(Runtime):
         self.pinning = pinning
         self.input_precision = input_precision
         self._input: dict[str, Any] = {}  # what the compiled model takes, resolved in prepare()
+        self._input_dtype = torch.float32  # the batch it takes: uint8 where it converts the pixels itself
         self._peer_defaults: Optional[dict[str, Any]] = None
         # Per thread (with streams, each worker thread has its own), the requests of each shape's compiled model.
         self._thread_requests = threading.local()
@@ -145,12 +146,13 @@ class OpenVinoRuntime(Runtime):
         else:
             chosen, why = self.input_precision, "runtime.input_precision"
         self._input = {"precision": chosen, "why": why}
+        self._input_dtype = torch.uint8 if chosen == "u8" else torch.float32
         if chosen == "u8":
             self._input["conversion"] = f"f32, divided by {scale:g}, inside the compiled model"
             self._input["scale"] = scale
 
     def _with_input_conversion(self, model: ov.Model) -> ov.Model:
-        if self._input["precision"] != "u8":
+        if self._input_dtype != torch.uint8:
             return model
         steps = PrePostProcessor(model)
         steps.input().tensor().set_element_type(ov.Type.u8)
@@ -158,7 +160,7 @@ class OpenVinoRuntime(Runtime):
         return steps.build()
 
     def _as_model_input(self, batch: torch.Tensor):
-        if self._input.get("precision") != "u8":
+        if self._input_dtype != torch.uint8:
             return as_input(batch)
         if batch.dtype != torch.uint8:
             raise TypeError(f"OpenVINO's compiled model takes uint8 pixels (runtime.input_precision u8), "
@@ -209,8 +211,7 @@ class OpenVinoRuntime(Runtime):
         self._torch_threads = share_torch_threads(self._inference_threads, self.streams)
         self._opencv_threads = share_opencv_threads(self._inference_threads, self.streams)
         # The example's values never matter (zeros, traced shapes); only its element type must be the model's.
-        self._example = self._as_model_input(
-            example.to(torch.uint8) if self._input["precision"] == "u8" else example)
+        self._example = self._as_model_input(example.to(self._input_dtype))
         started = time.perf_counter()
         self._infer(self._example)
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
@@ -225,7 +226,7 @@ class OpenVinoRuntime(Runtime):
             # _infer reads self._compiled at each call, so profiling() can swap it.
             return self._infer(self._as_model_input(batch))
 
-        return PreparedForward(run, None, torch.uint8 if self._input["precision"] == "u8" else torch.float32)
+        return PreparedForward(run, None, self._input_dtype)
 
     @contextmanager
     def profiling(self) -> Iterator[OpenVinoProfile]:
