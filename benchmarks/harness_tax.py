@@ -29,7 +29,9 @@ choice for these threads and cores): its median forward within 2% of bare for yo
 that floor is under half the goal. Each ratio has a 90% interval over the rounds (distribution-free, from 5
 rounds); the goal is met when the whole harness's interval lies at or under it, missed when it lies above, and
 otherwise not resolved: on a VM whose speed drifts between blocks, single configurations read from x0.92 to x1.07
-in one 5-round run, and a median alone would have called the goal whichever way the drift fell.
+in one 5-round run, and a median alone would have called the goal whichever way the drift fell. With --goal-only
+a round runs only bare, "bare, again" and the whole harness, a sixth of the blocks: three times the rounds in half
+the time, and from 9 rounds on the interval no longer reaches the lowest and the highest round.
 """
 from __future__ import annotations
 
@@ -280,6 +282,10 @@ def main() -> None:
     # Neighbours at the run verdict's 10% still move a forward by several percent, more than the taxes measured.
     parser.add_argument("--quiet-share", type=float, default=0.03,
                         help="count a round only when other processes took at most this share of our cores")
+    # The goal is judged on two rows; the single recorders explain it. Leaving them out buys rounds, and it is
+    # rounds that narrow the interval the goal is judged by.
+    parser.add_argument("--goal-only", action="store_true",
+                        help="run only the rows the goal is judged on: bare, the noise control and the whole harness")
     args = parser.parse_args()
 
     family = family_for(args.arch)
@@ -308,6 +314,8 @@ def main() -> None:
         with loaders(paths, args.batch) as batches:
             bench = Bench(forward, pipeline.stages(), energy, batches)
             configurations = bench.configurations()
+            if args.goal_only:
+                configurations = {name: configurations[name] for name in ("bare", NOISE_CONTROL, whole_harness)}
             for _ in range(args.warmup):
                 forward()
             # The fastest of a few: a neighbour busy at the start must not shrink every block.

@@ -57,3 +57,18 @@ def test_the_goal_is_judged_by_the_rounds_interval_not_the_median_alone():
     assert judge_goal(1.001, (0.950, 1.040), 0.02).startswith("not resolved")
     assert judge_goal(1.019, None, 0.02).startswith("met (the median alone")
     assert judge_goal(1.021, None, 0.02).startswith("missed (the median alone")
+
+
+def test_goal_only_runs_just_the_rows_the_goal_is_judged_on():
+    result = subprocess.run(
+        [sys.executable, "benchmarks/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64", "--rounds", "3",
+         "--block-s", "0.05", "--warmup", "1", "--threads", "1", "--goal-only"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    names = [line[:32].strip() for line in lines[3:6]]
+    # The whole harness as a run composes it: one thread on this machine's cores decides the loader's workers.
+    assert names[:2] == ["bare", "bare, again"] and re.fullmatch(r"all, workers=[01]", names[2])
+    assert lines[6].startswith("goal: none set")
+    # The bare row pairs its block with itself beside each of the two others, every round.
+    assert re.fullmatch(r"\d+/6\*?", lines[3].split()[-1])
