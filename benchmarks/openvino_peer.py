@@ -25,7 +25,7 @@ Rounds interleave the runs in pairs (benchmark_app and detbench at the same sett
 other round, so neither side always runs right after the other's exit; every figure is the median over rounds
 of the per-round ratio, printed with its 90% interval over the rounds; a goal is met or missed only when that
 interval lies wholly on one side of it, otherwise not resolved. --skip-defaults and --skip-f32-input leave a round
-with the equal-settings pair alone, so more rounds fit in the same time (from 9 rounds on, the interval no longer
+with the equal-settings pair alone, so more rounds fit in the same time (from 8 rounds on, the interval no longer
 reaches the lowest and the highest round). Prints its figures; a measurement, never a test.
 """
 from __future__ import annotations
