@@ -20,7 +20,9 @@ everything the loop does for the batch: the wait for (or, with workers=0, the de
 step bookkeeping and the forward. The step timer opens the runner's steps around every forward (pipeline, load,
 the pipeline's stages and groups), the other stages doing no work. The CPU counters (profiling.counters, on by
 default) read every thread's counters and /proc files as each batch starts and ends, and keep their perf events
-open on every thread while the forward runs; the whole harness includes them, as a run does.
+open on every thread while the forward runs; the whole harness includes them, as a run does. "all, no images
+fetched" is the whole harness with nothing decoded between forwards: its recorders' share of the tax, apart from
+the decoding (on ONNX Runtime on a 2-core EPYC, the decoding alone read x1.011, the recorders x1.011-1.028).
 
 Prints one table (medians, and the mean forward's ratio, which periodic costs move more than the median) and the
 goal for the whole harness as a run on this machine composes it (its loader workers are the run's own default
@@ -30,8 +32,13 @@ that floor is under half the goal. Each ratio has a 90% interval over the rounds
 rounds); the goal is met when the whole harness's interval lies at or under it, missed when it lies above, and
 otherwise not resolved: on a VM whose speed drifts between blocks, single configurations read from x0.92 to x1.07
 in one 5-round run, and a median alone would have called the goal whichever way the drift fell. With --goal-only
-a round runs only bare, "bare, again" and the whole harness, 4 blocks instead of 22: three times the rounds in about
+a round runs only bare, "bare, again" and the whole harness, 4 blocks instead of 24: three times the rounds in about
 half the time, and from 8 rounds on the interval no longer reaches the lowest and the highest round.
+
+With --with-stages every block, the bare ones included, runs the pipeline's letterbox before each forward and its
+NMS after, as a run does. Forwards back to back are a loop no pipeline runs, and on ONNX Runtime, whose idle pool
+threads block, any pause between forwards slowed the next by about 1% (sleeping 6 ms x1.012, spinning 6 ms x1.015
+on a 2-core EPYC VM that halts idle vCPUs at once): back to back, that pause is charged to the harness.
 """
 from __future__ import annotations
 
@@ -77,6 +84,8 @@ GOALS = {("yolov7", 640): 0.02, ("yolov7-tiny", 640): 0.02}
 MIN_QUIET_ROUNDS = 3  # fewer, and one burst of steal decides the verdict
 # Bare again, as a configuration of its own: how far it lands from bare is the noise floor of every ratio.
 NOISE_CONTROL = "bare, again"
+# The whole harness without the loader: its recorders' tax apart from the decoding a run does between forwards.
+RECORDERS_ALONE = "all, no images fetched"
 
 
 class MemoryProfilerSampler:
@@ -131,12 +140,16 @@ class BlockResult:
 
 
 class Bench:
+    """`images`: with --with-stages, the decoded images every batch's stages run on; None: only the forward works,
+    on one fixed preprocessed batch."""
+
     def __init__(self, forward: Callable[[], object], stages, energy: EnergyRecorder,
-                 loaders: dict[int, Iterator]):
+                 loaders: dict[int, Iterator], images: list | None = None):
         self.forward = forward
         self.stages = stages
         self.energy = energy
         self.loaders = loaders
+        self.images = images
         self.samplers: list[MemorySampler] = []
 
     def configurations(self) -> dict[str, Callable[[], Block]]:
@@ -148,11 +161,12 @@ class Bench:
             counters = CpuCounters()
             return Block([counters], [counters])
 
-        def whole(workers: int) -> Block:
-            # What a run composes by default: profiling.counters is on, py-spy and ITT tasks are not.
+        def whole(workers: int | None) -> Block:
+            # What a run composes by default: profiling.counters is on, py-spy and ITT tasks are not. workers None:
+            # no image fetched between forwards, so the recorders' share of the whole harness shows apart.
             memory, counters = new_sampler(), CpuCounters()
             return Block([ContentionRecorder(), memory, counters], [self.energy, memory, counters],
-                         self.loaders[workers])
+                         None if workers is None else self.loaders[workers])
 
         return {
             "bare": Block,
@@ -167,20 +181,34 @@ class Bench:
             "all (old memory), workers=1": lambda: Block([MemoryProfilerSampler()], [self.energy], self.loaders[1]),
             "all, workers=1": lambda: whole(1),
             "all, workers=0": lambda: whole(0),
+            RECORDERS_ALONE: lambda: whole(None),
         }
 
-    def _stages(self, timer: StepTimer) -> float:
-        """The pipeline's stages and groups, opened by the runner's own code; only the forward works."""
+    def _stages(self, timer: StepTimer | None) -> float:
+        """The pipeline's stages and groups, opened by the runner's own code when there is a timer; only the forward
+        works unless the bench has images. Returns the forward's milliseconds."""
         forward_ns = []
 
-        def forward(value):
-            start = time.perf_counter_ns()
-            self.forward()
-            forward_ns.append(time.perf_counter_ns() - start)
-            return value
+        def timed(run: Callable[[object], object]) -> Callable[[object], object]:
+            def forward(value):
+                start = time.perf_counter_ns()
+                value = run(value)
+                forward_ns.append(time.perf_counter_ns() - start)
+                return value
+            return forward
 
-        run_stages([replace(stage, run=forward if stage.name == FORWARD_STAGE else lambda value: value)
-                    for stage in self.stages], timer, None)
+        if self.images is None:
+            stages = [replace(stage, run=timed(lambda value: self.forward()) if stage.name == FORWARD_STAGE
+                              else lambda value: value) for stage in self.stages]
+        else:
+            stages = [replace(stage, run=timed(stage.run)) if stage.name == FORWARD_STAGE else stage
+                      for stage in self.stages]
+        if timer is None:
+            value: object = self.images
+            for stage in stages:
+                value = stage.run(value)
+        else:
+            run_stages(stages, timer, self.images)
         return forward_ns[0] / 1e6
 
     def one_batch(self, block: Block, timer: StepTimer | None) -> tuple[float, float]:
@@ -189,9 +217,12 @@ class Bench:
         if timer is None:
             if block.batches is not None:
                 next(block.batches)
-            forward_start = time.perf_counter_ns()
-            self.forward()
-            forward_ms = (time.perf_counter_ns() - forward_start) / 1e6
+            if self.images is None:
+                forward_start = time.perf_counter_ns()
+                self.forward()
+                forward_ms = (time.perf_counter_ns() - forward_start) / 1e6
+            else:
+                forward_ms = self._stages(None)
         else:
             with timer.step(PIPELINE_STEP):
                 with timer.step(LOAD_STEP):
@@ -286,6 +317,9 @@ def main() -> None:
     # rounds that narrow the interval the goal is judged by.
     parser.add_argument("--goal-only", action="store_true",
                         help="run only the rows the goal is judged on: bare, the noise control and the whole harness")
+    parser.add_argument("--with-stages", action="store_true",
+                        help="every block, bare included, runs the pipeline's letterbox and NMS around each forward, "
+                             "as a run does; without it the forwards run back to back on one preprocessed batch")
     args = parser.parse_args()
 
     family = family_for(args.arch)
@@ -312,7 +346,7 @@ def main() -> None:
             energy_note = (f"energy: RAPL absent ({rapl.reason}); reading a fake powercap tree in a temporary "
                            f"folder instead, which costs less than reading real RAPL counters")
         with loaders(paths, args.batch) as batches:
-            bench = Bench(forward, pipeline.stages(), energy, batches)
+            bench = Bench(forward, pipeline.stages(), energy, batches, images if args.with_stages else None)
             configurations = bench.configurations()
             if args.goal_only:
                 configurations = {name: configurations[name] for name in ("bare", NOISE_CONTROL, whole_harness)}
@@ -382,6 +416,9 @@ def main() -> None:
               f"({len(memory)} blocks), one read {statistics.median(m['pss_read_ms'] for m in memory):.1f} ms (median)")
     elif memory:
         print(f"memory sampler (new): PSS unavailable ({memory[0]['pss_reason']})")
+    print("stages: every forward between the pipeline's own (letterbox before, NMS after), bare blocks included"
+          if args.with_stages else "stages: forwards back to back on one preprocessed batch, the other stages doing "
+          "no work (--with-stages runs them)")
     print(energy_note)
     summary = machine.summary()
     if summary["status"] == "measured":

@@ -6,7 +6,8 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CONFIGURATIONS = ("bare", "bare, again", "memory_profiler sampler (old)", "memory sampler (new)", "step timer",
                   "energy at step boundaries", "cpu counters around batches", "loader, workers=1",
-                  "loader, workers=0", "all (old memory), workers=1", "all, workers=1", "all, workers=0")
+                  "loader, workers=0", "all (old memory), workers=1", "all, workers=1", "all, workers=0",
+                  "all, no images fetched")
 NUMBER = r"(\d+\.\d+)"
 
 
@@ -26,7 +27,7 @@ def test_the_script_prints_every_configuration_with_its_ratio():
     rows = {}
     for line in lines[3:3 + len(CONFIGURATIONS)]:
         name, (*numbers, rounds) = line[:32].strip(), line[32:].split()
-        # two rounds are too few for an interval; the bare row pairs each of its 22 blocks with itself
+        # two rounds are too few for an interval; the bare row pairs each of its 24 blocks with itself
         assert numbers.pop(2) == ("1.000-1.000" if name == "bare" else "-")
         rows[name] = [float(number) for number in numbers]
         # Contended rounds are left out when quiet ones exist; the machine decides which, so either form. Every
@@ -72,3 +73,25 @@ def test_goal_only_runs_just_the_rows_the_goal_is_judged_on():
     assert lines[6].startswith("goal: none set")
     # The bare row pairs its block with itself beside each of the two others, every round.
     assert re.fullmatch(r"\d+/6\*?", lines[3].split()[-1])
+
+
+def _bare_row(*extra: str) -> tuple[list[str], list[float]]:
+    result = subprocess.run(
+        [sys.executable, "benchmarks/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64", "--rounds", "2",
+         "--block-s", "0.05", "--warmup", "1", "--threads", "1", "--goal-only", *extra],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    numbers = lines[3][32:].split()
+    return lines, [float(numbers[0]), float(numbers[4])]  # forward p50 ms, per batch p50 ms
+
+
+def test_with_stages_runs_the_pipelines_letterbox_and_nms_around_every_forward_bare_included():
+    lines, (forward, batch) = _bare_row("--with-stages")
+    back_to_back, (forward_alone, batch_alone) = _bare_row()
+    assert lines[3].startswith("bare") and back_to_back[3].startswith("bare")
+    assert any(line.startswith("stages: every forward between the pipeline's own") for line in lines)
+    assert any(line.startswith("stages: forwards back to back") for line in back_to_back)
+    # Letterboxing a photo of about a megapixel and running NMS take far longer than the bookkeeping around a bare
+    # forward (printed to the hundredth of a millisecond): the time per batch outside the forward grows fivefold.
+    assert batch - forward > 5 * max(batch_alone - forward_alone, 0.01)
