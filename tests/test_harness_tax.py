@@ -60,13 +60,18 @@ def test_the_goal_is_judged_by_the_rounds_interval_not_the_median_alone():
     assert judge_goal(1.021, None, 0.02).startswith("missed (the median alone")
 
 
-def test_goal_only_runs_just_the_rows_the_goal_is_judged_on():
+def _goal_only(*extra: str) -> list[str]:
+    """The script's output lines for 3 short rounds of just the goal's rows, tiny model, one thread."""
     result = subprocess.run(
         [sys.executable, "benchmarks/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64", "--rounds", "3",
-         "--block-s", "0.05", "--warmup", "1", "--threads", "1", "--goal-only"],
+         "--block-s", "0.05", "--warmup", "1", "--threads", "1", "--goal-only", *extra],
         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
+    return result.stdout.splitlines()
+
+
+def test_goal_only_runs_just_the_rows_the_goal_is_judged_on():
+    lines = _goal_only()
     names = [line[:32].strip() for line in lines[3:6]]
     # The whole harness as a run composes it: one thread on this machine's cores decides the loader's workers.
     assert names[:2] == ["bare", "bare, again"] and re.fullmatch(r"all, workers=[01]", names[2])
@@ -75,20 +80,16 @@ def test_goal_only_runs_just_the_rows_the_goal_is_judged_on():
     assert re.fullmatch(r"\d+/6\*?", lines[3].split()[-1])
 
 
-def _bare_row(*extra: str) -> tuple[list[str], list[float]]:
-    result = subprocess.run(
-        [sys.executable, "benchmarks/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64", "--rounds", "2",
-         "--block-s", "0.05", "--warmup", "1", "--threads", "1", "--goal-only", *extra],
-        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    numbers = lines[3][32:].split()
-    return lines, [float(numbers[0]), float(numbers[4])]  # forward p50 ms, per batch p50 ms
+def _forward_and_batch_ms(row: str) -> tuple[float, float]:
+    """A table row's forward p50 and per-batch p50."""
+    numbers = row[32:].split()
+    return float(numbers[0]), float(numbers[4])
 
 
 def test_with_stages_runs_the_pipelines_letterbox_and_nms_around_every_forward_bare_included():
-    lines, (forward, batch) = _bare_row("--with-stages")
-    back_to_back, (forward_alone, batch_alone) = _bare_row()
+    lines, back_to_back = _goal_only("--with-stages"), _goal_only()
+    forward, batch = _forward_and_batch_ms(lines[3])
+    forward_alone, batch_alone = _forward_and_batch_ms(back_to_back[3])
     assert lines[3].startswith("bare") and back_to_back[3].startswith("bare")
     assert any(line.startswith("stages: every forward between the pipeline's own") for line in lines)
     assert any(line.startswith("stages: forwards back to back") for line in back_to_back)
