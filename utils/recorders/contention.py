@@ -226,7 +226,8 @@ class ContentionRecorder:
 
 
 # A core counts as free when neighbours left at least this much of it: a thread on a core they keep busy waits
-# for it at every barrier of its team (on 2 shared cores, 2 threads ran 12.5x slower than 1).
+# for it at every barrier of its team, so the team can run several times slower than one thread would
+# (figures measured so far: benchmarks/RESULTS.md).
 FREE_CORE = 0.9
 
 

@@ -11,15 +11,15 @@ refuses is left out and its refusal kept, in words.
 
 The reads sit inside the timed batches, so they are kept cheap: each thread's files stay open and are read again
 from offset 0 (the kernel regenerates them on every read), only the needed fields are parsed, and each counter is
-one read(2). Opening and parsing the files anew cost about 55 us per thread per batch boundary; this costs about a
-third of that, which on a small model's 20-50 ms batches was over 1% of the time measured.
+one read(2): about a third of the cost of opening and parsing the files anew, which matters on a small model's
+short batches (benchmarks/harness_tax.py measures the counters' tax).
 
 A thread born inside a bracket is counted from its birth by its /proc totals (all of which fall inside the
 bracket); its perf counters open when it is first seen, so they count from the next bracket on.
 
 Under LoadGen the streams' batches overlap, so per-batch reads would not say whose time they hold, and each one
-(every thread's files, twice) cost the stream that made it about 3 ms a batch: there the reads bracket the
-whole test (`RUN_STEP`) instead.
+(every thread's files, twice) delayed the stream that made it (figures: benchmarks/RESULTS.md): there the reads
+bracket the whole test (`RUN_STEP`) instead.
 """
 from __future__ import annotations
 

@@ -9,10 +9,10 @@ Every interval the sampler reads the RSS of the process and of each of its desce
 what a process tree holds: a forked DataLoader worker counts every page it still shares with the process, so
 rss_mib (process + children) counts those pages twice. The honest figure is the tree's PSS (proportional set
 size: a shared page is split between the processes that map it), summed from /proc/<pid>/smaps_rollup of the
-process and its descendants. That read walks the page tables (about 10 ms for a
-1 GB process, 30 ms under load), so it is spaced to take at most PSS_BUDGET of one core, and never less than
-pss_min_interval_s apart. PSS also splits file pages (torch's libraries) with unrelated processes that map the
-same files, so it drifts a little with what else runs; pss_anon_mib (anonymous pages only) does not.
+process and its descendants. That read walks the page tables (tens of milliseconds on a large process;
+benchmarks/harness_tax.py measures the sampler's tax), so it is spaced to take at most PSS_BUDGET of one core, and
+never less than pss_min_interval_s apart. PSS also splits file pages (torch's libraries) with unrelated processes
+that map the same files, so it drifts a little with what else runs; pss_anon_mib (anonymous pages only) does not.
 
 Sampling misses peaks shorter than the interval, so the kernel's high-water mark of the process's RSS
 (ru_maxrss) is recorded beside the samples.
@@ -68,7 +68,7 @@ class ProcessTree:
     """Reads the memory of a process and (with include_children) of all its descendants from a /proc tree.
 
     Paths are plain strings and files are read as bytes: the RSS read runs 20 times a second, and pathlib and
-    text decoding doubled its cost (about 300 us then 570 us per read, cold caches after each interval)."""
+    text decoding doubled its cost (figures: benchmarks/RESULTS.md)."""
 
     def __init__(self, pid: int | None = None, include_children: bool = True, root: Path | str = PROC_ROOT,
                  relist_s: float = RELIST_S, clock: Callable[[], float] = time.monotonic):
