@@ -404,8 +404,8 @@ class Model(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor | list[torch.Tensor]:
         # Outputs read later are kept to the end of the forward, as the official forward keeps them. Freeing
         # each after its last reader let glibc hand the freed heap back to the kernel within the forward, and
-        # re-fault it: yolov7 at 640 took 62,000-65,000 page faults and 551-561 ms per image that way, against
-        # 0-27,000 and 481-511 ms (4 processes each, default allocator).
+        # the next layers faulted it back in: far more page faults per image at glibc's defaults.
+        # benchmarks/official_parity.py measures the faults per image beside the official loop's.
         kept: dict[int, torch.Tensor] = {}
         for layer, sources in zip(self.model, self.sources):
             if layer.f != -1:

@@ -55,8 +55,8 @@ def share_torch_threads(threads: int, streams: int) -> int:
 def share_opencv_threads(threads: int, streams: int) -> int:
     """With streams, each worker's letterbox resizes with OpenCV, whose pool is process-wide and as large as the
     machine: a worker's resize then puts a pool thread beside the other streams' inference. Each stream's share
-    instead (offline, 2 streams on 2 cores: 6 interleaved pairs, the share of each stream's time outside the
-    forward 3.9-4.1% against 4.2-4.4%). Returns OpenCV's thread count."""
+    instead: less of each stream's time falls outside the forward (benchmarks/openvino_peer.py prints the whole
+    pipeline against its forward alone). Returns OpenCV's thread count."""
     import cv2
 
     if streams > 1:
