@@ -7,9 +7,8 @@ One process, the same torch threads throughout, one fixed preprocessed batch of 
 runs each configuration for a block of forwards (about --block-s seconds) right beside a bare block of its own
 (the bare one first in every other round), the configurations in an order rotated from round to round; a ratio
 is the median over rounds of (configuration median / the median of its bare block). With one bare block per
-round instead, the machine's drift over a round landed in the ratios of the blocks run far from it: on a quiet
-2-core EPYC the step timer, the energy recorder and the CPU counters each read x1.06-1.07 alone while the whole
-harness, which includes all three and ran just before the bare block, read x1.016. Recorders are entered, and one
+round instead, the machine's drift over a round lands in the ratios of the blocks run far from it: a recorder
+alone can then read slower than the whole harness that holds it. Recorders are entered, and one
 untimed forward run, before a block's timing starts: what they cost once per run is not a per-batch tax. A
 contention recorder watches every block: a round counts for a configuration only when other processes took at most
 --quiet-share (3%) of our cores during both its block and its bare one (on a shared 2-core machine they can slow a
@@ -22,7 +21,7 @@ the pipeline's stages and groups), the other stages doing no work. The CPU count
 default) read every thread's counters and /proc files as each batch starts and ends, and keep their perf events
 open on every thread while the forward runs; the whole harness includes them, as a run does. "all, no images
 fetched" is the whole harness with nothing decoded between forwards: its recorders' share of the tax, apart from
-the decoding (on ONNX Runtime on a 2-core EPYC, the decoding alone read x1.011, the recorders x1.011-1.028).
+the decoding.
 
 Prints one table (medians, and the mean forward's ratio, which periodic costs move more than the median) and the
 goal for the whole harness as a run on this machine composes it (its loader workers are the run's own default
@@ -30,15 +29,15 @@ choice for these threads and cores): its median forward within 2% of bare for yo
 "bare, again" is the bare loop under another name: its ratio is the noise floor, and a goal is judged only when
 that floor is under half the goal. Each ratio has a 90% interval over the rounds (distribution-free, from 5
 rounds); the goal is met when the whole harness's interval lies at or under it, missed when it lies above, and
-otherwise not resolved: on a VM whose speed drifts between blocks, single configurations read from x0.92 to x1.07
-in one 5-round run, and a median alone would have called the goal whichever way the drift fell. With --goal-only
+otherwise not resolved: on a VM whose speed drifts between blocks, a median alone would call the goal whichever
+way the drift fell. With --goal-only
 a round runs only bare, "bare, again" and the whole harness, 4 blocks instead of 24: three times the rounds in about
 half the time, and from 8 rounds on the interval no longer reaches the lowest and the highest round.
 
 With --with-stages every block, the bare ones included, runs the pipeline's letterbox before each forward and its
 NMS after, as a run does. Forwards back to back are a loop no pipeline runs, and on ONNX Runtime, whose idle pool
-threads block, any pause between forwards slowed the next by about 1% (sleeping 6 ms x1.012, spinning 6 ms x1.015
-on a 2-core EPYC VM that halts idle vCPUs at once): back to back, that pause is charged to the harness.
+threads block, any pause between forwards slows the next, whatever fills it (seen on a VM that halts idle vCPUs
+at once): back to back, that pause is charged to the harness. Figures measured so far: benchmarks/RESULTS.md.
 """
 from __future__ import annotations
 
