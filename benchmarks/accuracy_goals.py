@@ -96,14 +96,16 @@ def pycocotools_goal(out: Path, threads: int) -> tuple[str, dict]:
     from pipelines.runtimes.torch.session import TorchEager
     from pipelines.yolo import family
     from tests.test_accuracy import pycocotools_stats
-    from utils.config import PostprocessSection, PreprocessSection
+    from utils.config import config_for
     from utils.harness.accuracy_pass import detect
     from utils.record.accuracy import coco_evaluation
 
     torch.set_num_threads(threads)
     paths = find_images(SHAPES / "images")
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), 0)
-    pre, post = PreprocessSection(img_size=320), PostprocessSection(conf_thres=0.001, iou_thres=0.65, max_det=300)
+    config = config_for("yolov7-tiny", preprocess={"img_size": 320},
+                        postprocess={"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300})
+    pre, post = config.preprocess, config.postprocess
     pipeline = family.build_pipeline(network, TorchEager().prepare(network, family.example_input(pre)), pre, post)
     found = detect(pipeline, paths, 1, "torch fp32 at mAP settings")
     truths = load_ground_truth(SHAPES / "labels", SHAPES / "images", paths, network.class_names).images

@@ -65,7 +65,7 @@ from datasets.image_folder import decode_image, find_images, image_loader  # noq
 from pipelines.contract import FORWARD_STAGE  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
-from utils.config import PostprocessSection, PreprocessSection  # noqa: E402
+from utils.config import config_for  # noqa: E402
 from utils.errors import command_status  # noqa: E402
 from utils.harness.cpu_budget import loader_workers, usable_cpus  # noqa: E402
 from utils.harness.runner import shutdown_workers  # noqa: E402
@@ -322,7 +322,8 @@ def main() -> None:
     args = parser.parse_args()
 
     family = family_for(args.arch)
-    preprocess, postprocess = PreprocessSection(img_size=args.img_size), PostprocessSection()
+    config = config_for(args.arch, preprocess={"img_size": args.img_size})
+    preprocess, postprocess = config.preprocess, config.postprocess
     network = family.load_network(args.arch, None, 0)
     runtime = build_runtime(args.runtime, threads=args.threads)
     pipeline = family.build_pipeline(network, runtime.prepare(network, family.example_input(preprocess)),

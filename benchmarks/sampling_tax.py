@@ -38,7 +38,7 @@ sys.path.insert(0, str(PROJECT_ROOT))
 from datasets.image_folder import decode_image, find_images  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.torch.session import TorchEager  # noqa: E402
-from utils.config import PostprocessSection, PreprocessSection, ProfilingSection  # noqa: E402
+from utils.config import ProfilingSection, config_for  # noqa: E402
 from utils.harness.timed_batch import run_stages  # noqa: E402
 from utils.record.steps import PIPELINE_STEP  # noqa: E402
 from utils.recorders.contention import ContentionRecorder  # noqa: E402
@@ -99,7 +99,8 @@ def main() -> None:
     args = parser.parse_args()
 
     family = family_for(args.arch)
-    preprocess, postprocess = PreprocessSection(img_size=args.img_size), PostprocessSection()
+    config = config_for(args.arch, preprocess={"img_size": args.img_size})
+    preprocess, postprocess = config.preprocess, config.postprocess
     network = family.load_network(args.arch, None, 0)
     runtime = TorchEager(threads=args.threads)
     pipeline = family.build_pipeline(network, runtime.prepare(network, family.example_input(preprocess)),

@@ -40,7 +40,7 @@ from pipelines.contract import Detections  # noqa: E402
 from pipelines.runtimes.base import RuntimeNotSupported  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
 from pipelines.yolo import family  # noqa: E402
-from utils.config import AccuracySection, AgreementSection, PostprocessSection, PreprocessSection  # noqa: E402
+from utils.config import AccuracySection, AgreementSection, config_for  # noqa: E402
 from utils.harness.accuracy_pass import map_postprocess  # noqa: E402
 from utils.harness.calibration_inputs import calibration_inputs  # noqa: E402
 from utils.harness.scored_images import more_images  # noqa: E402
@@ -175,11 +175,11 @@ def main() -> int:
     scored, calibration = paths[:args.images], paths[len(paths) - args.calibration:]
     assert not set(scored) & set(calibration)
     truth = load_ground_truth(data / "labels", data / "images", scored, [str(i) for i in range(80)]).images
-    pre, deployed = PreprocessSection(img_size=320), PostprocessSection()
-    accuracy = AccuracySection(multi_label=not args.single_label, label_free_truth=args.label_free_truth,
-                               judge_views=args.judge_views,
-                               preprocess=args.preprocess, max_drop=args.budget)
-    at_map, _ = map_postprocess("yolo", deployed, accuracy)
+    config = config_for("yolov7-tiny", preprocess={"img_size": 320}, benchmark={"accuracy": {
+        "multi_label": not args.single_label, "label_free_truth": args.label_free_truth,
+        "judge_views": args.judge_views, "preprocess": args.preprocess, "max_drop": args.budget}})
+    pre, deployed, accuracy = config.preprocess, config.postprocess, config.benchmark.accuracy
+    at_map, _ = map_postprocess(deployed, accuracy, "YOLOv7's test.py")
     cache = Path(args.cache) / data.name
     cache.mkdir(parents=True, exist_ok=True)
     official = accuracy.preprocess == "official"

@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from utils.config import Config  # noqa: E402  (the checkout is put on the path first)
+from pipelines.registry import FACTS  # noqa: E402  (the checkout is put on the path first)
+from pipelines.settings import SHARED_POSTPROCESS, SHARED_PREPROCESS  # noqa: E402
+from utils.config import Config  # noqa: E402
 
 TARGET = ROOT / "docs" / "configuration.md"
 
@@ -43,10 +45,12 @@ works). The resolved configuration is saved as `config.yaml` in the run director
 The shipped configs are `configs/samples.yaml` (the demo: YOLOv7 at 640 on the bundled photos, with layer
 timing and a profiled batch), `configs/samples_tiny.yaml` (YOLOv7-tiny at 320, which finishes in seconds),
 `configs/shapes.yaml` (a trained YOLOv7-tiny on labelled scenes, int8 on OpenVINO: see
-[accuracy.md](accuracy.md)), `configs/samples_fasterrcnn.yaml` and `configs/samples_maskrcnn.yaml` (see
-[models.md](models.md)) and `configs/imagenet_mini.yaml`.
+[accuracy.md](accuracy.md)), one config per torchvision detector (`configs/samples_fasterrcnn.yaml`,
+`samples_maskrcnn.yaml`, `samples_retinanet.yaml`, `samples_fcos.yaml`, `samples_ssd.yaml`, `samples_ssdlite.yaml`;
+see [models.md](models.md)) and `configs/imagenet_mini.yaml`.
 
-Keys marked *yolo* or *rcnn* apply to that detector family only. `null` is YAML's empty value.
+Keys marked *yolo*, *rcnn*, *dense* or *torchvision* apply to that detector family (or those families) only; a
+shared key left `null` takes the architecture's own default, listed at the end. `null` is YAML's empty value.
 """
 
 
@@ -159,7 +163,44 @@ def render() -> str:
             out.append(f"| `{path}.{name}` | {_cell(kind)} | {default_text(field)} | "
                        f"{_cell(field.description or '')} |")
         out.append("")
+    out.append(defaults_table())
     return "\n".join(out).rstrip() + "\n"
+
+
+def _value(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(f"{v:.5g}" if isinstance(v, float) else str(v) for v in value) + "]"
+    return f"{value:.5g}" if isinstance(value, float) else str(value)
+
+
+def defaults_table() -> str:
+    """Each architecture's defaults of the shared keys, its family's own keys that depend on it, its accuracy
+    protocol and how its forward is timed, from the families' facts."""
+    extra = sorted({key for facts in FACTS for arch in facts.ARCHS
+                    for part in (facts.defaults(arch).preprocess, facts.defaults(arch).postprocess) for key in part}
+                   - set(SHARED_PREPROCESS) - set(SHARED_POSTPROCESS))
+    columns = [f"preprocess.{k}" for k in SHARED_PREPROCESS] + [f"postprocess.{k}" for k in SHARED_POSTPROCESS] + \
+        extra + ["accuracy protocol (conf, IoU, max_det, multi_label)", "int8 keep_float", "forward timed"]
+    out = ["## Defaults of each architecture\n",
+           "What a shared key left `null` becomes for each `model.arch` (a YOLOv7 definition file takes yolo's), the "
+           "accuracy pass's protocol (`benchmark.accuracy`), the layers int8 keeps in float "
+           "(`runtime.calibration.keep_float`), and whether the forward is timed in one piece (any runtime) or in "
+           "parts (runtimes that run the torch modules themselves).\n",
+           "| family | model.arch | " + " | ".join(f"`{c}`" if "." in c else c for c in columns) + " |",
+           "|" + "---|" * (len(columns) + 2)]
+    for facts in FACTS:
+        for arch in facts.ARCHS:
+            found = facts.defaults(arch)
+            values = {**{f"preprocess.{k}": v for k, v in found.preprocess.items()},
+                      **{f"postprocess.{k}": v for k, v in found.postprocess.items()},
+                      **found.preprocess, **found.postprocess}
+            protocol = found.evaluation
+            multi = "n/a" if protocol.multi_label is None else str(protocol.multi_label).lower()
+            cells = [_value(values[c]) if c in values else "" for c in columns[:-3]] + [
+                f"{_value(protocol.conf_thres)}, {_value(protocol.iou_thres)}, {protocol.max_det}, {multi}",
+                _value(list(found.keep_float)), facts.FORWARD_TIMING.value]
+            out.append(f"| {facts.NAME} | `{arch}` | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
 
 
 def undocumented() -> list[str]:

@@ -45,6 +45,7 @@ class LoadedNetwork:
     # Its float input is each RGB pixel value over this (YOLO: 255), so a runtime may take the uint8 pixels and
     # convert them itself; None where the input is not plain scaled pixels.
     pixel_scale: Optional[float] = None
+    arch: str = ""  # the model.arch it was built as, for families whose pipeline depends on it
 
 
 @dataclass(frozen=True)
@@ -142,10 +143,22 @@ class FamilyFacts(Protocol):
     def unsupported_runtime(self, runtime: Any) -> Optional[str]:
         """Why the config's runtime section cannot run this family, or None when it can."""
 
+    FORWARD_TIMING: Any  # pipelines.settings.ForwardTiming: in one piece, or in parts only torch modules keep apart
+
+    def defaults(self, arch: str) -> Any:
+        """pipelines.settings.ArchDefaults: the architecture's defaults under the shared names, its accuracy
+        protocol and the layers int8 keeps in float."""
+
+    def settings_problem(self, arch: str, preprocess: Any, postprocess: Any) -> Optional[str]:
+        """What the resolved settings ask that this architecture cannot do, for a config error; None if nothing."""
+
+    def smallest_input(self, arch: str) -> int:
+        """The smallest input side the architecture's layers can take."""
+
     def input_size(self, preprocess: Any) -> int:
         """The input size a run of this family is labelled with (summary.json img_size)."""
 
-    def largest_input_area(self, preprocess: Any) -> int:
+    def largest_input_area(self, arch: str, preprocess: Any) -> int:
         """The most pixels one image's input tensor can have under the config (for the memory estimate)."""
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Optional
 
+from pipelines.runtimes import registry as runtimes
+from pipelines.settings import ForwardTiming
 from utils.errors import UsageError
 
 if TYPE_CHECKING:
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
 FAMILIES = (
     "yolo",
     "rcnn",
+    "dense",
 )
 
 FACTS: tuple["FamilyFacts", ...] = tuple(importlib.import_module(f"pipelines.{name}.facts") for name in FAMILIES)
@@ -43,3 +46,19 @@ def known_architectures() -> str:
 def family_for(arch: str) -> "DetectorFamily":
     module: ModuleType = importlib.import_module(f"pipelines.{facts_for(arch).NAME}.family")
     return module  # type: ignore[return-value]
+
+
+def runtime_refusal(facts: "FamilyFacts", runtime: Any) -> Optional[str]:
+    """Why the config's runtime section cannot run this family, or None when it can: a forward timed in parts
+    needs a runtime that runs the torch modules themselves, uncompiled; then whatever the family itself refuses."""
+    if facts.FORWARD_TIMING == ForwardTiming.PARTS:
+        keeping = runtimes.keeping_modules()
+        if runtime.backend not in [spec.name for spec in keeping]:
+            advice = " or ".join(f"{spec.name} (precision {' or '.join(spec.precisions)})" for spec in keeping)
+            return (f"runtime.backend {runtime.backend} is not supported for this family ({facts.NAME}, model.arch "
+                    f"{', '.join(facts.ARCHS)}): its forward is timed in parts that an exported graph does not "
+                    f"keep apart; use runtime.backend {advice}")
+        if getattr(runtime, "compile", False):
+            return (f"runtime.compile is not supported for this family ({facts.NAME}): its forward is timed in "
+                    "parts with hooks, which break a compiled graph; remove runtime.compile")
+    return facts.unsupported_runtime(runtime)

@@ -39,7 +39,8 @@ def test_torch_fp32_run_scores_itself_against_the_labels(tmp_path):
     accuracy = summary["accuracy"]
     assert accuracy["images"] == 6 and accuracy["ground_truth"]["format"] == "yolo"
     assert accuracy["settings"] == {"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300, "multi_label": True,
-                                    "preprocess": "official", "preprocess_is": yolo_facts.EVALUATION_PREPROCESS}
+                                    "protocol": "YOLOv7's test.py", "preprocess": "official",
+                                    "preprocess_is": yolo_facts.EVALUATION_PREPROCESS}
     assert 0.2 < accuracy["map_50_95"] <= accuracy["map_50"] <= 1.0  # a trained model finds the shapes
     assert "drop" not in accuracy and "agreement" not in summary  # torch fp32 is its own reference
     assert 0.0 < accuracy["at_conf_thres"]["recall"] <= 1.0
@@ -52,6 +53,21 @@ def test_torch_fp32_run_scores_itself_against_the_labels(tmp_path):
     rows = {row["name"]: row for row in accuracy_rows(FinishedRun(run_dir), FinishedRun(run_dir))}
     assert rows["map_50_95"]["a"] == accuracy["map_50_95"] and rows["map_50_95"]["difference"] == 0.0
     assert sum(name.startswith("AP@0.5:0.95 class") for name in rows) == len(classes)
+
+
+def test_a_labelled_rcnn_run_states_the_one_cut_its_precision_and_recall_were_taken_at(tmp_path):
+    """The evaluation runs at the builder's own cut (0.05); precision and recall at the deployed cut (0.5), and the
+    summary states that cut and no other beside them."""
+    code, run_dir = run(tmp_path, "model.arch=fasterrcnn_mobilenet_v3_large_fpn", "model.weights=null",
+                        "preprocess.img_size=128", "preprocess.max_size=160", "runtime.precision=fp32",
+                        "runtime.backend=torch", "dataset.limit=3", "benchmark.agreement.images=3")
+    assert code == 0
+    accuracy = json.loads((run_dir / "summary.json").read_text())["accuracy"]
+    assert accuracy["settings"]["conf_thres"] == 0.05 and accuracy["settings"]["max_det"] == 100
+    shown = accuracy["at_conf_thres"]
+    assert shown["conf_thres"] == 0.5
+    assert {key: value for key, value in shown.items() if "conf" in key or "score" in key} == {"conf_thres": 0.5}
+    assert shown["postprocess"] == {"conf_thres": 0.5, "iou_thres": 0.5, "max_det": 100}
 
 
 def test_a_bad_label_line_stops_the_run_before_anything_is_written(tmp_path, capsys):

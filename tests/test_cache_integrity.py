@@ -114,14 +114,15 @@ def truncated_int8_heals(cache_dir: Path) -> dict:
     from datasets.image_folder import find_images
     from pipelines.runtimes.openvino.session import OpenVinoRuntime
     from pipelines.yolo import family
-    from utils.config import PostprocessSection, PreprocessSection
+    from utils.config import config_for
     from utils.harness.calibration_inputs import calibration_inputs
 
     lines: list[str] = []
     logging.getLogger("detbench.cache").addHandler(type("H", (logging.Handler,), {
         "emit": lambda self, record: lines.append(record.getMessage())})())
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
-    calibration = calibration_inputs(family, network, PreprocessSection(img_size=96), PostprocessSection(),
+    calibration = calibration_inputs(family, network, config_for("yolov7-tiny", preprocess={"img_size": 96}).preprocess,
+                                     config_for("yolov7-tiny").postprocess,
                                      find_images(SHAPES / "images"), 4, ["Detect"])
     batch = torch.from_numpy(next(iter(calibration.inputs())))
     first = OpenVinoRuntime(precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,

@@ -35,9 +35,12 @@ def test_configuration_reference_is_generated_from_the_current_schema():
 def test_configuration_reference_lists_every_key_with_its_default():
     text = (DOCS / "configuration.md").read_text()
     for key, default in (("dataset.batch_size", "`1`"), ("benchmark.loadgen.target_latency_percentile", "`0.99`"),
-                         ("runtime.calibration.keep_float", "`[Detect]`"), ("dataset.path", "(required)")):
+                         ("runtime.calibration.keep_float", "`null`"), ("dataset.path", "(required)")):
         row = next(line for line in text.splitlines() if line.startswith(f"| `{key}` |"))
         assert row.split(" | ")[2] == default
+    # What null becomes for each architecture: YOLO keeps its Detect decode in float under int8.
+    row = next(line for line in text.splitlines() if line.startswith("| yolo | `yolov7-tiny` |"))
+    assert row.split(" | ")[2:4] == ["640", "[0, 0, 0]"] and "[Detect]" in row
 
 
 def test_every_file_of_the_run_directory_layout_is_in_outputs_doc():

@@ -114,8 +114,10 @@ def test_a_sliver_of_an_image_letterboxes_to_one_pixel_row():
 def test_a_sliver_of_an_image_reaches_the_rcnn_network_one_pixel_thick():
     import numpy as np
 
-    from pipelines.rcnn.stages import Preprocess
+    from pipelines.rcnn.facts import BUILDERS
+    from pipelines.torchvision_common.transform import Preprocess, TransformSettings
 
-    batch = Preprocess(64, 128)([np.zeros((1, 5000, 3), np.uint8), np.zeros((5000, 2, 3), np.uint8)])
+    settings = TransformSettings.calibrating(BUILDERS["fasterrcnn_resnet50_fpn"], 64, 128)
+    batch = Preprocess(settings)([np.zeros((1, 5000, 3), np.uint8), np.zeros((5000, 2, 3), np.uint8)])
     assert batch.images.image_sizes == [(1, 128), (128, 1)]
     assert batch.original_sizes == [(1, 5000), (5000, 2)]  # boxes map back to the image as it is

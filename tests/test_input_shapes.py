@@ -10,7 +10,17 @@ import pytest
 
 from benchmark import main
 from datasets.image_folder import decode_image, find_images
-from pipelines.rcnn.stages import Preprocess as RcnnPreprocess
+from pipelines.dense.facts import BUILDERS as DENSE_BUILDERS
+from pipelines.rcnn.facts import BUILDERS as RCNN_BUILDERS
+from pipelines.torchvision_common.transform import Preprocess as TorchvisionPreprocess, TransformSettings
+
+
+def RcnnPreprocess(min_size: int, max_size: int) -> TorchvisionPreprocess:
+    return TorchvisionPreprocess(TransformSettings.calibrating(RCNN_BUILDERS["fasterrcnn_resnet50_fpn"], min_size,
+                                                               max_size))
+
+
+SSDLITE = TorchvisionPreprocess(TransformSettings.calibrating(DENSE_BUILDERS["ssdlite320_mobilenet_v3_large"], 0, 0))
 from pipelines.yolo.stages import Preprocess as YoloPreprocess
 from utils.config import ConfigError, load_config
 from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, loadgen_batch_shapes, shape_counts
@@ -75,6 +85,13 @@ def test_rcnn_shape_from_sizes_is_the_shape_torchvision_transform_makes(min_size
         sizes = SIZES[start:start + 2]
         images = [np.zeros((h, w, 3), np.uint8) for h, w in sizes]
         assert preprocess.batch_shape(sizes) == tuple(preprocess(images).images.tensors.shape), sizes
+
+
+def test_a_fixed_square_shape_from_sizes_is_the_shape_torchvision_transform_makes():
+    for start in range(len(SIZES)):
+        sizes = SIZES[start:start + 2]
+        images = [np.zeros((h, w, 3), np.uint8) for h, w in sizes]
+        assert SSDLITE.batch_shape(sizes) == tuple(SSDLITE(images).images.tensors.shape) == (len(sizes), 3, 320, 320)
 
 
 @pytest.mark.parametrize("preprocess", [YoloPreprocess(160, rect=True, pad_value=114, stride=32),

@@ -19,12 +19,12 @@ from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.runtimes.quantization import decode_nodes, float_module_paths
 from pipelines.yolo import family
 from tests.forward_inputs import as_taken
-from utils.config import PostprocessSection, PreprocessSection
+from utils.config import config_for
 from utils.harness.calibration_inputs import calibration_inputs
 from utils.record.accuracy import coco_evaluation
 
 SHAPES = Path(__file__).resolve().parents[1] / "datasets" / "shapes"
-PRE, POST = PreprocessSection(img_size=160), PostprocessSection()
+PRE, POST = config_for("yolov7-tiny", preprocess={"img_size": 160}).preprocess, config_for("yolov7-tiny").postprocess
 CALIBRATION_IMAGES = 8
 
 
@@ -56,7 +56,7 @@ def test_calibration_inputs_are_the_pipelines_network_inputs(network, paths, cal
     expected = pipeline.preprocess([cv2.imread(str(paths[0]))]).tensor
     assert torch.equal(torch.from_numpy(inputs[0]), expected)
     # the digest follows the images and the preprocessing
-    other = calibration_inputs(family, network, PreprocessSection(img_size=192), POST, paths, 8, ["Detect"])
+    other = calibration_inputs(family, network, config_for("yolov7-tiny", preprocess={"img_size": 192}).preprocess, POST, paths, 8, ["Detect"])
     fewer = calibration_inputs(family, network, PRE, POST, paths, 4, ["Detect"])
     assert len({calibration.digest, other.digest, fewer.digest}) == 3
 
@@ -82,8 +82,9 @@ def test_keep_float_resolves_types_and_paths_and_refuses_typos(network, batch, t
 # uint8-activation kernels 0.031, so there the bounds leave room for those losses and for an 8-image calibration.
 VNNI_FLAGS = {"avx512_vnni", "avx_vnni", "amx_int8"}
 MAX_DROP = {True: {"openvino": 0.01, "onnxruntime": 0.01}, False: {"openvino": 0.02, "onnxruntime": 0.05}}
-ACCURACY_PRE = PreprocessSection(img_size=320)
-ACCURACY_POST = PostprocessSection(conf_thres=0.001, iou_thres=0.65, max_det=300)
+ACCURACY = config_for("yolov7-tiny", preprocess={"img_size": 320},
+                      postprocess={"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300})
+ACCURACY_PRE, ACCURACY_POST = ACCURACY.preprocess, ACCURACY.postprocess
 
 
 def cpu_has_vnni() -> bool:

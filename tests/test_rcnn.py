@@ -12,17 +12,17 @@ import yaml
 from benchmark import main
 from models import CheckpointError
 from pipelines.rcnn import family
-from pipelines.rcnn.network import COCO_CATEGORIES, build_detector, state_dict_mismatch
 from pipelines.runtimes.torch.session import TorchEager, cpu_runs_bf16, floating_to_float32
-from utils.config import ConfigError, PostprocessSection, PreprocessSection, config_to_yaml, load_config
+from pipelines.torchvision_common.weights import COCO_CATEGORIES, build_detector, state_dict_mismatch
+from utils.config import ConfigError, config_for, config_to_yaml, load_config
 from utils.harness.agreement_check import compare_with_reference
 from utils.writers.masks import label_map
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "datasets" / "samples"
 ARCH = "fasterrcnn_mobilenet_v3_large_fpn"
-PRE = PreprocessSection(min_size=160, max_size=200)
-POST = PostprocessSection()
+PRE = config_for(ARCH, preprocess={"img_size": 160, "max_size": 200}).preprocess
+POST = config_for(ARCH).postprocess
 
 
 def photo(name: str) -> np.ndarray:
@@ -49,10 +49,11 @@ def test_batch_of_one_equals_torchvision_on_the_same_weights(fp32):
     ours = fp32([image])[0]
     model = build_detector(ARCH, seed=123)  # other random weights, replaced by ours below
     model.load_state_dict(fp32.network.state_dict())  # strict: the same keys as torchvision's own model
-    model.transform.min_size, model.transform.max_size = (PRE.min_size,), PRE.max_size
+    model.transform.min_size, model.transform.max_size = (PRE.img_size,), PRE.max_size
+    model.roi_heads.score_thresh = POST.conf_thres  # the deployed cut; the builder's own is its evaluation cut
     with torch.inference_mode():
         theirs = model([as_rgb_tensor(image)])[0]
-    assert len(ours) > 10  # the spread random weights give boxes above box_score_thresh
+    assert len(ours) > 10  # the spread random weights give boxes above the deployed cut
     assert torch.equal(ours.boxes, theirs["boxes"])
     assert torch.equal(ours.scores, theirs["scores"])
     assert torch.equal(ours.labels, theirs["labels"])
@@ -115,13 +116,14 @@ def test_state_dict_mismatch_ignores_only_batchnorm_counters():
 
 
 @pytest.mark.parametrize("arch, key, owner", [
-    (ARCH, "postprocess.conf_thres=0.3", "yolo"),
-    ("yolov7-tiny", "preprocess.min_size=320", "rcnn"),
+    (ARCH, "postprocess.agnostic=true", "yolo family"),
+    ("yolov7-tiny", "postprocess.rpn_pre_nms_top_n=320", "rcnn family"),
+    ("yolov7-tiny", "preprocess.max_size=320", "rcnn and dense families"),
 ])
 def test_a_key_of_another_family_is_refused_naming_its_family(tmp_path, capsys, arch, key, owner):
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump({"dataset": {"path": str(SAMPLES)}, "model": {"arch": arch}}))
-    with pytest.raises(ConfigError, match=f"{key.split('=')[0]} belongs to the {owner} family"):
+    with pytest.raises(ConfigError, match=f"{key.split('=')[0]} belongs to the {owner}"):
         load_config(config, [key])
     assert main(["--config", str(config), "--set", key]) == 2
     assert "belongs to the" in capsys.readouterr().err
@@ -130,11 +132,12 @@ def test_a_key_of_another_family_is_refused_naming_its_family(tmp_path, capsys, 
 def test_the_run_config_lists_only_the_keys_of_its_family(tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump({"dataset": {"path": str(SAMPLES)}, "model": {"arch": ARCH},
-                                      "preprocess": {"min_size": 320}}))
+                                      "preprocess": {"img_size": 320}}))
     written = yaml.safe_load(config_to_yaml(load_config(config)))
-    assert written["preprocess"] == {"min_size": 320, "max_size": 1333}
-    assert set(written["postprocess"]) == {"box_score_thresh", "box_nms_thresh", "detections_per_img",
-                                           "rpn_pre_nms_top_n", "rpn_post_nms_top_n"}
+    assert written["preprocess"] == {"img_size": 320, "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225],
+                                     "max_size": 1333}
+    assert written["postprocess"] == {"conf_thres": 0.5, "iou_thres": 0.5, "max_det": 100, "rpn_pre_nms_top_n": 1000,
+                                      "rpn_post_nms_top_n": 1000}
 
 
 def test_exported_runtimes_are_refused_for_this_family(tmp_path, capsys):
@@ -148,7 +151,7 @@ def test_exported_runtimes_are_refused_for_this_family(tmp_path, capsys):
 @pytest.mark.skipif(not cpu_runs_bf16(), reason="this CPU has no native bf16")
 def test_agreement_check_compares_bf16_with_the_fp32_reference(fp32):
     bf16 = pipeline(precision="bf16")
-    images = [photo("horses.jpg")]
+    images = [photo("dog.jpg")]
     agreement = compare_with_reference(bf16, fp32, [images], top_k=20, conf_thres=fp32.score_threshold,
                                        reference_name="torch fp32")
     assert agreement["reference_detections"] > 0 and agreement["candidate_detections"] > 0
@@ -177,8 +180,8 @@ def test_mask_rcnn_end_to_end_writes_masks_steps_and_batching_note(tmp_path):
         (images / name).write_bytes((SAMPLES / name).read_bytes())
     code = main(["--config", str(ROOT / "configs" / "samples_maskrcnn.yaml"),
                  "--set", f"dataset.path={images}", "--set", f"run.output_dir={tmp_path / 'out'}",
-                 "--set", "run.id=mask", "--set", "dataset.batch_size=2", "--set", "preprocess.min_size=160",
-                 "--set", "preprocess.max_size=200", "--set", "postprocess.detections_per_img=10",
+                 "--set", "run.id=mask", "--set", "dataset.batch_size=2", "--set", "preprocess.img_size=160",
+                 "--set", "preprocess.max_size=200", "--set", "postprocess.max_det=10",
                  "--set", "benchmark.warmup=0", "--set", "benchmark.repeats=1",
                  "--set", "benchmark.energy.enabled=false", "--set", "benchmark.memory.enabled=false"])
     assert code == 0

@@ -120,9 +120,9 @@ def cli(tmp_path, capsys, config: str, *overrides: str) -> tuple[int, str, str]:
 @pytest.mark.parametrize("config, overrides, fragments", [
     ("samples_tiny.yaml", ["preprocess.img_size=65536"],
      ["preprocess.img_size 65536 with batches of 2 image(s) needs about", "The largest that fits: preprocess.img_size"]),
-    ("samples_fasterrcnn.yaml", ["model.arch=fasterrcnn_mobilenet_v3_large_fpn", "preprocess.min_size=65536",
+    ("samples_fasterrcnn.yaml", ["model.arch=fasterrcnn_mobilenet_v3_large_fpn", "preprocess.img_size=65536",
                                  "preprocess.max_size=65536"],
-     ["preprocess.min_size 65536 and preprocess.max_size 65536 with batches of 1 image(s) needs about"]),
+     ["preprocess.img_size 65536 and preprocess.max_size 65536 with batches of 1 image(s) needs about"]),
     ("samples_tiny.yaml", ["postprocess.classes=[0, 9999]"], ["postprocess.classes [0, 9999] names class ids [9999]"]),
 ])
 def test_refused_at_start_with_exit_2(tmp_path, capsys, config, overrides, fragments):
@@ -149,10 +149,10 @@ def test_threads_above_the_cpus_are_a_warning_in_summary_and_report(tmp_path, ca
 
 def test_rcnn_probe_runs_the_backbone_and_counts_the_heads():
     from pipelines.rcnn import family as rcnn
-    from utils.config import PostprocessSection
+    from utils.config import config_for
 
     network = rcnn.load_network("fasterrcnn_mobilenet_v3_large_fpn", None, 0)
-    module, heads = rcnn.memory_probe(network, PostprocessSection(rpn_post_nms_top_n=1000))
+    module, heads = rcnn.memory_probe(network, config_for("fasterrcnn_mobilenet_v3_large_fpn").postprocess)
     assert module is network.module.backbone
     # 1000 proposals x (pooled 256x7x7 twice + 1024-wide representation twice) x 4 bytes
     assert heads == 1000 * (2 * 256 * 49 + 2 * 1024) * 4

@@ -1,6 +1,7 @@
 """The run configuration: schema, YAML loading and --set overrides (their messages: config_messages.py)."""
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import errno
 import importlib.util
@@ -14,10 +15,12 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationEr
 
 from pipelines.registry import FACTS, facts_for, known_architectures
 from pipelines.runtimes import registry as runtimes
+from pipelines.settings import SharedPostprocess, SharedPreprocess
 from utils import strict_yaml
 from utils.bounded_text import clipped, shown
 from utils.errors import UsageError
 from utils.config_messages import describe_errors, yaml_error
+from utils.renamed_keys import renamed_in
 from utils.suggestions import value_hint
 
 
@@ -98,7 +101,8 @@ class ModelSection(_Section):
 
     arch: str = Field("yolov7", description=(
         "`yolov7`, `yolov7-tiny` or a path to a model-definition yaml in the YOLOv7 cfg format; or a torchvision "
-        "R-CNN, with its own preprocess and postprocess keys (see [models.md](models.md))"))
+        "detector by its builder's name (R-CNN, RetinaNet, FCOS, SSD, SSDlite), each with its own defaults and "
+        "keys (see [models.md](models.md))"))
     weights: Optional[PathText] = Field(None, description="checkpoint path; null: seeded random weights")
     fuse: bool = Field(True, description="fold Conv+BN and re-parameterise RepConv before running")
 
@@ -121,20 +125,33 @@ class ModelSection(_Section):
                          f"{value_hint(value, [arch for facts in FACTS for arch in facts.ARCHS])}")
 
 
-def _of_the_families(name: str, part: str, doc: str) -> type[_Section]:
-    """One section holding every family's keys of a part (Preprocess or Postprocess), each family's model
-    with its defaults and checks; the Config keeps each family to its own. Pydantic collects a class's fields
-    from its bases last to first, so the bases are reversed to keep the families' order."""
-    bases = tuple(reversed([getattr(facts, part) for facts in FACTS]))
+def _of_the_families(name: str, shared: type[BaseModel], part: str, doc: str) -> type[_Section]:
+    """One section holding the keys every family reads and each family's own keys of a part (Preprocess or
+    Postprocess), each family's model with its defaults and checks; the Config keeps each family to its own.
+    Pydantic collects a class's fields from its bases last to first, so the bases are reversed to keep the
+    shared keys first, then the families' order (families that share a model, as torchvision's do, once)."""
+    bases = tuple(reversed(list(dict.fromkeys([shared, *(getattr(facts, part) for facts in FACTS)]))))
     return type(name, (*bases, _Section), {"__module__": __name__, "__doc__": doc})
 
 
+def _owned_keys(part: str) -> str:
+    keys: dict[str, list[str]] = {}
+    for facts in FACTS:
+        for key in getattr(facts, part).model_fields:
+            keys.setdefault(key, []).append(facts.NAME)
+    return "; ".join(f"{key} ({', '.join(names)})" for key, names in keys.items())
+
+
 PreprocessSection = _of_the_families(
-    "PreprocessSection", "Preprocess", "What turns an image into the network's input. Each family reads its own "
-    "keys (yolo: img_size, rect, pad_value; rcnn: min_size, max_size); another family's key is refused.")
+    "PreprocessSection", SharedPreprocess, "Preprocess", "What turns an image into the network's input. "
+    f"{' '.join(SharedPreprocess.__doc__.split())[:-1]}: {', '.join(SharedPreprocess.model_fields)}, each "
+    "defaulting to the architecture's own. Each family reads its own keys too (" + _owned_keys("Preprocess")
+    + "); another family's key is refused.")
 PostprocessSection = _of_the_families(
-    "PostprocessSection", "Postprocess", "What turns the network's output into detections. Each family reads its "
-    "own keys; another family's key is refused.")
+    "PostprocessSection", SharedPostprocess, "Postprocess", "What turns the network's output into detections. "
+    f"{' '.join(SharedPostprocess.__doc__.split())[:-1]}: {', '.join(SharedPostprocess.model_fields)}, each "
+    "defaulting to the architecture's own. Each family reads its own keys too (" + _owned_keys("Postprocess")
+    + "); another family's key is refused.")
 
 
 class EnergySection(_Section):
@@ -159,11 +176,10 @@ class CalibrationSection(_Section):
 
     images: int = Field(300, ge=1, description="int8: the run's first N images (all when fewer) calibrate the "
                                                "quantization")
-    # Layers kept in float when quantizing, by name (a module path such as model.77, or an ONNX node name
-    # prefix) or by type (Detect): the head's decode mixes pixel boxes and 0-1 scores no one int8 scale holds.
-    keep_float: list[str] = Field(["Detect"], description=(
+    keep_float: Optional[list[str]] = Field(None, description=(
         "int8: layers whose decode stays in float, by type (`Detect`) or module path (`model.77`); `[]` "
-        "quantizes everything"))
+        "quantizes everything; null: the architecture's own (YOLO: `[Detect]`, whose decode holds pixel boxes "
+        "beside 0-1 scores in one Concat)"))
     path: Optional[PathText] = Field(None, description=(
         "int8: a folder of images to calibrate on; null: the dataset's last images (at most half), which the "
         "accuracy and agreement passes then never score"))
@@ -173,8 +189,7 @@ class _RuntimeCommon(_Section):
     """The runtime section's keys every runtime reads; each runtime adds its own (its spec's options)."""
 
     threads: Optional[int] = Field(None, ge=1, description=(
-        "compute threads; null keeps torch's default. Replaces `model.threads`, which now ends with a message "
-        "naming this key"))
+        "compute threads; null keeps torch's default"))
     cache_dir: Optional[PathText] = Field(None, description=(
         "where exported ONNX files are cached; null: `$XDG_CACHE_HOME/detbench` or `~/.cache/detbench`"))
     calibration: CalibrationSection = CalibrationSection()
@@ -241,20 +256,24 @@ class AgreementSection(_Section):
 
 
 class AccuracySection(_Section):
-    """The accuracy pass: detections at mAP settings (YOLOv7's test.py: conf 0.001, IoU 0.65, 300 per image),
-    apart from the timed passes."""
+    """The accuracy pass: detections at mAP settings, apart from the timed passes. Each architecture states its
+    own evaluation protocol (YOLO: YOLOv7's test.py, conf 0.001, IoU 0.65, 300 per image, every class per box;
+    torchvision's detectors: their builder's own cut, NMS IoU and detections kept); a key set here overrides it."""
 
     enabled: bool = Field(True, description=(
         "run the accuracy pass when there are labels or a reference (see [accuracy.md](accuracy.md))"))
     images: Optional[int] = Field(None, ge=1, description=(
         "first N images of the accuracy pass; null: all with labels, `benchmark.agreement.images` without"))
-    conf_thres: float = Field(0.001, ge=0.0, le=1.0, description=(
-        "score threshold of the accuracy pass (YOLOv7's test.py)"))
-    iou_thres: float = Field(0.65, ge=0.0, le=1.0, description="NMS IoU threshold of the accuracy pass")
-    max_det: int = Field(300, ge=1, description="detections kept per image in the accuracy pass")
-    multi_label: bool = Field(True, description=(
-        "each box under every class above conf_thres, as YOLOv7's test.py suppresses for its mAP; false: its "
-        "best class only, as a deployment shows it"))
+    conf_thres: Optional[float] = Field(None, ge=0.0, le=1.0, description=(
+        "score threshold of the accuracy pass; null: the architecture's protocol"))
+    iou_thres: Optional[float] = Field(None, ge=0.0, le=1.0, description=(
+        "NMS IoU threshold of the accuracy pass; null: the architecture's protocol"))
+    max_det: Optional[int] = Field(None, ge=1, description=(
+        "detections kept per image in the accuracy pass; null: the architecture's protocol"))
+    multi_label: Optional[bool] = Field(None, description=(
+        "yolo: each box under every class above conf_thres, as YOLOv7's test.py suppresses for its mAP; false: "
+        "its best class only, as a deployment shows it; null: the architecture's protocol (torchvision's "
+        "detectors keep every class above the cut by construction: the key does not apply)"))
     max_images: int = Field(300, ge=1, description=(
         "without labels, an undecided verdict scores more images, as many as it asks for, up to this many "
         "(see [verdict.md](verdict.md))"))
@@ -263,7 +282,7 @@ class AccuracySection(_Section):
     preprocess: Literal["official", "deployed"] = Field("official", description=(
         "`official`: as the family's own mAP evaluation prepares images (YOLO: YOLOv7's test.py letterbox: the long "
         "side resized to img_size by pixel area, each batch centred in the rectangle of its aspect ratios plus half "
-        "a stride; R-CNN: its deployed transform); `deployed`: the run's own preprocess (see [accuracy.md](accuracy.md))"))
+        "a stride; torchvision's detectors: their deployed transform); `deployed`: the run's own preprocess (see [accuracy.md](accuracy.md))"))
     label_free_truth: Literal["mirrored", "reference"] = Field("mirrored", description=(
         "without labels, what stands in for them: `mirrored`, the reference's detections on the mirror images "
         "(scored at mAP@0.5:0.95); `reference`, its detections on the images themselves (scored at mAP@0.5), for "
@@ -367,9 +386,8 @@ class ProfilingSection(_Section):
         "`py-spy`: sample the timed passes with native frames; where each step's time went goes to "
         "`native_time.csv` and the console; null: off"))
     rate: int = Field(10, ge=1, le=1000, description=(
-        "samples per second; py-spy holds the run still for each (about 3 ms of its CPU per native sample on "
-        "a quiet 2-core VM, more on a busy one), so the tax is about rate x hold: x1.027 measured at 10 Hz, "
-        "x1.009 at 5 Hz (docs/below-the-layer.md)"))
+        "samples per second; py-spy holds the run still for each native sample, so the tax grows with the rate "
+        "(`benchmarks/sampling_tax.py` measures it; docs/below-the-layer.md)"))
     counters: bool = Field(True, description=(
         "the CPU's counters per timed pass and thread (context switches, faults, CPU time; cycles, instructions, "
         "LLC misses where the kernel allows) into `cpu_counters.csv`"))
@@ -426,9 +444,18 @@ class OutputsSection(_Section):
         "write `report.html`, the run on one self-contained page (see [outputs.md](outputs.md#reporthtml))"))
 
 
+SHARED_SECTIONS = {"preprocess": SharedPreprocess, "postprocess": SharedPostprocess}
+
+
 def family_keys(arch: str, section: str) -> tuple[str, ...]:
-    """The keys of the preprocess or postprocess section the family of `arch` reads."""
-    return tuple(getattr(facts_for(arch), section.capitalize()).model_fields)
+    """The keys of the preprocess or postprocess section the family of `arch` reads: the shared ones, then its own."""
+    return (*SHARED_SECTIONS[section].model_fields, *getattr(facts_for(arch), section.capitalize()).model_fields)
+
+
+def _set_default(section: BaseModel, key: str, value: Any) -> None:
+    """A default filled in after validation, past validate_assignment (which would run the validators again) and
+    without marking the key as the user's."""
+    section.__dict__[key] = copy.deepcopy(value)
 
 
 class Config(_Section):
@@ -452,19 +479,46 @@ class Config(_Section):
                              "benchmark.scenario offline, server or multi_stream, or runtime.streams 1")
         return self
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        for old, new in renamed_in(data):
+            value = data[old.partition(".")[0]][old.partition(".")[2]]
+            raise ValueError(f"{old} is now {new}, one name in every detector family: rename it (e.g. --set "
+                             f"{new}={shown(value)})")
+        return data
+
     @model_validator(mode="after")
-    def _keys_of_the_family(self) -> "Config":
-        family = facts_for(self.model.arch).NAME
+    def _settings_of_the_family(self) -> "Config":
+        """Each family keeps to its own keys; every shared key left null takes the architecture's default."""
+        facts = facts_for(self.model.arch)
         for section in ("preprocess", "postprocess"):
             keys = family_keys(self.model.arch, section)
             for key in sorted(getattr(self, section).model_fields_set):
                 if key not in keys:
-                    owner = next(facts.NAME for facts in FACTS
-                                 if key in getattr(facts, section.capitalize()).model_fields)
+                    owners = [other.NAME for other in FACTS if key in getattr(other, section.capitalize()).model_fields]
                     raise ValueError(
-                        f"{section}.{key} belongs to the {owner} family and does not apply to model.arch "
-                        f"{self.model.arch} ({family} family); remove it, or use "
-                        f"{', '.join(section + '.' + k for k in keys)}")
+                        f"{section}.{key} belongs to the {' and '.join(owners)} famil{'ies' if len(owners) > 1 else 'y'} "
+                        f"and does not apply to model.arch {self.model.arch} ({facts.NAME} family); remove it, or "
+                        f"use {', '.join(section + '.' + k for k in keys)}")
+        defaults = facts.defaults(self.model.arch)
+        for section, values in (("preprocess", defaults.preprocess), ("postprocess", defaults.postprocess)):
+            for key, value in values.items():
+                if getattr(getattr(self, section), key) is None:
+                    _set_default(getattr(self, section), key, value)
+        accuracy, evaluation = self.benchmark.accuracy, defaults.evaluation
+        if evaluation.multi_label is None and accuracy.multi_label is not None:
+            raise ValueError(f"benchmark.accuracy.multi_label does not apply to model.arch {self.model.arch} "
+                             f"({facts.NAME} family): it keeps every class above the cut per candidate by "
+                             "construction; remove it")
+        for key in ("conf_thres", "iou_thres", "max_det", "multi_label"):
+            if getattr(accuracy, key) is None:
+                _set_default(accuracy, key, getattr(evaluation, key))
+        if self.runtime.calibration.keep_float is None:
+            _set_default(self.runtime.calibration, "keep_float", list(defaults.keep_float))
+        problem = facts.settings_problem(self.model.arch, self.preprocess, self.postprocess)
+        if problem:
+            raise ValueError(problem)
         return self
 
     def family_sections(self) -> dict[str, Any]:
@@ -474,6 +528,12 @@ class Config(_Section):
             keys = family_keys(self.model.arch, section)
             data[section] = {key: value for key, value in data[section].items() if key in keys}
         return data
+
+
+def config_for(arch: str, **sections: Any) -> Config:
+    """A configuration of `arch` with every default resolved, for code that builds a pipeline without a config
+    file (scripts, tests); `sections` as data, e.g. preprocess={"img_size": 320}."""
+    return Config.model_validate({"dataset": {"path": "."}, "model": {"arch": arch}, **sections})
 
 
 def apply_override(data: dict, assignment: str) -> tuple[str, ...]:

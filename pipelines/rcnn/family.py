@@ -2,27 +2,33 @@
 their pipeline is put together (its facts, the architectures and the keys it reads, are in facts.py)."""
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Optional
 
 import torch
 
-from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
-from models.calibration import calibrate_batchnorm
+from models.calibration import bisect_shift, calibrate_batchnorm
 from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.rcnn import network as rcnn
-from pipelines.rcnn.facts import (ARCHS, EVALUATION_PREPROCESS, NAME, SIZE_KEYS, accepts,  # noqa: F401
-                                  input_size, largest_input_area, unsupported_runtime)
-from pipelines.rcnn.pipeline import RcnnPipeline
-from pipelines.rcnn.stages import Postprocess, Preprocess
+from pipelines.rcnn.facts import (ARCHS, BUILDERS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME,  # noqa: F401
+                                  SIZE_KEYS, accepts, defaults, input_size, largest_input_area, settings_problem,
+                                  smallest_input, unsupported_runtime)
+from pipelines.rcnn.pipeline import HeadSettings, RcnnPipeline
 from pipelines.runtimes.base import PreparedForward
+from pipelines.torchvision_common.facts import DEPLOYED_CONF_THRES
+from pipelines.torchvision_common.transform import Postprocess, Preprocess, TransformSettings
+from pipelines.torchvision_common.weights import (COCO_CATEGORIES, build_detector, calibration_photos,
+                                                  load_state_dict_file)
 
 CALIBRATION_SIZES = (160, 256)  # min_size, max_size of the bundled photos the random backbone is calibrated on
-# Random classifier weights scaled up this much: at torchvision's initialisation every class scores about
-# 1/91, below box_score_thresh, so no box would reach NMS or the mask branch and postprocessing would do none
-# of the work it does with trained weights. Scaled, scores spread and detections_per_img boxes remain.
-CLASSIFIER_SCALE = 10.0
+# At torchvision's initialisation every class scores about 1/91, below any cut, so no box would reach NMS or the
+# mask branch and postprocessing would do none of the work it does with trained weights. The classifier is
+# scaled up (by a power of two) until one class can dominate a proposal, then its background logit shifted so
+# that about this many proposals of the median photo clear the deployed cut, as a trained detector's do.
+PROPOSALS_OVER_CUT = 40
+GAINS = tuple(2.0 ** k for k in range(11))
 _random_states: dict[str, tuple[dict[str, torch.Tensor], str]] = {}  # (arch, seed) -> (state, digest)
 
 
@@ -39,9 +45,9 @@ def memory_probe(network: LoadedNetwork, postprocess) -> tuple[torch.nn.Module, 
     heads_bytes = proposals * (2 * pooled + 2 * representation) * floats
     if heads.has_mask():
         mask_side = 2 * heads.mask_roi_pool.output_size[0]  # the mask head upsamples its pooled features twice
-        per_box = 2 * channels * _area(heads.mask_roi_pool.output_size) + (channels + len(rcnn.COCO_CATEGORIES)) \
+        per_box = 2 * channels * _area(heads.mask_roi_pool.output_size) + (channels + len(COCO_CATEGORIES)) \
             * mask_side * mask_side
-        heads_bytes += postprocess.detections_per_img * per_box * floats
+        heads_bytes += postprocess.max_det * per_box * floats
     return module.backbone, heads_bytes
 
 
@@ -50,35 +56,60 @@ def _area(size) -> int:
 
 
 def load_network(arch: str, weights: Optional[str], seed: int) -> LoadedNetwork:
-    model = rcnn.build_detector(arch, seed)
+    model = build_detector(arch, seed)
     network = rcnn.TwoStageNetwork(model).eval()
     if weights:
-        rcnn.load_state_dict_file(network, weights, arch)
-        return LoadedNetwork(network, list(rcnn.COCO_CATEGORIES), f"checkpoint {Path(weights).name}",
-                             random_weights=False, cache_key=f"{NAME}:{arch}:weights-{file_digest(weights)}")
+        load_state_dict_file(network, weights, arch)
+        return LoadedNetwork(network, list(COCO_CATEGORIES), f"checkpoint {Path(weights).name}",
+                             random_weights=False, cache_key=f"{NAME}:{arch}:weights-{file_digest(weights)}",
+                             arch=arch)
     key = f"{NAME}:{arch}:random-seed-{seed}"
     if key not in _random_states:
-        _spread_random_weights(model)
+        _spread_random_weights(model, arch)
         state = {name: value.clone() for name, value in network.state_dict().items()}
         _random_states[key] = (state, state_digest(state))
     state, digest = _random_states[key]
     network.load_state_dict(state)
-    return LoadedNetwork(network, list(rcnn.COCO_CATEGORIES), f"random (seed {seed})", random_weights=True,
-                         cache_key=f"{key}:{digest}")
+    return LoadedNetwork(network, list(COCO_CATEGORIES), f"random (seed {seed})", random_weights=True,
+                         cache_key=f"{key}:{digest}", arch=arch)
 
 
-def _spread_random_weights(model) -> None:
+def _spread_random_weights(model, arch: str) -> None:
     """BatchNorm statistics of the backbone measured on the bundled photos (see models.calibration), then the
-    classifier scaled (CLASSIFIER_SCALE): random weights whose boxes clear torchvision's score threshold."""
-    preprocess = Preprocess(*CALIBRATION_SIZES)
-    batch = preprocess([decode_image(path).image for path in find_images(BUNDLED_SAMPLES)]).images.tensors
-    calibrate_batchnorm(model.backbone, batch)
+    classifier scaled and its background logit shifted (PROPOSALS_OVER_CUT): random weights whose boxes clear
+    the deployed score cut."""
+    preprocess = Preprocess(TransformSettings.calibrating(BUILDERS[arch], *CALIBRATION_SIZES))
+    batch = preprocess(calibration_photos())
+    calibrate_batchnorm(model.backbone, batch.images.tensors)
+    predictor = model.roi_heads.box_predictor
+    seen: list[torch.Tensor] = []  # each photo's class logits of its proposals, one photo at a time
+    handle = predictor.register_forward_hook(lambda module, args, output: seen.append(output[0]))
+    network = rcnn.TwoStageNetwork(model)
+    try:
+        with torch.no_grad():
+            for image, size in zip(batch.images.tensors, batch.images.image_sizes):
+                network(image[None], [size])
+    finally:
+        handle.remove()
+
+    def median_over_cut(gain: float, shift: float) -> float:
+        counts = []
+        for logits in seen:
+            scaled = logits * gain
+            scaled[:, 0] -= shift
+            counts.append(int((torch.softmax(scaled, dim=-1)[:, 1:].amax(dim=-1) > DEPLOYED_CONF_THRES).sum()))
+        return float(statistics.median(counts))
+
+    gain = next((g for g in GAINS if median_over_cut(g, 1e4) >= PROPOSALS_OVER_CUT), GAINS[-1])
+    shift = bisect_shift(lambda s: median_over_cut(gain, s), PROPOSALS_OVER_CUT, high=1e4, steps=50)
     with torch.no_grad():
-        model.roi_heads.box_predictor.cls_score.weight.mul_(CLASSIFIER_SCALE)
+        predictor.cls_score.weight.mul_(gain)
+        predictor.cls_score.bias.mul_(gain)
+        predictor.cls_score.bias[0] -= shift
 
 
 def example_input(preprocess) -> torch.Tensor:
-    return torch.zeros(1, 3, preprocess.min_size, preprocess.min_size)
+    return torch.zeros(1, 3, preprocess.img_size, preprocess.img_size)
 
 
 def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess, postprocess,
@@ -86,10 +117,8 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
     """`preprocess` and `postprocess` are the config's sections of the same names. `evaluation` changes nothing:
     torchvision evaluates its COCO mAP through the same transform it deploys."""
     module: rcnn.TwoStageNetwork = network.module
-    module.roi_heads.score_thresh = postprocess.box_score_thresh
-    module.roi_heads.nms_thresh = postprocess.box_nms_thresh
-    module.roi_heads.detections_per_img = postprocess.detections_per_img
-    module.rpn._pre_nms_top_n["testing"] = postprocess.rpn_pre_nms_top_n
-    module.rpn._post_nms_top_n["testing"] = postprocess.rpn_post_nms_top_n
-    pre = Preprocess(preprocess.min_size, preprocess.max_size)
-    return RcnnPipeline(forward, module, network.class_names, pre, Postprocess(pre.transform))
+    settings = HeadSettings(postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det,
+                            postprocess.rpn_pre_nms_top_n, postprocess.rpn_post_nms_top_n)
+    settings.apply(module)
+    pre = Preprocess(TransformSettings.of(BUILDERS[network.arch], preprocess))
+    return RcnnPipeline(forward, module, network.class_names, pre, Postprocess(pre.transform), settings)

@@ -11,13 +11,32 @@ from torch import nn
 
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections, LayerTimingTargets, Stage
 from pipelines.rcnn.network import TwoStageNetwork
-from pipelines.rcnn.stages import Postprocess, Preprocess, TransformedBatch
 from pipelines.runtimes.base import PreparedForward
+from pipelines.torchvision_common.transform import Postprocess, Preprocess, TransformedBatch
 
 RAW_COLUMNS = 6  # x1 y1 x2 y2 score label, per detection
 BATCHING_NOTE = ("batch_size > 1: R-CNN pads every image of a batch to the batch's largest (bottom and right), "
                  "and the padding changes what the backbone and the RPN see, so detections differ from those "
                  "of the same images run one at a time")
+
+
+@dataclass(frozen=True)
+class HeadSettings:
+    """The test-time settings torchvision keeps on the network's own modules: the box head's score cut, NMS IoU
+    and detections kept, and the proposals the RPN keeps."""
+
+    score_thresh: float
+    nms_thresh: float
+    detections_per_img: int
+    rpn_pre_nms_top_n: int
+    rpn_post_nms_top_n: int
+
+    def apply(self, network: TwoStageNetwork) -> None:
+        heads = network.roi_heads
+        heads.score_thresh, heads.nms_thresh = self.score_thresh, self.nms_thresh
+        heads.detections_per_img = self.detections_per_img
+        network.rpn._pre_nms_top_n["testing"] = self.rpn_pre_nms_top_n
+        network.rpn._post_nms_top_n["testing"] = self.rpn_post_nms_top_n
 
 
 @dataclass
@@ -31,21 +50,24 @@ class RcnnPipeline(DetectionPipeline):
     batching_note = BATCHING_NOTE
 
     def __init__(self, forward: PreparedForward, network: TwoStageNetwork, class_names: list[str],
-                 preprocess: Preprocess, postprocess: Postprocess):
+                 preprocess: Preprocess, postprocess: Postprocess, settings: HeadSettings):
         self.prepared = forward
         self.network = network
         self.class_names = class_names
         self.preprocessor = preprocess
         self.postprocessor = postprocess
+        self.settings = settings
 
     @property
     def score_threshold(self) -> float:
-        return float(self.network.roi_heads.score_thresh)
+        return self.settings.score_thresh
 
     def preprocess(self, images: list[np.ndarray]) -> TransformedBatch:
         return self.preprocessor(images)
 
     def forward(self, batch: TransformedBatch) -> Forwarded:
+        # The settings live on the network's modules, which the accuracy pass's pipeline shares at its own cut.
+        self.settings.apply(self.network)
         return Forwarded(batch, self.prepared(batch.images.tensors, batch.images.image_sizes))
 
     def postprocess(self, forwarded: Forwarded) -> list[Detections]:
@@ -71,7 +93,7 @@ class RcnnPipeline(DetectionPipeline):
     def raw_output(self, forwarded: Forwarded) -> torch.Tensor:
         """The detections the network returned (before the score cut of postprocess_at), by rank: row i is
         each image's i-th highest score, zero rows after the last."""
-        return detections_tensor(forwarded.detections, int(self.network.roi_heads.detections_per_img))
+        return detections_tensor(forwarded.detections, self.settings.detections_per_img)
 
     @staticmethod
     def candidate_scores(raw: torch.Tensor) -> torch.Tensor:

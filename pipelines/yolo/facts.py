@@ -7,6 +7,8 @@ from typing import Optional
 
 from pydantic import BaseModel, Field, field_validator
 
+from pipelines.settings import ArchDefaults, Evaluation, ForwardTiming
+
 NAME = "yolo"
 ARCHS = ("yolov7", "yolov7-tiny")  # models/yolo.py's builtin definitions (a test keeps the two equal)
 ARCH_FILES = (".yaml", ".yml")  # or a model-definition file in the YOLOv7 cfg format
@@ -20,30 +22,29 @@ OUTPUT_LAYOUT = "(batch, candidates, 5 + classes): box centre x, y, width, heigh
 # `evaluation`); None where it is.
 EVALUATION_PREPROCESS = ("YOLOv7 test.py's letterbox: the long side resized to img_size (by pixel area when "
                          "shrinking), each batch centred in the rectangle of its aspect ratios plus half a stride")
+FORWARD_TIMING = ForwardTiming.WHOLE
+# YOLOv7's own: pixels over 255, no mean or std; its deployment defaults (detect.py) and its mAP protocol (test.py).
+PIXELS_OVER_255 = {"img_size": 640, "mean": [0.0, 0.0, 0.0], "std": [1.0, 1.0, 1.0]}
+DEFAULTS = ArchDefaults(
+    preprocess=PIXELS_OVER_255,
+    postprocess={"conf_thres": 0.25, "iou_thres": 0.45, "max_det": 300},
+    evaluation=Evaluation(0.001, 0.65, 300, True, "YOLOv7's test.py"),
+    # Detect's decode ends in one Concat of pixel boxes beside 0-1 scores, which no single int8 scale holds.
+    keep_float=("Detect",),
+)
 
 
 class Preprocess(BaseModel):
     """Letterbox to a square of img_size (rect: the smallest stride-multiple rectangle per image)."""
 
-    img_size: int = Field(640, ge=32, description="yolo: letterbox target (multiple of 32)")
     rect: bool = Field(False, description=(
         "yolo: false: square img_size letterbox; true: minimal stride-32 rectangle per image"))
     pad_value: int = Field(114, ge=0, le=255, description="yolo: letterbox padding grey level")
 
-    @field_validator("img_size")
-    @classmethod
-    def _multiple_of_stride(cls, value: int) -> int:
-        if value % STRIDE:
-            raise ValueError(f"must be a multiple of {STRIDE} (the model's largest stride)")
-        return value
-
 
 class Postprocess(BaseModel):
-    """NMS over the raw candidates: a score threshold, an IoU threshold, a class filter, class-agnostic or not."""
+    """NMS over the raw candidates (its score is objectness x class): a class filter, class-agnostic or not."""
 
-    conf_thres: float = Field(0.25, ge=0.0, le=1.0, description="yolo: score threshold (obj x cls)")
-    iou_thres: float = Field(0.45, ge=0.0, le=1.0, description="yolo: NMS IoU threshold")
-    max_det: int = Field(300, ge=1, description="yolo: detections kept per image")
     classes: Optional[list[int]] = Field(None, description="yolo: keep only these class ids; null: all")
     agnostic: bool = Field(False, description="yolo: class-agnostic NMS")
     multi_label: bool = Field(False, description=(
@@ -62,15 +63,34 @@ def accepts(arch: str) -> bool:
     return arch in ARCHS or Path(arch).suffix in ARCH_FILES
 
 
+def defaults(arch: str) -> ArchDefaults:
+    return DEFAULTS
+
+
 def unsupported_runtime(runtime) -> None:
     return None
+
+
+def settings_problem(arch: str, preprocess, postprocess) -> Optional[str]:
+    if preprocess.img_size % STRIDE:
+        return (f"preprocess.img_size {preprocess.img_size} must be a multiple of {STRIDE} (the model's largest "
+                f"stride), e.g. {max(STRIDE, preprocess.img_size // STRIDE * STRIDE)}")
+    for key in ("mean", "std"):
+        if getattr(preprocess, key) != PIXELS_OVER_255[key]:
+            return (f"preprocess.{key} does not apply to model.arch {arch}: YOLOv7 takes RGB pixels over 255, "
+                    f"with no mean or std; remove preprocess.{key}")
+    return None
+
+
+def smallest_input(arch: str) -> int:
+    return STRIDE
 
 
 def input_size(preprocess) -> int:
     return preprocess.img_size
 
 
-def largest_input_area(preprocess) -> int:
+def largest_input_area(arch: str, preprocess) -> int:
     # Deployed, rect letterboxing only ever makes it smaller than img_size squared; the accuracy pass's official
     # letterbox (test.py's) pads each side by up to a stride more (letterbox.evaluation_shape).
     return (preprocess.img_size + STRIDE) ** 2

@@ -15,8 +15,9 @@ from models.calibration import calibrate_batchnorm, calibrate_detect_head, candi
 from pipelines.cache_keys import default_cache_dir, file_digest, parts_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
-from pipelines.yolo.facts import (ARCHS, EVALUATION_PREPROCESS, NAME, SIZE_KEYS, accepts,  # noqa: F401
-                                  input_size, largest_input_area, unsupported_runtime)
+from pipelines.yolo.facts import (ARCHS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME, SIZE_KEYS,  # noqa: F401
+                                  accepts, defaults, input_size, largest_input_area, settings_problem, smallest_input,
+                                  unsupported_runtime)
 from pipelines.yolo.pipeline import YoloPipeline
 from pipelines.yolo.stages import PIXEL_SCALE, NonMaxSuppression, Preprocess, ScaleBoxes
 

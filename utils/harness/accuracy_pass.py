@@ -29,24 +29,21 @@ from utils.record.steps import PassKind
 from utils.recorders.step_timer import StepTimer
 from utils.writers import layout
 
-RCNN_SETTINGS_NOTE = ("R-CNN: the box head's score cut and NMS run inside the network, so the accuracy pass "
-                      "uses the run's own postprocess settings (torchvision evaluates its COCO mAP at them too)")
+EVALUATION_KEYS = ("conf_thres", "iou_thres", "max_det")
 
 
-def map_postprocess(family: str, postprocess: Any, accuracy: Any) -> tuple[Any, dict[str, Any]]:
-    """The postprocess section at mAP settings, and the settings as summary.json states them."""
-    if family != "yolo":
-        return postprocess, {"note": RCNN_SETTINGS_NOTE, "preprocess": accuracy.preprocess}
-    settings = {"conf_thres": accuracy.conf_thres, "iou_thres": accuracy.iou_thres, "max_det": accuracy.max_det,
-                "multi_label": accuracy.multi_label}
-    return postprocess.model_copy(update=settings), dict(settings, preprocess=accuracy.preprocess)
+def map_postprocess(postprocess: Any, accuracy: Any, protocol: str) -> tuple[Any, dict[str, Any]]:
+    """The postprocess section at mAP settings (the architecture's protocol, or the config's accuracy keys), and
+    the settings as summary.json states them. multi_label is None where the family has no such choice."""
+    settings = {key: getattr(accuracy, key) for key in EVALUATION_KEYS}
+    if accuracy.multi_label is not None:
+        settings["multi_label"] = accuracy.multi_label
+    return postprocess.model_copy(update=settings), dict(settings, protocol=protocol, preprocess=accuracy.preprocess)
 
 
-def deployed_settings(family: str, postprocess: Any) -> dict[str, Any]:
+def deployed_settings(postprocess: Any) -> dict[str, Any]:
     """The run's own postprocess, as summary.json states what precision and recall at conf_thres used."""
-    if family != "yolo":
-        return {"conf_thres": postprocess.conf_thres, "note": RCNN_SETTINGS_NOTE}
-    return {"conf_thres": postprocess.conf_thres, "iou_thres": postprocess.iou_thres, "max_det": postprocess.max_det}
+    return {key: getattr(postprocess, key) for key in EVALUATION_KEYS}
 
 
 def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, description: str,
@@ -215,7 +212,8 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
         return None
     chosen = accuracy_images(paths, settings.images, truth is not None, config.benchmark.agreement.images)
     first_used = len(chosen)
-    postprocess, stated = map_postprocess(family.NAME, config.postprocess, settings)
+    postprocess, stated = map_postprocess(config.postprocess, settings,
+                                          family.defaults(config.model.arch).evaluation.source)
     mirror = truth is None and reference is not None and settings.label_free_truth == MIRRORED
     judge_views = JUDGE_VIEWS[:settings.judge_views] if mirror else ()
     progress_line(console, len(chosen), truth is not None, reference is not None, len(judge_views))
@@ -250,7 +248,7 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
                                     config.dataset.max_pixels, view=view)
         result = evaluate(candidate, found_by_reference, truth, network.class_names, stated,
                           pipeline.score_threshold, settings.bootstrap, config.run.seed, REFERENCE_NAME, shown,
-                          deployed_settings(family.NAME, config.postprocess), settings.max_drop, on_views or None)
+                          deployed_settings(config.postprocess), settings.max_drop, on_views or None)
         wanted = more_images(result.summary.get("label_free"), len(chosen), len(paths), settings.max_images)
         if wanted is None:
             break

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 from datasets.image_folder import decode_image, find_images, image_loader
 from datasets.labels import load_ground_truth
 from pipelines.contract import DetectionPipeline
-from pipelines.registry import family_for
+from pipelines.registry import family_for, runtime_refusal
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import is_reference
 from utils.config import SINGLE_STREAM, Config, config_to_yaml
@@ -89,7 +89,7 @@ class Benchmark:
     def _prepare(self) -> None:
         config = self.config
         self.family = family_for(config.model.arch)
-        refusal = self.family.unsupported_runtime(config.runtime)
+        refusal = runtime_refusal(self.family, config.runtime)
         if refusal is not None:
             raise RuntimeNotSupported(refusal)
         self.paths = find_images(config.dataset.path, config.dataset.limit)
@@ -136,11 +136,12 @@ class Benchmark:
         config, family = self.config, self.family
         if not config.benchmark.memory.check:
             return
-        fit = measure_fit(*family.memory_probe(self.network, config.postprocess))
+        fit = measure_fit(*family.memory_probe(self.network, config.postprocess),
+                          smallest_input=family.smallest_input(config.model.arch))
         sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in family.SIZE_KEYS}
         # A batch never holds more images than the dataset has.
         batch_size = min(config.dataset.batch_size, len(self.paths))
-        check_fits(fit, sizes, family.largest_input_area(config.preprocess), batch_size, *available_memory())
+        check_fits(fit, sizes, family.largest_input_area(config.model.arch, config.preprocess), batch_size, *available_memory())
 
     def identity(self) -> RunIdentity:
         config = self.config

@@ -39,6 +39,7 @@ class MemoryRefused(StartRefused):
 class MemoryFit:
     fixed_bytes: float  # per image, whatever its size (R-CNN's proposals and box features)
     bytes_per_pixel: float  # per image and input pixel
+    probe_sides: tuple[int, int] = PROBE_SIDES  # the square sides the network was measured at
 
     def batch_bytes(self, area: int, batch_size: int) -> float:
         per_image = MARGIN * (self.fixed_bytes + self.bytes_per_pixel * area) + INPUT_BYTES_PER_PIXEL * area
@@ -105,17 +106,25 @@ def live_peak_bytes(module: nn.Module, example: torch.Tensor) -> int:
     return state["peak"]
 
 
-def measure_fit(module: nn.Module, other_bytes: int = 0) -> MemoryFit:
-    """`module` measured at PROBE_SIDES; `other_bytes`: per image, what the rest of the network adds whatever
-    the input size."""
+def probe_sides(smallest_input: int) -> tuple[int, int]:
+    """PROBE_SIDES, or twice as large a pair from the smallest input a network's layers can take."""
+    if smallest_input <= PROBE_SIDES[0]:
+        return PROBE_SIDES
+    return smallest_input, 2 * smallest_input
+
+
+def measure_fit(module: nn.Module, other_bytes: int = 0, smallest_input: int = 1) -> MemoryFit:
+    """`module` measured at PROBE_SIDES (or larger, where its layers take no input that small); `other_bytes`:
+    per image, what the rest of the network adds whatever the input size."""
+    sides = probe_sides(smallest_input)
     was_training = module.training
     module.eval()
     try:
-        points = [(side * side, live_peak_bytes(module, torch.zeros(1, 3, side, side))) for side in PROBE_SIDES]
+        points = [(side * side, live_peak_bytes(module, torch.zeros(1, 3, side, side))) for side in sides]
     finally:
         module.train(was_training)
     fit = fit_line(points[0], points[1])
-    return MemoryFit(fit.fixed_bytes + other_bytes, fit.bytes_per_pixel)
+    return MemoryFit(fit.fixed_bytes + other_bytes, fit.bytes_per_pixel, sides)
 
 
 def cgroup_room(root: Path = CGROUP_ROOT, read: Callable[[Path], Optional[str]] = None) -> Optional[int]:
@@ -167,7 +176,7 @@ def check_fits(fit: MemoryFit, sizes: dict[str, int], area: int, batch_size: int
                f"bytes/pixel x {area:,} pixels of layer outputs) + {INPUT_BYTES_PER_PIXEL} bytes/pixel of input)")
     raise MemoryRefused(
         f"{current} with batches of {batch_size} image(s) needs about {size_text(needed)} for one forward "
-        f"(estimated from the network measured at {PROBE_SIDES[0]} and {PROBE_SIDES[1]} pixels square and scaled "
+        f"(estimated from the network measured at {fit.probe_sides[0]} and {fit.probe_sides[1]} pixels square and scaled "
         f"with the input area: {made_of}), but {size_text(available)} is {where}. The largest that fits: "
         f"{side_hint}, or {batch_hint}. If you know it fits, set {OVERRIDE_KEY}: false (--set "
         f"{OVERRIDE_KEY}=false) to run without this check")

@@ -11,6 +11,7 @@ import pandas as pd
 import yaml
 
 from utils.errors import UsageError
+from utils.renamed_keys import with_new_names
 from utils.record.steps import PIPELINE_STEP, PassKind
 from utils.writers import layout
 
@@ -46,8 +47,9 @@ class FinishedRun:
         return self._json(layout.ENV) if (self.path / layout.ENV).is_file() else {}
 
     def config(self) -> dict:
+        """config.yaml as data, keys renamed since the run was written under their new names."""
         try:
-            return yaml.safe_load((self.path / layout.CONFIG).read_text(encoding="utf-8")) or {}
+            return with_new_names(yaml.safe_load((self.path / layout.CONFIG).read_text(encoding="utf-8")) or {})
         except (OSError, yaml.YAMLError):
             return {}
 
