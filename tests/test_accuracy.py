@@ -2,24 +2,19 @@
 detections."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import pytest
-from pycocotools.coco import COCO
-from pycocotools.cocoeval import COCOeval
 
 from datasets.image_folder import find_images
 from datasets.labels import load_ground_truth
+from tests.helpers import pycocotools_stats
+from tests.paths import SHAPES
 from utils.record.accuracy import (coco_evaluation, coco_map, map_drop_interval, map_of_matches, match_image,
                                    precision_recall_at)
-
-SHAPES = Path(__file__).resolve().parents[1] / "datasets" / "shapes"
 
 
 @dataclass
@@ -88,31 +83,6 @@ def test_precision_recall_at_the_deployed_threshold():
     result = precision_recall_at(truths, dets, 0.25)
     assert (result["detections"], result["objects"], result["true_positives"]) == (3, 3, 1)
     assert result["precision"] == pytest.approx(1 / 3) and result["recall"] == pytest.approx(1 / 3)
-
-
-def pycocotools_stats(truths, dets) -> np.ndarray:
-    images = [{"id": i, "width": 1, "height": 1} for i in range(len(truths))]
-    annotations, results = [], []
-    for i, (t, d) in enumerate(zip(truths, dets)):
-        crowd = getattr(t, "crowd", None)
-        crowd = [False] * len(t.labels) if crowd is None else list(crowd)
-        for (x1, y1, x2, y2), label, flag in zip(t.boxes.tolist(), t.labels.tolist(), crowd):
-            annotations.append({"id": len(annotations) + 1, "image_id": i, "category_id": label,
-                                "bbox": [x1, y1, x2 - x1, y2 - y1], "area": (x2 - x1) * (y2 - y1),
-                                "iscrowd": int(flag)})
-        for (x1, y1, x2, y2), score, label in zip(d.boxes.tolist(), d.scores.tolist(), d.labels.tolist()):
-            results.append({"image_id": i, "category_id": label, "bbox": [x1, y1, x2 - x1, y2 - y1],
-                            "score": score})
-    ground = COCO()
-    ground.dataset = {"images": images, "annotations": annotations,
-                      "categories": [{"id": c} for c in sorted({a["category_id"] for a in annotations})]}
-    with contextlib.redirect_stdout(io.StringIO()):
-        ground.createIndex()
-        evaluation = COCOeval(ground, ground.loadRes(results), "bbox")
-        evaluation.evaluate()
-        evaluation.accumulate()
-        evaluation.summarize()
-    return evaluation.stats
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,12 @@ import pytest
 from pipelines.yolo import facts as yolo_facts
 
 from benchmark import main
+from tests.paths import ROOT, SHAPES
 from utils.compare.accuracy import accuracy_rows
 from utils.readers.finished_run import FinishedRun
 from utils.writers.console import format_summary
 from utils.writers.run_figures import headline_figures
 
-ROOT = Path(__file__).resolve().parent.parent
-SHAPES = ROOT / "datasets" / "shapes"
 QUICK = ["--config", str(ROOT / "configs" / "shapes.yaml"), "--set", "dataset.limit=6",
          "--set", "benchmark.layer_timing=false", "--set", "benchmark.warmup=1", "--set", "benchmark.repeats=1",
          "--set", "outputs.save_images=false", "--set", "outputs.plots=false", "--set", "outputs.report=false",

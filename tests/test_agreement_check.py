@@ -1,5 +1,4 @@
 """The reference comparison on real pipelines: built to be equal, to be close and to differ."""
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -11,6 +10,7 @@ from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.runtimes.torch.session import TorchEager
 from pipelines.yolo import family as yolo
+from tests.paths import SHAPES
 from utils.harness.agreement_check import compare_with_reference
 
 PRE = SimpleNamespace(img_size=96, rect=False, pad_value=114)
@@ -67,7 +67,6 @@ def test_scrambled_classes_are_different(reference):
     assert result["verdict"] == "different" and result["loose"]["recall"] < 0.5
 
 
-SHAPES = Path(__file__).resolve().parents[1] / "datasets" / "shapes"
 TRAINED_PRE = SimpleNamespace(img_size=320, rect=False, pad_value=114)
 # A deployment threshold low enough that these scenes show a few detections inside the letterbox padding:
 # clipped to the image's edge they are lines of zero area, identical on both sides.

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from benchmark import main
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=160"]
 
 

@@ -1,15 +1,14 @@
 """Runs with profiling.*: the sampled stacks, counters and kernels reach the run directory, summary.json, the
 console, report.html and trace.json; a run whose sampler is missing still finishes and says why."""
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from benchmark import main
+from tests.paths import ROOT
 from utils.recorders import sampler as sampler_module
 
-ROOT = Path(__file__).resolve().parent.parent
 BASE = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=96",
         "--set", "dataset.limit=2", "--set", "dataset.batch_size=1", "--set", "benchmark.repeats=1",
         "--set", "benchmark.agreement.enabled=false", "--set", "outputs.plots=false"]

@@ -19,10 +19,7 @@ import torch
 from pipelines.runtimes import cache_integrity
 from pipelines.runtimes.cache_integrity import CacheUnusable, record, usable, usable_directory
 from pipelines.runtimes.onnx_export import export_onnx
-from pipelines.yolo.family import load_network
-
-ROOT = Path(__file__).resolve().parents[1]
-SHAPES = ROOT / "datasets" / "shapes"
+from tests.paths import ROOT, SHAPES
 
 
 @pytest.fixture
@@ -88,11 +85,6 @@ def test_an_unusable_default_cache_runs_without_it_and_says_so(tmp_path, monkeyp
     folder = usable_directory(None)
     assert folder.is_dir() and os.access(folder, os.W_OK)
     assert "nothing is kept for the next run" in healed(caplog)[0]
-
-
-@pytest.fixture(scope="module")
-def network():
-    return load_network("yolov7-tiny", None, seed=0)
 
 
 def test_a_truncated_export_is_rebuilt_and_then_hit(network, tmp_path, caplog):

@@ -4,32 +4,9 @@ import copy
 
 import pytest
 
+from tests.helpers import metadata, torch_like_trace
 from utils.record.chrome_trace import (complete_events, integer_ids, lies_within, merge_events, name_tracks,
                                        trace_origin_ns, unix_ns)
-
-
-def torch_like_trace() -> dict:
-    """The shape torch's exporter writes: integer ids for the process, strings on a few events."""
-    return {"baseTimeNanoseconds": 1_790_000_000_000_000_000, "traceEvents": [
-        {"ph": "M", "name": "process_name", "pid": 40, "tid": 0, "ts": 100.0, "args": {"name": "python"}},
-        {"ph": "M", "name": "thread_name", "pid": 40, "tid": 40, "ts": 100.0, "args": {"name": "thread 40 (python)"}},
-        {"ph": "M", "name": "thread_name", "pid": 40, "tid": 40, "ts": 100.0, "args": {"name": "thread 40 (python)"}},
-        {"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 40, "tid": 40, "ts": 200.0, "dur": 50.0},
-        {"ph": "X", "cat": "user_annotation", "name": "model.0.conv", "pid": 40, "tid": 40, "ts": 210.0, "dur": 20.0},
-        {"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 40, "tid": 40, "ts": 211.0, "dur": 18.0},
-        {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 40, "tid": 41, "ts": 212.0, "dur": 1.0},
-        {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler",
-         "ts": 150.0, "dur": 200.0},
-        {"ph": "M", "name": "process_sort_index", "pid": "Spans", "tid": 0, "ts": 150.0,
-         "args": {"sort_index": 536870912}},
-        {"ph": "i", "s": "g", "name": "Iteration Start", "pid": "Traces", "tid": "Trace PyTorch Profiler", "ts": 150.0},
-        {"ph": "i", "s": "g", "name": "Record Window End", "pid": "", "tid": "", "ts": 350.0},
-    ]}
-
-
-def metadata(trace: dict, name: str) -> dict:
-    return {(event["pid"], event["tid"]) if name == "thread_name" else event["pid"]: event["args"]["name"]
-            for event in trace["traceEvents"] if event.get("ph") == "M" and event["name"] == name}
 
 
 def test_string_ids_become_integers_above_the_integer_ones_in_sorted_order():

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
 from utils.errors import ExitStatus
 
-ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "torchvision", "cv2", "numpy", "pandas", "matplotlib", "PIL", "onnxruntime", "openvino")
 
 # Runs benchmark.py as `python benchmark.py ARGS` would (its __main__ block included), then lists the heavy

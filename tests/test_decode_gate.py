@@ -17,8 +17,8 @@ from datasets import image_header
 from datasets.image_folder import decode_image
 from datasets.image_header import read_header
 from datasets.size_probe import stored_size
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PICTURE = (np.arange(30 * 50 * 3) % 251).astype(np.uint8).reshape(30, 50, 3)
 
 

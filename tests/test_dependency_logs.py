@@ -6,13 +6,10 @@ import io
 import logging
 import subprocess
 import sys
-from pathlib import Path
 
+from tests.paths import ROOT, SHAPES
 from utils.harness.dependency_logs import DependencyLogs
 from utils.writers import layout
-
-ROOT = Path(__file__).resolve().parents[1]
-SHAPES = ROOT / "datasets" / "shapes"
 
 
 def test_dependency_lines_go_to_the_file_and_warnings_to_one_console_line(tmp_path):

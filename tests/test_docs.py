@@ -1,8 +1,8 @@
 """The README and docs/ stay true: generated reference up to date, every output named, examples run, links resolve."""
 import importlib.util
 import re
-from pathlib import Path
 
+from tests.paths import ROOT
 from utils.compare.timings import COLUMNS as COMPARE_COLUMNS
 from utils.record.accuracy import CLASS_COLUMNS
 from utils.record.layer_tables import LAYER_OPS_COLUMNS, LAYER_TIMER_COLUMNS, LAYER_TYPES_COLUMNS
@@ -14,7 +14,6 @@ from utils.writers import layout
 from utils.writers.detections import DETECTION_COLUMNS, SKIPPED_COLUMNS
 from utils.writers.sweep_files import FIGURE_COLUMNS
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 

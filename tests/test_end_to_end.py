@@ -13,9 +13,8 @@ import pandas as pd
 import pytest
 
 from benchmark import main
+from tests.paths import ROOT, SAMPLES
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "datasets" / "samples"
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=160"]
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
 from utils.recorders.energy import (EnergyRecorder, average_watts, counter_delta_uj, probe_rapl, rapl_device,
                           uj_to_joules)
 
@@ -246,7 +247,7 @@ def test_mismatched_step_end_is_an_error(tmp_path):
 def test_import_keeps_pyjoules_log_line_and_logging_config_away():
     script = "import logging, utils.recorders.energy; print(len(logging.getLogger().handlers))"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                            cwd=Path(__file__).resolve().parents[1])
+                            cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert "pynvml" not in result.stderr
     assert result.stdout.strip() == "0"

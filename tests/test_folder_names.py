@@ -1,11 +1,9 @@
 """A folder where a file is expected, and a file where a folder is, are named as such (exit 2)."""
-from pathlib import Path
 
 import pytest
 
 from benchmark import main
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
 
 
 @pytest.mark.parametrize("config, override, fragment", [

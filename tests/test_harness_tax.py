@@ -1,9 +1,9 @@
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 CONFIGURATIONS = ("bare", "bare, again", "memory_profiler sampler (old)", "memory sampler (new)", "step timer",
                   "energy at step boundaries", "cpu counters around batches", "loader, workers=1",
                   "loader, workers=0", "all (old memory), workers=1", "all, workers=1", "all, workers=0",
@@ -16,7 +16,7 @@ def test_the_script_prints_every_configuration_with_its_ratio():
     result = subprocess.run(
         [sys.executable, "benchmarks/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64", "--rounds", "2",
          "--block-s", "0.05", "--warmup", "1", "--threads", "1"],
-        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
+        cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert re.match(r"yolov7-tiny at 64 on torch, batch 1, 1 threads, 2 rounds x \d+ forwards per configuration "
@@ -48,7 +48,7 @@ def test_the_script_prints_every_configuration_with_its_ratio():
 
 
 def test_the_goal_is_judged_by_the_rounds_interval_not_the_median_alone():
-    sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     from harness_tax import judge_goal
 
     assert judge_goal(1.009, (0.995, 1.020), 0.02) == "met"  # the interval's top on the goal counts as met
@@ -65,7 +65,7 @@ def _goal_only(*extra: str) -> list[str]:
     result = subprocess.run(
         [sys.executable, "benchmarks/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64", "--rounds", "3",
          "--block-s", "0.05", "--warmup", "1", "--threads", "1", "--goal-only", *extra],
-        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
+        cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
 

@@ -10,8 +10,8 @@ import pytest
 
 from benchmark import main
 from datasets.image_folder import decode_image, image_loader
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "datasets" / "samples" / "dog.jpg"
 
 

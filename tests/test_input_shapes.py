@@ -13,6 +13,7 @@ from datasets.image_folder import decode_image, find_images
 from pipelines.dense.facts import BUILDERS as DENSE_BUILDERS
 from pipelines.rcnn.facts import BUILDERS as RCNN_BUILDERS
 from pipelines.torchvision_common.transform import Preprocess as TorchvisionPreprocess, TransformSettings
+from tests.paths import ROOT, SAMPLES
 
 
 def RcnnPreprocess(min_size: int, max_size: int) -> TorchvisionPreprocess:
@@ -28,8 +29,6 @@ from utils.harness.pass_plan import PassPlan
 from utils.record.step_statistics import summarize_steps, timed_records
 from utils.record.steps import PassKind, StepRecord
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "datasets" / "samples"
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=96",
          "--set", "preprocess.rect=true", "--set", "benchmark.layer_timing=false", "--set", "outputs.plots=false",
          "--set", "outputs.save_images=false", "--set", "benchmark.repeats=2", "--set", "dataset.batch_size=1"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from pathlib import Path
 
 import pytest
 
@@ -13,9 +12,8 @@ from benchmark import main
 from datasets.image_folder import find_images
 from datasets.label_checks import MAX_JSON_BYTES, MAX_LABEL_FILE_BYTES
 from datasets.labels import LabelError, load_ground_truth
+from tests.paths import ROOT, SHAPES
 
-ROOT = Path(__file__).resolve().parents[1]
-SHAPES = ROOT / "datasets" / "shapes"
 NUMBERED = [str(i) for i in range(80)]
 
 

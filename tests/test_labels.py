@@ -3,17 +3,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from datasets.image_folder import find_images
 from datasets.labels import COCO91_IDS, LabelError, load_ground_truth
+from tests.paths import ROOT, SHAPES
 
-SHAPES = Path(__file__).resolve().parents[1] / "datasets" / "shapes"
 NUMBERED = [str(i) for i in range(80)]
-COCO80 = (Path(__file__).resolve().parents[1] / "models" / "definitions" / "coco80.names").read_text().split("\n")[:80]
+COCO80 = (ROOT / "models" / "definitions" / "coco80.names").read_text().split("\n")[:80]
 
 
 @pytest.fixture

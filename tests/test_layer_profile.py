@@ -14,14 +14,13 @@ import pytest
 import torch
 import torchvision
 
-from tests.test_profiler_trace import Net
+from tests.helpers import Net
+from tests.paths import SAMPLES
 from utils.record.layer_profile import Allocation, LayerProfile, PathMemory, PathOp, Span, attribute
 from utils.record.layer_tables import (LAYER_MEMORY_COLUMNS, LAYER_OPS_COLUMNS, LAYER_TIMER_COLUMNS, layer_ops_frame,
                                        layer_timer_frame, layer_tree_text, top_self_frame)
 from utils.recorders.layer_timing import ModelTiming
 from utils.recorders.profiler import output_nbytes, profile_pipeline
-
-SAMPLES = os.path.join(os.path.dirname(__file__), "..", "datasets", "samples")
 
 
 def op(name: str, start: int, end: int, thread: int = 1) -> Span:

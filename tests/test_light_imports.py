@@ -2,11 +2,11 @@
 error answer before torch, ONNX Runtime or OpenVINO would have loaded."""
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT
+
 HEAVY = ("torch", "torchvision", "onnxruntime", "openvino", "nncf")
 
 

@@ -4,17 +4,15 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT, SAMPLES
 from utils.config import LoadgenSection
 from utils.harness.loadgen_bounds import (BYTES_PER_QUERY, BYTES_PER_SAMPLE, DEFAULT_LIMIT_S, LoadgenRefused,
                                           check_integers, check_plan, plan)
 from utils.harness.scenario import EXPECTED_RATE_MARGIN, ScenarioSettings
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "datasets" / "samples"
 GiB = 2**30
 IMAGE = 3 * 480 * 640
 

@@ -2,11 +2,11 @@ import multiprocessing
 import os
 import random
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.paths import ROOT
 from utils.recorders.memory import (MEMORY_COLUMNS, NO_STEP, MemorySampler, ProcessTree, PssUnavailable,
                                     peak_increase_per_step)
 
@@ -314,7 +314,7 @@ def test_process_tree_says_why_pss_is_unavailable(tmp_path, make, reason):
 
 
 def test_the_sampler_no_longer_needs_memory_profiler():
-    source = (Path(__file__).resolve().parent.parent / "utils" / "recorders" / "memory.py").read_text()
+    source = (ROOT / "utils" / "recorders" / "memory.py").read_text()
     assert "memory_profiler" not in source
 
 

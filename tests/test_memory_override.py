@@ -1,14 +1,13 @@
 """The memory estimate's refusal shows the estimate and what it is made of, and benchmark.memory.check lifts it."""
 import json
-from pathlib import Path
 
 import pytest
 
 from benchmark import main
+from tests.paths import ROOT
 from utils.harness import composition
 from utils.harness.memory_fit import MemoryFit, MemoryRefused, check_fits
 
-ROOT = Path(__file__).resolve().parent.parent
 MiB = 2**20
 
 

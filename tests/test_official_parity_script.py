@@ -12,9 +12,9 @@ from benchmarks.parity import command as parity_command
 from benchmarks.parity import results as parity_results
 from benchmarks.parity import rounds as parity_rounds
 from benchmarks.parity import specs as parity_specs
+from tests.paths import ROOT
 from utils.errors import ExitStatus
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "official_parity.py"
 PEER = ROOT / "benchmarks" / "parity" / "peer.py"
 
@@ -218,8 +218,6 @@ def test_summaries_pair_rounds_with_the_official_loop_and_keep_notes():
     assert missing.rounds_ok == 0 and missing.ratio is None and missing.note == "not available: error: x"
     table = parity_results.format_table([parity_results.summarize("official", official, official), row, missing])
     assert "openvino:bf16" in table and "not available: error: x" in table and "1.35" in table
-
-
 
 
 def test_page_faults_per_image_are_summed_over_the_passes_and_shown_as_a_median():

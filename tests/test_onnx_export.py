@@ -18,11 +18,6 @@ SIZE = 96
 
 
 @pytest.fixture(scope="module")
-def network():
-    return load_network("yolov7-tiny", None, seed=0)
-
-
-@pytest.fixture(scope="module")
 def example():
     return torch.zeros(1, 3, SIZE, SIZE)
 

@@ -3,11 +3,11 @@ unloaded out of order left the thread on a freed stack, and the next signal hand
 the process with SIGSEGV. Each case runs in a process of its own, which may die."""
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 
 # Two Cores, the first unloaded first; then a signal handled in Python.
 CORES_OUT_OF_ORDER = """

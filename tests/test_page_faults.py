@@ -6,17 +6,16 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from benchmark import main
+from tests.paths import ROOT
 from utils.errors import UsageError
 from utils.harness.heap_setting import apply_allocator, keep_heap_refusal
 from utils.record.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP_TUNABLES, KEPT_BY_SETTING, Allocator,
                                       allocator_of, page_fault_line, page_fault_summary)
 
-ROOT = Path(__file__).resolve().parent.parent
 GLIBC = Allocator("glibc's defaults", True)
 
 

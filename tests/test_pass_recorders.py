@@ -17,11 +17,11 @@ import pytest
 import utils.harness.pass_recorders
 import utils.recorders.energy as energy_module
 from benchmark import main
+from tests.paths import ROOT
 from utils.harness.pass_recorders import LISTENING, Recorder
 from utils.harness.passes import PassProgress
 from utils.record.steps import PassKind
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=160",
            "--set", "dataset.limit=4", "--set", "outputs.save_images=false", "--set", "outputs.plots=false",
            "--set", "outputs.report=false", "--set", "benchmark.repeats=2", "--set", "benchmark.layer_timing=true"]

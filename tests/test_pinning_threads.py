@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.runtimes.pinning import thread_affinities
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 SAMPLING_S = 4.0
 

@@ -14,6 +14,7 @@ import pytest
 import torch
 from torch import nn
 
+from tests.helpers import Net
 from utils.recorders.profiler import (PROFILER_OPS_COLUMNS, native_output_filtered, profile_pipeline, profiler_ops_frame,
                                      step_range)
 
@@ -23,16 +24,6 @@ SLACK_US = 1.0
 class Scale(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x / 255
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.backbone = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU())
-        self.head = nn.Conv2d(4, 2, 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(self.head(self.backbone(x)))
 
 
 class TopScores:

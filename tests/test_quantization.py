@@ -19,11 +19,11 @@ from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.runtimes.quantization import decode_nodes, float_module_paths
 from pipelines.yolo import family
 from tests.forward_inputs import as_taken
+from tests.paths import SHAPES
 from utils.config import config_for
 from utils.harness.calibration_inputs import calibration_inputs
 from utils.record.accuracy import coco_evaluation
 
-SHAPES = Path(__file__).resolve().parents[1] / "datasets" / "shapes"
 PRE, POST = config_for("yolov7-tiny", preprocess={"img_size": 160}).preprocess, config_for("yolov7-tiny").postprocess
 CALIBRATION_IMAGES = 8
 

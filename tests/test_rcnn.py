@@ -1,6 +1,5 @@
 """The R-CNN family against torchvision itself, on seeded random weights at small image sizes."""
 import json
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -14,12 +13,11 @@ from models import CheckpointError
 from pipelines.rcnn import family
 from pipelines.runtimes.torch.session import TorchEager, cpu_runs_bf16, floating_to_float32
 from pipelines.torchvision_common.weights import COCO_CATEGORIES, build_detector, state_dict_mismatch
+from tests.paths import ROOT, SAMPLES
 from utils.config import ConfigError, config_for, config_to_yaml, load_config
 from utils.harness.agreement_check import compare_with_reference
 from utils.writers.masks import label_map
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "datasets" / "samples"
 ARCH = "fasterrcnn_mobilenet_v3_large_fpn"
 PRE = config_for(ARCH, preprocess={"img_size": 160, "max_size": 200}).preprocess
 POST = config_for(ARCH).postprocess

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from benchmark import main
+from tests.paths import ROOT
 from utils.compare.gate import (Figure, Interval, judge, latency_figure, map_drop_figure, parse_threshold,
                                 single_value_figure, throughput_figure, throughput_ratio_interval, verdict_line)
 
-ROOT = Path(__file__).resolve().parent.parent
 RUN = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),
        "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}", "--set", "dataset.limit=4",
        "--set", "dataset.batch_size=1", "--set", "benchmark.repeats=3", "--set", "preprocess.img_size=128",

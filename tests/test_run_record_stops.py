@@ -5,7 +5,6 @@ Stops are sent to real runs in subprocesses. Where a phase is too short to hit b
 (written per test) holds the run in it: it prints a marker and sleeps before calling the real function.
 """
 import datetime as dt
-import json
 import os
 import signal
 import subprocess
@@ -14,60 +13,20 @@ import threading
 import time
 from pathlib import Path
 
-import cv2
 import pandas as pd
 import pytest
 
-from utils.writers.detections import DETECTION_COLUMNS, SKIPPED_COLUMNS
+from tests.helpers import EVERY_PHASE as QUICK, assert_nothing_half_written, read_json, small_photos, utc
+from tests.paths import ROOT, SAMPLES
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "datasets" / "samples"
-# yolov7-tiny at 160, unfused, no warm-up batch: the quickest run that still goes through every phase.
-QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=160",
-         "--set", "model.fuse=false", "--set", "benchmark.warmup=0"]
 IDENTITY = ("run_id", "model", "weights", "runtime", "schema_version", "detbench_version", "started_utc")
 FINISHING = "finishing the run record first"
-CSV_HEADERS = {"detections.csv": DETECTION_COLUMNS, "skipped.csv": SKIPPED_COLUMNS,
-               "steps_timer.csv": ("step", "parent", "pass_kind", "pass_index", "batch", "images", "ms", "warmup",
-                                   "start_s", "end_s", "cold_shape")}
-
-
-def small_photos(folder: Path, count: int) -> Path:
-    photo = cv2.resize(cv2.imread(str(SAMPLES / "dog.jpg")), (192, 144))
-    for i in range(count):
-        cv2.imwrite(str(folder / f"{i:03d}.jpg"), photo)
-    return folder
 
 
 @pytest.fixture(scope="module")
 def many_images(tmp_path_factory):
     """40 small photos: with benchmark.repeats=1000 a run goes on until it is stopped."""
     return small_photos(tmp_path_factory.mktemp("many"), 40)
-
-
-def utc(text: str) -> dt.datetime:
-    moment = dt.datetime.fromisoformat(text)
-    assert moment.utcoffset() == dt.timedelta(0), text
-    return moment
-
-
-def read_json(path: Path):
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def assert_nothing_half_written(run_dir: Path) -> None:
-    """No temporary left behind; every CSV parses with its whole header, every JSON parses."""
-    assert not [p for p in run_dir.rglob(".*") if p.name.endswith(".tmp")]
-    for path in (p for p in run_dir.rglob("*.csv") if p.is_file()):
-        table = pd.read_csv(path)
-        assert len(table.columns) > 0, path
-        if path.name in CSV_HEADERS:
-            assert tuple(table.columns) == CSV_HEADERS[path.name], path
-    for path in run_dir.rglob("*.json"):
-        assert read_json(path) is not None, path
 
 
 def _process_start(pid: int):

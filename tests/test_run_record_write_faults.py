@@ -13,7 +13,7 @@ import pytest
 import utils.writers.atomic
 import utils.writers.detections
 from benchmark import main
-from tests.test_run_record_stops import QUICK, small_photos, assert_nothing_half_written, read_json, utc
+from tests.helpers import EVERY_PHASE as QUICK, assert_nothing_half_written, read_json, small_photos, utc
 from utils.writers.atomic import OutputWriteError, atomic_write_text
 from utils.writers.detections import DETECTION_COLUMNS, DetectionWriter
 from utils.writers.run_writer import RunWriter

@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 
 from benchmark import main
+from tests.paths import ROOT
 from utils.config import ConfigError, load_config
 from utils.record.run_record import RunIdentity, RunRecord, Status
 from utils.writers.run_directory import RunDirectory
 from utils.writers.run_writer import RunWriter
 
-ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium")
 NO_CHROMIUM = ("Debian's chromium package is not installed, so report.html cannot be checked in a real browser: "
                "install it with `apt-get install -y chromium` (.ci/run does)")

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.test_chrome_trace import metadata, torch_like_trace
+from tests.helpers import metadata, torch_like_trace
 from utils.record.chrome_trace import complete_events, lies_within
 from pipelines.runtimes.onnxruntime.trace import readable_node, trace_events
 from utils.recorders.runtime_trace import RuntimeEvents, batch_events, trace_for_viewers

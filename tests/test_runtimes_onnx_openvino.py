@@ -15,16 +15,10 @@ from pipelines.runtimes.openvino import session as openvino_runtime
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.onnxruntime.session import OnnxRuntime
 from pipelines.runtimes.openvino.session import OpenVinoRuntime
-from pipelines.yolo.family import load_network
 
 SIZE = 128
 THREADS = 2
 SHAPES = [(2, 3, SIZE, SIZE), (1, 3, 96, 160), (3, 3, SIZE, SIZE)]  # square batch, rect, another batch size
-
-
-@pytest.fixture(scope="module")
-def network():
-    return load_network("yolov7-tiny", None, seed=0)
 
 
 @pytest.fixture(scope="module")

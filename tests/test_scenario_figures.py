@@ -1,17 +1,15 @@
 """Scenario figures where runs are compared: the sweep's answer ranks each scenario by its own figure, and
 compare, MLflow and TensorBoard's headline figures carry LoadGen's verdict."""
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from benchmark import main
+from tests.paths import ROOT
 from utils.sweep.answer import PointFigures, choose
 from utils.writers.run_figures import headline_figures, scenario_figures
 from utils.writers.run_report import headline_cells
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _point(name, scenario, p50=10.0, valid=None, per_s=None, p99=None, agreement="reference"):

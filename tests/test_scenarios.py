@@ -15,13 +15,12 @@ from benchmark import main
 from datasets.image_folder import find_images
 from datasets.labels import load_ground_truth
 from pipelines.contract import Detections
-from tests.test_accuracy import pycocotools_stats
+from tests.helpers import pycocotools_stats
+from tests.paths import ROOT, SAMPLES
 from utils.record.loadgen_results import (accuracy_log_detections, detail_entries, encode_detections,
                                           scenario_result)
 from utils.writers import layout
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "datasets" / "samples"
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=64",
          "--set", "benchmark.layer_timing=false", "--set", "outputs.plots=false", "--set", "outputs.save_images=false",
          "--set", "outputs.report=false", "--set", "dataset.limit=4", "--set", f"dataset.path={SAMPLES}",

@@ -9,13 +9,13 @@ from torch import nn
 
 from benchmark import main
 from pipelines.yolo import family as yolo
+from tests.paths import ROOT
 from utils.harness.cpu_budget import cgroup_cpu_quota, threads_warning, usable_cpus
 from utils.harness.memory_fit import (INPUT_BYTES_PER_PIXEL, MARGIN, MemoryFit, MemoryRefused, cgroup_room,
                                       check_fits, fit_line, largest_batch, largest_side, live_peak_bytes,
                                       measure_fit)
 from utils.harness.start_refusals import StartRefused, check_class_ids
 
-ROOT = Path(__file__).resolve().parent.parent
 MiB = 2**20
 
 

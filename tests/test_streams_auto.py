@@ -1,6 +1,5 @@
 """runtime.streams auto resolves to each runtime's own choice and says why; an OpenVINO run states what
 OpenVINO would pick by itself on this CPU, and the console says how to run that choice."""
-from pathlib import Path
 
 import openvino as ov
 import pytest
@@ -10,10 +9,10 @@ from pipelines.runtimes.concurrency import AUTO_ONE_REQUEST, scenario_streams
 from pipelines.runtimes.openvino.signal_stack import kept_signal_stack
 from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family as yolo
+from tests.paths import ROOT
 from utils.config import ConfigError, load_config
 from utils.writers.peer_advice import peer_lines, peer_settings
 
-ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "samples_tiny.yaml"
 
 

@@ -15,11 +15,10 @@ from benchmark import main
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.concurrency import cores_to_pin, ort_intra_op_affinities, stream_cores, threads_per_stream
 from pipelines.runtimes.registry import build_runtime
-from pipelines.yolo import family as yolo
 from tests.forward_inputs import as_taken
+from tests.paths import ROOT
 from utils.config import ConfigError, load_config
 
-ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "samples_tiny.yaml"
 
 
@@ -47,11 +46,6 @@ def test_streams_in_single_stream_are_refused_with_the_key_named():
     with pytest.raises(ConfigError, match="runtime.streams 2 needs requests to keep in flight"):
         load_config(CONFIG, ["runtime.streams=2"])
     assert load_config(CONFIG, ["runtime.streams=2", "benchmark.scenario=offline"]).runtime.streams == 2
-
-
-@pytest.fixture(scope="module")
-def network():
-    return yolo.load_network("yolov7-tiny", None, 0)
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from benchmark import main
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),
          "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}", "--set", "dataset.limit=2", "--set", "dataset.batch_size=1", "--set", "benchmark.repeats=3",
          "--set", "outputs.save_images=false", "--set", "outputs.plots=false",

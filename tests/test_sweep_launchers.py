@@ -7,17 +7,16 @@ import subprocess
 import sys
 import tarfile
 import time
-from pathlib import Path
 
 import pytest
 
 from benchmark import main
+from tests.paths import ROOT
 from utils.sweep.launchers import LauncherError, make_launcher
 from utils.sweep.launchers.local import LocalLauncher
 from utils.sweep.launchers.ray_cluster import Node, nodes_for, probe_address, unpack
 from utils.sweep.launchers.ray_point import FOLDER_PREFIX, point_environment, remove_abandoned_folders, run_point
 
-ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),
          "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}", "--set", "dataset.limit=2"]
 

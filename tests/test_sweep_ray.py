@@ -20,9 +20,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.paths import ROOT
+
 pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[ray]'): the Ray launcher is not tested")
 
-ROOT = Path(__file__).resolve().parent.parent
 RAY = str(Path(sys.executable).with_name("ray"))
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),
          "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}", "--set", "dataset.limit=2",

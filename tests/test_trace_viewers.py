@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from benchmark import main
+from tests.paths import ROOT
 from utils.record.chrome_trace import complete_events, lies_within, span
 from utils.recorders.profiler import profile_pipeline, step_range
 from utils.recorders.runtime_trace import trace_for_viewers
 
-ROOT = Path(__file__).resolve().parents[1]
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=128",
          "--set", "dataset.limit=1", "--set", "dataset.batch_size=1", "--set", "benchmark.warmup=0",
          "--set", "benchmark.repeats=1", "--set", "benchmark.layer_timing=false", "--set", "benchmark.profiler=true",

@@ -10,6 +10,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from tensorboard.plugins.hparams import plugin_data_pb2
 
 from benchmark import main
+from tests.paths import ROOT
 from utils.config import load_config
 from utils.errors import ExitStatus
 from utils.harness.composition import Benchmark, Outcome
@@ -17,7 +18,6 @@ from utils.harness.interruption import RunStops
 from utils.tracking.mlflow_runs import TrackingError, log_run_directory, sweep_run
 from utils.writers.run_directory import RunDirectory
 
-ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "samples_tiny.yaml"
 TINY = ["--config", str(CONFIG), "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}",
         "--set", "preprocess.img_size=128", "--set", "dataset.limit=3", "--set", "benchmark.repeats=1",
