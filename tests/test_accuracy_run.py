@@ -12,23 +12,20 @@ import pytest
 from pipelines.yolo import facts as yolo_facts
 
 from benchmark import main
-from tests.paths import ROOT, SHAPES
+from tests.helpers import quick_args, run_benchmark
+from tests.paths import SHAPES
 from utils.compare.accuracy import accuracy_rows
 from utils.readers.finished_run import FinishedRun
 from utils.writers.console import format_summary
 from utils.writers.run_figures import headline_figures
 
-QUICK = ["--config", str(ROOT / "configs" / "shapes.yaml"), "--set", "dataset.limit=6",
-         "--set", "benchmark.layer_timing=false", "--set", "benchmark.warmup=1", "--set", "benchmark.repeats=1",
-         "--set", "outputs.save_images=false", "--set", "outputs.plots=false", "--set", "outputs.report=false",
-         "--set", "benchmark.agreement.images=6", "--set", "preprocess.img_size=256"]
+QUICK = quick_args(256, "dataset.limit=6", "benchmark.layer_timing=false", "benchmark.warmup=1",
+                   "benchmark.repeats=1", "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",
+                   "benchmark.agreement.images=6", config="shapes.yaml")
 
 
 def run(tmp_path: Path, *overrides: str) -> tuple[int, Path]:
-    args = QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=r"]
-    for override in overrides:
-        args += ["--set", override]
-    return main(args), tmp_path / "r"
+    return run_benchmark(QUICK, tmp_path, *overrides, run_id="r")
 
 
 def test_torch_fp32_run_scores_itself_against_the_labels(tmp_path):

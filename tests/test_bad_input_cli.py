@@ -9,16 +9,14 @@ import pytest
 import yaml
 
 from benchmark import main
+from tests.helpers import quick_args, run_benchmark
 from tests.paths import ROOT
 
-QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=160"]
+QUICK = quick_args(160)
 
 
 def run_cli(tmp_path, capsys, *overrides: str) -> tuple[int, str]:
-    args = QUICK + ["--set", f"run.output_dir={tmp_path / 'outputs'}"]
-    for override in overrides:
-        args += ["--set", override]
-    code = main(args)
+    code, _ = run_benchmark(QUICK, tmp_path / "outputs", *overrides)
     return code, capsys.readouterr().err
 
 

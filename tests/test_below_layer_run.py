@@ -6,12 +6,12 @@ import pandas as pd
 import pytest
 
 from benchmark import main
+from tests.helpers import quick_args
 from tests.paths import ROOT
 from utils.recorders import sampler as sampler_module
 
-BASE = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=96",
-        "--set", "dataset.limit=2", "--set", "dataset.batch_size=1", "--set", "benchmark.repeats=1",
-        "--set", "benchmark.agreement.enabled=false", "--set", "outputs.plots=false"]
+BASE = quick_args(96, "dataset.limit=2", "dataset.batch_size=1", "benchmark.repeats=1",
+                  "benchmark.agreement.enabled=false", "outputs.plots=false")
 
 
 @pytest.fixture(scope="module")

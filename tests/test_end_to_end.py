@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 from benchmark import main
+from tests.helpers import quick_args
 from tests.paths import ROOT, SAMPLES
 
-QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=160"]
+QUICK = quick_args(160)
 
 
 @pytest.fixture(scope="module")

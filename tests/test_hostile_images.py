@@ -8,11 +8,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchmark import main
 from datasets.image_folder import decode_image, image_loader
-from tests.paths import ROOT
+from tests.helpers import quick_args, run_benchmark
+from tests.paths import SAMPLES
 
-SAMPLE = ROOT / "datasets" / "samples" / "dog.jpg"
+SAMPLE = SAMPLES / "dog.jpg"
 
 
 def png_claiming(width: int, height: int) -> bytes:
@@ -64,15 +64,14 @@ def test_loader_workers_skip_the_same_way(tmp_path):
     assert "OpenCV refuses" in loaded[0].error and loaded[1].image is not None
 
 
+QUICK = quick_args(64, "benchmark.layer_timing=false", "benchmark.repeats=1", "outputs.plots=false",
+                   "outputs.report=false", "benchmark.memory.enabled=false")
+
+
 def run(tmp_path, capsys, images: Path, *overrides: str) -> tuple[int, str, Path]:
-    args = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=64",
-            "--set", f"dataset.path={images}", "--set", f"run.output_dir={tmp_path / 'out'}", "--set", "run.id=r",
-            "--set", "benchmark.layer_timing=false", "--set", "benchmark.repeats=1", "--set", "outputs.plots=false",
-            "--set", "outputs.report=false", "--set", "benchmark.memory.enabled=false"]
-    for override in overrides:
-        args += ["--set", override]
-    code = main(args)
-    return code, capsys.readouterr().err, tmp_path / "out" / "r"
+    code, run_dir = run_benchmark(QUICK + ["--set", f"dataset.path={images}"], tmp_path / "out", *overrides,
+                                  run_id="r")
+    return code, capsys.readouterr().err, run_dir
 
 
 @pytest.mark.parametrize("workers", [0, 1])

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark import main
 from datasets.image_folder import decode_image, find_images
 from pipelines.dense.facts import BUILDERS as DENSE_BUILDERS
 from pipelines.rcnn.facts import BUILDERS as RCNN_BUILDERS
 from pipelines.torchvision_common.transform import Preprocess as TorchvisionPreprocess, TransformSettings
+from tests.helpers import quick_args, run_benchmark
 from tests.paths import ROOT, SAMPLES
 
 
@@ -29,9 +29,8 @@ from utils.harness.pass_plan import PassPlan
 from utils.record.step_statistics import summarize_steps, timed_records
 from utils.record.steps import PassKind, StepRecord
 
-QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=96",
-         "--set", "preprocess.rect=true", "--set", "benchmark.layer_timing=false", "--set", "outputs.plots=false",
-         "--set", "outputs.save_images=false", "--set", "benchmark.repeats=2", "--set", "dataset.batch_size=1"]
+QUICK = quick_args(96, "preprocess.rect=true", "benchmark.layer_timing=false", "outputs.plots=false",
+                   "outputs.save_images=false", "benchmark.repeats=2", "dataset.batch_size=1")
 A, B, C = (1, 3, 64, 96), (1, 3, 96, 96), (1, 3, 96, 64)
 
 
@@ -181,10 +180,8 @@ def three_shapes(tmp_path_factory):
 
 
 def _run(folder: Path, out: Path, run_id: str, *extra: str) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    code = main(QUICK + ["--set", f"dataset.path={folder}", "--set", f"run.output_dir={out}",
-                         "--set", f"run.id={run_id}", *(item for key in extra for item in ("--set", key))])
+    code, run_dir = run_benchmark(QUICK + ["--set", f"dataset.path={folder}"], out, *extra, run_id=run_id)
     assert code == 0
-    run_dir = out / run_id
     return (json.loads((run_dir / "summary.json").read_text()), pd.read_csv(run_dir / "steps_timer.csv"),
             pd.read_csv(run_dir / "steps_summary.csv"))
 

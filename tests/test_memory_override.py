@@ -3,8 +3,7 @@ import json
 
 import pytest
 
-from benchmark import main
-from tests.paths import ROOT
+from tests.helpers import quick_args, run_benchmark
 from utils.harness import composition
 from utils.harness.memory_fit import MemoryFit, MemoryRefused, check_fits
 
@@ -22,14 +21,12 @@ def test_refusal_shows_the_estimate_its_parts_and_the_key():
     assert "set benchmark.memory.check: false (--set benchmark.memory.check=false)" in message
 
 
+QUICK = quick_args(64, "dataset.limit=2", "benchmark.repeats=1", "benchmark.layer_timing=false", "outputs.plots=false",
+                   "outputs.save_images=false", "outputs.report=false")
+
+
 def run(tmp_path, capsys, *overrides):
-    args = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", f"run.output_dir={tmp_path}",
-            "--set", "run.id=r", "--set", "preprocess.img_size=64", "--set", "dataset.limit=2",
-            "--set", "benchmark.repeats=1", "--set", "benchmark.layer_timing=false", "--set", "outputs.plots=false",
-            "--set", "outputs.save_images=false", "--set", "outputs.report=false"]
-    for override in overrides:
-        args += ["--set", override]
-    code = main(args)
+    code, _ = run_benchmark(QUICK, tmp_path, *overrides, run_id="r")
     return code, capsys.readouterr().err
 
 

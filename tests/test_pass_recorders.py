@@ -17,18 +17,16 @@ import pytest
 import utils.harness.pass_recorders
 import utils.recorders.energy as energy_module
 from benchmark import main
-from tests.paths import ROOT
+from tests.helpers import quick_args
 from utils.harness.pass_recorders import LISTENING, Recorder
 from utils.harness.passes import PassProgress
 from utils.record.steps import PassKind
 
-SAMPLES = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=160",
-           "--set", "dataset.limit=4", "--set", "outputs.save_images=false", "--set", "outputs.plots=false",
-           "--set", "outputs.report=false", "--set", "benchmark.repeats=2", "--set", "benchmark.layer_timing=true"]
-SHAPES = ["--config", str(ROOT / "configs" / "shapes.yaml"), "--set", "dataset.limit=4",
-          "--set", "runtime.backend=torch", "--set", "runtime.precision=fp32", "--set", "preprocess.img_size=256",
-          "--set", "benchmark.layer_timing=false", "--set", "benchmark.warmup=1", "--set", "benchmark.repeats=1",
-          "--set", "outputs.save_images=false", "--set", "outputs.plots=false", "--set", "outputs.report=false"]
+SAMPLES = quick_args(160, "dataset.limit=4", "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",
+                     "benchmark.repeats=2", "benchmark.layer_timing=true")
+SHAPES = quick_args(256, "dataset.limit=4", "runtime.backend=torch", "runtime.precision=fp32",
+                    "benchmark.layer_timing=false", "benchmark.warmup=1", "benchmark.repeats=1",
+                    "outputs.save_images=false", "outputs.plots=false", "outputs.report=false", config="shapes.yaml")
 
 
 def fake_powercap(tmp_path: Path, monkeypatch, counter) -> None:

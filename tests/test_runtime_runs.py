@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from benchmark import main
+from tests.helpers import quick_args
 
-QUICK = ["--config", "configs/samples_tiny.yaml", "--set", "preprocess.img_size=160", "--set", "preprocess.rect=true",
-         "--set", "dataset.batch_size=4", "--set", "benchmark.repeats=1", "--set", "outputs.plots=false",
-         "--set", "outputs.save_images=false", "--set", "benchmark.agreement.images=6"]
+QUICK = quick_args(160, "preprocess.rect=true", "dataset.batch_size=4", "benchmark.repeats=1", "outputs.plots=false",
+                   "outputs.save_images=false", "benchmark.agreement.images=6")
 
 
 @pytest.mark.parametrize("backend, precision, source", [

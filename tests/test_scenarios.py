@@ -11,20 +11,18 @@ import pandas as pd
 import pytest
 import torch
 
-from benchmark import main
 from datasets.image_folder import find_images
 from datasets.labels import load_ground_truth
 from pipelines.contract import Detections
-from tests.helpers import pycocotools_stats
+from tests.helpers import pycocotools_stats, quick_args, run_benchmark
 from tests.paths import ROOT, SAMPLES
 from utils.record.loadgen_results import (accuracy_log_detections, detail_entries, encode_detections,
                                           scenario_result)
 from utils.writers import layout
 
-QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=64",
-         "--set", "benchmark.layer_timing=false", "--set", "outputs.plots=false", "--set", "outputs.save_images=false",
-         "--set", "outputs.report=false", "--set", "dataset.limit=4", "--set", f"dataset.path={SAMPLES}",
-         "--set", "benchmark.loadgen.min_duration_s=0.3", "--set", "benchmark.loadgen.min_query_count=4"]
+QUICK = quick_args(64, "benchmark.layer_timing=false", "outputs.plots=false", "outputs.save_images=false",
+                   "outputs.report=false", "dataset.limit=4", f"dataset.path={SAMPLES}",
+                   "benchmark.loadgen.min_duration_s=0.3", "benchmark.loadgen.min_query_count=4")
 
 
 def _line(key, value):
@@ -58,9 +56,7 @@ def test_detections_survive_the_accuracy_log_round_trip():
 
 
 def _run(tmp_path: Path, run_id: str, *sets: str) -> tuple[int, Path]:
-    code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", f"run.id={run_id}",
-                         *(item for key in sets for item in ("--set", key))])
-    return code, tmp_path / run_id
+    return run_benchmark(QUICK, tmp_path, *sets, run_id=run_id)
 
 
 @pytest.mark.parametrize("scenario,extra", [

@@ -7,9 +7,9 @@ import pytest
 import torch
 from torch import nn
 
-from benchmark import main
 from pipelines.yolo import family as yolo
-from tests.paths import ROOT
+from tests.helpers import run_benchmark
+from tests.paths import CONFIGS
 from utils.harness.cpu_budget import cgroup_cpu_quota, threads_warning, usable_cpus
 from utils.harness.memory_fit import (INPUT_BYTES_PER_PIXEL, MARGIN, MemoryFit, MemoryRefused, cgroup_room,
                                       check_fits, fit_line, largest_batch, largest_side, live_peak_bytes,
@@ -109,10 +109,7 @@ def test_class_ids_beyond_the_model():
 
 
 def cli(tmp_path, capsys, config: str, *overrides: str) -> tuple[int, str, str]:
-    args = ["--config", str(ROOT / "configs" / config), "--set", f"run.output_dir={tmp_path}", "--set", "run.id=r"]
-    for override in overrides:
-        args += ["--set", override]
-    code = main(args)
+    code, _ = run_benchmark(["--config", str(CONFIGS / config)], tmp_path, *overrides, run_id="r")
     captured = capsys.readouterr()
     return code, captured.err, captured.out
 

@@ -13,17 +13,15 @@ from pathlib import Path
 import pytest
 
 from benchmark import main
-from tests.paths import ROOT
+from tests.helpers import quick_args
 from utils.record.chrome_trace import complete_events, lies_within, span
 from utils.recorders.profiler import profile_pipeline, step_range
 from utils.recorders.runtime_trace import trace_for_viewers
 
-QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=128",
-         "--set", "dataset.limit=1", "--set", "dataset.batch_size=1", "--set", "benchmark.warmup=0",
-         "--set", "benchmark.repeats=1", "--set", "benchmark.layer_timing=false", "--set", "benchmark.profiler=true",
-         "--set", "benchmark.agreement.enabled=false", "--set", "benchmark.memory.enabled=false",
-         "--set", "benchmark.energy.enabled=false", "--set", "outputs.plots=false",
-         "--set", "outputs.save_images=false"]
+QUICK = quick_args(128, "dataset.limit=1", "dataset.batch_size=1", "benchmark.warmup=0", "benchmark.repeats=1",
+                   "benchmark.layer_timing=false", "benchmark.profiler=true", "benchmark.agreement.enabled=false",
+                   "benchmark.memory.enabled=false", "benchmark.energy.enabled=false", "outputs.plots=false",
+                   "outputs.save_images=false")
 
 
 @pytest.fixture(scope="module")
