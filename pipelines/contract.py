@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Optional, Protocol, Sequence
 
 import numpy as np
@@ -36,7 +37,7 @@ class Detections:
 class LoadedNetwork:
     """A detector network as its family built it: unfused, float32, with where its weights came from."""
 
-    module: nn.Module
+    module: Optional[nn.Module]  # None where the network is a file the runtimes read themselves
     class_names: list[str]
     weights: str  # e.g. "random (seed 0)" or "checkpoint yolov7.pt (ema, float16)"
     random_weights: bool
@@ -45,7 +46,9 @@ class LoadedNetwork:
     # Its float input is each RGB pixel value over this (YOLO: 255), so a runtime may take the uint8 pixels and
     # convert them itself; None where the input is not plain scaled pixels.
     pixel_scale: Optional[float] = None
-    arch: str = ""  # the model.arch it was built as, for families whose pipeline depends on it
+    arch: str = ""  # the model.arch it was built as (a file's path), for families whose pipeline depends on it
+    file: Optional[Path] = None  # the exported file that is the network, which runtimes read instead of exporting
+    description: dict[str, Any] = field(default_factory=dict)  # what was read of it, for summary.json
 
 
 @dataclass(frozen=True)
@@ -140,8 +143,12 @@ class FamilyFacts(Protocol):
 
     def accepts(self, arch: str) -> bool: ...
 
-    def unsupported_runtime(self, runtime: Any) -> Optional[str]:
-        """Why the config's runtime section cannot run this family, or None when it can."""
+    def unsupported_runtime(self, runtime: Any, source: str = "") -> Optional[str]:
+        """Why the config's runtime section cannot run this family's `source` (model.arch, or model.file), or None
+        when it can."""
+
+    def reference_backend(self, source: str) -> str:
+        """The runtime whose fp32 forward the verdicts compare with: torch, or what reads the file as exported."""
 
     FORWARD_TIMING: Any  # pipelines.settings.ForwardTiming: in one piece, or in parts only torch modules keep apart
 
@@ -149,8 +156,8 @@ class FamilyFacts(Protocol):
         """pipelines.settings.ArchDefaults: the architecture's defaults under the shared names, its accuracy
         protocol and the layers int8 keeps in float."""
 
-    def settings_problem(self, arch: str, preprocess: Any, postprocess: Any) -> Optional[str]:
-        """What the resolved settings ask that this architecture cannot do, for a config error; None if nothing."""
+    def settings_problem(self, arch: str, config: Any) -> Optional[str]:
+        """What the resolved config asks that this architecture cannot do, for a config error; None if nothing."""
 
     def smallest_input(self, arch: str) -> int:
         """The smallest input side the architecture's layers can take."""
@@ -165,9 +172,9 @@ class FamilyFacts(Protocol):
 class DetectorFamily(FamilyFacts, Protocol):
     """A family module (pipelines/<family>/family.py) offers its facts and these."""
 
-    def memory_probe(self, network: LoadedNetwork, postprocess: Any) -> tuple[nn.Module, int]:
+    def memory_probe(self, network: LoadedNetwork, postprocess: Any) -> Optional[tuple[nn.Module, int]]:
         """The part of the network whose activations grow with the input area (run at small sizes to measure
-        them), and the bytes per image of the rest, which do not."""
+        them), and the bytes per image of the rest, which do not; None where there is no torch module to probe."""
 
     def load_network(self, arch: str, weights: Optional[str], seed: int) -> LoadedNetwork: ...
 

@@ -21,6 +21,7 @@ FAMILIES = (
     "yolo",
     "rcnn",
     "dense",
+    "exported",
 )
 
 FACTS: tuple["FamilyFacts", ...] = tuple(importlib.import_module(f"pipelines.{name}.facts") for name in FAMILIES)
@@ -48,7 +49,7 @@ def family_for(arch: str) -> "DetectorFamily":
     return module  # type: ignore[return-value]
 
 
-def runtime_refusal(facts: "FamilyFacts", runtime: Any) -> Optional[str]:
+def runtime_refusal(facts: "FamilyFacts", runtime: Any, source: str = "") -> Optional[str]:
     """Why the config's runtime section cannot run this family, or None when it can: a forward timed in parts
     needs a runtime that runs the torch modules themselves, uncompiled; then whatever the family itself refuses."""
     if facts.FORWARD_TIMING == ForwardTiming.PARTS:
@@ -61,4 +62,4 @@ def runtime_refusal(facts: "FamilyFacts", runtime: Any) -> Optional[str]:
         if getattr(runtime, "compile", False):
             return (f"runtime.compile is not supported for this family ({facts.NAME}): its forward is timed in "
                     "parts with hooks, which break a compiled graph; remove runtime.compile")
-    return facts.unsupported_runtime(runtime)
+    return facts.unsupported_runtime(runtime, source)

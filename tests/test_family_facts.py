@@ -42,9 +42,14 @@ def test_each_torchvision_row_is_its_builders_own_defaults(facts):
         assert builder.topk_candidates == getattr(model, "topk_candidates", None), arch
 
 
+def _example(facts) -> str:
+    """An architecture the family builds, or a file name for the family whose network is a file."""
+    return facts.ARCHS[0] if facts.ARCHS else f"detector{facts.ARCH_FILES[0]}"
+
+
 def test_a_family_module_is_its_facts_plus_how_it_builds():
     for facts in registry.FACTS:
-        family = registry.family_for(facts.ARCHS[0])
+        family = registry.family_for(_example(facts))
         assert family.NAME == facts.NAME and family.ARCHS == facts.ARCHS and family.SIZE_KEYS == facts.SIZE_KEYS
         assert family.FORWARD_TIMING == facts.FORWARD_TIMING and family.defaults is facts.defaults
 
@@ -69,8 +74,8 @@ def test_a_key_two_families_read_is_one_shared_declaration():
     assert section_keys[:len(SHARED_PREPROCESS)] == list(SHARED_PREPROCESS)
     assert list(PostprocessSection.model_fields)[:len(SHARED_POSTPROCESS)] == list(SHARED_POSTPROCESS)
     for facts in registry.FACTS:
-        assert set(facts.SIZE_KEYS) <= set(family_keys(facts.ARCHS[0], "preprocess"))
-        assert family_keys(facts.ARCHS[0], "preprocess") == (*SHARED_PREPROCESS, *facts.Preprocess.model_fields)
+        assert set(facts.SIZE_KEYS) <= set(family_keys(_example(facts), "preprocess"))
+        assert family_keys(_example(facts), "preprocess") == (*SHARED_PREPROCESS, *facts.Preprocess.model_fields)
 
 
 @pytest.mark.parametrize("arch, img_size, conf, accuracy_conf", [

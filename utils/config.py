@@ -15,6 +15,8 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationEr
 
 from pipelines.registry import FACTS, facts_for, known_architectures
 from pipelines.runtimes import registry as runtimes
+from pipelines.exported.facts import HEAD_MARK
+from pipelines.exported.layouts import Layout
 from pipelines.settings import SharedPostprocess, SharedPreprocess
 from utils import strict_yaml
 from utils.bounded_text import clipped, shown
@@ -105,6 +107,31 @@ class ModelSection(_Section):
         "keys (see [models.md](models.md))"))
     weights: Optional[PathText] = Field(None, description="checkpoint path; null: seeded random weights")
     fuse: bool = Field(True, description="fold Conv+BN and re-parameterise RepConv before running")
+    file: Optional[PathText] = Field(None, description=(
+        "an exported detector, an ONNX file or an OpenVINO IR's .xml (its .bin beside it): the file is the "
+        "network, so model.arch and model.weights do not apply (see [models.md](models.md#a-detector-given-as-a-file))"))
+    head: Optional[Literal[tuple(layout.value for layout in Layout)]] = Field(None, description=(
+        "model.file only: the file's output layout, where its outputs and metadata leave it open; null: read from "
+        "the file"))
+
+    @property
+    def network(self) -> str:
+        """What builds the network: model.file (with model.head as FILE#HEAD), else model.arch."""
+        if self.file is None:
+            return self.arch
+        return f"{self.file}{HEAD_MARK}{self.head}" if self.head else self.file
+
+    @property
+    def named(self) -> str:
+        """The network as a message names it."""
+        return f"model.file {self.file}" if self.file is not None else f"model.arch {self.arch}"
+
+    @model_validator(mode="after")
+    def _head_needs_a_file(self) -> "ModelSection":
+        if self.head is not None and self.file is None:
+            raise ValueError("model.head applies to model.file only (the layout of an exported file's outputs); set "
+                             "model.file, or remove model.head")
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -491,24 +518,28 @@ class Config(_Section):
     @model_validator(mode="after")
     def _settings_of_the_family(self) -> "Config":
         """Each family keeps to its own keys; every shared key left null takes the architecture's default."""
-        facts = facts_for(self.model.arch)
+        source = self.model.network
+        facts = facts_for(source)
         for section in ("preprocess", "postprocess"):
-            keys = family_keys(self.model.arch, section)
+            keys = family_keys(source, section)
             for key in sorted(getattr(self, section).model_fields_set):
                 if key not in keys:
                     owners = [other.NAME for other in FACTS if key in getattr(other, section.capitalize()).model_fields]
                     raise ValueError(
                         f"{section}.{key} belongs to the {' and '.join(owners)} famil{'ies' if len(owners) > 1 else 'y'} "
-                        f"and does not apply to model.arch {self.model.arch} ({facts.NAME} family); remove it, or "
+                        f"and does not apply to {self.model.named} ({facts.NAME} family); remove it, or "
                         f"use {', '.join(section + '.' + k for k in keys)}")
-        defaults = facts.defaults(self.model.arch)
+        try:
+            defaults = facts.defaults(source)
+        except UsageError as error:  # a model.file that cannot run: the message names it and the fix
+            raise ValueError(str(error)) from None
         for section, values in (("preprocess", defaults.preprocess), ("postprocess", defaults.postprocess)):
             for key, value in values.items():
                 if getattr(getattr(self, section), key) is None:
                     _set_default(getattr(self, section), key, value)
         accuracy, evaluation = self.benchmark.accuracy, defaults.evaluation
         if evaluation.multi_label is None and accuracy.multi_label is not None:
-            raise ValueError(f"benchmark.accuracy.multi_label does not apply to model.arch {self.model.arch} "
+            raise ValueError(f"benchmark.accuracy.multi_label does not apply to {self.model.named} "
                              f"({facts.NAME} family): it keeps every class above the cut per candidate by "
                              "construction; remove it")
         for key in ("conf_thres", "iou_thres", "max_det", "multi_label"):
@@ -516,7 +547,7 @@ class Config(_Section):
                 _set_default(accuracy, key, getattr(evaluation, key))
         if self.runtime.calibration.keep_float is None:
             _set_default(self.runtime.calibration, "keep_float", list(defaults.keep_float))
-        problem = facts.settings_problem(self.model.arch, self.preprocess, self.postprocess)
+        problem = facts.settings_problem(source, self)
         if problem:
             raise ValueError(problem)
         return self
@@ -525,7 +556,7 @@ class Config(_Section):
         """The config as data, preprocess and postprocess holding only the keys the model's family reads."""
         data = self.model_dump(mode="json")
         for section in ("preprocess", "postprocess"):
-            keys = family_keys(self.model.arch, section)
+            keys = family_keys(self.model.network, section)
             data[section] = {key: value for key, value in data[section].items() if key in keys}
         return data
 

@@ -14,7 +14,7 @@ from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.dense.facts import (ARCHS, BUILDERS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME,  # noqa: F401
                                    SIZE_KEYS, accepts, defaults, input_size, largest_input_area, settings_problem,
-                                   smallest_input, unsupported_runtime)
+                                   smallest_input, reference_backend, unsupported_runtime)
 from pipelines.dense.network import Decode, DenseNetwork, LevelSizes, classification_convs
 from pipelines.dense.pipeline import DensePipeline
 from pipelines.runtimes.base import PreparedForward

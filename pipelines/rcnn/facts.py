@@ -7,6 +7,7 @@ from typing import Optional
 
 from pydantic import BaseModel, Field
 
+from pipelines.runtimes import registry as runtimes
 from pipelines.settings import ArchDefaults, ForwardTiming
 from pipelines.torchvision_common import facts as torchvision
 from pipelines.torchvision_common.facts import Builder
@@ -48,12 +49,16 @@ def defaults(arch: str) -> ArchDefaults:
     return BUILDERS[arch].defaults()
 
 
-def unsupported_runtime(runtime) -> Optional[str]:
+def unsupported_runtime(runtime, source: str = "") -> Optional[str]:
     return None
 
 
-def settings_problem(arch: str, preprocess, postprocess) -> Optional[str]:
-    return torchvision.settings_problem(BUILDERS[arch], preprocess)
+def reference_backend(source: str) -> str:
+    return runtimes.REFERENCE.name
+
+
+def settings_problem(arch: str, config) -> Optional[str]:
+    return torchvision.settings_problem(BUILDERS[arch], config.preprocess)
 
 
 def smallest_input(arch: str) -> int:

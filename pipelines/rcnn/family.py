@@ -14,7 +14,7 @@ from pipelines.contract import LoadedNetwork
 from pipelines.rcnn import network as rcnn
 from pipelines.rcnn.facts import (ARCHS, BUILDERS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME,  # noqa: F401
                                   SIZE_KEYS, accepts, defaults, input_size, largest_input_area, settings_problem,
-                                  smallest_input, unsupported_runtime)
+                                  smallest_input, reference_backend, unsupported_runtime)
 from pipelines.rcnn.pipeline import HeadSettings, RcnnPipeline
 from pipelines.runtimes.base import PreparedForward
 from pipelines.torchvision_common.facts import DEPLOYED_CONF_THRES

@@ -60,9 +60,12 @@ def export_key_parts(network: LoadedNetwork, example: torch.Tensor, opset: int, 
 def export_onnx(network: LoadedNetwork, example: torch.Tensor, cache_dir: Union[Path, str, None] = None,
                 opset: int = 17, fuse: bool = True) -> ExportResult:
     """The cached ONNX file of `network` (input "images", output "prediction"), exported on a cache miss or
-    where the cached file is damaged (cache_integrity).
+    where the cached file is damaged (cache_integrity); a network that is a file already (model.file) is that
+    file, read where it lies and keyed by its content.
 
     `fuse=False` exports the module as it stands (a module something else already fused stays fused)."""
+    if network.file is not None:
+        return ExportResult(Path(network.file), 0.0, True, f"file={network.cache_key}")
     parts = export_key_parts(network, example, opset, fuse)
     key = ";".join(f"{name}={value}" for name, value in parts.items())
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()

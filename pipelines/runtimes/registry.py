@@ -40,10 +40,13 @@ def build_reference(**settings: Any) -> "Runtime":
     return build_runtime(REFERENCE.name, precision=REFERENCE_PRECISION, **settings)
 
 
-def is_reference(runtime: Mapping[str, Any]) -> bool:
-    """Whether a runtime section (as data) or a run's runtime settings are the reference configuration."""
+def is_reference(runtime: Mapping[str, Any], backend: Optional[str] = None) -> bool:
+    """Whether a runtime section (as data) or a run's runtime settings are the reference configuration: the
+    reference runtime (or `backend`, where the family's reference is another, as a file's is) at fp32 with its own
+    options at their defaults."""
     spec = SPECS.get(runtime.get("backend"))
-    return bool(spec is not None and spec.reference and runtime.get("precision") == REFERENCE_PRECISION and all(
+    is_backend = spec is not None and (spec.name == backend if backend is not None else spec.reference)
+    return bool(is_backend and runtime.get("precision") == REFERENCE_PRECISION and all(
         runtime.get(key, option.default) in (option.default, None) for key, option in spec.options.model_fields.items()))
 
 

@@ -7,6 +7,7 @@ from typing import Optional
 
 from pydantic import BaseModel, Field, field_validator
 
+from pipelines.runtimes import registry as runtimes
 from pipelines.settings import ArchDefaults, Evaluation, ForwardTiming
 
 NAME = "yolo"
@@ -67,11 +68,16 @@ def defaults(arch: str) -> ArchDefaults:
     return DEFAULTS
 
 
-def unsupported_runtime(runtime) -> None:
+def unsupported_runtime(runtime, source: str = "") -> Optional[str]:
     return None
 
 
-def settings_problem(arch: str, preprocess, postprocess) -> Optional[str]:
+def reference_backend(source: str) -> str:
+    return runtimes.REFERENCE.name
+
+
+def settings_problem(arch: str, config) -> Optional[str]:
+    preprocess = config.preprocess
     if preprocess.img_size % STRIDE:
         return (f"preprocess.img_size {preprocess.img_size} must be a multiple of {STRIDE} (the model's largest "
                 f"stride), e.g. {max(STRIDE, preprocess.img_size // STRIDE * STRIDE)}")

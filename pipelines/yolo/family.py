@@ -17,7 +17,7 @@ from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
 from pipelines.yolo.facts import (ARCHS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME, SIZE_KEYS,  # noqa: F401
                                   accepts, defaults, input_size, largest_input_area, settings_problem, smallest_input,
-                                  unsupported_runtime)
+                                  reference_backend, unsupported_runtime)
 from pipelines.yolo.pipeline import YoloPipeline
 from pipelines.yolo.stages import PIXEL_SCALE, NonMaxSuppression, Preprocess, ScaleBoxes
 

@@ -99,7 +99,8 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
              conf_thres: float, bootstrap: int, seed: int, reference_name: str,
              shown: Optional[Sequence[Optional[Detections]]] = None,
              deployed: Optional[dict[str, Any]] = None, max_drop: Optional[float] = None,
-             views: Optional[Sequence[Sequence[Optional[Detections]]]] = None) -> AccuracyResult:
+             views: Optional[Sequence[Sequence[Optional[Detections]]]] = None,
+             judge: str = "torch fp32") -> AccuracyResult:
     """mAP of the candidate (and of the reference, with the drop) over the images both could decode. Precision
     and recall at conf_thres are of `shown` (the detections as deployed: conf_thres and the deployed NMS IoU)
     when given, else of the candidate's mAP-settings detections above conf_thres. Without labels, `views` (per
@@ -120,7 +121,7 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
     else:
         judges = [[view[i] for i in usable] for view in views] if views else None
         truths = pseudo_labels(judges[0] if judges else [reference[i] for i in usable], conf_thres)
-        stood_in = stand_in(MIRRORED if judges else "reference", conf_thres, len(judges) if judges else 1)
+        stood_in = stand_in(MIRRORED if judges else "reference", conf_thres, len(judges) if judges else 1, judge)
         source = {"source": f"{stood_in}, as a deployment shows them (no dataset.labels)"
                             + ("; mAP figures against the plain mirror view" if judges and len(judges) > 1 else ""),
                   "objects": sum(len(t.labels) for t in truths)}
@@ -165,7 +166,8 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
             "interval": None if spread is None else dict(spread, resamples=resamples, seed=seed, over="images")}
         if truth is None and max_drop is not None:
             summary["label_free"] = label_free_verdict(refs, dets, conf_thres, max_drop, judges,
-                                                       resamples=bootstrap or 200, seed=seed, measured=measured)
+                                                       resamples=bootstrap or 200, seed=seed, measured=measured,
+                                                       reference=judge)
         reference_ap = {row["class_id"]: row["ap_50_95"] for row in mine.classes}
         for row in rows:
             row["reference_ap_50_95"] = reference_ap.get(row["class_id"])
@@ -192,7 +194,7 @@ def accuracy_images(paths: Sequence[Path], images: Optional[int], labelled: bool
 
 def progress_line(console: Callable[[str], None], count: int, labelled: bool, with_reference: bool,
                   views: int = 0) -> None:
-    against = ("the labels" if labelled else "the torch fp32 reference's detections"
+    against = ("the labels" if labelled else "the reference's detections"
                + ("" if not views else " on the mirror images" if views == 1 else f" on {views} mirror views"))
     extra = " (and the reference, for the drop)" if with_reference and labelled else ""
     console(f"Accuracy pass: {count} images at mAP settings, scored against {against}{extra}...")
@@ -213,7 +215,7 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
     chosen = accuracy_images(paths, settings.images, truth is not None, config.benchmark.agreement.images)
     first_used = len(chosen)
     postprocess, stated = map_postprocess(config.postprocess, settings,
-                                          family.defaults(config.model.arch).evaluation.source)
+                                          family.defaults(config.model.network).evaluation.source)
     mirror = truth is None and reference is not None and settings.label_free_truth == MIRRORED
     judge_views = JUDGE_VIEWS[:settings.judge_views] if mirror else ()
     progress_line(console, len(chosen), truth is not None, reference is not None, len(judge_views))
@@ -247,8 +249,10 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
                                     f"reference on mirror view {number} of {len(judge_views)}",
                                     config.dataset.max_pixels, view=view)
         result = evaluate(candidate, found_by_reference, truth, network.class_names, stated,
-                          pipeline.score_threshold, settings.bootstrap, config.run.seed, REFERENCE_NAME, shown,
-                          deployed_settings(config.postprocess), settings.max_drop, on_views or None)
+                          pipeline.score_threshold, settings.bootstrap, config.run.seed,
+                          reference.name if reference is not None else REFERENCE_NAME, shown,
+                          deployed_settings(config.postprocess), settings.max_drop, on_views or None,
+                          f"{reference.backend} fp32" if reference is not None else "torch fp32")
         wanted = more_images(result.summary.get("label_free"), len(chosen), len(paths), settings.max_images)
         if wanted is None:
             break

@@ -72,7 +72,8 @@ def run_agreement_check(config: Any, pipeline: DetectionPipeline, reference: Ref
     check = config.benchmark.agreement
     count = agreement_count(check.images, "images" in check.model_fields_set, labelled,
                             (accuracy or {}).get("images", 0))
-    console(f"Checking detections against the torch fp32 reference on the first {count} scored images...")
+    console(f"Checking detections against the {reference.backend} fp32 reference on the first {count} scored "
+            "images...")
     reference_pipeline = reference.pipeline(config.postprocess)
     # The images that decode, in full batches: both pipelines see the same images.
     decoded = [sample.image for batch in decoded_batches(paths[:count], 1, config.dataset.max_pixels)

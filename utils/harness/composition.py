@@ -88,8 +88,8 @@ class Benchmark:
 
     def _prepare(self) -> None:
         config = self.config
-        self.family = family_for(config.model.arch)
-        refusal = runtime_refusal(self.family, config.runtime)
+        self.family = family_for(config.model.network)
+        refusal = runtime_refusal(self.family, config.runtime, config.model.network)
         if refusal is not None:
             raise RuntimeNotSupported(refusal)
         self.paths = find_images(config.dataset.path, config.dataset.limit)
@@ -104,8 +104,13 @@ class Benchmark:
         if config.runtime.allocator == KEEP_HEAP:
             self.console("runtime.allocator keep_heap: glibc's malloc keeps the memory it frees (mallopt: "
                          "M_MMAP_MAX 0, M_TRIM_THRESHOLD 2 GiB - 1)")
-        self.network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
-        check_class_ids(config.postprocess.classes, self.network.class_names, config.model.arch)
+        self.network = self.family.load_network(config.model.network, config.model.weights, config.run.seed)
+        check_class_ids(config.postprocess.classes, self.network.class_names, config.model.network)
+        if config.model.file is not None and {"arch", "weights"} & config.model.model_fields_set:
+            unused = (f"model.arch and model.weights do not apply with model.file: the file {config.model.file} is "
+                      "the network, with its own weights")
+            self.start_warnings.append(unused)
+            self.console(f"WARNING: {unused}")
         self._check_memory()  # before the runtime: an export traces an input of the configured size
         oversubscribed = threads_warning(config.runtime.threads, *usable_cpus())
         if oversubscribed is not None:
@@ -134,19 +139,20 @@ class Benchmark:
     def _check_memory(self) -> None:
         """Refuses (exit 2) a batch whose forward cannot fit, before anything of its size is allocated."""
         config, family = self.config, self.family
-        if not config.benchmark.memory.check:
+        probe = family.memory_probe(self.network, config.postprocess)
+        if not config.benchmark.memory.check or probe is None:
             return
-        fit = measure_fit(*family.memory_probe(self.network, config.postprocess),
-                          smallest_input=family.smallest_input(config.model.arch))
+        fit = measure_fit(*probe, smallest_input=family.smallest_input(config.model.network))
         sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in family.SIZE_KEYS}
         # A batch never holds more images than the dataset has.
         batch_size = min(config.dataset.batch_size, len(self.paths))
-        check_fits(fit, sizes, family.largest_input_area(config.model.arch, config.preprocess), batch_size, *available_memory())
+        check_fits(fit, sizes, family.largest_input_area(config.model.network, config.preprocess), batch_size,
+                   *available_memory())
 
     def identity(self) -> RunIdentity:
         config = self.config
         return RunIdentity(
-            run_id=config.run.id, config_file=self.config_file, family=self.family.NAME, arch=config.model.arch,
+            run_id=config.run.id, config_file=self.config_file, family=self.family.NAME, arch=config.model.network,
             weights=self.network.weights, random_weights=self.network.random_weights, seed=config.run.seed,
             img_size=self.family.input_size(config.preprocess), batch_size=config.dataset.batch_size,
             runtime=self.runtime.settings(), step_order=step_order(self.pipeline.step_order()))
@@ -186,7 +192,7 @@ class Benchmark:
             record.notes.append(self.pipeline.batching_note)
         writer = RunWriter(self.run_dir, config.outputs.plots, config.outputs.tensorboard, config.outputs.report)
         if record.identity.random_weights:
-            self.console(f"WARNING: no model.weights given: {config.model.arch} runs on {record.identity.weights} "
+            self.console(f"WARNING: no model.weights given: {config.model.network} runs on {record.identity.weights} "
                          "weights; its boxes are not real detections.")
         try:
             environment = dict(describe_environment(PROJECT_ROOT), runtime=record.identity.runtime)
@@ -307,7 +313,8 @@ class Benchmark:
 
     def _needs_reference(self) -> bool:
         runtime = self.config.runtime
-        return self.config.benchmark.agreement.enabled and not is_reference(runtime.model_dump())
+        backend = self.family.reference_backend(self.config.model.network)
+        return self.config.benchmark.agreement.enabled and not is_reference(runtime.model_dump(), backend)
 
     def _finish(self, record: RunRecord, writer: RunWriter, detections: Optional[DetectionWriter],
                 recorders: PassRecorders, stops: RunStops, stop_signal: Optional[int],

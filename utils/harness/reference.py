@@ -1,11 +1,12 @@
-"""The torch fp32 reference that the accuracy pass and the agreement check compare the run's runtime with: a
-second copy of the network, loaded once when a check first needs it."""
+"""The fp32 reference that the accuracy pass and the agreement check compare the run's runtime with: a second
+copy of the network on the family's reference runtime (torch eager; for a file, the runtime that reads it as
+exported), loaded once when a check first needs it."""
 from __future__ import annotations
 
 from typing import Any
 
 from pipelines.contract import DetectionPipeline, LoadedNetwork
-from pipelines.runtimes.registry import build_reference
+from pipelines.runtimes.registry import REFERENCE, REFERENCE_PRECISION, build_runtime
 
 REFERENCE_NAME = "torch fp32 eager"
 
@@ -20,14 +21,20 @@ class Reference:
         preprocessing as the family's official mAP evaluation (family.build_pipeline)."""
         config = self.config
         if self._built is None:
-            network = self.family.load_network(config.model.arch, config.model.weights, config.run.seed)
-            self._built = (build_reference(fuse=config.model.fuse).prepare(
-                network, self.family.example_input(config.preprocess)), network)
+            network = self.family.load_network(config.model.network, config.model.weights, config.run.seed)
+            runtime = build_runtime(self.backend, precision=REFERENCE_PRECISION, fuse=config.model.fuse)
+            self._built = (runtime.prepare(network, self.family.example_input(config.preprocess)), network)
         forward, network = self._built
         return self.family.build_pipeline(network, forward, config.preprocess, postprocess, evaluation)
 
     @property
+    def backend(self) -> str:
+        return self.family.reference_backend(self.config.model.network)
+
+    @property
     def name(self) -> str:
         """Its name in summary.json's agreement section (built by then)."""
+        if self.backend != REFERENCE.name:
+            return f"{self.backend} {REFERENCE_PRECISION} (the file as exported)"
         fused = self.config.model.fuse and self._built is not None and self._built[1].fuse is not None
         return REFERENCE_NAME + (" (fused)" if fused else "")

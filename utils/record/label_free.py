@@ -149,14 +149,14 @@ def labelled_verdict(drop: float, low: float, high: float, budget: float) -> str
     return decide(drop, low, high, budget)
 
 
-def stand_in(judge: str, shown_above: float, views: int = 1) -> str:
+def stand_in(judge: str, shown_above: float, views: int = 1, reference: str = "torch fp32") -> str:
     """What the label-free figures are scored against, in words."""
     if judge == MIRRORED:
         shifted = "" if views == 1 else (f", {views - 1} of them also shifted by a few pixels; figures averaged over "
                                          f"the {views} views")
-        return (f"the torch fp32 reference's detections on mirror images (flipped left to right{shifted}; boxes "
+        return (f"the {reference} reference's detections on mirror images (flipped left to right{shifted}; boxes "
                 f"mapped back) above conf_thres {shown_above}")
-    return f"the torch fp32 reference's detections above conf_thres {shown_above}"
+    return f"the {reference} reference's detections above conf_thres {shown_above}"
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ def drop_over_views(truths: Sequence[Sequence[PseudoTruth]], reference_map: Sequ
 def label_free_verdict(reference_map: Sequence[Any], candidate_map: Sequence[Any], shown_above: float,
                        budget: float, judge_maps: Optional[Sequence[Sequence[Any]]] = None,
                        confidence: float = CONFIDENCE, resamples: int = 200, seed: int = 0,
-                       measured: Optional[ViewedDrop] = None) -> dict[str, Any]:
+                       measured: Optional[ViewedDrop] = None, reference: str = "torch fp32") -> dict[str, Any]:
     """The label-free verdict over images given in the same order on every side, detections at the accuracy
     pass's settings; `shown_above` is the deployed conf_thres. `judge_maps`: per view (JUDGE_VIEWS), the
     reference's detections on it, mapped back (the MIRRORED stand-in); None scores against the reference's own
@@ -220,7 +220,7 @@ def label_free_verdict(reference_map: Sequence[Any], candidate_map: Sequence[Any
     judge = MIRRORED if judge_maps is not None else REFERENCE
     views = len(judge_maps) if judge_maps is not None else 1
     figure, thresholds = ("mAP@0.5:0.95", None) if judge == MIRRORED else ("mAP@0.5", AT_IOU_50)
-    base = {"estimates": f"the {figure} drop against {stand_in(judge, shown_above, views)}", "figure": figure,
+    base = {"estimates": f"the {figure} drop against {stand_in(judge, shown_above, views, reference)}", "figure": figure,
             "label_free_truth": judge, "judge_views": views, "budget": budget, "confidence": confidence,
             "images": images}
     truths = [pseudo_labels(view, shown_above) for view in (judge_maps if judge_maps is not None else [reference_map])]

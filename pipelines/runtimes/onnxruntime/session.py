@@ -20,7 +20,7 @@ from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, Run
 from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra_op_affinities, share_opencv_threads,
                                             share_torch_threads, stream_cores, threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import pin_calling_thread, pin_torch_pool, thread_affinities
-from pipelines.runtimes.onnx_export import INPUT_NAME, OUTPUT_NAME, ExportResult, as_input, export_onnx
+from pipelines.runtimes.onnx_export import INPUT_NAME, ExportResult, as_input, export_onnx
 from pipelines.runtimes.onnxruntime.quantizer import quantize_for_onnxruntime
 from pipelines.runtimes.onnxruntime.spec import SPEC
 from pipelines.runtimes.quantization import Calibration, quantize_network
@@ -80,6 +80,7 @@ class OnnxRuntime(Runtime):
         self._next_stream = itertools.count()
         self._pinned_callers: list[dict] = []
         self._intra_threads = threads
+        self._input_name = INPUT_NAME
         self._export: Optional[ExportResult] = None
         self._session: Optional[ort.InferenceSession] = None
         self._example: Optional[np.ndarray] = None
@@ -121,10 +122,12 @@ class OnnxRuntime(Runtime):
                 self._pinned_callers.append(dict(stream=stream, **pin_calling_thread(cores[0])))
         return stream
 
-    def _infer(self, array: np.ndarray) -> np.ndarray:
+    def _infer(self, array: np.ndarray) -> Union[np.ndarray, list[np.ndarray]]:
+        """The output; every output, in the graph's order, for a file with several (a DETR's boxes and logits)."""
         stream = self._stream_of_calling_thread()
         session = self._sessions[stream] if len(self._sessions) > 1 else self._session
-        return session.run([OUTPUT_NAME], {INPUT_NAME: array})[0]
+        outputs = session.run(None, {self._input_name: array})
+        return outputs[0] if len(outputs) == 1 else outputs
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
         total = self.threads or torch.get_num_threads()
@@ -144,6 +147,7 @@ class OnnxRuntime(Runtime):
         started = time.perf_counter()
         self._sessions = [self._new_session(self._options(stream=stream)) for stream in range(self.streams)]
         self._session = self._sessions[0]
+        self._input_name = self._session.get_inputs()[0].name
         session_s = time.perf_counter() - started
         self._example = as_input(example)
         started = time.perf_counter()
@@ -155,9 +159,12 @@ class OnnxRuntime(Runtime):
             # The torch ops around the forward (letterbox, NMS) run on this thread and torch's pool.
             self._pinned_callers += [dict(stream=0, **entry) for entry in pin_torch_pool(self._stream_cores[0])]
 
-        def run(batch: torch.Tensor) -> torch.Tensor:
+        def run(batch: torch.Tensor) -> Union[torch.Tensor, tuple[torch.Tensor, ...]]:
             # _infer reads self._session at each call, so profiling() can swap it.
-            return torch.from_numpy(self._infer(as_input(batch)))
+            outputs = self._infer(as_input(batch))
+            if isinstance(outputs, list):
+                return tuple(torch.from_numpy(output) for output in outputs)
+            return torch.from_numpy(outputs)
 
         return PreparedForward(run, None)
 

@@ -179,10 +179,12 @@ class OpenVinoRuntime(Runtime):
         request = local.requests.get(id(compiled))
         if request is None:
             request = local.requests[id(compiled)] = compiled.create_infer_request()
-        output = request.infer({0: array}, share_inputs=True, share_outputs=True)[0]
+        outputs = request.infer({0: array}, share_inputs=True, share_outputs=True)
         if self._profiled is not None:
             self._profiled.append(request.get_profiling_info())
-        return torch.from_numpy(output)
+        if len(outputs) > 1:  # a file with several outputs (a DETR's boxes and logits), in the graph's order
+            return tuple(torch.from_numpy(outputs[index]) for index in range(len(outputs)))
+        return torch.from_numpy(outputs[0])
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
         self._inference_threads = self.threads or torch.get_num_threads()

@@ -1,0 +1,183 @@
+"""What an exported detector file says about itself, read without running it: its inputs and outputs (the graph's
+own shapes, which win over the metadata), and the exporter's metadata where there is some (Ultralytics writes
+`metadata_props` into an ONNX file and a `metadata.yaml` beside an OpenVINO IR). A file that cannot be a
+detector detbench runs is refused here, naming the file and the fix; the user's file is only ever read."""
+from __future__ import annotations
+
+import ast
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import hashlib
+
+import yaml
+
+from utils.errors import UsageError
+
+ONNX_SUFFIX, IR_SUFFIX = ".onnx", ".xml"
+FILE_SUFFIXES = (ONNX_SUFFIX, IR_SUFFIX)
+PICKLE_SUFFIXES = (".pt", ".pth")
+Dim = Union[int, str]  # a fixed size, or the name of a dynamic axis
+
+
+class ExportedFileError(UsageError):
+    """A model.file that detbench cannot run; the message names the file and what to do."""
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    shape: tuple[Dim, ...]
+
+    @property
+    def static(self) -> bool:
+        return all(isinstance(size, int) and size > 0 for size in self.shape)
+
+
+@dataclass(frozen=True)
+class ExportedFile:
+    """The file as read: its format, inputs and outputs, and what its metadata says (empty when it says nothing)."""
+
+    path: Path
+    format: str  # "onnx" or "openvino"
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    digest: str = ""  # of the file's bytes (and the IR's weights), for caches keyed by content
+
+    @property
+    def image_input(self) -> Tensor:
+        return self.inputs[0]
+
+    def names(self) -> Optional[list[str]]:
+        """Class names by index, from the metadata; None where it has none."""
+        names = self.metadata.get("names")
+        if isinstance(names, dict) and all(isinstance(k, int) for k in names):
+            return [str(names.get(i, i)) for i in range(max(names) + 1)] if names else None
+        if isinstance(names, list):
+            return [str(name) for name in names]
+        return None
+
+    def metadata_flag(self, key: str) -> Optional[bool]:
+        """A true/false fact of the metadata (top level, or inside Ultralytics' export `args`)."""
+        for place in (self.metadata, self.metadata.get("args") if isinstance(self.metadata.get("args"), dict)
+                      else {}):
+            value = place.get(key)
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value in ("True", "False"):
+                return value == "True"
+        return None
+
+
+def file_digest(path: Path) -> str:
+    """A short digest of the file's bytes: caches of what is made from it are keyed by its content."""
+    sha = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()[:16]
+
+
+def _literal(text: str) -> Any:
+    """Ultralytics writes names, args and imgsz as Python literals in text, not JSON."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
+def read_exported(path: Union[str, Path]) -> ExportedFile:
+    path = Path(path)
+    if path.suffix in PICKLE_SUFFIXES:
+        raise ExportedFileError(
+            f"model.file {path} is a PyTorch checkpoint (a pickle, which detbench does not unpickle: it can run code); "
+            f"export it to a file detbench runs, e.g. with Ultralytics: yolo export model={path.name} format=onnx "
+            f"(or format=openvino), then set model.file to the .onnx file or the .xml of the IR")
+    if path.suffix not in FILE_SUFFIXES:
+        raise ExportedFileError(f"model.file {path}: not an ONNX (.onnx) or OpenVINO IR (.xml) file; export the "
+                                "detector to one of them")
+    if not path.is_file():
+        raise ExportedFileError(f"model.file {path}: no such file; set model.file to an exported .onnx or .xml")
+    return _read_onnx(path) if path.suffix == ONNX_SUFFIX else _read_ir(path)
+
+
+def _read_onnx(path: Path) -> ExportedFile:
+    import onnx
+    from onnx.external_data_helper import uses_external_data
+
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as error:  # protobuf's DecodeError and friends: the bytes are not a model
+        raise ExportedFileError(f"model.file {path} is not a readable ONNX model ({type(error).__name__}: {error}); "
+                                "the file is truncated or not ONNX: export it again") from None
+    graph = model.graph
+    for tensor in graph.initializer:
+        if uses_external_data(tensor):
+            location = next((entry.value for entry in tensor.external_data if entry.key == "location"), "")
+            if not (path.parent / location).is_file():
+                raise ExportedFileError(f"model.file {path} keeps its weights in an external data file, "
+                                        f"{path.parent / location}, which is missing; put it beside the .onnx file")
+    constants = {tensor.name for tensor in graph.initializer}
+
+    def shape(value) -> tuple[Dim, ...]:
+        return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+                     for d in value.type.tensor_type.shape.dim)
+
+    inputs = tuple(Tensor(v.name, shape(v)) for v in graph.input if v.name not in constants)
+    outputs = tuple(Tensor(v.name, shape(v)) for v in graph.output)
+    metadata = {prop.key: _literal(prop.value) if prop.key in ("names", "args", "imgsz", "stride", "batch")
+                else prop.value for prop in model.metadata_props}
+    if len(graph.node) == 0 or not outputs:
+        raise ExportedFileError(f"model.file {path} holds no graph; export the detector again")
+    return ExportedFile(path, "onnx", inputs, outputs, metadata, file_digest(path))
+
+
+def _read_ir(path: Path) -> ExportedFile:
+    weights = path.with_suffix(".bin")
+    if not weights.is_file():
+        raise ExportedFileError(f"model.file {path}: its weights file {weights} is missing; an OpenVINO IR is the "
+                                ".xml and the .bin beside it, under the same name")
+    try:
+        root = ElementTree.parse(path).getroot()
+    except (ElementTree.ParseError, OSError) as error:
+        raise ExportedFileError(f"model.file {path} is not a readable OpenVINO IR ({error}); export it again") from None
+    needed = 0
+    for data in root.iter("data"):
+        if "offset" in data.attrib and "size" in data.attrib:
+            needed = max(needed, int(data.attrib["offset"]) + int(data.attrib["size"]))
+    if weights.stat().st_size < needed:
+        raise ExportedFileError(f"model.file {path}: its weights file {weights} holds {weights.stat().st_size:,} "
+                                f"bytes, and the model reads up to byte {needed:,}; the .bin is truncated or from "
+                                "another export: export the model again")
+    import openvino as ov
+
+    try:
+        model = ov.Core().read_model(str(path))
+    except Exception as error:
+        raise ExportedFileError(f"model.file {path}: OpenVINO cannot read it ({type(error).__name__}: {error}); "
+                                "export it again") from None
+
+    def tensor(port, index: int) -> Tensor:
+        names = port.get_names()
+        dims = tuple(d.get_length() if d.is_static else "?" for d in port.get_partial_shape())
+        return Tensor(sorted(names)[0] if names else f"output{index}", dims)
+
+    inputs = tuple(tensor(port, i) for i, port in enumerate(model.inputs))
+    outputs = tuple(tensor(port, i) for i, port in enumerate(model.outputs))
+    metadata: dict[str, Any] = {}
+    beside = path.parent / "metadata.yaml"
+    if beside.is_file():
+        try:
+            loaded = yaml.safe_load(beside.read_text(encoding="utf-8"))
+            metadata = loaded if isinstance(loaded, dict) else {}
+        except (yaml.YAMLError, OSError, UnicodeDecodeError):
+            metadata = {}
+    if "names" not in metadata and model.has_rt_info(["model_info", "labels"]):
+        # rt_info writes each label with underscores for its spaces ("traffic_light").
+        labels = str(model.get_rt_info(["model_info", "labels"]).astype(str)).split()
+        metadata["names"] = [label.replace("_", " ") for label in labels]
+    digest = f"{file_digest(path)}-{file_digest(weights)}"
+    return ExportedFile(path, "openvino", inputs, outputs, metadata, digest)

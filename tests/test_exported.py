@@ -1,0 +1,276 @@
+"""A detector given as a file (model.file): each output layout decoded against hand-computed boxes on small
+exports made here from torch modules, what a file says about itself, the files refused, and the real YOLO11n
+Ultralytics exported (shared/data/ultra) against Ultralytics' own predictions."""
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import cv2
+import numpy as np
+import onnx
+import pytest
+import torch
+from torch import nn
+
+from benchmark import main
+from pipelines.exported import facts
+from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yolov8_as_yolov5
+from pipelines.exported.inspection import ExportedFileError, read_exported
+from pipelines.exported.layouts import Layout, read_layout
+from utils.config import ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+ULTRA = ROOT.parent / "shared" / "data" / "ultra"
+SIDE = 64
+CLASSES = 3
+
+
+class Constant(nn.Module):
+    """Outputs fixed tensors whatever the image (plus 0 x the image, so the graph reads its input)."""
+
+    def __init__(self, *outputs: torch.Tensor):
+        super().__init__()
+        self.outputs = [nn.Parameter(value, requires_grad=False) for value in outputs]
+        for index, value in enumerate(self.outputs):
+            self.register_parameter(f"out{index}", value)
+
+    def forward(self, images: torch.Tensor):
+        touch = images.mean() * 0
+        values = tuple(value.expand(images.shape[0], *value.shape[1:]) + touch for value in self.outputs)
+        return values[0] if len(values) == 1 else values
+
+
+def export(tmp_path: Path, name: str, *outputs: torch.Tensor, metadata: dict | None = None, dynamic=True,
+           channels: int = 3) -> Path:
+    path = tmp_path / f"{name}.onnx"
+    names = [f"output{i}" for i in range(len(outputs))]
+    axes = {"images": {0: "batch", 2: "height", 3: "width"}, **{n: {0: "batch"} for n in names}} if dynamic else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Constant(*outputs), (torch.zeros(1, channels, SIDE, SIDE),), str(path), dynamo=False,
+                          opset_version=17, input_names=["images"], output_names=names, dynamic_axes=axes)
+    model = onnx.load(str(path))
+    for output, value in zip(model.graph.output, outputs):  # the exporter leaves expand's sizes symbolic
+        for dim, size in list(zip(output.type.tensor_type.shape.dim, value.shape))[1:]:
+            dim.Clear()
+            dim.dim_value = size
+    for key, value in (metadata or {}).items():
+        model.metadata_props.add(key=key, value=str(value))
+    onnx.save(model, str(path))
+    return path
+
+
+def square_image(tmp_path: Path) -> Path:
+    folder = tmp_path / "images"
+    folder.mkdir(exist_ok=True)
+    if not (folder / "square.png").exists():
+        cv2.imwrite(str(folder / "square.png"), np.full((SIDE, SIDE, 3), 90, np.uint8))
+    return folder
+
+
+def run(tmp_path: Path, file: Path, *overrides: str) -> dict:
+    images = square_image(tmp_path)
+    args = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", f"model.file={file}",
+            "--set", "preprocess.img_size=null", "--set", f"dataset.path={images}",
+            "--set", "dataset.batch_size=1", "--set", "runtime.backend=onnxruntime", "--set", "benchmark.repeats=1",
+            "--set", f"run.output_dir={tmp_path / 'out'}", "--set", f"run.id={file.stem}",
+            "--set", "outputs.plots=false", "--set", "outputs.save_images=false"]
+    for override in overrides:
+        args += ["--set", override]
+    assert main(args) == 0
+    return json.loads((tmp_path / "out" / file.stem / "summary.json").read_text())
+
+
+def detections(tmp_path: Path, file: Path, *overrides: str) -> list[list[float]]:
+    run(tmp_path, file, *overrides)
+    lines = (tmp_path / "out" / file.stem / "detections.csv").read_text().splitlines()[1:]
+    rows = [line.split(",") for line in lines]  # image, class_id, class_name, score, x1, y1, x2, y2
+    return [[float(v) for v in row[4:8]] + [float(row[3]), float(row[1])] for row in rows]
+
+
+# Hand-computed decoding ------------------------------------------------------------------------------------
+
+def test_channels_first_rows_gain_an_objectness_of_one():
+    raw = torch.tensor([[[10.0, 20.0], [11.0, 21.0], [4.0, 6.0], [5.0, 7.0], [0.9, 0.1], [0.2, 0.8]]])
+    expected = torch.tensor([[[10, 11, 4, 5, 1, 0.9, 0.2], [20, 21, 6, 7, 1, 0.1, 0.8]]])
+    assert torch.equal(yolov8_as_yolov5(raw), expected)
+
+
+def test_rows_are_cut_strictly_above_the_score_best_first():
+    rows = torch.tensor([[0, 0, 1, 1, 0.3, 2], [0, 0, 2, 2, 0.25, 1], [0, 0, 3, 3, 0.9, 0]])
+    assert cut_rows(rows, 0.25, 10)[:, 4].tolist() == pytest.approx([0.9, 0.3])
+    assert cut_rows(rows, 0.25, 1)[:, 5].tolist() == [0]
+    assert cut_rows(rows, 0.0, 10, classes=[1])[:, 4].tolist() == [0.25]
+
+
+def test_normalised_centre_boxes_become_input_pixels():
+    boxes = torch.tensor([[0.5, 0.25, 0.5, 0.1]])
+    # centre (200, 50), 200 x 20 px in a 400 x 200 input
+    assert normalised_cxcywh_to_xyxy(boxes, 200, 400).tolist() == [[100.0, 40.0, 300.0, 60.0]]
+
+
+# Each layout through the whole run, on ONNX Runtime ----------------------------------------------------------
+
+def test_yolov8_channels_first_output_through_nms(tmp_path):
+    # Two candidates on one object (class 1): NMS keeps the 0.9 one; a third of class 2 stays beside it.
+    raw = torch.zeros(1, 4 + CLASSES, 100)  # channels before anchors
+    raw[0, :4, :3] = torch.tensor([[32.0, 33.0, 20.0], [32.0, 32.0, 20.0], [16.0, 16.0, 8.0], [16.0, 16.0, 8.0]])
+    raw[0, 4 + 1, 0], raw[0, 4 + 1, 1], raw[0, 4 + 2, 2] = 0.9, 0.8, 0.6
+    found = detections(tmp_path, export(tmp_path, "v8", raw), f"preprocess.img_size={SIDE}")
+    assert found == [pytest.approx([24.0, 24.0, 40.0, 40.0, 0.9, 1]), pytest.approx([16.0, 16.0, 24.0, 24.0, 0.6, 2])]
+
+
+def test_yolov5_output_scores_objectness_times_class(tmp_path):
+    raw = torch.zeros(1, 2000, 5 + CLASSES)  # thousands of rows: anchors, read without metadata
+    raw[0, 0] = torch.tensor([32.0, 32.0, 16.0, 16.0, 0.8, 0.0, 0.0, 0.5])
+    found = detections(tmp_path, export(tmp_path, "v5", raw), f"preprocess.img_size={SIDE}",
+                       "postprocess.conf_thres=0.3")
+    assert found == [pytest.approx([24.0, 24.0, 40.0, 40.0, 0.4, 2])]
+
+
+def test_end_to_end_rows_take_the_score_cut_only(tmp_path):
+    raw = torch.zeros(1, 5, 6)
+    raw[0, 0] = torch.tensor([1.0, 2.0, 30.0, 40.0, 0.8, 1.0])
+    raw[0, 1] = torch.tensor([2.0, 3.0, 31.0, 41.0, 0.7, 1.0])  # overlapping: no NMS follows, both stay
+    raw[0, 2] = torch.tensor([5.0, 5.0, 9.0, 9.0, 0.2, 0.0])  # under the cut
+    file = export(tmp_path, "e2e", raw, metadata={"end2end": True, "names": {0: "a", 1: "b", 2: "c"}})
+    found = detections(tmp_path, file, f"preprocess.img_size={SIDE}")
+    summary = json.loads((tmp_path / "out" / file.stem / "summary.json").read_text())
+    assert [row[4] for row in found] == pytest.approx([0.8, 0.7]) and found[0][:4] == pytest.approx([1, 2, 30, 40])
+    assert "end2end" in summary["weights"]
+
+
+def test_rtdetr_queries_are_stretched_back_to_the_image(tmp_path):
+    raw = torch.zeros(1, 300, 4 + CLASSES)
+    raw[0, 0] = torch.tensor([0.5, 0.5, 0.25, 0.5, 0.1, 0.95, 0.3])
+    file = export(tmp_path, "rtdetr", raw, metadata={"names": {0: "a", 1: "b", 2: "c"}})
+    images = square_image(tmp_path)
+    cv2.imwrite(str(images / "square.png"), np.full((SIDE, 2 * SIDE, 3), 90, np.uint8))  # stretched, not boxed
+    found = detections(tmp_path, file, f"preprocess.img_size={SIDE}")
+    assert found == [pytest.approx([48.0, 16.0, 80.0, 48.0, 0.95, 1])]
+
+
+def test_detr_boxes_and_logits_from_two_outputs(tmp_path):
+    boxes, logits = torch.zeros(1, 100, 4), torch.full((1, 100, CLASSES), -9.0)
+    boxes[0, 3] = torch.tensor([0.25, 0.25, 0.5, 0.5])
+    logits[0, 3, 0] = 2.0
+    found = detections(tmp_path, export(tmp_path, "detr", boxes, logits), f"preprocess.img_size={SIDE}")
+    assert found == [pytest.approx([0.0, 0.0, 32.0, 32.0, 1 / (1 + np.exp(-2.0)), 0], abs=1e-4)]  # csv: 4 decimals
+
+
+def test_an_ambiguous_output_asks_for_model_head_and_takes_it(tmp_path):
+    file = export(tmp_path, "open", torch.zeros(1, 300, 8))
+    with pytest.raises(ExportedFileError, match="set model.head to one of yolov5, yolov8, end2end, rtdetr, detr"):
+        read_layout(read_exported(file))
+    assert read_layout(read_exported(file), "rtdetr").layout == Layout.RTDETR
+    assert load_config(ROOT / "configs" / "samples_tiny.yaml", [
+        f"model.file={file}", "model.head=yolov5", "preprocess.img_size=null"]).model.network.endswith("#yolov5")
+
+
+# Files refused ------------------------------------------------------------------------------------------------
+
+def refused(tmp_path: Path, capsys, *overrides: str) -> str:
+    args = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=null",
+            "--set", f"run.output_dir={tmp_path / 'out'}", "--set", "run.id=refused"]
+    for override in overrides:
+        args += ["--set", override]
+    assert main(args) == 2
+    assert not (tmp_path / "out" / "refused").exists()
+    error = capsys.readouterr().err
+    assert error.startswith("error: ") and "Traceback" not in error
+    return error
+
+
+def test_what_is_not_a_detector_is_named(tmp_path, capsys):
+    classifier = export(tmp_path, "classify", torch.zeros(1, 1000))
+    assert "classification model" in refused(tmp_path, capsys, f"model.file={classifier}")
+    masks = export(tmp_path, "seg", torch.zeros(1, 38, 100), torch.zeros(1, 32, 16, 16))
+    assert "segmentation or pose export" in refused(tmp_path, capsys, f"model.file={masks}")
+    pose = export(tmp_path, "pose", torch.zeros(1, 56, 100), metadata={"task": "pose"})
+    assert "a pose export (its metadata says task: pose)" in refused(tmp_path, capsys, f"model.file={pose}")
+    gray = export(tmp_path, "gray", torch.zeros(1, 7, 100), channels=1)
+    assert "not a batch of 3-channel images" in refused(tmp_path, capsys, f"model.file={gray}")
+
+
+def test_broken_files_are_refused_and_left_as_they_are(tmp_path, capsys):
+    whole = export(tmp_path, "whole", torch.zeros(1, 7, 100))
+    truncated = tmp_path / "truncated.onnx"
+    truncated.write_bytes(whole.read_bytes()[:300])
+    before = truncated.read_bytes()
+    assert "not a readable ONNX model" in refused(tmp_path, capsys, f"model.file={truncated}")
+    assert truncated.read_bytes() == before
+    external = tmp_path / "external.onnx"
+    model = onnx.load(str(whole))
+    onnx.save_model(model, str(external), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="external.onnx.data", size_threshold=0)
+    (tmp_path / "external.onnx.data").unlink()
+    assert "external data file" in refused(tmp_path, capsys, f"model.file={external}")
+    pickle = tmp_path / "yolo11n.pt"
+    pickle.write_bytes(b"\x80\x04not unpickled")
+    message = refused(tmp_path, capsys, f"model.file={pickle}")
+    assert "does not unpickle" in message and "yolo export model=yolo11n.pt format=onnx" in message
+    names = export(tmp_path, "names", torch.zeros(1, 4 + CLASSES, 100), metadata={"names": {0: "a", 1: "b"}})
+    assert "its metadata names 2 classes, and its output holds 3" in refused(tmp_path, capsys, f"model.file={names}")
+    dfine = tmp_path / "two_inputs.onnx"
+    graph = onnx.load(str(whole))
+    graph.graph.input.append(onnx.helper.make_tensor_value_info("orig_target_sizes", onnx.TensorProto.INT64, [1, 2]))
+    onnx.save(graph, str(dfine))
+    assert "takes 2 inputs (images, orig_target_sizes)" in refused(tmp_path, capsys, f"model.file={dfine}")
+
+
+def test_a_static_export_wins_over_the_config_and_says_so(tmp_path, capsys):
+    static = export(tmp_path, "static", torch.zeros(1, 4 + CLASSES, 100), dynamic=False)
+    message = refused(tmp_path, capsys, f"model.file={static}", "dataset.batch_size=4")
+    assert "takes batches of exactly 1, and the file's size wins" in message
+    message = refused(tmp_path, capsys, f"model.file={static}", "preprocess.img_size=320")
+    assert f"whose input is {SIDE}x{SIDE}, and the file's size wins" in message
+
+
+def test_a_file_refuses_torch_and_model_head_needs_a_file(tmp_path, capsys):
+    file = export(tmp_path, "any", torch.zeros(1, 4 + CLASSES, 100))
+    assert "runtime.backend torch has no network to run for a file" in refused(
+        tmp_path, capsys, f"model.file={file}", "runtime.backend=torch")
+    with pytest.raises(ConfigError, match="model.head applies to model.file only"):
+        load_config(ROOT / "configs" / "samples_tiny.yaml", ["model.head=yolov8"])
+
+
+# The real YOLO11n that Ultralytics exported ---------------------------------------------------------------------
+
+needs_ultra = pytest.mark.skipif(not ULTRA.is_dir(), reason=f"{ULTRA} (the shared exported files) is not here")
+
+
+@needs_ultra
+def test_what_the_real_files_say_is_read_and_the_graph_wins_over_the_metadata():
+    dynamic = read_exported(ULTRA / "yolo11n-shapes-dynamic.onnx")
+    assert dynamic.metadata["batch"] == 1 and dynamic.metadata["imgsz"] == [320, 320]  # what the metadata claims
+    assert facts.static_batch(dynamic) is None and facts.static_size(dynamic) is None  # what the graph takes
+    nms = read_exported(ULTRA / "yolo11n-shapes-nms.onnx")
+    assert nms.metadata["end2end"] == "False" and nms.metadata_flag("nms") is True
+    assert read_layout(nms).layout == Layout.END2END
+    ir = read_exported(ULTRA / "yolo11n-shapes_openvino_model" / "yolo11n-shapes.xml")
+    assert ir.format == "openvino" and ir.names()[9] == "traffic light" and read_layout(ir).layout == Layout.YOLOV8
+    assert facts.defaults(str(ULTRA / "yolo11n-shapes-nms.onnx")).evaluation.multi_label is None
+
+
+@needs_ultra
+@pytest.mark.parametrize("name, backend", [("yolo11n-shapes.onnx", "onnxruntime"),
+                                           ("yolo11n-shapes-nms.onnx", "openvino"),
+                                           ("yolo11n-shapes_openvino_model/yolo11n-shapes.xml", "openvino")])
+def test_the_real_files_give_ultralytics_own_predictions(name, backend):
+    from benchmarks.exported_files import against_ultralytics
+
+    expected = json.loads((ULTRA / "expected.json").read_text())
+    counts = against_ultralytics(ULTRA / name, backend, expected, ULTRA.parent)
+    assert counts.reference == 149 and counts.loose_recall >= 0.99 and counts.loose_precision >= 0.99
+
+
+@needs_ultra
+def test_a_dynamic_file_on_openvino_equals_its_onnx_runtime_reference(tmp_path):
+    summary = run(tmp_path, ULTRA / "yolo11n-shapes-dynamic.onnx", "runtime.backend=openvino",
+                  f"dataset.path={ROOT / 'datasets' / 'samples'}", "preprocess.img_size=320", "dataset.limit=2",
+                  "dataset.batch_size=2", "benchmark.layer_timing=false")
+    assert summary["family"] == "exported" and summary["agreement"]["verdict"] == "equal"
+    assert summary["agreement"]["reference"].startswith("onnxruntime fp32")
+    assert summary["accuracy"]["settings"]["protocol"].startswith("Ultralytics' val")
