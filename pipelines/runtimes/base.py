@@ -1,14 +1,19 @@
 """The runtime seam: the one place that prepares a network and runs its forward.
 
-A runtime takes the loaded network and an example input and returns a `PreparedForward`: a callable from the input batch tensor
-to the network's raw output, plus the torch module behind it when hooks can see one. `settings()` reports
-what the runtime really uses (threads, precision, ...), for env.json and summary.json.
+A runtime takes the loaded network and an example input and returns a `PreparedForward`: a callable from the input
+batch tensor to the network's raw output, plus the torch module behind it when hooks can see one. `settings()`
+reports what the runtime really uses (threads, precision, ...), for env.json and summary.json.
+
+`Runtime` declares every capability a runtime may have, each with one signature; a new runtime (a folder with a
+spec.py and a session, pipelines/runtimes/registry.py) learns from this file alone what it must provide.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from pathlib import Path
+from typing import Any, Callable, Optional, Union
 
 import torch
 from torch import nn
@@ -32,18 +37,44 @@ class PreparedForward:
     def __call__(self, batch: torch.Tensor, *extra: Any) -> Any:
         """`extra`: further arguments of the network's forward (R-CNN's image sizes); torch runtimes only.
         The output may be the runtime's own buffer (OpenVINO's, not copied): it holds until the calling thread's
-        next forward, and whoever keeps it longer copies it."""
+        next forward, and whoever keeps it longer copies it. A network with several outputs (a file's) returns
+        them as a tuple, in the graph's order."""
         return self.run(batch, *extra)
 
 
 class Runtime(ABC):
-    name: str
+    """What runs a network's forward.
+
+    Built by the registry (its spec's `session`) with keyword arguments: `fuse`, `threads` (None: the library's
+    default), `precision` (one of its spec's precisions), `streams` (a count, or "auto" for its own choice),
+    `pinning`, each of its spec's own options (spec.options), its spec's shared keys (spec.shared_keys, e.g.
+    cache_dir), and `calibration` (a quantization.Calibration) at int8. A setting it cannot do raises
+    RuntimeNotSupported, in the constructor or in prepare().
+    """
+
+    name: str  # runtime.backend
+    # Requests in flight at once once prepared, "auto" resolved; with "auto" asked, `streams_auto` says what was
+    # chosen and why ({"asked", "resolved", "why"}; concurrency.auto_choice), else None.
+    streams: int = 1
+    streams_auto: Optional[dict[str, Any]] = None
 
     @abstractmethod
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
         """`example` is an input batch of the run's shape (exporters trace with it; dynamic axes keep the
-        batch size and the spatial size free)."""
+        batch size and the spatial size free). A network given as a file (network.file) is read, not exported."""
 
     @abstractmethod
     def settings(self) -> dict[str, Any]:
-        """What the runtime actually uses, read back after prepare()."""
+        """What the runtime actually uses, read back after prepare(); `streams_auto` among it."""
+
+    def profiling(self, output_dir: Union[Path, str, None] = None) -> AbstractContextManager[Any]:
+        """A context in which forwards run under the runtime's own profiler; on exit the object it yielded holds
+        the profile, which the spec's layer_reader and trace_reader read. `output_dir`: where a profiler that
+        writes files puts them (a temporary folder by default). A spec naming a layer or trace reader must
+        provide this; the default says the runtime has none."""
+        raise RuntimeNotSupported(f"runtime.backend {self.name} has no profiler of its own")
+
+    def peer_defaults(self) -> Optional[dict[str, Any]]:
+        """What the runtime picks by itself on this CPU when given no settings (precision, streams, threads), for
+        comparing with a peer tool that runs it that way; None where that is what detbench runs anyway."""
+        return None

@@ -113,7 +113,7 @@ class OpenVinoRuntime(Runtime):
                           f"NUM_STREAMS {chosen}, OPTIMAL_NUMBER_OF_INFER_REQUESTS {requests}")
         self.streams_auto["optimal_number_of_infer_requests"] = requests
 
-    def peer_defaults(self) -> dict[str, Any]:
+    def peer_defaults(self) -> Optional[dict[str, Any]]:
         """What OpenVINO picks by itself on this CPU for this model: a compiled model's properties under the
         throughput hint alone (what `benchmark_app -hint throughput` runs), with no precision, streams or threads
         given."""
@@ -231,10 +231,11 @@ class OpenVinoRuntime(Runtime):
         return PreparedForward(run, None, self._input_dtype)
 
     @contextmanager
-    def profiling(self) -> Iterator[OpenVinoProfile]:
+    def profiling(self, output_dir: Union[Path, str, None] = None) -> Iterator[OpenVinoProfile]:
         """Forwards inside run on a model compiled with performance counters on (same properties otherwise);
         on exit the profile holds every counter of every inference and the normal model is back. The
-        profiling model runs the example once first, uncounted, so the pass does not pay its first run."""
+        profiling model runs the example once first, uncounted, so the pass does not pay its first run.
+        `output_dir` is unused: the counters are read in memory, no file is written."""
         if self._compiled is None:
             raise RuntimeError("OpenVinoRuntime.profiling() needs prepare() first")
         profile = OpenVinoProfile()

@@ -38,7 +38,8 @@ class TorchEager(Runtime):
     name = SPEC.name
 
     def __init__(self, fuse: bool = True, threads: Optional[int] = None, precision: str = "fp32",
-                 channels_last: bool = False, compile: bool = False, streams: int | str = 1, pinning: bool = False):
+                 channels_last: bool = False, compile: bool = False, streams: int | str = 1, pinning: bool = False,
+                 compile_mode: str = "default", compile_backend: str = "inductor"):
         if precision not in SPEC.precisions:
             raise RuntimeNotSupported(f"runtime.backend torch runs {' or '.join(SPEC.precisions)}, not {precision}")
         if precision == "bf16" and not cpu_runs_bf16():
@@ -49,6 +50,15 @@ class TorchEager(Runtime):
         self.precision = precision
         self.channels_last = channels_last
         self.compile = compile
+        self.compile_mode, self.compile_backend = compile_mode, compile_backend
+        if not compile and (compile_mode != "default" or compile_backend != "inductor"):
+            raise RuntimeNotSupported("runtime.compile_mode and runtime.compile_backend apply with runtime.compile "
+                                      "true only; set runtime.compile: true, or remove them")
+        if compile:
+            known = torch._dynamo.list_backends(exclude_tags=None)
+            if compile_backend not in known:
+                raise RuntimeNotSupported(f"runtime.compile_backend {compile_backend!r} is not a torch.compile "
+                                          f"backend here; use one of {', '.join(sorted(known))}")
         self.streams, self.streams_auto = auto_choice(
             streams, 1, "torch has no streams of its own: one request at a time, every thread in its intra-op pool")
         self.pinning = pinning
@@ -90,7 +100,8 @@ class TorchEager(Runtime):
         autocast = self.precision == "bf16"
         # Symbolic batch and spatial sizes: rect letterbox and a short last batch would otherwise recompile
         # inside the timed passes, once per new shape.
-        callable_module = torch.compile(module, dynamic=True) if self.compile else module
+        callable_module = (torch.compile(module, dynamic=True, mode=self.compile_mode, backend=self.compile_backend)
+                           if self.compile else module)
 
         def run(batch: torch.Tensor, *extra: Any) -> Any:
             if self._stream_groups and not getattr(self._thread, "pinned", False):
@@ -123,6 +134,7 @@ class TorchEager(Runtime):
             "autocast": "bfloat16" if self.precision == "bf16" else None,
             "channels_last": self.channels_last,
             "compile": self.compile,
+            **({"compile_mode": self.compile_mode, "compile_backend": self.compile_backend} if self.compile else {}),
             "fused": self._fused,
             "threads": torch.get_num_threads() * self.streams,
             "threads_per_stream": torch.get_num_threads(),

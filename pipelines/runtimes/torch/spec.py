@@ -1,6 +1,8 @@
 """torch on the CPU, the reference configuration: what it offers, its own config keys."""
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from pipelines.runtimes.spec import RuntimeOptions, RuntimeSpec
@@ -9,6 +11,11 @@ from pipelines.runtimes.spec import RuntimeOptions, RuntimeSpec
 class TorchOptions(RuntimeOptions):
     channels_last: bool = Field(False, description="torch only: NHWC memory format")
     compile: bool = Field(False, description="torch only: `torch.compile` (its first call, measured apart, compiles)")
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"] = Field(
+        "default", description="torch only, with runtime.compile: torch.compile's `mode`")
+    compile_backend: str = Field("inductor", min_length=1, description=(
+        "torch only, with runtime.compile: torch.compile's `backend`, one of torch._dynamo.list_backends() "
+        "(`inductor`; `eager` and `aot_eager` to tell a compiler's gain from dynamo's own)"))
 
 
 SPEC = RuntimeSpec(

@@ -1,0 +1,46 @@
+"""The runtime seam's contract: every registered runtime is a Runtime with the capabilities it declares, each with
+one signature, and torch.compile takes its mode and backend as options."""
+import inspect
+
+import pytest
+import torch
+from torch import nn
+
+from pipelines.contract import LoadedNetwork
+from pipelines.runtimes import registry
+from pipelines.runtimes.base import Runtime, RuntimeNotSupported
+from pipelines.runtimes.torch.session import TorchEager
+
+
+@pytest.mark.parametrize("backend", list(registry.SPECS))
+def test_every_runtime_is_a_runtime_with_one_signature_per_capability(backend):
+    spec = registry.SPECS[backend]
+    session = registry._attribute(spec, spec.session)
+    assert issubclass(session, Runtime) and session.name == backend
+    for capability in ("prepare", "settings", "profiling", "peer_defaults"):
+        assert list(inspect.signature(getattr(session, capability)).parameters) == \
+            list(inspect.signature(getattr(Runtime, capability)).parameters), capability
+    profiles = session.profiling is not Runtime.profiling
+    assert profiles == (spec.layer_reader is not None or spec.trace_reader is not None)
+    constructor = inspect.signature(session.__init__).parameters
+    for key in ("fuse", "threads", "precision", "streams", "pinning", *spec.options.model_fields, *spec.shared_keys):
+        assert key in constructor, f"{backend} takes no {key}"
+
+
+def test_a_runtime_without_a_profiler_says_so():
+    with pytest.raises(RuntimeNotSupported, match="runtime.backend torch has no profiler of its own"):
+        TorchEager().profiling()
+    assert TorchEager().peer_defaults() is None and TorchEager().streams == 1
+
+
+def test_torch_compile_takes_a_mode_and_a_backend():
+    network = LoadedNetwork(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()).eval(), ["a"], "random", True, "k")
+    runtime = TorchEager(fuse=False, compile=True, compile_backend="eager", compile_mode="default")
+    forward = runtime.prepare(network, torch.zeros(1, 3, 16, 16))
+    assert forward(torch.ones(1, 3, 16, 16)).shape == (1, 4, 14, 14)
+    settings = runtime.settings()
+    assert settings["compile_backend"] == "eager" and settings["compile_mode"] == "default"
+    with pytest.raises(RuntimeNotSupported, match="runtime.compile_backend 'nonesuch' is not a torch.compile backend"):
+        TorchEager(compile=True, compile_backend="nonesuch")
+    with pytest.raises(RuntimeNotSupported, match="apply with runtime.compile true only"):
+        TorchEager(compile_mode="max-autotune")
