@@ -13,7 +13,7 @@ import numpy as np
 OUTLIER_IQR_FACTOR = 1.5
 
 SUMMARY_FIELDS = (
-    "count", "mean", "std", "min", "p50", "p90", "p99", "max", "total", "iqr", "cv", "outliers",
+    "count", "mean", "std", "min", "p50", "p90", "p99", "max", "total", "iqr", "cv", "spread", "outliers",
 )
 
 
@@ -34,7 +34,8 @@ def outlier_mask(values: Sequence[float]) -> list[bool]:
 
 def describe(values_ms: Sequence[float]) -> dict[str, float | int | None]:
     """count, mean, sample std (0 below 2 values), min, p50, p90, p99, max, total, iqr, cv = std / mean
-    (None when mean is 0), outliers = how many values fall outside the 1.5 IQR fences.
+    (None when mean is 0), spread = iqr / p50 (None when p50 is 0: torch.utils.benchmark's noise measure, which one
+    outlier cannot inflate as it does std), outliers = how many values fall outside the 1.5 IQR fences.
     Empty input gives count 0 and None elsewhere."""
     array = np.asarray(values_ms, dtype=float)
     if array.size == 0:
@@ -54,6 +55,7 @@ def describe(values_ms: Sequence[float]) -> dict[str, float | int | None]:
         "total": float(array.sum()),
         "iqr": p75 - p25,
         "cv": std / mean if mean != 0 else None,
+        "spread": (p75 - p25) / p50 if p50 != 0 else None,
         "outliers": sum(outlier_mask(array)),
     }
 

@@ -12,8 +12,8 @@ from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
 
 STEP_SUMMARY_COLUMNS = ("step", "parent", "count", "images", "mean_ms", "std_ms", "min_ms", "p50_ms", "p90_ms",
                         "p99_ms", "max_ms", "total_ms", "cv", "iqr_ms", "outliers", "share_of_pipeline",
-                        "ms_per_image", "images_per_s", "p50_ms_per_image", "cv_per_image", "mean_images_per_batch",
-                        "p90_ms_per_image")
+                        "ms_per_image", "images_per_s", "p50_ms_per_image", "cv_per_image", "spread_per_image",
+                        "mean_images_per_batch", "p90_ms_per_image")
 
 
 def timed_records(records: Iterable[StepRecord]) -> list[StepRecord]:
@@ -52,6 +52,7 @@ def summarize_steps(records: Iterable[StepRecord], order: Sequence[str] = ()) ->
             "images_per_s": images / (total / 1000.0) if images and total else None,
             "p50_ms_per_image": per_image["p50"],
             "cv_per_image": per_image["cv"],
+            "spread_per_image": per_image["spread"],
             "mean_images_per_batch": images / stats["count"],
             "p90_ms_per_image": per_image["p90"],
         })

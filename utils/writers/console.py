@@ -14,7 +14,7 @@ from utils.writers.below_layer import below_console_lines
 from utils.writers.peer_advice import peer_lines
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
-               "cv_per_image")
+               "spread_per_image")
 
 
 def _fmt(value, spec: str = ".1f", missing: str = "n/a") -> str:

@@ -15,7 +15,7 @@ from utils.record.stream_rates import forward_bound
 from utils.writers import layout
 from utils.writers.below_layer import below_summary
 
-CV_WARNING = 0.10  # torch.utils.benchmark flags IQR/median above 10% the same way
+NOISE_WARNING = 0.10  # interquartile range over median per image, the spread torch.utils.benchmark flags at 10%
 MATERIAL_SHARE = 0.05
 PIPELINE_LATENCY_DEFINITION = (
     "per batch: load (wait for the data loader) + the pipeline's stages ({stages}); annotate_save is excluded "
@@ -36,12 +36,13 @@ def overhead_verdict(ratio: Optional[float]) -> Optional[str]:
 
 def noisy_steps_warning(step_summary: list[dict]) -> Optional[str]:
     # Sub-millisecond steps always scatter; warn where the spread moves the pipeline's numbers.
-    noisy = [f"{s['step']} {s['cv_per_image']:.0%}" for s in step_summary
-             if s["cv_per_image"] is not None and s["cv_per_image"] > CV_WARNING and s["count"] > 1
+    noisy = [f"{s['step']} {s['spread_per_image']:.0%}" for s in step_summary
+             if s.get("spread_per_image") is not None and s["spread_per_image"] > NOISE_WARNING and s["count"] > 1
              and (s["share_of_pipeline"] or 0) >= MATERIAL_SHARE]
     if not noisy:
         return None
-    return (f"noisy timings, coefficient of variation per image above {CV_WARNING:.0%}: {', '.join(noisy)}; "
+    return (f"noisy timings, interquartile range over median per image above {NOISE_WARNING:.0%}: "
+            f"{', '.join(noisy)}; "
             "quote medians (p50), and repeat on a quieter machine or with more repeats")
 
 
