@@ -44,3 +44,18 @@ def test_torch_compile_takes_a_mode_and_a_backend():
         TorchEager(compile=True, compile_backend="nonesuch")
     with pytest.raises(RuntimeNotSupported, match="apply with runtime.compile true only"):
         TorchEager(compile_mode="max-autotune")
+
+
+def test_below_the_layer_asks_the_runtimes_specs_instead_of_naming_them():
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for module in ("utils/harness/below_layer.py", "utils/harness/dependency_logs.py", "utils/record/native_time.py"):
+        constants = [node.value for node in ast.walk(ast.parse((root / module).read_text()))
+                     if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+        assert not [value for value in constants if value in registry.SPECS], module
+    from utils.harness.dependency_logs import DEPENDENCIES
+    from utils.record.native_time import CATEGORIES
+    assert {"openvino", "nncf", "onnxruntime"} <= set(DEPENDENCIES)
+    assert CATEGORIES[0] == "python" and "torch_onednn" in CATEGORIES and CATEGORIES[-1] == "waiting"

@@ -34,3 +34,34 @@ class RuntimeSpec:
     layer_reader: Optional[str] = None  # "module:function": its profiling() pass -> NodeRuns
     trace_reader: Optional[str] = None  # "module:function": its profiling() of one batch -> NativeTrace
     preparing: Optional[str] = None  # what the console adds while it prepares, when that takes a while
+    # Below the layer: how its native code shows in sampled stacks, whose log lines are its, and what it can
+    # say of the kernels that ran.
+    native: Optional["NativeCode"] = None
+    log_sources: tuple[str, ...] = ()  # top-level logger (package) names of its library and its quantizer
+    kernels: "KernelSource" = field(default_factory=lambda: KernelSource("unavailable", reason="it names none"))
+
+
+@dataclass(frozen=True)
+class NativeCode:
+    """A runtime's native code in py-spy's stacks (utils/record/native_time.py): the category its frames count
+    for, its title, a regular expression matching its libraries' file names, and the library that stands for
+    the kernels it generates at run time (anonymous executable memory py-spy cannot name)."""
+
+    category: str
+    title: str
+    libraries: str
+    jit_library: str
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """What a run can say of the kernels the runtime ran (summary.json `kernels`): `status` measured, partial or
+    unavailable, with where the names come from or why there are none. `from_layers`: its own layer rows name
+    them (OpenVINO's exec types); `onednn_verbose`: one extra batch with oneDNN's verbose output names each
+    convolution's (torch modules)."""
+
+    status: str
+    source: str = ""
+    reason: str = ""
+    from_layers: bool = False
+    onednn_verbose: bool = False

@@ -10,6 +10,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
+from pipelines.runtimes.registry import SPECS
+from pipelines.runtimes.spec import KernelSource
 from utils.record import cpu_counters as counter_math
 from utils.record import kernels as kernel_math
 from utils.record import native_time, page_faults, sampled_stacks
@@ -74,7 +76,8 @@ class BelowTheLayer:
         backend = settings.get("backend", runtime.name)
         document: dict[str, Any] = {"backend": backend, "precision": settings.get("precision"),
                                     "cpu_flags": kernel_math.deciding_flags(flags)}
-        if backend == "torch" and model is not None:
+        source = SPECS[backend].kernels if backend in SPECS else KernelSource("unavailable", reason="it names none")
+        if source.onednn_verbose and model is not None:
             from utils.recorders.onednn_verbose import capture_onednn_verbose
             try:
                 text = capture_onednn_verbose(run_batch, model, Path(self._scratch.name) / "onednn_verbose.txt")
@@ -85,22 +88,13 @@ class BelowTheLayer:
                 by_layer = kernel_math.convolution_kernels(lines)
                 self.data.verbose_text = text
                 self.data.kernel_by_path = kernel_math.kernel_by_path(by_layer)
-                document.update(status="measured", source="oneDNN verbose output of one extra batch (not timed)",
-                                onednn=kernel_math.onednn_info(lines),
+                document.update(status=source.status, source=source.source, onednn=kernel_math.onednn_info(lines),
                                 convolution_kernels=kernel_math.kernel_counts(by_layer),
                                 convolution_layers=len(by_layer))
-        elif backend == "openvino":
-            document.update(status="measured", source="OpenVINO's exec types per layer (layer_timer.csv name and "
-                                                      "kernel columns), from the layers pass")
-        elif backend == "onnxruntime":
-            document.update(status="partial", source="ONNX Runtime's profile names each node's operator and "
-                                                      "execution provider, not the kernel its MLAS library picked "
-                                                      "(MLAS picks by the CPU flags at run time)")
-        elif backend == "torch":
-            document.update(status="unavailable", reason="this torch runtime (runtime.compile) runs no modules whose "
-                                                         "calls could mark oneDNN's output")
+        elif source.onednn_verbose or source.status == "unavailable":
+            document.update(status="unavailable", reason=source.reason or f"no kernel names for backend {backend}")
         else:
-            document.update(status="unavailable", reason=f"no kernel names for backend {backend}")
+            document.update(status=source.status, source=source.source)
         self.data.kernels = document
 
     def runtime_kernels(self, record: RunRecord) -> None:
@@ -108,7 +102,8 @@ class BelowTheLayer:
         kernels = self.data.kernels
         if kernels is None:
             return
-        if kernels["backend"] == "openvino" and record.layer_timing is not None:
+        spec = SPECS.get(kernels["backend"])
+        if spec is not None and spec.kernels.from_layers and record.layer_timing is not None:
             self.data.kernel_by_path = {r.path: r.name for r in record.layer_timing.records if r.kind == KIND_LAYER}
         names = list(self.data.kernel_by_path.values())
         if kernels.get("precision") == "int8":

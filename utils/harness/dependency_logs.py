@@ -17,7 +17,10 @@ import threading
 from pathlib import Path
 from typing import Callable, Optional
 
-DEPENDENCIES = ("nncf", "openvino", "onnxruntime", "ray", "mlperf_loadgen")
+from pipelines.runtimes.registry import SPECS
+
+# The runtimes' libraries (each spec's log_sources), the sweep launcher's and LoadGen's.
+DEPENDENCIES = (*(source for spec in SPECS.values() for source in spec.log_sources), "ray", "mlperf_loadgen")
 FORMAT = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
 MAX_CONSOLE_LINE = 240
 

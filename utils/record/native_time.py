@@ -1,13 +1,14 @@
-"""Where each step's time went, from py-spy's timed stacks: Python, native torch/oneDNN, OpenVINO, ONNX
-Runtime, other native code, or waiting. Pure functions over py-spy's chrometrace events and step records.
+"""Where each step's time went, from py-spy's timed stacks: Python, each runtime's native code (native
+torch/oneDNN, OpenVINO, ONNX Runtime: the libraries each runtime's spec names), other native code, or waiting. Pure
+functions over py-spy's chrometrace events and step records.
 
 py-spy's chrometrace output has, per thread (`tid` = the pthread id), a `B` event when a frame appears in a
 sample and an `E` event when it is gone, `ts` in microseconds on py-spy's clock. Between two consecutive
 timestamps of a thread its stack is constant: a segment. A segment's category is decided by its innermost frame
 that is not glue (the C library, the C++ runtime, the loader, an unresolved address): a Python frame or the
-interpreter's own library is Python; torch's libraries (libtorch*, libc10, oneDNN, MKL, the OpenMP runtime
-torch ships) are native torch/oneDNN; libopenvino* is OpenVINO; onnxruntime is ONNX Runtime; any other library
-(OpenCV, NumPy) is other native. An address py-spy could not name that lies in runtime-generated code (oneDNN's
+interpreter's own library is Python; a runtime's libraries (its spec's NativeCode: for torch libtorch*, libc10,
+oneDNN, MKL, the OpenMP runtime torch ships) are that runtime's; any other library (OpenCV, NumPy) is other
+native. An address py-spy could not name that lies in runtime-generated code (oneDNN's
 JIT kernels, in anonymous executable memory) counts for the runtime that ran it (`with_jit_frames`). A leaf that
 waits (a futex, a condition variable, sleep, poll, a queue or lock wait in Python) is waiting, whatever called it.
 A stack of glue only is other native.
@@ -23,17 +24,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from pipelines.runtimes.registry import SPECS
 from utils.record.steps import RUN_STEP, STEP_FRAME_PREFIX, PassKind, StepRecord
 
 # Fewer segments than this agreeing on an offset leave the marks' estimate in place.
 FIT_LEAST = 5
-CATEGORIES = ("python", "torch_onednn", "openvino", "onnxruntime", "other_native", "waiting")
-CATEGORY_TITLES = {"python": "Python", "torch_onednn": "native torch/oneDNN", "openvino": "OpenVINO",
-                   "onnxruntime": "ONNX Runtime", "other_native": "other native", "waiting": "waiting"}
+NATIVE = [(re.compile(spec.native.libraries), spec.native) for spec in SPECS.values() if spec.native is not None]
+CATEGORIES = ("python", *(native.category for _, native in NATIVE), "other_native", "waiting")
+CATEGORY_TITLES = {"python": "Python", **{native.category: native.title for _, native in NATIVE},
+                   "other_native": "other native", "waiting": "waiting"}
 SHARE_COLUMNS = ("step", "occurrences", "step_ms", "sampled_ms") + tuple(f"{c}_share" for c in CATEGORIES) + (
     "gil_share",)
 GLUE = re.compile(r"(^|/)(libc\.so|libm\.so|libstdc\+\+|libgcc_s|ld-linux|libpthread|libdl\.so|\[vdso\]|\?$)")
-TORCH = re.compile(r"(libtorch|libc10|libdnnl|libmkl|libgomp|libiomp|libmkldnn|libshm|/torch/lib/)")
 WAITING = re.compile(r"(futex|pthread_cond_|sem_wait|sem_timedwait|nanosleep|clock_nanosleep|epoll_wait|"
                      r"\bpoll\b|__poll|\bselect\b|pselect|ppoll|\bpause\b|sigtimedwait|"
                      r"^(Condition|Event|Semaphore|Barrier)\.wait$|^Queue\.get$|^(sleep|_wait_for_tstate_lock)$)")
@@ -72,19 +74,16 @@ def categorize(stack: Sequence[Frame]) -> str:
             return "python"
         if GLUE.search(frame.filename) or not frame.filename:
             continue
-        if TORCH.search(frame.filename):
-            return "torch_onednn"
-        if "libopenvino" in frame.filename:
-            return "openvino"
-        if "onnxruntime" in frame.filename:
-            return "onnxruntime"
+        for libraries, native in NATIVE:
+            if libraries.search(frame.filename):
+                return native.category
         return "other_native"
     return "other_native"
 
 
 # Runtime-generated kernels (oneDNN's JIT, in torch and in OpenVINO's CPU plugin) live in anonymous executable
 # memory: py-spy cannot name them, nor unwind past them. Their frames stand for the runtime's library.
-JIT_LIBRARY = {"torch": "libdnnl", "openvino": "libopenvino", "onnxruntime": "onnxruntime"}
+JIT_LIBRARY = {spec.name: spec.native.jit_library for spec in SPECS.values() if spec.native is not None}
 ADDRESS = re.compile(r"^0x([0-9a-fA-F]+)$")
 
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from pipelines.runtimes.spec import RuntimeOptions, RuntimeSpec
+from pipelines.runtimes.spec import KernelSource, NativeCode, RuntimeOptions, RuntimeSpec
 
 
 INPUT_PRECISIONS = ("auto", "u8", "f32")
@@ -28,4 +28,8 @@ SPEC = RuntimeSpec(
     shared_keys=("cache_dir",),
     layer_reader="layers:read_layers",
     preparing="the ONNX export is cached; the first one takes a while",
+    native=NativeCode("openvino", "OpenVINO", r"libopenvino", "libopenvino"),
+    log_sources=("openvino", "nncf"),
+    kernels=KernelSource("measured", source="OpenVINO's exec types per layer (layer_timer.csv name and kernel "
+                                            "columns), from the layers pass", from_layers=True),
 )

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from pipelines.runtimes.spec import RuntimeOptions, RuntimeSpec
+from pipelines.runtimes.spec import KernelSource, NativeCode, RuntimeOptions, RuntimeSpec
 
 
 class TorchOptions(RuntimeOptions):
@@ -27,4 +27,9 @@ SPEC = RuntimeSpec(
                       "YOLOv7's Detect decode (its float(stride) is data-dependent), so it is not offered"},
     reference=True,
     keeps_modules=True,
+    native=NativeCode("torch_onednn", "native torch/oneDNN",
+                      r"(libtorch|libc10|libdnnl|libmkl|libgomp|libiomp|libmkldnn|libshm|/torch/lib/)", "libdnnl"),
+    kernels=KernelSource("measured", source="oneDNN verbose output of one extra batch (not timed)",
+                         reason="this torch runtime (runtime.compile) runs no modules whose calls could mark "
+                                "oneDNN's output", onednn_verbose=True),
 )
