@@ -80,7 +80,8 @@ def run(tmp_path: Path, file: Path, *overrides: str) -> dict:
     for override in overrides:
         args += ["--set", override]
     assert main(args) == 0
-    return json.loads((tmp_path / "out" / file.stem / "summary.json").read_text())
+    run_id = next((o.split("=", 1)[1] for o in reversed(overrides) if o.startswith("run.id=")), file.stem)
+    return json.loads((tmp_path / "out" / run_id / "summary.json").read_text())
 
 
 def detections(tmp_path: Path, file: Path, *overrides: str) -> list[list[float]]:
@@ -274,3 +275,14 @@ def test_a_dynamic_file_on_openvino_equals_its_onnx_runtime_reference(tmp_path):
     assert summary["family"] == "exported" and summary["agreement"]["verdict"] == "equal"
     assert summary["agreement"]["reference"].startswith("onnxruntime fp32")
     assert summary["accuracy"]["settings"]["protocol"].startswith("Ultralytics' val")
+
+
+def test_a_file_runs_under_loadgen_and_compares_with_another_run(tmp_path, capsys):
+    file = export(tmp_path, "v8loadgen", torch.zeros(1, 4 + CLASSES, 100))
+    offline = run(tmp_path, file, f"preprocess.img_size={SIDE}", "benchmark.scenario=offline",
+                  "benchmark.loadgen.min_duration_s=0.5", "benchmark.loadgen.min_query_count=1",
+                  "runtime.backend=openvino", "run.id=offline", "benchmark.layer_timing=false")
+    assert offline["scenario"]["result"]["valid"] is True and offline["family"] == "exported"
+    run(tmp_path, file, f"preprocess.img_size={SIDE}", "run.id=single", "benchmark.layer_timing=false")
+    assert main(["compare", str(tmp_path / "out" / "single"), str(tmp_path / "out" / "offline")]) == 0
+    assert "forward" in capsys.readouterr().out
