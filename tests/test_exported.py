@@ -286,3 +286,48 @@ def test_a_file_runs_under_loadgen_and_compares_with_another_run(tmp_path, capsy
     run(tmp_path, file, f"preprocess.img_size={SIDE}", "run.id=single", "benchmark.layer_timing=false")
     assert main(["compare", str(tmp_path / "out" / "single"), str(tmp_path / "out" / "offline")]) == 0
     assert "forward" in capsys.readouterr().out
+
+
+class ConvThenDecode(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.last = nn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(4, 4 + CLASSES, 1)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        out = self.last(torch.relu(self.first(images))).flatten(2)
+        return torch.cat((out[:, :4] * 8.0, out[:, 4:].sigmoid()), dim=1)
+
+
+def test_int8_of_a_file_keeps_its_decode_after_the_last_convolution_in_float(tmp_path):
+    from pipelines.runtimes.quantization import DECODE, file_float_nodes
+
+    path = tmp_path / "decode.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(ConvThenDecode().eval(), (torch.zeros(1, 3, SIDE, SIDE),), str(path), dynamo=False,
+                          opset_version=17, input_names=["images"], output_names=["output0"])
+    ops = {node.name: node.op_type for node in onnx.load(str(path)).graph.node}
+    kept = file_float_nodes(path, [DECODE])
+    assert {ops[name] for name in kept} >= {"Sigmoid", "Concat", "Mul"}
+    assert "Relu" not in {ops[name] for name in kept} and "Conv" not in {ops[name] for name in kept}
+    assert file_float_nodes(path, ["Relu"]) == [name for name, op in ops.items() if op == "Relu"]
+    with pytest.raises(ValueError, match="names no node of decode.onnx"):
+        file_float_nodes(path, ["/model.77/"])
+
+
+def test_an_int8_run_of_a_file_quantizes_into_the_cache_never_beside_the_file(tmp_path):
+    raw = torch.zeros(1, 4 + CLASSES, 100)
+    raw[0, :4, 0], raw[0, 5, 0] = torch.tensor([32.0, 32.0, 16.0, 16.0]), 0.9
+    (tmp_path / "files").mkdir()
+    file = export(tmp_path / "files", "q", raw)
+    before = sorted(p.name for p in file.parent.iterdir())
+    calibration = tmp_path / "calibration"
+    calibration.mkdir()
+    cv2.imwrite(str(calibration / "other.png"), np.full((SIDE, SIDE, 3), 30, np.uint8))
+    summary = run(tmp_path, file, f"preprocess.img_size={SIDE}", "runtime.precision=int8",
+                  f"runtime.calibration.path={calibration}",
+                  f"runtime.cache_dir={tmp_path / 'cache'}", "runtime.calibration.images=1",
+                  "benchmark.layer_timing=false")
+    assert summary["runtime"]["precision"] == "int8"
+    assert sorted(p.name for p in file.parent.iterdir()) == before
+    assert any(p.name.startswith("q.int8-") for p in (tmp_path / "cache").iterdir())

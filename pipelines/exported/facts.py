@@ -86,7 +86,8 @@ def defaults(source: str) -> ArchDefaults:
     preprocess = {"img_size": size, "mean": IMAGENET_MEAN if detr else [0.0] * 3, "std": IMAGENET_STD if detr
                   else [1.0] * 3}
     evaluation = VALIDATION if found.layout.suppresses else OWN_CUT
-    return ArchDefaults(preprocess, dict(DEPLOYED), evaluation)
+    # int8 keeps the decode after the file's last convolutions in float (quantization.DECODE).
+    return ArchDefaults(preprocess, dict(DEPLOYED), evaluation, keep_float=("decode",))
 
 
 def unsupported_runtime(runtime, source: str = "") -> Optional[str]:
@@ -97,9 +98,9 @@ def unsupported_runtime(runtime, source: str = "") -> Optional[str]:
     if runtime.backend == "onnxruntime" and path.suffix != ONNX_SUFFIX:
         return (f"runtime.backend onnxruntime cannot read an OpenVINO IR ({path.name}); use runtime.backend "
                 "openvino, or give the ONNX file as model.file")
-    if runtime.precision == "int8":
-        return ("runtime.precision int8 is not offered for a file yet: which of its layers int8 may quantize is not "
-                "known; use fp32 or bf16")
+    if runtime.precision == "int8" and path.suffix != ONNX_SUFFIX:
+        return ("runtime.precision int8 quantizes an ONNX file (on ONNX Runtime or OpenVINO), not an IR: give the "
+                "ONNX export as model.file, or run the IR at fp32 or bf16")
     return None
 
 

@@ -15,7 +15,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 import onnx
@@ -38,6 +38,7 @@ class ExportResult:
     seconds: float  # time spent exporting; about 0 on a cache hit
     cache_hit: bool
     key: str  # what determines the file, in words; the file name is a digest of it
+    cache_dir: Optional[Path] = None  # where what is made from it (int8) is cached; None: beside it
 
 
 def as_input(batch: torch.Tensor) -> np.ndarray:
@@ -64,8 +65,10 @@ def export_onnx(network: LoadedNetwork, example: torch.Tensor, cache_dir: Union[
     file, read where it lies and keyed by its content.
 
     `fuse=False` exports the module as it stands (a module something else already fused stays fused)."""
-    if network.file is not None:
-        return ExportResult(Path(network.file), 0.0, True, f"file={network.cache_key}")
+    if network.file is not None:  # the user's file is read where it lies; what is made from it goes to the cache
+        directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        return ExportResult(Path(network.file), 0.0, True, f"file={network.cache_key}", directory)
     parts = export_key_parts(network, example, opset, fuse)
     key = ";".join(f"{name}={value}" for name, value in parts.items())
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()

@@ -15,7 +15,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 import onnx
@@ -58,6 +58,39 @@ def float_module_paths(module: nn.Module, keep_float: Sequence[str]) -> list[str
     return paths
 
 
+DECODE = "decode"  # keep_float's word for a file's decode: the nodes after its last convolutions
+
+
+def file_float_nodes(onnx_path: Path, keep_float: Sequence[str]) -> list[str]:
+    """For a network given as a file (no module paths): the nodes `keep_float` names, by name prefix (/model.23/)
+    or operator type (Concat), and for DECODE every non-convolution node from which no convolution can be
+    reached: the decode after the last convolutions (box arithmetic, boxes concatenated beside scores), which no
+    single int8 scale holds. An entry naming nothing is an error."""
+    graph = onnx.load(str(onnx_path), load_external_data=False).graph
+    consumers: dict[str, list[int]] = {}
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            consumers.setdefault(name, []).append(index)
+    reaches: dict[int, bool] = {}
+    for index in reversed(range(len(graph.node))):  # ONNX lists nodes in topological order
+        node = graph.node[index]
+        reaches[index] = node.op_type in CONV_OPS or any(
+            reaches.get(later, False) for output in node.output for later in consumers.get(output, ()))
+    chosen: list[str] = []
+    for entry in keep_float:
+        if entry == DECODE:
+            found = [node.name for i, node in enumerate(graph.node) if not reaches[i] and node.name]
+        else:
+            found = [node.name for node in graph.node
+                     if node.name and (node.op_type == entry or node.name.startswith(entry))]
+        if not found:
+            types = sorted({node.op_type for node in graph.node})
+            raise ValueError(f"runtime.calibration.keep_float {entry!r} names no node of {onnx_path.name}: give a "
+                             f"node name prefix, an operator type ({', '.join(types[:12])}, ...) or {DECODE!r}")
+        chosen += [name for name in found if name not in chosen]
+    return chosen
+
+
 def decode_nodes(onnx_path: Path, module_paths: Sequence[str]) -> list[str]:
     """Names of the exported graph's non-convolution nodes inside these module paths (the exporter names a
     node of module model.77 /model.77/...)."""
@@ -71,10 +104,13 @@ def quantize_network(network: LoadedNetwork, export_path: Path, calibration: Cal
     """The quantized model from `quantize(float_nodes)`, with the nodes of the `keep_float` layers left in
     float, and what preparation reports of it. A `keep_float` naming no layer is refused."""
     try:
-        paths = float_module_paths(network.module, calibration.keep_float)
+        if network.module is None:
+            paths, float_nodes = [], file_float_nodes(export_path, calibration.keep_float)
+        else:
+            paths = float_module_paths(network.module, calibration.keep_float)
+            float_nodes = decode_nodes(export_path, paths)
     except ValueError as error:
         raise RuntimeNotSupported(str(error)) from None
-    float_nodes = decode_nodes(export_path, paths)
     model_path, quantization = quantize(float_nodes)
     quantization.update(calibration_images=calibration.images, float_layers=paths, float_nodes=len(float_nodes))
     return model_path, quantization
@@ -94,12 +130,13 @@ def staging(target: Path) -> Iterator[Path]:
 
 
 def quantized_path(export_path: Path, export_key: str, calibration: Calibration, settings: dict[str, str],
-                   suffix: str) -> tuple[Path, str]:
-    """Where the quantized model is cached, and the key (in words) it is built for."""
+                   suffix: str, directory: Optional[Path] = None) -> tuple[Path, str]:
+    """Where the quantized model is cached (beside the export, or in `directory`: never beside a user's file),
+    and the key (in words) it is built for."""
     key = {"export": export_key, "calibration": calibration.digest, "images": str(calibration.images),
            "keep_float": ",".join(calibration.keep_float), **settings}
     text = ";".join(f"{name}={value}" for name, value in key.items())
-    return export_path.with_name(f"{export_path.stem}.int8-{parts_digest(key)}{suffix}"), text
+    return (directory or export_path.parent) / f"{export_path.stem}.int8-{parts_digest(key)}{suffix}", text
 
 
 def with_progress(calibration: Calibration, what: str) -> Iterator[np.ndarray]:

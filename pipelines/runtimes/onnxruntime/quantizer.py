@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from pipelines.runtimes import cache_integrity
 from pipelines.runtimes.quantization import Calibration, quantized_path, staging, with_progress
@@ -27,7 +27,8 @@ class _Reader:
 
 
 def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Calibration,
-                             float_nodes: Sequence[str], input_name: str) -> tuple[Path, dict[str, Any]]:
+                             float_nodes: Sequence[str], input_name: str,
+                             directory: Optional[Path] = None) -> tuple[Path, dict[str, Any]]:
     """The cached QDQ ONNX file of the int8 model, quantized on a cache miss or where the cached one is
     damaged (cache_integrity)."""
     import onnxruntime as ort
@@ -35,7 +36,7 @@ def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Ca
 
     settings = {"tool": "onnxruntime.quantize_static", "onnxruntime": ort.__version__, "format": "QDQ",
                 "per_channel": "True", "activations": "QUInt8", "weights": "QInt8"}
-    target, key = quantized_path(export_path, export_key, calibration, settings, ".onnx")
+    target, key = quantized_path(export_path, export_key, calibration, settings, ".onnx", directory)
     with cache_integrity.building(target.parent):
         if cache_integrity.usable([target], key):
             return target, {"quantize_s": 0.0, "quantized_cache_hit": True, "quantized_file": str(target)}

@@ -143,7 +143,8 @@ class OnnxRuntime(Runtime):
             self._model_path, quantization = quantize_network(
                 network, self._export.path, self.calibration,
                 lambda float_nodes: quantize_for_onnxruntime(self._export.path, self._export.key, self.calibration,
-                                                             float_nodes, INPUT_NAME))
+                                                             float_nodes, _input_name(self._export.path),
+                                                             self._export.cache_dir))
         started = time.perf_counter()
         self._sessions = [self._new_session(self._options(stream=stream)) for stream in range(self.streams)]
         self._session = self._sessions[0]
@@ -223,3 +224,12 @@ def _config_entry(session: ort.InferenceSession, key: str) -> Optional[str]:
         return session.get_session_options().get_session_config_entry(key) or None
     except Exception:  # ONNX Runtime raises when the key was never set
         return None
+
+
+def _input_name(model_path: Path) -> str:
+    """The graph's image input: "images" in detbench's own exports, whatever the exporter named it in a file."""
+    import onnx
+
+    graph = onnx.load(str(model_path), load_external_data=False).graph
+    constants = {tensor.name for tensor in graph.initializer}
+    return next(value.name for value in graph.input if value.name not in constants)

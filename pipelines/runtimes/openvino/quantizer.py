@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -16,14 +16,14 @@ from pipelines.runtimes.quantization import Calibration, quantized_path, staging
 
 
 def quantize_for_openvino(core: Any, export_path: Path, export_key: str, calibration: Calibration,
-                          float_nodes: Sequence[str]) -> tuple[Path, dict[str, Any]]:
+                          float_nodes: Sequence[str], directory: Optional[Path] = None) -> tuple[Path, dict[str, Any]]:
     """The cached OpenVINO IR (.xml + .bin) of the int8 model, quantized on a cache miss or where the cached
     one is damaged (cache_integrity)."""
     import nncf
     import openvino as ov
 
     settings = {"tool": "nncf", "nncf": nncf.__version__, "openvino": ov.get_version(), "preset": "mixed"}
-    target, key = quantized_path(export_path, export_key, calibration, settings, ".xml")
+    target, key = quantized_path(export_path, export_key, calibration, settings, ".xml", directory)
     files = [target, target.with_suffix(".bin")]
     with cache_integrity.building(target.parent):
         if cache_integrity.usable(files, key):

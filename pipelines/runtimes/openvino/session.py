@@ -198,7 +198,7 @@ class OpenVinoRuntime(Runtime):
             model_path, quantization = quantize_network(
                 network, self._export.path, self.calibration,
                 lambda float_nodes: quantize_for_openvino(self.core, self._export.path, self._export.key,
-                                                          self.calibration, float_nodes))
+                                                          self.calibration, float_nodes, self._export.cache_dir))
         if pinned_cores is not None:
             # The plugin resets each thread it runs a request on (the caller too) to this thread's mask as it
             # finds it when compiling: confined to the pinned cores first, so no thread of it leaves them.
