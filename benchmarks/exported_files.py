@@ -76,7 +76,7 @@ def map_on_shapes(file: Path, backend: str, data: Path) -> float:
 def run_row(file: Path, backend: str, precision: str, out: Path, data: Path) -> str:
     """A whole run on the first 100 labelled shapes scenes (int8 calibrates on the last 50 of them): images/s,
     the forward's p50, the verdict with labels (the mAP drop against the reference, its interval) and agreement."""
-    run_id = f"{file.stem}-{backend}-{precision}"
+    run_id = f"{file.name.replace('.', '-')}-{backend}-{precision}"  # the static ONNX and the IR share a stem
     command = [sys.executable, str(ROOT / "benchmark.py"), "--config", str(ROOT / "configs" / "samples_tiny.yaml"),
                "--set", f"model.file={file}", "--set", "preprocess.img_size=null",
                "--set", f"dataset.path={data / 'shapes' / 'images'}", "--set", "dataset.limit=150",
