@@ -6,17 +6,18 @@ detections there; the top-k form (the threshold that keeps the reference's top c
 for random weights, whose scores rarely clear `conf_thres`. Near-tied low-score candidates that no one sees
 then never decide it.
 
-`within_budget`: not equal, but the mAP@0.5:0.95 drop against the labels is at most the budget
-(`benchmark.accuracy.max_drop`). Else `different`. Without labels the label-free verdict decides
-(utils.record.label_free): `within_budget`, `different` or `undecided`. Without an accuracy measurement the
-old third grade, `close`, stays.
+`within_budget`: not equal, but the mAP@0.5:0.95 drop's interval over images lies under the budget
+(`benchmark.accuracy.max_drop`); `different` where it lies above; `undecided` where it holds the budget, with
+the images that would decide it. The same rule with labels as without (utils.record.label_free), so a point
+estimate under the budget is never called within it on its own. Without an interval (bootstrap off) the point
+estimate decides. Without an accuracy measurement the old third grade, `close`, stays.
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from utils.record.agreement import DIFFERENT, EQUAL, MatchCounts
-from utils.record.label_free import UNDECIDED
+from utils.record.label_free import UNDECIDED, decide, images_to_decide
 
 WITHIN_BUDGET = "within_budget"
 # "Enough" reference detections at conf_thres to judge there: one per image on average, and at least this many.
@@ -32,10 +33,14 @@ def judged_counts(at_conf_thres: MatchCounts, top_k: MatchCounts, images: int) -
     return top_k, JUDGED_AT_TOP_K
 
 
-def budget_verdict(detections_verdict: str, drop: Optional[float], max_drop: float) -> str:
-    """equal stays equal; otherwise the mAP drop decides when it was measured (a NaN-free float)."""
+def budget_verdict(detections_verdict: str, drop: Optional[float], max_drop: float,
+                   interval: Optional[dict[str, Any]] = None) -> str:
+    """equal stays equal; otherwise the mAP drop decides when it was measured (a NaN-free float): its interval
+    where there is one (under the budget, above it, or holding it: undecided), else the point estimate."""
     if detections_verdict == EQUAL or drop is None:
         return detections_verdict
+    if interval:
+        return decide(drop, interval["low"], interval["high"], max_drop)
     return WITHIN_BUDGET if drop <= max_drop else DIFFERENT
 
 
@@ -56,12 +61,16 @@ def apply_budget(agreement: dict[str, Any], accuracy: Optional[dict[str, Any]], 
                                        "over": "images"},
                                    "against": free["label_free_truth"], "estimates": free["estimates"],
                                    "interval_crosses_budget": free["verdict"] == UNDECIDED})
-    value = drop["map_50_95"]
+    value, interval = drop["map_50_95"], drop.get("interval")
     graded = dict(agreement, detections_verdict=agreement["verdict"],
-                  verdict=budget_verdict(agreement["verdict"], value, max_drop))
-    graded["accuracy_drop"] = {"map_50_95": value, "max_drop": max_drop, "interval": drop.get("interval"),
+                  verdict=budget_verdict(agreement["verdict"], value, max_drop, interval))
+    graded["accuracy_drop"] = {"map_50_95": value, "max_drop": max_drop, "interval": interval,
                                "against": drop.get("against"),
-                               "interval_crosses_budget": crosses_budget(drop.get("interval"), max_drop)}
+                               "interval_crosses_budget": crosses_budget(interval, max_drop)}
+    if graded["verdict"] == UNDECIDED:
+        images = int((accuracy or {}).get("images") or 0)
+        graded["accuracy_drop"]["images_needed"] = images_to_decide(images, value, interval["low"],
+                                                                    interval["high"], max_drop)
     return graded
 
 
@@ -92,10 +101,12 @@ def verdict_warnings(agreement: dict[str, Any]) -> list[str]:
                 f"{effect}; see summary.json agreement"]
     interval = (drop or {}).get("interval")
     if free is None and interval and drop["interval_crosses_budget"]:
+        needed = drop.get("images_needed")
         warnings.append(f"the mAP drop's {interval['confidence']:.0%} interval over images "
-                        f"[{interval['low']:+.4f}, {interval['high']:+.4f}] crosses the budget {drop['max_drop']}: "
-                        "on other images the verdict could be the other one; evaluate more images (dataset.labels, "
-                        "benchmark.accuracy.images)")
+                        f"[{interval['low']:+.4f}, {interval['high']:+.4f}] holds the budget {drop['max_drop']}, so "
+                        "the verdict is undecided: evaluate more images"
+                        + (f" (about {needed} would decide it)" if needed else "")
+                        + " (dataset.labels, benchmark.accuracy.images)")
     return warnings
 
 
