@@ -210,6 +210,16 @@ class CalibrationSection(_Section):
     path: Optional[PathText] = Field(None, description=(
         "int8: a folder of images to calibrate on; null: the dataset's last images (at most half), which the "
         "accuracy and agreement passes then never score"))
+    preset: Literal["mixed", "performance"] = Field("mixed", description=(
+        "int8: `mixed`: symmetric weights, asymmetric activations (NNCF's MIXED; ONNX Runtime's uint8 "
+        "activations); `performance`: symmetric both (NNCF's PERFORMANCE; ONNX Runtime's int8 activations)"))
+    range: Literal["default", "minmax", "percentile"] = Field("default", description=(
+        "int8: how activation ranges are read from the calibration images: `default` the quantizer's own; "
+        "`minmax` their extremes; `percentile` a high quantile, which clips outliers (NNCF's MEAN_QUANTILE, "
+        "ONNX Runtime's Percentile)"))
+    bias_correction: Literal["fast", "full", "none"] = Field("fast", description=(
+        "int8, openvino: NNCF's bias correction after quantizing, `fast` (its default), `full` (slower, data "
+        "free of its approximation) or `none`; ONNX Runtime has none, so it takes `fast` only"))
 
 
 class _RuntimeCommon(_Section):

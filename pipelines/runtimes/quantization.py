@@ -37,6 +37,12 @@ class Calibration:
     images: int
     digest: str  # of the images' bytes and the preprocessing settings
     keep_float: tuple[str, ...] = field(default_factory=tuple)
+    # How the quantizer reads ranges and corrects biases (runtime.calibration's preset, range, bias_correction).
+    method: tuple[tuple[str, str], ...] = (("preset", "mixed"), ("range", "default"), ("bias_correction", "fast"))
+
+    @property
+    def settings(self) -> dict[str, str]:
+        return dict(self.method)
 
 
 def float_module_paths(module: nn.Module, keep_float: Sequence[str]) -> list[str]:
@@ -112,7 +118,8 @@ def quantize_network(network: LoadedNetwork, export_path: Path, calibration: Cal
     except ValueError as error:
         raise RuntimeNotSupported(str(error)) from None
     model_path, quantization = quantize(float_nodes)
-    quantization.update(calibration_images=calibration.images, float_layers=paths, float_nodes=len(float_nodes))
+    quantization.update(calibration_images=calibration.images, float_layers=paths, float_nodes=len(float_nodes),
+                        method=calibration.settings)
     return model_path, quantization
 
 
@@ -134,7 +141,7 @@ def quantized_path(export_path: Path, export_key: str, calibration: Calibration,
     """Where the quantized model is cached (beside the export, or in `directory`: never beside a user's file),
     and the key (in words) it is built for."""
     key = {"export": export_key, "calibration": calibration.digest, "images": str(calibration.images),
-           "keep_float": ",".join(calibration.keep_float), **settings}
+           "keep_float": ",".join(calibration.keep_float), **calibration.settings, **settings}
     text = ";".join(f"{name}={value}" for name, value in key.items())
     return (directory or export_path.parent) / f"{export_path.stem}.int8-{parts_digest(key)}{suffix}", text
 

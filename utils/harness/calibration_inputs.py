@@ -18,7 +18,8 @@ from utils.harness.timed_batch import batch_loop, decoded_batches, untimed
 
 def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, postprocess: Any,
                        paths: Sequence[Path], images: int, keep_float: Sequence[str],
-                       max_pixels: Optional[int] = None) -> Calibration:
+                       max_pixels: Optional[int] = None, method: Optional[dict[str, str]] = None) -> Calibration:
+    """`method`: runtime.calibration's preset, range and bias_correction (the Calibration's defaults when None)."""
     chosen = list(paths[:images])
     digest = parts_digest({"images": ",".join(file_digest(path) for path in chosen),
                            "preprocess": json.dumps(preprocess.model_dump(mode="json"), sort_keys=True)})
@@ -35,4 +36,6 @@ def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, pos
             if result.valid:
                 yield as_input(seen.pop())
 
-    return Calibration(inputs, len(chosen), digest, tuple(keep_float))
+    if method is None:
+        return Calibration(inputs, len(chosen), digest, tuple(keep_float))
+    return Calibration(inputs, len(chosen), digest, tuple(keep_float), tuple(method.items()))

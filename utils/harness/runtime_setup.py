@@ -39,7 +39,8 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
         calibration = calibration_document(chosen, scored, Path(config.dataset.path), runtime.calibration.path)
         options["calibration"] = calibration_inputs(
             family, network, config.preprocess, config.postprocess, chosen, runtime.calibration.images,
-            runtime.calibration.keep_float, config.dataset.max_pixels)
+            runtime.calibration.keep_float, config.dataset.max_pixels,
+            {key: getattr(runtime.calibration, key) for key in ("preset", "range", "bias_correction")})
     built = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
                           precision=runtime.precision,
                           streams=scenario_streams(runtime.streams, config.benchmark.scenario),

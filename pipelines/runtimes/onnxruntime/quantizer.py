@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from pipelines.runtimes import cache_integrity
+from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.quantization import Calibration, quantized_path, staging, with_progress
 
 
@@ -32,10 +33,16 @@ def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Ca
     """The cached QDQ ONNX file of the int8 model, quantized on a cache miss or where the cached one is
     damaged (cache_integrity)."""
     import onnxruntime as ort
-    from onnxruntime.quantization import QuantFormat, QuantType, quant_pre_process, quantize_static
+    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quant_pre_process, quantize_static
 
+    method = calibration.settings
+    if method["bias_correction"] != "fast":
+        raise RuntimeNotSupported(f"runtime.calibration.bias_correction {method['bias_correction']}: ONNX Runtime's "
+                                  "static quantization corrects no biases; use runtime.backend openvino, or remove it")
+    activations = QuantType.QInt8 if method["preset"] == "performance" else QuantType.QUInt8
+    ranges = CalibrationMethod.Percentile if method["range"] == "percentile" else CalibrationMethod.MinMax
     settings = {"tool": "onnxruntime.quantize_static", "onnxruntime": ort.__version__, "format": "QDQ",
-                "per_channel": "True", "activations": "QUInt8", "weights": "QInt8"}
+                "per_channel": "True", "activations": activations.name, "weights": "QInt8"}
     target, key = quantized_path(export_path, export_key, calibration, settings, ".onnx", directory)
     with cache_integrity.building(target.parent):
         if cache_integrity.usable([target], key):
@@ -46,8 +53,9 @@ def quantize_for_onnxruntime(export_path: Path, export_key: str, calibration: Ca
             quant_pre_process(str(export_path), str(prepared), skip_symbolic_shape=True)
             partial = directory / target.name
             quantize_static(str(prepared), str(partial), _Reader(calibration, input_name),
-                            quant_format=QuantFormat.QDQ, per_channel=True, activation_type=QuantType.QUInt8,
-                            weight_type=QuantType.QInt8, nodes_to_exclude=list(float_nodes))
+                            quant_format=QuantFormat.QDQ, per_channel=True, activation_type=activations,
+                            weight_type=QuantType.QInt8, nodes_to_exclude=list(float_nodes),
+                            calibrate_method=ranges)
             os.replace(partial, target)
         cache_integrity.record([target], key)
     return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,

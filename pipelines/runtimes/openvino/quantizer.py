@@ -22,7 +22,7 @@ def quantize_for_openvino(core: Any, export_path: Path, export_key: str, calibra
     import nncf
     import openvino as ov
 
-    settings = {"tool": "nncf", "nncf": nncf.__version__, "openvino": ov.get_version(), "preset": "mixed"}
+    settings = {"tool": "nncf", "nncf": nncf.__version__, "openvino": ov.get_version()}
     target, key = quantized_path(export_path, export_key, calibration, settings, ".xml", directory)
     files = [target, target.with_suffix(".bin")]
     with cache_integrity.building(target.parent):
@@ -32,9 +32,12 @@ def quantize_for_openvino(core: Any, export_path: Path, export_key: str, calibra
         model = core.read_model(str(export_path))
         ignored = nncf.IgnoredScope(names=list(float_nodes), validate=False) if float_nodes else None
         dataset = nncf.Dataset(_ReIterable(lambda: with_progress(calibration, "openvino int8")))
+        method = calibration.settings
         with kept_signal_stack():  # NNCF makes Cores of its own
-            quantized = nncf.quantize(model, dataset, preset=nncf.QuantizationPreset.MIXED,
-                                      subset_size=calibration.images, ignored_scope=ignored)
+            quantized = nncf.quantize(model, dataset, preset=getattr(nncf.QuantizationPreset, PRESETS[method["preset"]]),
+                                      subset_size=calibration.images, ignored_scope=ignored,
+                                      fast_bias_correction=method["bias_correction"] != "full",
+                                      advanced_parameters=_advanced(method))
         with staging(target) as directory:
             partial = directory / target.name
             ov.save_model(quantized, str(partial), compress_to_fp16=False)
@@ -43,6 +46,23 @@ def quantize_for_openvino(core: Any, export_path: Path, export_key: str, calibra
         cache_integrity.record(files, key)
     return target, {"quantize_s": time.perf_counter() - started, "quantized_cache_hit": False,
                     "quantized_file": str(target)}
+
+
+PRESETS = {"mixed": "MIXED", "performance": "PERFORMANCE"}
+
+
+def _advanced(method: dict[str, str]):
+    """NNCF's advanced parameters for runtime.calibration's range and bias_correction; None: its defaults."""
+    from nncf.quantization.advanced_parameters import AdvancedQuantizationParameters
+    from nncf.quantization.range_estimator import RangeEstimatorParametersSet
+
+    ranges = {"minmax": RangeEstimatorParametersSet.MINMAX, "percentile": RangeEstimatorParametersSet.MEAN_QUANTILE}
+    options = {}
+    if method["range"] in ranges:
+        options["activations_range_estimator_params"] = ranges[method["range"]]
+    if method["bias_correction"] == "none":
+        options["disable_bias_correction"] = True
+    return AdvancedQuantizationParameters(**options) if options else None
 
 
 class _ReIterable:
