@@ -28,6 +28,8 @@ class NodeRuns:
     nodes: tuple[NodeRun, ...]
     run_totals: tuple[int, ...]  # ns of each inference as the runtime reports it (its nodes' sum if it does not)
     source: str  # where the timings came from, e.g. "onnxruntime profiler"
+    input_shapes: tuple[tuple[int, ...], ...] = ()  # each inference's input shape, where the runtime recorded it
+    graph: str = ""  # the ONNX file the runtime ran (its nodes' MACs are counted from it); "" where none
 
 
 @dataclass(frozen=True)

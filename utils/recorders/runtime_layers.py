@@ -14,8 +14,11 @@ path -> `Model/unattributed`.
 - type = the runtime's op type (ONNX Runtime `Conv`, OpenVINO `Convolution`), so layer_types groups like
   ops. name = the kernel the runtime chose, joined with "+" when a row ran several; a runtime that reports
   no kernel choice keeps the last path segment as torch rows do.
-- calls = inferences a row's nodes ran in; a node has no children, so self = total. params and MACs are 0:
-  the runtime's kernels do not map one to one onto our modules.
+- calls = inferences a row's nodes ran in; a node has no children, so self = total. params are 0: the
+  runtime's kernels do not map one to one onto our modules. MACs are counted from the ONNX graph the runtime
+  ran, at each inference's input shape (pipelines/runtimes/graph_macs.py), each node's in the row whose path is
+  the longest prefix of its module scope (a fused kernel's row holds its conv's); 0 where the runtime ran no
+  ONNX file (an IR) or did not record its inputs' shapes.
 - Model's total is the runtime's own per-inference total, whose time outside any node is the unattributed
   row (a runtime reporting nodes only has their sum, and 0 unattributed). Layer self times plus unattributed
   add up exactly to Model.
@@ -25,13 +28,17 @@ LayerRecord has no field for where timings came from: each function returns the 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional
 
-from pipelines.runtimes.profiles import NodeRun, NodeRuns
+from pipelines.runtimes.graph_macs import macs_by_scope
+from pipelines.runtimes.profiles import NodeRun, NodeRuns, scope_of
 from pipelines.runtimes.registry import layer_reader
 from utils.record.layers import (KIND_LAYER, KIND_MODEL, KIND_PIPELINE, KIND_UNATTRIBUTED, MODEL, PIPELINE,
                                  UNATTRIBUTED, LayerRecord, TimingSnapshot)
+
+
+MULTIPLYING = ("Conv", "MatMul", "Gemm", "FullyConnected")  # op types (ONNX Runtime's, OpenVINO's) that carry MACs
 
 
 class RuntimeTiming(NamedTuple):
@@ -40,7 +47,24 @@ class RuntimeTiming(NamedTuple):
 
 
 def layer_timing(runs: NodeRuns, images: int) -> RuntimeTiming:
-    return RuntimeTiming(_snapshot(list(runs.nodes), list(runs.run_totals), images), runs.source)
+    macs = _graph_macs(runs) if runs.graph and len(runs.input_shapes) == len(runs.run_totals) else None
+    return RuntimeTiming(_snapshot(list(runs.nodes), list(runs.run_totals), images, macs), runs.source)
+
+
+def _graph_macs(runs: NodeRuns) -> list[dict[tuple[str, ...], int]]:
+    """Per inference, the graph's MACs per module scope at that inference's input shape."""
+    return [macs_by_scope(runs.graph, shape, scope_of) for shape in runs.input_shapes]
+
+
+def _owner(scope: tuple[str, ...], rows: dict[str, "_Row"]) -> Optional["_Row"]:
+    """The row a node of this scope belongs to: the longest row path that prefixes it (a fused kernel is keyed
+    at the module holding its conv), a multiplying op's row where a module has rows of several ops."""
+    for length in range(len(scope), 0, -1):
+        module = ".".join(scope[:length])
+        candidates = [row for row in rows.values() if row.path.split("/")[0] == module]
+        if candidates:
+            return next((row for row in candidates if any(tag in row.op for tag in MULTIPLYING)), candidates[0])
+    return None
 
 
 def profiles_layers(runtime_name: str) -> bool:
@@ -58,6 +82,7 @@ class _Row:
     kernels: list[str]
     per_inference: list[int]
     ran: list[bool]
+    macs: int = 0  # over the inferences it ran in
 
 
 def _row_key(scope: tuple[str, ...], op: str, several_ops: bool) -> tuple[str, str, int, str]:
@@ -78,7 +103,8 @@ def _natural(path: str) -> tuple:
                                                    for part in parts)
 
 
-def _snapshot(nodes: list[NodeRun], run_totals: list[int], images: int) -> TimingSnapshot:
+def _snapshot(nodes: list[NodeRun], run_totals: list[int], images: int,
+              graph_macs: Optional[list[dict[tuple[str, ...], int]]] = None) -> TimingSnapshot:
     forwards = len(run_totals)
     ops_per_scope: dict[tuple[str, ...], set[str]] = {}
     for node in nodes:
@@ -95,6 +121,11 @@ def _snapshot(nodes: list[NodeRun], run_totals: list[int], images: int) -> Timin
         row.per_inference[node.inference] += node.ns
         row.ran[node.inference] = True
         node_sums[node.inference] += node.ns
+    for inference, per_scope in enumerate(graph_macs or ()):
+        for scope, macs in per_scope.items():
+            row = _owner(scope, rows)
+            if row is not None and row.ran[inference]:
+                row.macs += macs
     # A runtime's total below its nodes' sum would make shares exceed 1: the nodes' sum is the floor.
     model_totals = [max(total, summed) for total, summed in zip(run_totals, node_sums)]
     outside = tuple(total - summed for total, summed in zip(model_totals, node_sums))
@@ -113,7 +144,7 @@ def _snapshot(nodes: list[NodeRun], run_totals: list[int], images: int) -> Timin
         records.append(LayerRecord(
             path=row.path, name="+".join(row.kernels) or row.name, type=row.op, kind=KIND_LAYER, depth=row.depth,
             parent=row.parent, calls=len(durations), total_ns=sum(durations), self_ns=sum(durations),
-            call_total_ns=durations, call_self_ns=durations, params=0, macs_total=0, input_shapes=None,
+            call_total_ns=durations, call_self_ns=durations, params=0, macs_total=row.macs, input_shapes=None,
             output_shapes=None))
     records.append(LayerRecord(
         path=f"{MODEL}/{UNATTRIBUTED}", name=UNATTRIBUTED, type=UNATTRIBUTED, kind=KIND_UNATTRIBUTED, depth=2,

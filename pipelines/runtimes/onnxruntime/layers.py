@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Union
 
@@ -53,5 +54,8 @@ def node_runs(profile_json_path: Union[Path, str], forwards: int) -> NodeRuns:
 
 
 def read_layers(profile: Any, forwards: int) -> NodeRuns:
-    """From what the session's profiling() left (an OrtProfile)."""
-    return node_runs(profile.path, forwards)
+    """From what the session's profiling() left (an OrtProfile): its nodes, and each inference's input shape
+    with the graph it ran, so that rows can count their MACs."""
+    runs = node_runs(profile.path, forwards)
+    shapes = tuple(profile.input_shapes[-forwards:]) if len(profile.input_shapes) >= forwards else ()
+    return replace(runs, input_shapes=shapes, graph=profile.graph)

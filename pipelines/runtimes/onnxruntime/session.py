@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -46,6 +46,8 @@ class OrtProfile:
     path: Optional[Path] = None
     warmup_runs: int = 1
     start_ns: Optional[int] = None
+    input_shapes: list[tuple[int, ...]] = field(default_factory=list)  # of every inference inside, warm-up first
+    graph: str = ""  # the ONNX file the session ran
 
 
 class OnnxRuntime(Runtime):
@@ -81,6 +83,7 @@ class OnnxRuntime(Runtime):
         self._pinned_callers: list[dict] = []
         self._intra_threads = threads
         self._input_name = INPUT_NAME
+        self._profiled_shapes: Optional[list[tuple[int, ...]]] = None  # inputs' shapes while profiling
         self._export: Optional[ExportResult] = None
         self._session: Optional[ort.InferenceSession] = None
         self._example: Optional[np.ndarray] = None
@@ -127,6 +130,8 @@ class OnnxRuntime(Runtime):
         stream = self._stream_of_calling_thread()
         session = self._sessions[stream] if len(self._sessions) > 1 else self._session
         outputs = session.run(None, {self._input_name: array})
+        if self._profiled_shapes is not None:
+            self._profiled_shapes.append(tuple(array.shape))
         return outputs[0] if len(outputs) == 1 else outputs
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
@@ -178,14 +183,16 @@ class OnnxRuntime(Runtime):
             raise RuntimeError("OnnxRuntime.profiling() needs prepare() first")
         directory = Path(output_dir) if output_dir is not None else Path(tempfile.mkdtemp(prefix="detbench-ort-"))
         directory.mkdir(parents=True, exist_ok=True)
-        profile = OrtProfile()
+        profile = OrtProfile(graph=str(self._model_path))
         normal = self._session
         self._session = self._new_session(self._options(directory / "onnxruntime_profile"))
         profile.start_ns = self._session.get_profiling_start_time_ns()
+        self._profiled_shapes = profile.input_shapes
         try:
             self._infer(self._example)
             yield profile
         finally:
+            self._profiled_shapes = None
             profile.path = Path(self._session.end_profiling())
             self._session = normal
 

@@ -4,7 +4,7 @@ nothing is unattributed. It names a fused Conv+activation after the conv (`model
 the kernel it chose (`brgconv_avx512_amx_1x1_bf16` says AMX and bf16)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from pipelines.runtimes.profiles import NS_PER_US, NodeRun, NodeRuns, last_runs, scope_of
@@ -41,5 +41,8 @@ def node_runs(counters: Iterable[NodeCounter], forwards: int) -> NodeRuns:
 
 
 def read_layers(profile: Any, forwards: int) -> NodeRuns:
-    """From what the session's profiling() left (an OpenVinoProfile)."""
-    return node_runs(profile.counters, forwards)
+    """From what the session's profiling() left (an OpenVinoProfile): its nodes, and each inference's input shape
+    with the ONNX graph it was read from, so that rows can count their MACs."""
+    runs = node_runs(profile.counters, forwards)
+    shapes = tuple(profile.input_shapes[-forwards:]) if len(profile.input_shapes) >= forwards else ()
+    return replace(runs, input_shapes=shapes, graph=profile.graph)

@@ -41,6 +41,8 @@ class OpenVinoProfile:
     """What a profiling() pass leaves: every performance counter of every inference in it, set on exit."""
 
     counters: list[NodeCounter] = field(default_factory=list)
+    input_shapes: list[tuple[int, ...]] = field(default_factory=list)  # of every counted inference, in order
+    graph: str = ""  # the ONNX file the compiled model was read from ("" for an IR)
 
 
 class OpenVinoRuntime(Runtime):
@@ -85,6 +87,8 @@ class OpenVinoRuntime(Runtime):
         self._model: Optional[ov.Model] = None
         self._compiled: Optional[CompiledByShape] = None
         self._profiled: Optional[list[list[Any]]] = None  # raw counters per inference while profiling
+        self._profiled_shapes: list[tuple[int, ...]] = []  # their inputs' shapes
+        self._model_source: str = ""  # the file the compiled model was read from
         self._example = None
         self._fused = False
         self._preparation: dict[str, Any] = {}
@@ -182,6 +186,7 @@ class OpenVinoRuntime(Runtime):
         outputs = request.infer({0: array}, share_inputs=True, share_outputs=True)
         if self._profiled is not None:
             self._profiled.append(request.get_profiling_info())
+            self._profiled_shapes.append(tuple(array.shape))
         if len(outputs) > 1:  # a file with several outputs (a DETR's boxes and logits), in the graph's order
             return tuple(torch.from_numpy(outputs[index]) for index in range(len(outputs)))
         return torch.from_numpy(outputs[0])
@@ -205,6 +210,7 @@ class OpenVinoRuntime(Runtime):
             os.sched_setaffinity(0, set(pinned_cores))
         self._resolve_input(network)
         started = time.perf_counter()
+        self._model_source = str(model_path)
         self._model = self._with_input_conversion(self.core.read_model(str(model_path)))
         self._compiled = self._compile(perf_count=False)
         compile_s = time.perf_counter() - started
@@ -238,13 +244,14 @@ class OpenVinoRuntime(Runtime):
         `output_dir` is unused: the counters are read in memory, no file is written."""
         if self._compiled is None:
             raise RuntimeError("OpenVinoRuntime.profiling() needs prepare() first")
-        profile = OpenVinoProfile()
+        source = str(self._model_source)
+        profile = OpenVinoProfile(graph=source if source.endswith(".onnx") else "")
         normal = self._compiled
         self._compiled = self._compile(perf_count=True)
         raw: list[list[Any]] = []
         try:
             self._infer(self._example)
-            self._profiled = raw
+            self._profiled, self._profiled_shapes = raw, profile.input_shapes
             yield profile
         finally:
             self._profiled = None
