@@ -19,6 +19,8 @@ from utils.readers.finished_run import FinishedRun
 from utils.writers.console import format_summary
 from utils.writers.run_figures import headline_figures
 
+pytestmark = pytest.mark.slow  # whole runs of the shapes config
+
 QUICK = quick_args(256, "dataset.limit=6", "benchmark.layer_timing=false", "benchmark.warmup=1",
                    "benchmark.repeats=1", "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",
                    "benchmark.agreement.images=6", config="shapes.yaml")

@@ -13,6 +13,8 @@ from pipelines.yolo import family as yolo
 from tests.paths import SHAPES
 from utils.harness.agreement_check import compare_with_reference
 
+pytestmark = pytest.mark.slow  # real pipelines, one of them exported to OpenVINO
+
 PRE = SimpleNamespace(img_size=96, rect=False, pad_value=114)
 POST = SimpleNamespace(conf_thres=0.25, iou_thres=0.45, max_det=300, classes=None, agnostic=False)
 

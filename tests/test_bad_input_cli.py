@@ -60,6 +60,7 @@ def test_absurd_channel_count(tmp_path, capsys):
     assert_usage_error(code, err, str(path), "layer 2: Conv would have 1000000 output channels", "check c2")
 
 
+@pytest.mark.slow
 def test_png_renamed_as_weights(tmp_path, capsys):
     path = tmp_path / "yolov7-tiny.pt"
     path.write_bytes(cv2.imencode(".png", cv2.imread(str(ROOT / "datasets" / "samples" / "dog.jpg")))[1].tobytes())
@@ -68,6 +69,7 @@ def test_png_renamed_as_weights(tmp_path, capsys):
                        "model.weights must point at a .pt file saved by torch.save")
 
 
+@pytest.mark.slow
 def test_checkpoint_of_the_other_arch_suggests_the_right_one(tmp_path, capsys):
     import torch
 
@@ -106,6 +108,7 @@ def exif_orientation_6(jpeg: bytes) -> bytes:
     return jpeg[:2] + b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload + jpeg[2:]
 
 
+@pytest.mark.slow
 def test_rotated_photo_is_detected_upright(tmp_path, capsys):
     images = tmp_path / "images"
     images.mkdir()

@@ -29,6 +29,7 @@ def sampled(tmp_path_factory):
     return code, outputs / "below"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sampler_module.find_py_spy() is None, reason="py-spy is not installed")
 def test_sampled_run_writes_every_part(sampled):
     code, run_dir = sampled
@@ -67,6 +68,7 @@ def test_sampled_run_writes_every_part(sampled):
     assert "Below the layer" in report and "forward: " in report
 
 
+@pytest.mark.slow
 def test_missing_sampler_finishes_the_run(tmp_path, monkeypatch, capsys):
     empty = tmp_path / "bin"
     empty.mkdir()

@@ -87,6 +87,7 @@ def test_an_unusable_default_cache_runs_without_it_and_says_so(tmp_path, monkeyp
     assert "nothing is kept for the next run" in healed(caplog)[0]
 
 
+@pytest.mark.slow
 def test_a_truncated_export_is_rebuilt_and_then_hit(network, tmp_path, caplog):
     example = torch.zeros(1, 3, 64, 64)
     first = export_onnx(network, example, tmp_path)
@@ -131,6 +132,7 @@ def truncated_int8_heals(cache_dir: Path) -> dict:
             "equal": torch.equal(output, repeated)}
 
 
+@pytest.mark.slow
 def test_a_truncated_int8_model_is_rebuilt_with_one_line(tmp_path):
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         found = pool.submit(truncated_int8_heals, tmp_path).result(timeout=900)
@@ -147,6 +149,7 @@ print(json.dumps({"hit": result.cache_hit, "path": str(result.path)}))
 """
 
 
+@pytest.mark.slow
 def test_two_processes_sharing_a_cache_build_once_and_both_read_a_whole_file(tmp_path):
     runs = [subprocess.Popen([sys.executable, "-c", EXPORT, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
@@ -161,6 +164,7 @@ def test_two_processes_sharing_a_cache_build_once_and_both_read_a_whole_file(tmp
     assert not list(tmp_path.glob(".*partial"))
 
 
+@pytest.mark.slow
 def test_cli_exits_2_naming_the_key_when_cache_dir_is_a_file(tmp_path, capsys):
     from benchmark import main
 

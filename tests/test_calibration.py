@@ -29,6 +29,7 @@ def test_running_statistics_become_the_batch_statistics():
     assert torch.allclose(normalised.mean(dim=(0, 2, 3)), torch.zeros(4), atol=1e-4)
 
 
+@pytest.mark.slow
 def test_random_yolo_weights_are_reproducible_and_scores_spread():
     first = yolo.load_network("yolov7-tiny", None, seed=0)
     again = yolo.load_network("yolov7-tiny", None, seed=0)
@@ -63,6 +64,7 @@ def test_candidate_counts_follow_the_nms_rule():
     assert candidate_counts([raw, raw], 0.0).tolist() == [2, 0]
 
 
+@pytest.mark.slow
 def test_detect_head_calibration_centres_box_logits_and_hits_the_candidate_target():
     model = build_model("yolov7-tiny", seed=0)
     batch = torch.rand(3, 3, 128, 128, generator=torch.Generator().manual_seed(0))
@@ -83,6 +85,7 @@ def test_detect_head_calibration_centres_box_logits_and_hits_the_candidate_targe
     assert statistics.median(candidate_counts(level_maps, shift - 1e-3).tolist()) < 5
 
 
+@pytest.mark.slow
 def test_calibrated_random_weights_are_cached_on_disk_per_arch_and_seed(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(yolo, "_calibrated", {})

@@ -39,6 +39,7 @@ def quantized_with(cache_dir: Path, method: dict) -> dict:
     return runtime.settings()["preparation"]
 
 
+@pytest.mark.slow
 def test_the_method_is_recorded_and_keys_the_cache(tmp_path):
     default = {"preset": "mixed", "range": "default", "bias_correction": "fast"}
     other = {"preset": "performance", "range": "percentile", "bias_correction": "none"}
@@ -49,6 +50,7 @@ def test_the_method_is_recorded_and_keys_the_cache(tmp_path):
     assert first["quantized_file"] != second["quantized_file"] and not second["quantized_cache_hit"]
 
 
+@pytest.mark.slow
 def test_onnx_runtime_refuses_a_bias_correction_it_does_not_have(tmp_path):
     from pipelines.runtimes.base import RuntimeNotSupported
     from pipelines.runtimes.onnxruntime.session import OnnxRuntime

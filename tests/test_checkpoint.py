@@ -90,6 +90,7 @@ def test_restricted_reader_builds_stand_ins_not_our_classes(official_tiny_file):
     assert payload["model"] is None and payload["epoch"] == -1
 
 
+@pytest.mark.slow
 def test_official_layout_loads_into_differently_seeded_model(tiny, official_tiny_file):
     target = build_model("yolov7-tiny", seed=1)
     x = torch.rand(1, 3, 128, 128)
@@ -212,6 +213,7 @@ def test_zip_without_torch_records(tmp_path, tiny):
         load_weights(tiny, path)
 
 
+@pytest.mark.slow
 def test_tiny_checkpoint_into_yolov7_suggests_the_arch_then_lists_keys_and_shapes(yolov7, official_tiny_file):
     with pytest.raises(CheckpointError) as raised:
         load_weights(yolov7, official_tiny_file)
@@ -225,6 +227,7 @@ def test_tiny_checkpoint_into_yolov7_suggests_the_arch_then_lists_keys_and_shape
     assert message.count("more)") == 3 and message.count(", model.") <= 3 * (MAX_LISTED - 1)  # lists are cut
 
 
+@pytest.mark.slow
 def test_yolov7_state_dict_into_tiny_suggests_yolov7(tmp_path, tiny, yolov7):
     path = tmp_path / "yolov7_weights.pt"
     torch.save(yolov7.state_dict(), path)
@@ -233,6 +236,7 @@ def test_yolov7_state_dict_into_tiny_suggests_yolov7(tmp_path, tiny, yolov7):
         load_weights(tiny, path)
 
 
+@pytest.mark.slow
 def test_other_class_count_of_a_builtin_suggests_a_definition_copy(tmp_path, yolov7):
     definition = load_definition(DEFINITIONS_DIR / "yolov7-tiny.yaml")
     definition["nc"] = 3
@@ -244,6 +248,7 @@ def test_other_class_count_of_a_builtin_suggests_a_definition_copy(tmp_path, yol
             "models/definitions/yolov7-tiny.yaml, set nc: 3 in the copy") in str(raised.value)
 
 
+@pytest.mark.slow
 def test_checkpoint_of_no_builtin_arch_gets_no_suggestion(tmp_path, tiny):
     definition = load_definition(DEFINITIONS_DIR / "yolov7-tiny.yaml")
     definition["width_multiple"] = 0.5
@@ -255,6 +260,7 @@ def test_checkpoint_of_no_builtin_arch_gets_no_suggestion(tmp_path, tiny):
     assert "model.arch" not in str(raised.value)
 
 
+@pytest.mark.slow
 def test_class_count_mismatch(tmp_path, tiny):
     definition = load_definition(DEFINITIONS_DIR / "yolov7-tiny.yaml")
     definition["nc"] = 3
@@ -265,6 +271,7 @@ def test_class_count_mismatch(tmp_path, tiny):
     assert "nc=3" in str(raised.value) and "nc=80" in str(raised.value)
 
 
+@pytest.mark.slow
 def test_fused_model_refuses_unfused_weights_with_hint(tiny, official_tiny_file):
     fused = fuse_model(copy.deepcopy(tiny))
     with pytest.raises(CheckpointError) as raised:

@@ -239,6 +239,7 @@ def own_descendants():
     return ProcessTree().descendants()
 
 
+@pytest.mark.slow
 def test_our_children_count_as_ours_reaped_or_alive():
     recorder, alive = ContentionRecorder(), None
     try:

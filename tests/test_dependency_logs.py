@@ -7,6 +7,8 @@ import logging
 import subprocess
 import sys
 
+import pytest
+
 from tests.paths import ROOT, SHAPES
 from utils.harness.dependency_logs import DependencyLogs
 from utils.writers import layout
@@ -42,6 +44,7 @@ def test_dependency_lines_go_to_the_file_and_warnings_to_one_console_line(tmp_pa
     noisy.handlers.clear()
 
 
+@pytest.mark.slow
 def test_a_real_int8_run_keeps_nncf_off_the_console(tmp_path):
     """openvino int8 on yolov7-tiny at 96 pixels, 4 calibration images: NNCF logs dozens of INFO lines."""
     command = [sys.executable, str(ROOT / "benchmark.py"), "--config", str(ROOT / "configs" / "samples_tiny.yaml"),

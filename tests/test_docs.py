@@ -2,6 +2,8 @@
 import importlib.util
 import re
 
+import pytest
+
 from tests.paths import ROOT
 from utils.compare.timings import COLUMNS as COMPARE_COLUMNS
 from utils.record.accuracy import CLASS_COLUMNS
@@ -85,6 +87,7 @@ def test_readme_is_a_map_and_every_link_resolves():
                 assert anchor in {_slug(h) for h in headings}, f"{page.name} links to {target}: no such heading"
 
 
+@pytest.mark.slow
 def test_layer_timing_notebook_example_runs(monkeypatch, capsys):
     page = (DOCS / "measurement.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)

@@ -42,6 +42,7 @@ def run(dataset, tmp_path_factory):
     return code, outputs / "e2e"
 
 
+@pytest.mark.slow
 def test_run_completes_and_writes_every_file(run):
     code, run_dir = run
     assert code == 0
@@ -53,6 +54,7 @@ def test_run_completes_and_writes_every_file(run):
     assert env["torch"].startswith("2.") and env["torch_threads"] >= 1 and "torch_build_config" in env
 
 
+@pytest.mark.slow
 def test_summary_counts_and_random_weights(run):
     _, run_dir = run
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -72,6 +74,7 @@ def test_summary_counts_and_random_weights(run):
     assert skipped["image"].tolist() == ["broken.jpg"] and "decodable" in skipped["reason"][0]
 
 
+@pytest.mark.slow
 def test_detections_are_in_original_pixels(run, dataset):
     _, run_dir = run
     detections = pd.read_csv(run_dir / "detections.csv")
@@ -86,6 +89,7 @@ def test_detections_are_in_original_pixels(run, dataset):
     assert annotated == {p.relative_to(dataset).as_posix() for p in dataset.rglob("*.*") if p.name != "broken.jpg"}
 
 
+@pytest.mark.slow
 def test_step_rows_nest_and_add_up(run):
     _, run_dir = run
     steps = pd.read_csv(run_dir / "steps_timer.csv")
@@ -109,6 +113,7 @@ def test_step_rows_nest_and_add_up(run):
     assert abs(summary.loc["forward", "total_ms"] - timed[timed["step"] == "forward"]["ms"].sum()) < 1e-6
 
 
+@pytest.mark.slow
 def test_existing_run_directory_is_refused(run, dataset, capsys):
     _, run_dir = run
     before = (run_dir / "summary.json").read_text()
@@ -141,6 +146,7 @@ def test_config_error_has_no_traceback(tmp_path):
     assert "model.archh" in err and "dataset.batch_size" in err and "-1" in err
 
 
+@pytest.mark.slow
 def test_ctrl_c_writes_what_was_measured(tmp_path):
     images = tmp_path / "many"
     images.mkdir()
@@ -165,6 +171,7 @@ def test_ctrl_c_writes_what_was_measured(tmp_path):
     assert (steps["step"] == "forward").sum() >= 1
 
 
+@pytest.mark.slow
 def test_energy_is_unavailable_here_with_the_reason(run):
     _, run_dir = run
     energy = json.loads((run_dir / "summary.json").read_text())["energy"]
@@ -175,6 +182,7 @@ def test_energy_is_unavailable_here_with_the_reason(run):
     assert not (run_dir / "energy.csv").exists() and not (run_dir / "plots" / "energy.png").exists()
 
 
+@pytest.mark.slow
 def test_energy_measured_end_to_end_on_a_ticking_fake_powercap(tmp_path, monkeypatch):
     """A fake RAPL package counter that rises at exactly 100 W, starts 3 s short of its wrap-around and then wraps
     every 50 s: it wraps during the run, and no step, even on a crowded machine, lasts a whole wrap period.
@@ -222,6 +230,7 @@ class TouchesAFile:
         return os.system, (f"touch {self.path}",)
 
 
+@pytest.mark.slow
 def test_weights_through_the_cli(tmp_path, capsys):
     """An official-layout checkpoint replaces the random weights; hostile or mismatched files exit 2."""
     import torch
@@ -254,6 +263,7 @@ def test_weights_through_the_cli(tmp_path, capsys):
     assert not (tmp_path / "mismatch").exists()
 
 
+@pytest.mark.slow
 def test_min_time_adds_passes_and_layer_batches_limit_the_hooked_pass(tmp_path):
     code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=long", "--set", "dataset.limit=2",
                          "--set", "dataset.batch_size=1", "--set", "benchmark.repeats=1",
@@ -272,6 +282,7 @@ def test_min_time_adds_passes_and_layer_batches_limit_the_hooked_pass(tmp_path):
     assert not (tmp_path / "long" / "images").exists()
 
 
+@pytest.mark.slow
 def test_instrumented_passes_sit_between_clean_passes(run):
     _, run_dir = run
     steps = pd.read_csv(run_dir / "steps_timer.csv")
@@ -285,6 +296,7 @@ def test_instrumented_passes_sit_between_clean_passes(run):
     assert summary["profiler"]["forward_overhead_ratio"] > 0
 
 
+@pytest.mark.slow
 def test_layer_memory_of_the_profiled_batch(run):
     _, run_dir = run
     timer = pd.read_csv(run_dir / "layer_timer.csv").set_index("path")

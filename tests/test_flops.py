@@ -87,6 +87,7 @@ def test_unusable_shapes_count_zero():
 # YOLOv7 totals. Every feature map halves exactly from 160 to 5 (stride 32), so MACs at 640 are 16x those at
 # 160. Published: YOLOv7 104.7 GFLOPs (fused); the unfused deploy cfg measures 105.8 on this project's machines.
 # Conv-only counting gives 13.70 for yolov7-tiny, equal to torch's FlopCounterMode.
+@pytest.mark.slow
 @pytest.mark.parametrize("arch, fused, expected_gflops, tolerance", [
     ("yolov7-tiny", False, 13.7, 0.01),
     ("yolov7", False, 105.8, 0.005),

@@ -2,6 +2,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.paths import ROOT
 
 CONFIGURATIONS = ("bare", "bare, again", "memory_profiler sampler (old)", "memory sampler (new)", "step timer",
@@ -11,6 +13,7 @@ CONFIGURATIONS = ("bare", "bare, again", "memory_profiler sampler (old)", "memor
 NUMBER = r"(\d+\.\d+)"
 
 
+@pytest.mark.slow
 def test_the_script_prints_every_configuration_with_its_ratio():
     # One thread: two threads' barriers wait on a busy shared machine far longer than the tiny forwards take.
     result = subprocess.run(
@@ -70,6 +73,7 @@ def _goal_only(*extra: str) -> list[str]:
     return result.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_goal_only_runs_just_the_rows_the_goal_is_judged_on():
     lines = _goal_only()
     names = [line[:32].strip() for line in lines[3:6]]
@@ -86,6 +90,7 @@ def _forward_and_batch_ms(row: str) -> tuple[float, float]:
     return float(numbers[0]), float(numbers[4])
 
 
+@pytest.mark.slow
 def test_with_stages_runs_the_pipelines_letterbox_and_nms_around_every_forward_bare_included():
     lines, back_to_back = _goal_only("--with-stages"), _goal_only()
     forward, batch = _forward_and_batch_ms(lines[3])

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -98,6 +99,7 @@ def merged(pairs: list[tuple[str, object]]) -> dict:
     return data
 
 
+@pytest.mark.slow
 @PROFILE
 @given(st.lists(st.tuples(st.sampled_from(KEYS), yaml_values), max_size=8))
 def test_any_values_for_known_keys(tmp_path, pairs):
@@ -130,6 +132,7 @@ def alias_bomb(levels: int) -> str:
     return "\n".join(lines) + f"\ndataset:\n  path: *a{levels - 1}\nwhat: *a{levels - 1}\n"
 
 
+@pytest.mark.slow
 def test_cli_refuses_hostile_configs_quickly(tmp_path):
     cases = {"bomb.yaml": alias_bomb(9), "bomb6.yaml": alias_bomb(6),
              "twice.yaml": "model:\n  arch: yolov7-tiny\ndataset:\n  path: x\nmodel:\n  fuse: false\n",
@@ -145,6 +148,7 @@ def test_cli_refuses_hostile_configs_quickly(tmp_path):
         assert time.perf_counter() - started < 30
 
 
+@pytest.mark.slow
 def test_cli_refuses_hostile_set_values_quickly(tmp_path):
     config = tmp_path / "ok.yaml"
     config.write_text("dataset:\n  path: datasets/samples\n")

@@ -74,6 +74,7 @@ def run(tmp_path, capsys, images: Path, *overrides: str) -> tuple[int, str, Path
     return code, capsys.readouterr().err, run_dir
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [0, 1])
 def test_the_run_goes_on_past_oversized_images(tmp_path, capsys, workers):
     images = tmp_path / "images"
@@ -89,6 +90,7 @@ def test_the_run_goes_on_past_oversized_images(tmp_path, capsys, workers):
     assert pd.read_csv(run_dir / "detections.csv")["image"].eq("c_dog.jpg").all()
 
 
+@pytest.mark.slow
 def test_no_usable_image_exits_2_naming_skipped_csv(tmp_path, capsys):
     images = tmp_path / "images"
     images.mkdir()

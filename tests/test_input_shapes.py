@@ -186,6 +186,7 @@ def _run(folder: Path, out: Path, run_id: str, *extra: str) -> tuple[dict, pd.Da
             pd.read_csv(run_dir / "steps_summary.csv"))
 
 
+@pytest.mark.slow
 def test_auto_warms_every_shape_so_no_timed_batch_is_cold(three_shapes, tmp_path):
     summary, steps, step_summary = _run(three_shapes, tmp_path, "auto", "benchmark.warmup=auto")
     warmup = summary["warmup"]
@@ -196,6 +197,7 @@ def test_auto_warms_every_shape_so_no_timed_batch_is_cold(three_shapes, tmp_path
     assert step_summary.set_index("step").loc["pipeline", "count"] == 8  # 4 batches x 2 timed passes
 
 
+@pytest.mark.slow
 def test_a_count_flags_cold_batches_and_reports_them_apart(three_shapes, tmp_path):
     summary, steps, step_summary = _run(three_shapes, tmp_path, "one", "benchmark.warmup=1")
     cold = steps[steps["cold_shape"]]
@@ -207,6 +209,7 @@ def test_a_count_flags_cold_batches_and_reports_them_apart(three_shapes, tmp_pat
     assert any("cold start" in warning for warning in summary["warnings"])
 
 
+@pytest.mark.slow
 def test_auto_covers_every_shape_on_an_exported_runtime_too(three_shapes, tmp_path):
     summary, steps, _ = _run(three_shapes, tmp_path, "ort", "benchmark.warmup=auto", "runtime.backend=onnxruntime",
                              f"runtime.cache_dir={tmp_path / 'cache'}", "benchmark.agreement.enabled=false")
@@ -214,6 +217,7 @@ def test_auto_covers_every_shape_on_an_exported_runtime_too(three_shapes, tmp_pa
     assert summary["warmup"]["warmed_shapes"] == 3 and not steps["cold_shape"].any()
 
 
+@pytest.mark.slow
 def test_under_loadgen_each_stream_warms_every_shape_its_batches_can_take(three_shapes, tmp_path):
     # Offline batches of 2 in LoadGen's order: a landscape and a portrait image together make a square batch
     # that no batch in dataset order has, and a worker may batch a single image. Both streams warm them all.
@@ -229,6 +233,7 @@ def test_under_loadgen_each_stream_warms_every_shape_its_batches_can_take(three_
     assert warmup["cold_shapes"] == [] and not steps["cold_shape"].any()
 
 
+@pytest.mark.slow
 def test_under_loadgen_a_capped_warmup_lists_the_batches_that_ran_cold(three_shapes, tmp_path, capsys):
     summary, steps, _ = _run(three_shapes, tmp_path, "capped", "benchmark.warmup=auto", "dataset.batch_size=2",
                              "benchmark.warmup_max_batches=1", "benchmark.scenario=offline",

@@ -182,6 +182,7 @@ def test_tree_and_top_table_show_memory(tiny_yolo):
     assert plain[LAYER_MEMORY_COLUMNS].isna().all().all()  # profiler off: the columns are there, empty
 
 
+@pytest.mark.slow
 def test_torchvision_detector_through_the_recorder():
     torch.manual_seed(0)
     model = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn(

@@ -95,6 +95,7 @@ def cli(tmp_path, *overrides):
     return result, time.perf_counter() - started
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overrides, says", [
     (("benchmark.scenario=server", "benchmark.loadgen.target_qps=1e9", "benchmark.loadgen.target_latency_ms=100"),
      "benchmark.loadgen.target_qps 1e+09"),
@@ -108,6 +109,7 @@ def test_cli_refuses_before_loadgen_starts(tmp_path, overrides, says):
     assert not (tmp_path / "r").exists() and seconds < 120
 
 
+@pytest.mark.slow
 def test_cli_refuses_a_multi_stream_test_of_hours_once_the_rate_is_measured(tmp_path):
     result, seconds = cli(tmp_path, "benchmark.scenario=multi_stream", "benchmark.loadgen.samples_per_query=100000")
     assert result.returncode == 2, result.stderr[-2000:]
@@ -117,6 +119,7 @@ def test_cli_refuses_a_multi_stream_test_of_hours_once_the_rate_is_measured(tmp_
     assert seconds < 120
 
 
+@pytest.mark.slow
 def test_a_legal_test_prints_its_plan_first(tmp_path):
     result, _ = cli(tmp_path, "benchmark.scenario=offline", "benchmark.loadgen.min_duration_s=0.3",
                     "benchmark.loadgen.min_query_count=4", "dataset.limit=4")

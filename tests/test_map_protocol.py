@@ -26,6 +26,7 @@ def _suppressed(postprocess) -> torch.Tensor:
     return pipeline.nms(PREDICTION)[0]
 
 
+@pytest.mark.slow
 def test_the_accuracy_pass_keeps_every_class_of_a_box_by_default():
     accuracy = YOLO.benchmark.accuracy
     assert accuracy.multi_label is True
@@ -37,6 +38,7 @@ def test_the_accuracy_pass_keeps_every_class_of_a_box_by_default():
     assert kept[:, 4].tolist() == pytest.approx([0.9 * 0.5, 0.9 * 0.4], abs=1e-6)
 
 
+@pytest.mark.slow
 def test_single_label_when_asked_and_in_the_deployed_pipeline():
     single = config_for("yolov7-tiny", benchmark={"accuracy": {"multi_label": False}})
     postprocess, stated = map_postprocess(single.postprocess, single.benchmark.accuracy, "")
@@ -54,6 +56,7 @@ def test_a_torchvision_detector_is_evaluated_at_its_builders_own_cut():
     assert config.postprocess.conf_thres == 0.5  # the deployed cut stays the run's own
 
 
+@pytest.mark.slow
 def test_the_official_letterbox_centres_each_batch_in_its_rectangle_and_maps_boxes_back():
     # Two landscape images (300x400 and 240x320, both 3:4) at img_size 320: each becomes 240x320, centred in
     # test.py's 256x352 (ceil(0.75 * 10 + 0.5) = 8 and ceil(10 + 0.5) = 11 strides): 8 px above and below,

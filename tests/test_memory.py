@@ -222,6 +222,7 @@ def test_pss_reads_are_spaced_by_their_cost():
     assert summary["pss_mean_spacing_s"] >= 0.04
 
 
+@pytest.mark.slow
 def test_a_pause_stops_the_wait_for_the_next_pss_read():
     """A read due during a pause would otherwise land in the first timed batch after it."""
     with MemorySampler(interval_s=0.01, read_rss_mib=lambda: (1.0, 0.0), read_pss_mib=lambda: (10.0, 5.0),

@@ -30,6 +30,7 @@ def run(tmp_path, capsys, *overrides):
     return code, capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_key_lifts_the_refusal(tmp_path, capsys, monkeypatch):
     # The machine is said to have 1 MiB left: the estimate refuses even yolov7-tiny at 64 pixels.
     monkeypatch.setattr(composition, "available_memory", lambda: (MiB, "available on this machine"))

@@ -26,6 +26,7 @@ def run_script(*args: str, cache: Path) -> subprocess.CompletedProcess:
                           cwd=str(ROOT), timeout=60)
 
 
+@pytest.mark.slow
 def test_help_documents_the_peer_the_rounds_and_the_goals(tmp_path):
     result = run_script("--help", cache=tmp_path / "cache")
     assert result.returncode == 0, result.stderr
@@ -37,6 +38,7 @@ def test_help_documents_the_peer_the_rounds_and_the_goals(tmp_path):
     assert not (tmp_path / "cache").exists()  # --help prepares nothing
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, message", [
     (["--runtime", "onnxruntime"], "backend:precision"),
     (["--runtime", "torch:bf16:fast"], "flags"),
@@ -54,6 +56,7 @@ def test_argument_mistakes_end_with_status_2_before_any_setup(tmp_path, args, me
     assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_an_output_dir_that_holds_files_is_refused_with_status_2(tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "kept.txt").write_text("x")

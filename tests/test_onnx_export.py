@@ -52,6 +52,7 @@ def test_cache_leaves_only_the_file_its_sidecar_and_its_checksum_record(exported
     assert all(f"{name}={value}" in result.key for name, value in parts.items())
 
 
+@pytest.mark.slow
 def test_key_changes_with_what_determines_the_file(network, example):
     base = export_key_parts(network, example, 17, True)
     assert export_key_parts(network, torch.zeros(2, 3, 64, 64), 17, True) == base

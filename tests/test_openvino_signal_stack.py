@@ -41,6 +41,7 @@ def test_plain_cores_unloaded_out_of_order_leave_a_freed_signal_stack():
     assert done.returncode == -11 and "handled" not in done.stdout
 
 
+@pytest.mark.slow
 def test_runtimes_made_and_dropped_in_any_order_keep_signals_working():
     script = ("from pipelines.runtimes.openvino.session import OpenVinoRuntime\n"
               + CORES_OUT_OF_ORDER.format(make="OpenVinoRuntime", core=".core")

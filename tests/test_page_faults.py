@@ -137,6 +137,7 @@ def _run(tmp_path, run_id, tunables, *extra):
     return done.stdout, json.loads((tmp_path / run_id / "summary.json").read_text())["cpu_counters"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="GLIBC_TUNABLES is glibc's")
 def test_a_run_that_maps_its_activations_afresh_is_told_and_one_that_keeps_its_heap_is_not(tmp_path, capsys):
     out, counters = _run(tmp_path, "mapped", "glibc.malloc.mmap_threshold=65536")

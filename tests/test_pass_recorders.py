@@ -65,6 +65,7 @@ def test_only_timed_passes_have_listeners():
     assert all(not LISTENING[kind] for kind in PassKind if kind is not PassKind.TIMED)
 
 
+@pytest.mark.slow
 def test_the_energy_window_is_the_timed_passes_window(tmp_path, monkeypatch):
     fake_powercap(tmp_path, monkeypatch, HundredWatts())
     assert main(SAMPLES + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=e",
@@ -99,6 +100,7 @@ def energy_figures(run_dir: Path) -> tuple[dict, list[dict]]:
     return timeless, table.to_dict("records")
 
 
+@pytest.mark.slow
 def test_an_accuracy_pass_changes_no_energy_figure(tmp_path, monkeypatch):
     runs = {}
     for name, accuracy in (("with", "true"), ("without", "false")):
@@ -115,6 +117,7 @@ def test_an_accuracy_pass_changes_no_energy_figure(tmp_path, monkeypatch):
     assert (figures, table) == energy_figures(runs["without"])  # ... and no energy figure moved
 
 
+@pytest.mark.slow
 def test_memory_and_step_statistics_cover_the_timed_passes_only(tmp_path):
     assert main(SAMPLES + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=m",
                            "--set", "benchmark.energy.enabled=false",

@@ -33,6 +33,7 @@ def _statuses(pid: int) -> list[dict]:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(len(CORES) < 2, reason="needs two usable cores")
 @pytest.mark.parametrize("backend", ["torch", "onnxruntime", "openvino"])
 def test_every_running_thread_is_pinned_to_one_core(backend, tmp_path):

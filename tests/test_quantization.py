@@ -24,6 +24,8 @@ from utils.config import config_for
 from utils.harness.calibration_inputs import calibration_inputs
 from utils.record.accuracy import coco_evaluation
 
+pytestmark = pytest.mark.slow  # int8 calibration and export of the shapes model
+
 PRE, POST = config_for("yolov7-tiny", preprocess={"img_size": 160}).preprocess, config_for("yolov7-tiny").postprocess
 CALIBRATION_IMAGES = 8
 

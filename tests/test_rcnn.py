@@ -42,6 +42,7 @@ def fp32():
     return pipeline()
 
 
+@pytest.mark.slow
 def test_batch_of_one_equals_torchvision_on_the_same_weights(fp32):
     image = photo("dog.jpg")
     ours = fp32([image])[0]
@@ -57,6 +58,7 @@ def test_batch_of_one_equals_torchvision_on_the_same_weights(fp32):
     assert torch.equal(ours.labels, theirs["labels"])
 
 
+@pytest.mark.slow
 def test_batching_changes_detections_only_through_padding(fp32):
     wide, tall = photo("kite.jpg"), photo("dog.jpg")[:, :300]
     batched = fp32.forward(fp32.preprocess([wide, tall])).detections[1]
@@ -77,6 +79,7 @@ def test_batching_changes_detections_only_through_padding(fp32):
     assert len(single["boxes"]) != len(batched["boxes"]) or (single["boxes"] - batched["boxes"]).abs().max() > 0.1
 
 
+@pytest.mark.slow
 def test_a_saved_state_dict_loads_through_the_config_key_and_gives_the_same_detections(fp32, tmp_path):
     path = tmp_path / "seeded.pth"
     torch.save(fp32.network.state_dict(), path)
@@ -88,6 +91,7 @@ def test_a_saved_state_dict_loads_through_the_config_key_and_gives_the_same_dete
     assert len(ours) > 0 and torch.equal(ours.boxes, theirs.boxes) and torch.equal(ours.labels, theirs.labels)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_of_another_architecture_is_refused_naming_file_and_keys(fp32, tmp_path):
     state = fp32.network.state_dict()
     state.pop("roi_heads.box_predictor.cls_score.bias")
@@ -146,6 +150,7 @@ def test_exported_runtimes_are_refused_for_this_family(tmp_path, capsys):
     assert "runtime.backend onnxruntime is not supported for this family (rcnn" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not cpu_runs_bf16(), reason="this CPU has no native bf16")
 def test_agreement_check_compares_bf16_with_the_fp32_reference(fp32):
     bf16 = pipeline(precision="bf16")
@@ -171,6 +176,7 @@ def test_floating_to_float32_keeps_class_ids_integer():
     assert out[0]["boxes"].dtype == torch.float32 and out[0]["labels"].dtype == torch.int64
 
 
+@pytest.mark.slow
 def test_mask_rcnn_end_to_end_writes_masks_steps_and_batching_note(tmp_path):
     images = tmp_path / "images"
     images.mkdir()

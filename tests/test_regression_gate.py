@@ -123,6 +123,7 @@ def _gate(capsys, base, new, *options):
     return status, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_gate_trips_on_an_injected_slow_step(runs, capsys):
     status, out, _ = _gate(capsys, runs["base"], runs["slow"], "--fail-above", "50", "--metric", "latency",
                            "--metric", "throughput")
@@ -139,11 +140,13 @@ def test_gate_trips_on_an_injected_slow_step(runs, capsys):
     assert f"base {base:.4g}" in out and f"new {slow:.4g}" in out
 
 
+@pytest.mark.slow
 def test_gate_does_not_trip_the_other_way_round(runs, capsys):
     status, out, _ = _gate(capsys, runs["slow"], runs["base"], "--fail-above", "50", "--metric", "latency")
     assert status == 0 and "better, beyond the noise" in out and "gate: passed" in out
 
 
+@pytest.mark.slow
 def test_gate_passes_two_runs_of_the_same_configuration(runs, capsys):
     status, out, _ = _gate(capsys, runs["base"], runs["again"], "--fail-above", "50", "--metric", "latency",
                            "--metric", "throughput", "--metric", "peak_memory")
@@ -152,11 +155,13 @@ def test_gate_passes_two_runs_of_the_same_configuration(runs, capsys):
     assert out.count(": ok: ") == 3
 
 
+@pytest.mark.slow
 def test_gate_without_a_metric_judges_latency(runs, capsys):
     _, out, _ = _gate(capsys, runs["base"], runs["again"], "--fail-above", "50")
     assert "gate latency:" in out and "gate throughput" not in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options, message", [
     (["--fail-above", "-5"], "at least 0"),
     (["--fail-above", "lots"], "is not a number"),
@@ -168,6 +173,7 @@ def test_gate_refuses_bad_input_with_status_2(runs, capsys, options, message):
     assert status == 2 and message in err and "Regression gate" not in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key, value, message", [
     ("model", "yolov7", "differ in model"),
     ("scenario", {"name": "offline"}, "differ in scenario"),

@@ -219,6 +219,7 @@ def assert_interrupted(run: Cli, run_dir: Path, running: dict, seen: int, name: 
 
 # --- summary.json from start to end, and stops in the middle of a run ---
 
+@pytest.mark.slow
 def test_sigterm_mid_run_ends_it_like_ctrl_c_even_with_a_ctrl_c_while_workers_shut_down(cli, many_images):
     """`kill <pid>`: SIGTERM ends the passes; a Ctrl-C while the DataLoader workers are being shut down
     waits for that shutdown, and the run ends as the first stop said."""
@@ -240,6 +241,7 @@ def test_sigterm_mid_run_ends_it_like_ctrl_c_even_with_a_ctrl_c_while_workers_sh
     assert_interrupted(run, run_dir, running, seen, "SIGTERM")
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_a_terminal_and_more_stops_while_the_record_is_written(cli, many_images):
     """Ctrl-C at a terminal reaches the whole process group, DataLoader worker included. It ends the passes;
     a second Ctrl-C and a SIGTERM while the plots are drawn are noted, announced once, and wait until
@@ -269,6 +271,7 @@ def test_ctrl_c_at_a_terminal_and_more_stops_while_the_record_is_written(cli, ma
         assert (run_dir / name).stat().st_size > 0, name
 
 
+@pytest.mark.slow
 def test_sigterm_to_the_process_group_ends_the_run_like_ctrl_c(cli, many_images):
     """Service managers and batch schedulers send SIGTERM to every process of a job, DataLoader workers too."""
     began = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)

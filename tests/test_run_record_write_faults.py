@@ -28,6 +28,7 @@ def short(tmp_path_factory):
                     "--set", "dataset.workers=0"]
 
 
+@pytest.mark.slow
 def test_an_output_dir_under_a_file_is_a_user_mistake(tmp_path, short, capsys):
     (tmp_path / "notes.txt").write_text("a file, not a folder\n")
     code = main(short + ["--set", f"run.output_dir={tmp_path / 'notes.txt' / 'runs'}"])
@@ -39,6 +40,7 @@ def test_an_output_dir_under_a_file_is_a_user_mistake(tmp_path, short, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 
+@pytest.mark.slow
 def test_a_dangling_symlink_as_run_id_is_a_user_mistake(tmp_path, short, capsys):
     (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
     code = main(short + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=gone"])
@@ -65,6 +67,7 @@ def _allow_writes(folder: Path) -> None:
         folder.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_an_output_dir_that_refuses_writes_fails_before_the_run(tmp_path, short, capsys):
     locked = tmp_path / "locked"
     locked.mkdir()
@@ -79,6 +82,7 @@ def test_an_output_dir_that_refuses_writes_fails_before_the_run(tmp_path, short,
     assert not any(locked.iterdir())
 
 
+@pytest.mark.slow
 def test_a_run_directory_that_turns_read_only_mid_run_fails_with_one_message(tmp_path, short, capsys, monkeypatch):
     run_dir = tmp_path / "ro"
     real_start = RunWriter.write_start
@@ -102,6 +106,7 @@ def test_a_run_directory_that_turns_read_only_mid_run_fails_with_one_message(tmp
     assert sorted(p.name for p in run_dir.iterdir()) == ["config.yaml", "env.json", "summary.json"]
 
 
+@pytest.mark.slow
 def test_a_file_that_cannot_be_replaced_at_the_end_fails_the_run_in_summary_json(tmp_path, short, capsys, monkeypatch):
     """A folder squats on steps_timer.csv's name (created for real once the run has started): the rename
     fails with EISDIR, the run fails with one message, and summary.json says so."""
@@ -173,6 +178,7 @@ def target_of(temporary: str) -> Path:
     return path.with_name(path.name[1:].rsplit(".", 2)[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fills_at", [None, "env.json", "detections.csv", "/images/", "steps_summary.csv"],
                          ids=["room-enough", "full-at-the-start", "full-as-the-passes-start", "full-mid-pass",
                               "full-at-the-end"])
@@ -249,6 +255,7 @@ def test_a_detection_writer_whose_publishing_fails_leaves_no_temporary(tmp_path,
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_bug_mid_run_leaves_a_failed_record_and_its_traceback(tmp_path, monkeypatch):
     """Not a user's mistake: the exception propagates (its traceback is the report), but summary.json says
     failed with the cause, and what the first pass wrote is kept."""

@@ -102,6 +102,7 @@ def headline_expected(summary: dict) -> dict[str, float]:
             "peak PSS (MiB)": summary["memory"]["peak_pss_mib"]}
 
 
+@pytest.mark.slow
 def test_report_holds_the_summary_figures_and_nothing_from_a_network(run):
     run_dir, summary = run
     assert summary["report"] == "report.html"
@@ -122,6 +123,7 @@ def test_report_holds_the_summary_figures_and_nothing_from_a_network(run):
     assert "ui.perfetto.dev" in markup and "chrome://tracing" in markup and "<code>trace.json</code>" in markup
 
 
+@pytest.mark.slow
 def test_layer_bars_carry_path_type_calls_and_shapes_on_hover(run):
     run_dir, _ = run
     page = Page((run_dir / "report.html").read_text())
@@ -183,6 +185,7 @@ def chromium_check(page: Path, work: Path) -> tuple[dict, list[str], str]:
     return dom.check, console, result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 def test_chromium_check_catches_a_broken_page(tmp_path):
     broken = tmp_path / "broken.html"
@@ -195,6 +198,7 @@ def test_chromium_check_catches_a_broken_page(tmp_path):
     assert check["images"] == [[True, 0, 0]]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 def test_report_in_chromium_has_no_console_error_decodes_every_image_and_shows_the_headline(run, tmp_path):
     run_dir, summary = run

@@ -59,12 +59,14 @@ def reference(example):
     return TorchEager().prepare(network, example)(example)
 
 
+@pytest.mark.slow
 def test_channels_last_gives_the_same_output(example):
     prepared = build_runtime("torch", channels_last=True).prepare(yolo.load_network("yolov7-tiny", None, seed=0),
                                                                   example)
     assert torch.allclose(prepared(example), reference(example), atol=1e-3, rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_bf16_autocast_runs_in_bf16_and_returns_float32(example):
     if not cpu_runs_bf16():
         with pytest.raises(RuntimeNotSupported, match="bf16"):

@@ -158,6 +158,7 @@ def prepared(tmp_path_factory):
 PASS = [torch.rand(2, 3, NETWORK_SIZE, NETWORK_SIZE), torch.rand(1, 3, 64, 128)]  # a square batch, then rect
 
 
+@pytest.mark.slow
 def test_onnxruntime_profiling_pass(prepared, tmp_path):
     runtime, forward = prepared["onnxruntime"]
     with runtime.profiling(tmp_path) as profile:
@@ -175,6 +176,7 @@ def test_onnxruntime_profiling_pass(prepared, tmp_path):
     assert runtime.settings()["allow_spinning"] is False
 
 
+@pytest.mark.slow
 def test_openvino_profiling_pass(prepared):
     runtime, forward = prepared["openvino"]
     assert forward.input_dtype == torch.uint8  # it takes the pixels and converts them itself, by default

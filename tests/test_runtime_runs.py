@@ -8,6 +8,8 @@ import pytest
 from benchmark import main
 from tests.helpers import quick_args
 
+pytestmark = pytest.mark.slow  # whole runs on each runtime
+
 QUICK = quick_args(160, "preprocess.rect=true", "dataset.batch_size=4", "benchmark.repeats=1", "outputs.plots=false",
                    "outputs.save_images=false", "benchmark.agreement.images=6")
 

@@ -57,6 +57,7 @@ def openvino(network, example, cache_dir, onnxruntime):  # after onnxruntime: th
     return runtime, runtime.prepare(network, example)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])
 @pytest.mark.parametrize("shape", SHAPES, ids=["square-b2", "rect-96x160", "square-b3"])
 def test_fp32_output_equals_torch_eager(backend, shape, request, reference):
@@ -121,6 +122,7 @@ def test_openvino_settings_are_read_back(openvino, onnxruntime):
     assert [1, 3, SIZE, SIZE] in settings["static_shapes"] and settings["dynamic_shape_inferences"] == 0
 
 
+@pytest.mark.slow
 def test_openvino_bf16_runs_and_says_so(network, example, cache_dir, openvino):
     capabilities = OpenVinoRuntime().capabilities
     if "BF16" not in capabilities:
@@ -161,6 +163,7 @@ def test_openvino_refuses_bf16_on_a_cpu_without_it(monkeypatch):
         OpenVinoRuntime(precision="bf16")
 
 
+@pytest.mark.slow
 def test_openvino_takes_pixels_by_default_and_converts_them_as_the_pipeline_would(network, example, cache_dir,
                                                                                   openvino, reference):
     runtime = OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir)

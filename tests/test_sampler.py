@@ -30,6 +30,7 @@ def sleeping(seconds):
     time.sleep(seconds)
 
 
+@pytest.mark.slow
 @needs_py_spy
 def test_samples_land_on_the_steps_that_ran_them(tmp_path):
     sampler = PySpySampler(50, tmp_path)

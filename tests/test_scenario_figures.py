@@ -72,6 +72,7 @@ def sweep(tmp_path_factory):
     return code, outputs / "scenarios"
 
 
+@pytest.mark.slow
 def test_a_sweep_over_scenarios_ranks_offline_apart_and_compare_shows_its_figures(sweep, tmp_path, capsys):
     code, folder = sweep
     assert code == 0

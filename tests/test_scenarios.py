@@ -59,6 +59,7 @@ def _run(tmp_path: Path, run_id: str, *sets: str) -> tuple[int, Path]:
     return run_benchmark(QUICK, tmp_path, *sets, run_id=run_id)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario,extra", [
     ("offline", ()),
     ("server", ("benchmark.loadgen.target_qps=4", "benchmark.loadgen.target_latency_ms=5000")),
@@ -84,6 +85,7 @@ def test_a_scenario_runs_under_loadgen_and_keeps_its_verdict_logs_and_step_timin
     assert summary["steps"]["forward"]["total_ms"] > 0
 
 
+@pytest.mark.slow
 def test_accuracy_mode_answers_each_image_once_and_logs_the_detections_written(tmp_path):
     code, run_dir = _run(tmp_path, "accuracy", "benchmark.scenario=offline", "benchmark.loadgen.mode=accuracy",
                          "postprocess.conf_thres=0.0001")
@@ -113,6 +115,7 @@ def test_bad_scenario_settings_exit_2_naming_the_key(tmp_path, capsys, sets, nam
     assert not run_dir.exists()
 
 
+@pytest.mark.slow
 def test_sigterm_keeps_a_server_scenario_record(tmp_path):
     command = [sys.executable, str(ROOT / "benchmark.py"), *QUICK, "--set", f"run.output_dir={tmp_path}",
                "--set", "run.id=stopped", "--set", "benchmark.scenario=server",
@@ -132,6 +135,7 @@ def test_sigterm_keeps_a_server_scenario_record(tmp_path):
     assert "stopped" in summary["scenario"]["result"]["reason"]
 
 
+@pytest.mark.slow
 def test_accuracy_mode_scores_loadgens_answers_against_the_labels(tmp_path):
     shapes = ROOT / "datasets" / "shapes"
     code, run_dir = _run(tmp_path, "scored", "benchmark.scenario=offline", "benchmark.loadgen.mode=accuracy",

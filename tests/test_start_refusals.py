@@ -43,6 +43,7 @@ def test_live_peak_of_a_tiny_network_by_hand():
     assert live_peak_bytes(net, torch.zeros(1, 3, 8, 8)) == 2048
 
 
+@pytest.mark.slow
 def test_measured_fit_predicts_a_larger_size():
     network = yolo.load_network("yolov7-tiny", None, 0).module
     fit = measure_fit(network)
@@ -114,6 +115,7 @@ def cli(tmp_path, capsys, config: str, *overrides: str) -> tuple[int, str, str]:
     return code, captured.err, captured.out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config, overrides, fragments", [
     ("samples_tiny.yaml", ["preprocess.img_size=65536"],
      ["preprocess.img_size 65536 with batches of 2 image(s) needs about", "The largest that fits: preprocess.img_size"]),
@@ -132,6 +134,7 @@ def test_refused_at_start_with_exit_2(tmp_path, capsys, config, overrides, fragm
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 def test_threads_above_the_cpus_are_a_warning_in_summary_and_report(tmp_path, capsys):
     cpus, _ = usable_cpus()
     code, _, out = cli(tmp_path, capsys, "samples_tiny.yaml", f"runtime.threads={cpus + 1}", "preprocess.img_size=64",
@@ -144,6 +147,7 @@ def test_threads_above_the_cpus_are_a_warning_in_summary_and_report(tmp_path, ca
     assert f"WARNING: {expected}" in out
 
 
+@pytest.mark.slow
 def test_rcnn_probe_runs_the_backbone_and_counts_the_heads():
     from pipelines.rcnn import family as rcnn
     from utils.config import config_for

@@ -36,6 +36,7 @@ def test_auto_in_single_stream_is_one_stream():
     assert scenario_streams(2, "offline") == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend, why", [("torch", "torch has no streams of its own"),
                                           ("onnxruntime", "ONNX Runtime's own split")])
 def test_runtimes_without_streams_resolve_auto_to_one_and_say_why(backend, why, network, tmp_path):
@@ -48,6 +49,7 @@ def test_runtimes_without_streams_resolve_auto_to_one_and_say_why(backend, why, 
     assert why in settings["streams_auto"]["why"]
 
 
+@pytest.mark.slow
 def test_openvino_auto_takes_the_throughput_hints_streams(network, tmp_path):
     runtime = build_runtime("openvino", threads=2, streams="auto", cache_dir=tmp_path)
     runtime.prepare(network, torch.rand(1, 3, 64, 64))
@@ -69,6 +71,7 @@ def test_openvino_auto_takes_the_throughput_hints_streams(network, tmp_path):
     assert (defaults["streams"], defaults["threads"], defaults["inference_precision"]) == picked
 
 
+@pytest.mark.slow
 def test_openvino_auto_in_single_stream_is_one(network, tmp_path):
     runtime = build_runtime("openvino", threads=2, streams=AUTO_ONE_REQUEST, cache_dir=tmp_path)
     runtime.prepare(network, torch.rand(1, 3, 64, 64))

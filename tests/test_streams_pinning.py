@@ -75,6 +75,7 @@ def _concurrent_outputs(forward, batches):
     return outputs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])
 def test_exported_runtimes_read_back_their_streams_and_answer_concurrent_requests_alike(backend, network, tmp_path,
                                                                                       restored_affinity):
@@ -141,6 +142,7 @@ def test_pinning_more_threads_than_cores_exits_2(tmp_path, capsys):
     assert code == 2 and "runtime.pinning" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_an_offline_scenario_with_two_streams_keeps_every_workers_steps(tmp_path, capsys):
     code = main(["--config", str(CONFIG), "--set", "preprocess.img_size=64", "--set", "dataset.limit=4",
                  "--set", "benchmark.layer_timing=false", "--set", "outputs.plots=false",

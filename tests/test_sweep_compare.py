@@ -42,6 +42,7 @@ def repeat(tmp_path_factory):
     return outputs / "again"
 
 
+@pytest.mark.slow
 def test_sweep_writes_one_row_and_one_run_directory_per_point(sweep):
     code, folder = sweep
     assert code == 0
@@ -64,6 +65,7 @@ def test_sweep_writes_one_row_and_one_run_directory_per_point(sweep):
         assert len(medians) == 3 and spread == pytest.approx(medians.max() / medians.min())
 
 
+@pytest.mark.slow
 def test_sweep_answer_agrees_with_its_table(sweep):
     _, folder = sweep
     table = pd.read_csv(folder / "sweep.csv").sort_values("p50_ms_per_image")
@@ -81,6 +83,7 @@ def test_sweep_answer_agrees_with_its_table(sweep):
     assert best["point"] in answer["statement"]
 
 
+@pytest.mark.slow
 def test_sweep_report_is_one_self_contained_page(sweep):
     _, folder = sweep
     page = (folder / "report.html").read_text()
@@ -89,6 +92,7 @@ def test_sweep_report_is_one_self_contained_page(sweep):
     assert SMALL in page and "Fastest at equal detections" in page and "RANDOM WEIGHTS" in page
 
 
+@pytest.mark.slow
 def test_mlflow_holds_the_sweep_as_a_parent_run_with_one_child_per_point(sweep):
     from mlflow.tracking import MlflowClient
 
@@ -111,6 +115,7 @@ def test_a_bad_point_refuses_the_whole_sweep_before_anything_runs(tmp_path, caps
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_rounds_interleave_and_combine_into_one_row_per_point(tmp_path, capsys):
     code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=rounds", "--set",
                          "benchmark.layer_timing=false", "--sweep", "preprocess.img_size=64,96", "--rounds", "2"])
@@ -151,6 +156,7 @@ def test_an_existing_sweep_directory_is_never_overwritten(tmp_path, capsys):
     assert list((tmp_path / "taken").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_the_finished_points_and_stops_the_rest(tmp_path):
     """The first point fails at run time (a model definition that does not exist); Ctrl-C during the
     second one stops it; the files are still written."""
@@ -186,6 +192,7 @@ def _steps(compare_csv: Path) -> pd.DataFrame:
     return pd.read_csv(compare_csv).query("section == 'step'").set_index("name")
 
 
+@pytest.mark.slow
 def test_compare_flags_a_larger_image_as_a_significantly_slower_forward(sweep, tmp_path, capsys):
     _, folder = sweep
     assert main(["compare", str(folder / SMALL), str(folder / LARGE), "--out", str(tmp_path)]) == 0
@@ -201,6 +208,7 @@ def test_compare_flags_a_larger_image_as_a_significantly_slower_forward(sweep, t
     assert (tmp_path / "compare.html").read_text().count("<table") == 4
 
 
+@pytest.mark.slow
 def test_compare_of_a_repeat_finds_no_real_difference(sweep, repeat, tmp_path):
     _, folder = sweep
     assert main(["compare", str(folder / SMALL), str(repeat), "--out", str(tmp_path)]) == 0
@@ -219,6 +227,7 @@ def test_compare_of_a_repeat_finds_no_real_difference(sweep, repeat, tmp_path):
     assert steps["significant"].eq(False).any(), steps.to_dict()
 
 
+@pytest.mark.slow
 def test_compare_refuses_paths_that_are_not_runs(sweep, tmp_path, capsys):
     _, folder = sweep
     assert main(["compare", str(folder), str(tmp_path / "nothing")]) == 2

@@ -60,6 +60,7 @@ def test_an_unreachable_cluster_is_exit_2_within_seconds(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_without_the_ray_package_the_ray_launcher_is_exit_2(tmp_path):
     arguments = QUICK + ["--set", f"run.output_dir={tmp_path}", "--launcher", "ray", "--ray-address", "127.0.0.1:1",
                          "--sweep", "preprocess.img_size=64,96"]
@@ -126,6 +127,7 @@ def test_a_returned_run_directory_is_unpacked_whole_and_never_outside_its_place(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["p"]
 
 
+@pytest.mark.slow
 def test_an_address_that_accepts_but_never_answers_as_ray_is_exit_2_in_bounded_time(tmp_path):
     silent = socket.socket()
     silent.bind(("0.0.0.0", 0))  # Ray dials the machine's own address for a loopback one

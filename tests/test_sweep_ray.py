@@ -24,6 +24,8 @@ from tests.paths import ROOT
 
 pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[ray]'): the Ray launcher is not tested")
 
+pytestmark = pytest.mark.slow  # a real Ray cluster
+
 RAY = str(Path(sys.executable).with_name("ray"))
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),
          "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}", "--set", "dataset.limit=2",

@@ -1,10 +1,13 @@
 """torch.compile through the torch runtime: the compiled program gives eager's answers on every input shape,
 compile time is reported apart from the first inference, and no layer hooks are offered."""
+import pytest
 import torch
 from torch import nn
 
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.torch.session import TorchEager
+
+pytestmark = pytest.mark.slow  # torch.compile compiles for every input shape
 
 
 def small_network() -> nn.Module:

@@ -49,6 +49,7 @@ def only(events: list[dict], name: str) -> dict:
     return matches[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["torch", "onnxruntime"])
 def test_every_event_has_integer_ids_and_every_track_a_name(traces, backend):
     trace, summary = traces[backend]
@@ -63,6 +64,7 @@ def test_every_event_has_integer_ids_and_every_track_a_name(traces, backend):
     assert not [warning for warning in summary["warnings"] if "trace.json" in warning]
 
 
+@pytest.mark.slow
 def test_steps_and_layers_nest_under_readable_names(traces):
     events = complete_events(traces["torch"][0])
     for step in ("pipeline", "load", "preprocess", "forward", "postprocess", "nms", "scale_boxes"):
@@ -73,6 +75,7 @@ def test_steps_and_layers_nest_under_readable_names(traces):
     assert lies_within(only(events, "Postprocessing/NonMaxSuppression"), [only(events, "nms")])
 
 
+@pytest.mark.slow
 def test_onnxruntime_node_events_lie_inside_the_forward_step(traces):
     trace = traces["onnxruntime"][0]
     events = complete_events(trace)
@@ -143,6 +146,7 @@ def open_in_speedscope(trace: dict, scratch: Path) -> tuple[str, str]:
     return done.stdout, console
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["torch", "onnxruntime"])
 def test_speedscope_loads_the_trace(traces, backend, tmp_path):
     text, console = open_in_speedscope(traces[backend][0], tmp_path)
@@ -154,6 +158,7 @@ def test_speedscope_loads_the_trace(traces, backend, tmp_path):
         assert "onnxruntime 1." in text
 
 
+@pytest.mark.slow
 def test_speedscope_rejects_torchs_export_as_is(tmp_path):
     """The control: the same check fails on the trace torch writes, so the passes above mean something."""
     raw = json.loads(profile_pipeline(lambda: None, None).trace_json)

@@ -18,6 +18,8 @@ from utils.harness.interruption import RunStops
 from utils.tracking.mlflow_runs import TrackingError, log_run_directory, sweep_run
 from utils.writers.run_directory import RunDirectory
 
+pytestmark = pytest.mark.slow  # a whole run logged to TensorBoard and MLflow
+
 CONFIG = ROOT / "configs" / "samples_tiny.yaml"
 TINY = ["--config", str(CONFIG), "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}",
         "--set", "preprocess.img_size=128", "--set", "dataset.limit=3", "--set", "benchmark.repeats=1",
