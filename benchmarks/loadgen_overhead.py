@@ -73,7 +73,7 @@ def bare_loop(pipeline: SpinPipeline, image: np.ndarray, queries: int) -> float:
 def under_loadgen(lg, pipeline: SpinPipeline, image: np.ndarray, queries: int, log_dir: Path) -> float:
     """Median ns between two SingleStream issues through detbench's SUT."""
     answers = _Answers(lg, pipeline, StepTimer(), {i: LoadedImage(f"{i}", image) for i in range(8)}, 1,
-                       lambda images: None, set(), None, lambda images: None)
+                       lambda images: None, set(), None)
     issued: list[int] = []
 
     def issue(samples):

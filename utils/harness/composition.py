@@ -27,12 +27,12 @@ from utils.harness.cpu_budget import loader_workers, threads_warning, usable_cpu
 from utils.harness.dependency_logs import DependencyLogs
 from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, warmup_document, warmup_line
 from utils.harness.interruption import RunStops, signal_of
-from utils.harness.loadgen_pass import LoadgenPass
+from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest
 from utils.harness.mlflow_step import log_to_mlflow
 from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.pass_plan import PassPlan
 from utils.harness.pass_recorders import PassRecorders
-from utils.harness.passes import PassProgress, SingleStreamPasses
+from utils.harness.passes import PassContext, PassProgress, SingleStreamPasses
 from utils.harness.run_checks import run_checks
 from utils.harness.heap_setting import KEEP_HEAP, apply_allocator
 from utils.harness.runtime_setup import prepare_runtime
@@ -243,14 +243,14 @@ class Benchmark:
                         memory.pause()  # sampled during the timed passes only (pass_recorders.LISTENING)
                     if bench.energy.enabled and bench.energy.idle_s > 0:
                         energy.measure_idle(bench.energy.idle_s)
+                    context = PassContext(runner, record, detections, progress, self.console)
                     if bench.scenario == SINGLE_STREAM:
-                        SingleStreamPasses(plan, runner, record, detections, progress, self.pipeline, self.runtime,
-                                           self.console).run()
+                        SingleStreamPasses(plan, context, self.pipeline, self.runtime).run()
                     else:
-                        LoadgenPass(config, self.scenario_settings, self.pipeline, self.paths, self.sizes,
-                                    self.input_shapes, self.warmup, runner, record, detections, progress,
-                                    self.run_dir.path, self.network.class_names, self.truth, self.console,
-                                    planner=self._loadgen_plan, streams=self.runtime.streams).run(plan)
+                        test = LoadgenTest(config, self.scenario_settings, self.pipeline, self.paths, self.sizes,
+                                           self.input_shapes, self.warmup, self.network.class_names, self.truth,
+                                           self.run_dir.path, self._loadgen_plan, self.runtime.streams)
+                        LoadgenPass(test, context).run(plan)
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
             if config.profiling.kernels and bench.scenario == SINGLE_STREAM:

@@ -3,7 +3,9 @@ place of the timed passes, with the timed passes' recorders listening."""
 from __future__ import annotations
 
 import json
-from typing import Callable, Optional
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 from datasets.image_folder import LoadedImage, decode_image
 from datasets.labels import GroundTruth
@@ -12,29 +14,42 @@ from utils.harness.input_shapes import AUTO, Shape, WarmupChoice, loadgen_batch_
 from utils.harness.loadgen_bounds import LoadgenPlan, check_plan
 from utils.harness.memory_fit import available_memory
 from utils.harness.pass_plan import PassPlan, PlannedPass
-from utils.harness.passes import PassProgress
-from utils.harness.runner import PassRunner
-from utils.harness.scenario import ScenarioRun, ScenarioSettings, expected_rate, warm_ms_per_image
+from utils.harness.passes import PassContext
+from utils.harness.scenario import ScenarioImages, ScenarioRun, ScenarioSettings, expected_rate, warm_ms_per_image
 from utils.record.loadgen_results import accuracy_log_map
-from utils.record.run_record import RunRecord
 from utils.record.steps import PassKind
 from utils.writers import layout
-from utils.writers.detections import DetectionWriter
+
+
+@dataclass
+class LoadgenTest:
+    """What a LoadGen test runs: the config and its scenario settings, the pipeline on `streams` streams (as the
+    runtime resolved runtime.streams, auto included), the images (their header sizes, None where skipped; the
+    input shapes they make; the warm-up chosen), the class names and labels its accuracy mode scores, where its
+    logs go, and `planner`: what LoadGen will build at a rate (loadgen_bounds), bounded before it starts."""
+
+    config: Any
+    settings: ScenarioSettings
+    pipeline: DetectionPipeline
+    paths: list
+    sizes: list
+    input_shapes: list
+    warmup: WarmupChoice
+    class_names: list
+    truth: Optional[GroundTruth]
+    run_dir: Path
+    planner: Callable[[Optional[float]], LoadgenPlan]
+    streams: int = 1
 
 
 class LoadgenPass:
-    def __init__(self, config, settings: ScenarioSettings, pipeline: DetectionPipeline, paths: list,
-                 sizes: list, input_shapes: list, warmup: WarmupChoice, runner: PassRunner, record: RunRecord,
-                 detections: DetectionWriter, progress: PassProgress, run_dir, class_names,
-                 truth: Optional[GroundTruth], console: Callable[[str], None],
-                 planner: Callable[[Optional[float]], LoadgenPlan], streams: int = 1):
-        self.config, self.settings, self.pipeline, self.paths = config, settings, pipeline, paths
-        self.input_shapes, self.warmup, self.runner, self.record = input_shapes, warmup, runner, record
-        self.sizes = sizes  # each image's (height, width) from its header, None when skipped
-        self.detections, self.progress, self.run_dir = detections, progress, run_dir
-        self.class_names, self.truth, self.console = class_names, truth, console
-        self.planner = planner  # what LoadGen will build at a rate (loadgen_bounds), bounded before it starts
-        self.streams = streams  # as the runtime resolved runtime.streams (auto included)
+    def __init__(self, test: LoadgenTest, context: PassContext):
+        self.config, self.settings, self.pipeline, self.paths = test.config, test.settings, test.pipeline, test.paths
+        self.input_shapes, self.warmup, self.sizes = test.input_shapes, test.warmup, test.sizes
+        self.class_names, self.truth, self.run_dir = test.class_names, test.truth, test.run_dir
+        self.planner, self.streams = test.planner, test.streams
+        self.runner, self.record, self.detections = context.runner, context.record, context.detections
+        self.progress, self.console = context.progress, context.console
 
     def run(self, plan: PassPlan) -> None:
         warm = self._warm_up(plan)
@@ -46,12 +61,11 @@ class LoadgenPass:
         check_plan(settings, planned, *available_memory())
         self.console(f"LoadGen plan: {planned.describe()}")
         warm_batches, warmed = self._stream_warmup()
-        scenario = ScenarioRun(settings, self.pipeline, self.paths, config.dataset.batch_size,
-                               config.benchmark.loadgen.performance_sample_count, self.runner.timer, warmed,
-                               self.run_dir / layout.LOADGEN_DIR, detections if accuracy else None,
-                               on_batch=self.progress.advance, streams=self.streams,
-                               max_pixels=config.dataset.max_pixels, warm_batches=warm_batches,
-                               on_warm=self.progress.advance)
+        images = ScenarioImages(self.paths, config.dataset.batch_size,
+                                config.benchmark.loadgen.performance_sample_count, config.dataset.max_pixels,
+                                warm_batches, warmed)
+        scenario = ScenarioRun(settings, self.pipeline, images, self.runner.timer, self.run_dir / layout.LOADGEN_DIR,
+                               detections if accuracy else None, advance=self.progress.advance, streams=self.streams)
         self.console(f"{settings.scenario}: MLPerf LoadGen drives the pipeline ({config.benchmark.loadgen.mode} "
                      f"mode, at least {settings.min_duration_s:g} s and {settings.min_query_count} queries); "
                      f"its logs go to {layout.LOADGEN_DIR}/")

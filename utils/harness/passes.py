@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import warnings
+from dataclasses import dataclass
 from typing import Callable, Optional, TextIO
 
 from tqdm import tqdm
@@ -65,12 +66,23 @@ class PassProgress:
         self.bar.close()
 
 
+@dataclass
+class PassContext:
+    """What every pass runs through and writes into: the runner (with the recorders listening), the run record,
+    the detections writer, the progress bar and the console."""
+
+    runner: PassRunner
+    record: RunRecord
+    detections: DetectionWriter
+    progress: PassProgress
+    console: Callable[[str], None]
+
+
 class SingleStreamPasses:
-    def __init__(self, plan: PassPlan, runner: PassRunner, record: RunRecord, detections: DetectionWriter,
-                 progress: PassProgress, pipeline: DetectionPipeline, runtime: Runtime,
-                 console: Callable[[str], None]):
-        self.plan, self.runner, self.record, self.detections = plan, runner, record, detections
-        self.progress, self.pipeline, self.runtime, self.console = progress, pipeline, runtime, console
+    def __init__(self, plan: PassPlan, context: PassContext, pipeline: DetectionPipeline, runtime: Runtime):
+        self.plan, self.runner, self.record = plan, context.runner, context.record
+        self.detections, self.progress, self.console = context.detections, context.progress, context.console
+        self.pipeline, self.runtime = pipeline, runtime
         self.handlers: dict[PassKind, Callable[[PlannedPass], None]] = {
             PassKind.WARMUP: self.runner.run, PassKind.TIMED: self.timed, PassKind.LAYERS: self.layers,
             PassKind.PROFILER: self.profiler}

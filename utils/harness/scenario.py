@@ -14,7 +14,7 @@ import queue
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -132,16 +132,30 @@ def loadgen_settings(lg: Any, settings: ScenarioSettings, expected_per_s: float)
     return test
 
 
+@dataclass
+class ScenarioImages:
+    """The images a LoadGen test draws from: their paths, how many it keeps decoded (its performance sample
+    count; None: all), the decoding limit, how they are batched, and what each stream warms up on first."""
+
+    paths: Sequence[Path]
+    batch_size: int = 1
+    performance_sample_count: Optional[int] = None
+    max_pixels: Optional[int] = None
+    warm_batches: Sequence[list[LoadedImage]] = ()
+    warmed_shapes: set = field(default_factory=set)  # the input shapes already warm before the test
+
+
 class _Answers:
-    """The worker that answers LoadGen's queries: a queue of waiting samples, drained in batches."""
+    """The worker that answers LoadGen's queries: a queue of waiting samples, drained in batches. `advance` is
+    told how many images each batch held, warm-up and timed alike (the progress bar)."""
 
     def __init__(self, lg: Any, pipeline: DetectionPipeline, timer: StepTimer, images: dict[int, LoadedImage],
                  batch_size: int, shape_of: Callable[[list[LoadedImage]], Optional[tuple]],
-                 warmed_shapes: set, writer: Optional[DetectionWriter], on_batch: Callable[[int], None],
-                 on_warm: Callable[[int], None] = lambda images: None):
+                 warmed_shapes: set, writer: Optional[DetectionWriter],
+                 advance: Callable[[int], None] = lambda images: None):
         self.lg, self.pipeline, self.timer = lg, pipeline, timer
         self.images, self.batch_size, self.shape_of = images, batch_size, shape_of
-        self.warmed_shapes, self.writer, self.on_batch, self.on_warm = warmed_shapes, writer, on_batch, on_warm
+        self.warmed_shapes, self.writer, self.on_batch, self.on_warm = warmed_shapes, writer, advance, advance
         self.stages = pipeline.stages()
         self.lock = threading.Lock()  # counts, shapes seen and the detection writer, shared by the workers
         self.thread_timer = threading.local()
@@ -277,28 +291,26 @@ class _Answers:
 class ScenarioRun:
     """One LoadGen test over the pipeline; `run` blocks until LoadGen has its answer (or a stop ends it)."""
 
-    def __init__(self, settings: ScenarioSettings, pipeline: DetectionPipeline, paths: Sequence[Path],
-                 batch_size: int, performance_sample_count: Optional[int], timer: StepTimer,
-                 warmed_shapes: set, log_dir: Path, writer: Optional[DetectionWriter] = None,
-                 on_batch: Callable[[int], None] = lambda images: None, streams: int = 1,
-                 max_pixels: Optional[int] = None, warm_batches: Sequence[list[LoadedImage]] = (),
-                 on_warm: Callable[[int], None] = lambda images: None):
+    def __init__(self, settings: ScenarioSettings, pipeline: DetectionPipeline, images: ScenarioImages,
+                 timer: StepTimer, log_dir: Path, writer: Optional[DetectionWriter] = None,
+                 advance: Callable[[int], None] = lambda images: None, streams: int = 1):
+        """`advance`: told the images of every batch answered, warm-up included (the progress bar)."""
         self.settings = settings
         self.pipeline = pipeline
-        self.paths = list(paths)
-        self.max_pixels = max_pixels
-        self.performance_count = min(performance_sample_count or len(self.paths), len(self.paths))
+        self.paths = list(images.paths)
+        self.max_pixels = images.max_pixels
+        self.performance_count = min(images.performance_sample_count or len(self.paths), len(self.paths))
         self.log_dir = log_dir
         self.lg = import_loadgen()
-        self.answers = _Answers(self.lg, pipeline, timer, {}, batch_size, self._shape_of, warmed_shapes, writer,
-                                on_batch, on_warm)
+        self.answers = _Answers(self.lg, pipeline, timer, {}, images.batch_size, self._shape_of,
+                                images.warmed_shapes, writer, advance)
         self.thread: Optional[threading.Thread] = None
         self.workers: list[threading.Thread] = []
         self.finished = threading.Event()
         self.released = threading.Event()
         # Workers past the first time into timers of their own; their records join the run's at the end.
         self.worker_timers = [StepTimer() for _ in range(streams - 1)]
-        self.warm_batches = list(warm_batches)
+        self.warm_batches = list(images.warm_batches)
 
     def _shape_of(self, images: list[LoadedImage]) -> tuple:
         return tuple(self.pipeline.input_shape([image.image.shape[:2] for image in images]))
