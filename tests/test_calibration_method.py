@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.paths import ROOT, SHAPES
 from utils.config import ConfigError, load_config
-
-ROOT = Path(__file__).resolve().parent.parent
-SHAPES = ROOT / "datasets" / "shapes"
 
 
 def _calibration(method: dict | None):

@@ -15,7 +15,7 @@ import torch
 import torchvision
 
 from tests.helpers import Net
-from tests.paths import SAMPLES
+from tests.paths import SAMPLES, TINY_CONFIG
 from utils.record.layer_profile import Allocation, LayerProfile, PathMemory, PathOp, Span, attribute
 from utils.record.layer_tables import (LAYER_MEMORY_COLUMNS, LAYER_OPS_COLUMNS, LAYER_TIMER_COLUMNS, layer_ops_frame,
                                        layer_timer_frame, layer_tree_text, top_self_frame)
@@ -134,7 +134,7 @@ def tiny_yolo():
     from pipelines.runtimes.torch.session import TorchEager
     from utils.config import load_config
 
-    config = load_config(os.path.join(os.path.dirname(__file__), "..", "configs", "samples_tiny.yaml"))
+    config = load_config(TINY_CONFIG)
     preprocess = config.preprocess.model_copy(update={"img_size": 128})
     family = family_for("yolov7-tiny")
     network = family.load_network("yolov7-tiny", None, 0)
