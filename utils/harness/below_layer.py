@@ -144,7 +144,7 @@ class BelowTheLayer:
         if result.status != "measured":
             document["reason"] = result.reason
             data.native_time = document
-            record.warnings.append(f"native time: the sampler is missing from this run: {result.reason}")
+            record.warn(f"native time: the sampler is missing from this run: {result.reason}")
             return
         segments = native_time.thread_segments(result.events)
         jit = native_time.jit_ranges(_read("/proc/self/maps"))
@@ -157,7 +157,7 @@ class BelowTheLayer:
             document.update(status="unavailable", reason="py-spy never saw the main thread in the clock mark, "
                                                          "so its samples cannot be placed on the steps' clock")
             data.native_time = document
-            record.warnings.append(f"native time: {document['reason']}")
+            record.warn(f"native time: {document['reason']}")
             return
         # The marks place a sample only to within py-spy's sampling interval, often longer than a step: the
         # offset is fitted to the step frames in the stacks, within that interval of the marks' estimate.
@@ -175,7 +175,7 @@ class BelowTheLayer:
                                for row in rows},
                         lines=[native_time.where_time_went(row) for row in rows])
         if result.behind_s:
-            record.warnings.append(f"py-spy fell up to {result.behind_s:g} s behind its sampling rate: the run "
+            record.warn(f"py-spy fell up to {result.behind_s:g} s behind its sampling rate: the run "
                                    "was held still meanwhile; lower profiling.rate")
         data.native_time = document
         data.native_shares = Table(rows, native_time.SHARE_COLUMNS)

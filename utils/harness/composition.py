@@ -187,7 +187,7 @@ class Benchmark:
         record = RunRecord(self.identity())
         record.images.found = len(self.paths)
         record.calibration = self.calibration
-        record.warnings.extend(self.start_warnings)
+        record.warn(*self.start_warnings)
         if config.dataset.batch_size > 1 and self.pipeline.batching_note:
             record.notes.append(self.pipeline.batching_note)
         writer = RunWriter(self.run_dir, config.outputs.plots, config.outputs.tensorboard, config.outputs.report)
@@ -289,7 +289,7 @@ class Benchmark:
         record.contention = with_thread_advice(recorders.contention.summary())
         threads = record.identity.runtime.get("threads")
         if (verdict := contention_verdict(record.contention, threads=threads)) is not None:
-            record.warnings.append(verdict)
+            record.warn(verdict)
         return self._finish(record, writer, detections, recorders, stops, stop_signal, failed_writing)
 
     def _one_batch(self) -> None:
@@ -308,7 +308,7 @@ class Benchmark:
         workers, warning = loader_workers(self.config.dataset.workers,
                                           int(record.identity.runtime.get("threads") or 1), cores)
         if warning is not None:
-            record.warnings.append(warning)
+            record.warn(warning)
         return workers
 
     def _needs_reference(self) -> bool:

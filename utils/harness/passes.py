@@ -119,14 +119,14 @@ class SingleStreamPasses:
                 self.runner.run(planned)
         record.layer_timing = timing.snapshot()
         for message in record.layer_timing.warnings:
-            record.warnings.append(message)
+            record.warn(message)
             self.console(f"WARNING: {message}")
 
     def _runtime_layers(self, planned: PlannedPass) -> None:
         """A runtime outside torch times its layers with its own profiler."""
         record = self.record
         if not profiles_layers(self.runtime.name):
-            record.warnings.append(f"layer timing skipped: {self.runtime.name} with these settings runs no torch "
+            record.warn(f"layer timing skipped: {self.runtime.name} with these settings runs no torch "
                                    "module hooks can see and has no profiler of its own here (torch.compile)")
             return
         first_new = len(record.steps)
@@ -148,4 +148,4 @@ class SingleStreamPasses:
             timer.listeners.remove(ranges)
         record.profile, trace_warnings = viewer_profile(profile, record.identity.arch, record.identity.runtime,
                                                         runtime_trace.events)
-        record.warnings.extend(trace_warnings)
+        record.warn(*trace_warnings)

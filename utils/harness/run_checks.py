@@ -28,4 +28,4 @@ def run_checks(config: Any, family: Any, network: Any, forward: Any, pipeline: D
         with stops.ending_passes():
             record.agreement, verdict_warnings = run_agreement_check(
                 config, pipeline, reference, scored_paths, record.accuracy, console, labelled=truth is not None)
-            record.warnings.extend(verdict_warnings)
+            record.warn(*verdict_warnings)

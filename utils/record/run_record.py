@@ -112,6 +112,13 @@ class RunRecord:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what a reader needs to read the results right
 
+    def warn(self, *messages: str) -> None:
+        """The one way a warning joins the run: each once, in the order first given (summary.json `warnings`,
+        report.html and the console's closing lines read them from here)."""
+        for message in messages:
+            if message and message not in self.warnings:
+                self.warnings.append(message)
+
     def finish(self, status: str, stop_reason: Optional[str] = None) -> None:
         self.status = status
         self.stop_reason = stop_reason
