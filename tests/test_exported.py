@@ -331,3 +331,15 @@ def test_an_int8_run_of_a_file_quantizes_into_the_cache_never_beside_the_file(tm
     assert summary["runtime"]["precision"] == "int8"
     assert sorted(p.name for p in file.parent.iterdir()) == before
     assert any(p.name.startswith("q.int8-") for p in (tmp_path / "cache").iterdir())
+
+
+def test_a_stretched_image_maps_its_boxes_back_axis_by_axis():
+    from pipelines.exported.pipeline import Stretch, StretchedBatch, Unstretch
+
+    image = np.zeros((100, 400, 3), np.uint8)
+    image[:, :, 2] = 255  # red in BGR
+    batch = Stretch(64, [0.0, 0.0, 0.0], [0.5, 1.0, 1.0])([image])
+    assert batch.tensor.shape == (1, 3, 64, 64) and float(batch.tensor[0, 0].mean()) == pytest.approx(2.0)
+    restored = Unstretch()([torch.tensor([[16.0, 16.0, 48.0, 80.0, 0.9, 1.0]])],
+                           StretchedBatch(batch.tensor, [(100, 400)]))[0]
+    assert restored[0].tolist() == pytest.approx([100.0, 25.0, 300.0, 100.0, 0.9, 1.0])  # clipped at the bottom

@@ -1,0 +1,14 @@
+"""Renamed config keys (utils/renamed_keys.py): found in config data, and moved to their new names."""
+from utils.renamed_keys import RENAMED, renamed_in, with_new_names
+
+
+def test_old_keys_are_found_and_moved_and_a_new_key_already_there_wins():
+    data = {"preprocess": {"min_size": 480, "img_size": 512}, "postprocess": {"box_score_thresh": 0.05},
+            "model": {"arch": "fasterrcnn_resnet50_fpn"}}
+    assert renamed_in(data) == [("preprocess.min_size", "preprocess.img_size"),
+                                ("postprocess.box_score_thresh", "postprocess.conf_thres")]
+    moved = with_new_names(data)
+    assert moved["preprocess"] == {"img_size": 512} and moved["postprocess"] == {"conf_thres": 0.05}
+    assert data["preprocess"]["min_size"] == 480  # the caller's data is left as it was
+    assert with_new_names("not a mapping") == "not a mapping" and renamed_in(None) == []
+    assert all(old.split(".")[0] == new.split(".")[0] for old, new in RENAMED.items())

@@ -1,0 +1,33 @@
+"""What torchvision's detectors share as data (pipelines/torchvision_common/facts.py): a builder's defaults under
+the shared names, the largest input it makes and what it refuses."""
+from types import SimpleNamespace
+
+from pipelines.torchvision_common.facts import DEPLOYED_CONF_THRES, Builder, largest_input_area, settings_problem
+
+FPN = Builder(min_size=800, max_size=1333, score_thresh=0.05, nms_thresh=0.5, detections_per_img=300,
+              topk_candidates=1000)
+SQUARE = Builder(300, 300, score_thresh=0.01, nms_thresh=0.45, detections_per_img=200, fixed_size=True,
+                 size_divisible=1, smallest_input=268)
+
+
+def test_a_builder_deploys_at_the_shared_cut_and_evaluates_at_its_own():
+    defaults = FPN.defaults(("JoinedOutputs",))
+    assert defaults.postprocess == {"conf_thres": DEPLOYED_CONF_THRES, "iou_thres": 0.5, "max_det": 300,
+                                    "topk_candidates": 1000}
+    assert defaults.preprocess["img_size"] == 800 and defaults.preprocess["max_size"] == 1333
+    evaluation = defaults.evaluation
+    assert (evaluation.conf_thres, evaluation.iou_thres, evaluation.max_det, evaluation.multi_label) == (
+        0.05, 0.5, 300, None)
+    assert defaults.keep_float == ("JoinedOutputs",)
+
+
+def test_the_largest_input_and_what_a_fixed_square_refuses():
+    assert largest_input_area(FPN, SimpleNamespace(img_size=800, max_size=1333)) == 800 * 1333
+    assert largest_input_area(SQUARE, SimpleNamespace(img_size=300, max_size=300)) == 300 * 300
+    ok = SimpleNamespace(img_size=300, max_size=300, std=[1.0, 1.0, 1.0])
+    assert settings_problem(SQUARE, ok) is None
+    assert "at least 268" in settings_problem(SQUARE, SimpleNamespace(img_size=200, max_size=300, std=[1.0] * 3))
+    assert "max_size does not apply" in settings_problem(SQUARE, SimpleNamespace(img_size=300, max_size=640,
+                                                                                 std=[1.0] * 3))
+    assert "must be positive" in settings_problem(FPN, SimpleNamespace(img_size=800, max_size=1333,
+                                                                       std=[0.2, 0.0, 0.2]))
