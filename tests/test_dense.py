@@ -19,6 +19,8 @@ from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.torch.session import TorchEager
 from utils.config import config_for
 
+pytestmark = pytest.mark.slow  # torchvision's dense detectors built, run and exported
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "datasets" / "samples"
 SMALL = {"retinanet_resnet50_fpn": {"img_size": 128, "max_size": 192},
