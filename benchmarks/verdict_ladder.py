@@ -28,6 +28,7 @@ import argparse
 import pickle
 import sys
 import time
+from typing import Optional
 from pathlib import Path
 
 import torch

@@ -15,13 +15,12 @@ from benchmark import main
 from models import CheckpointError
 from pipelines.dense import family
 from pipelines.dense.network import Decode, LevelSizes
-from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.torch.session import TorchEager
 from utils.config import config_for
+from tests.paths import ROOT
 
 pytestmark = pytest.mark.slow  # torchvision's dense detectors built, run and exported
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "datasets" / "samples"
 SMALL = {"retinanet_resnet50_fpn": {"img_size": 128, "max_size": 192},
          "retinanet_resnet50_fpn_v2": {"img_size": 128, "max_size": 192},

@@ -20,8 +20,8 @@ from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yol
 from pipelines.exported.inspection import ExportedFileError, read_exported
 from pipelines.exported.layouts import Layout, read_layout
 from utils.config import ConfigError, load_config
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ULTRA = ROOT.parent / "shared" / "data" / "ultra"
 SIDE = 64
 CLASSES = 3
@@ -114,6 +114,7 @@ def test_normalised_centre_boxes_become_input_pixels():
 
 # Each layout through the whole run, on ONNX Runtime ----------------------------------------------------------
 
+@pytest.mark.slow
 def test_yolov8_channels_first_output_through_nms(tmp_path):
     # Two candidates on one object (class 1): NMS keeps the 0.9 one; a third of class 2 stays beside it.
     raw = torch.zeros(1, 4 + CLASSES, 100)  # channels before anchors
@@ -123,6 +124,7 @@ def test_yolov8_channels_first_output_through_nms(tmp_path):
     assert found == [pytest.approx([24.0, 24.0, 40.0, 40.0, 0.9, 1]), pytest.approx([16.0, 16.0, 24.0, 24.0, 0.6, 2])]
 
 
+@pytest.mark.slow
 def test_yolov5_output_scores_objectness_times_class(tmp_path):
     raw = torch.zeros(1, 2000, 5 + CLASSES)  # thousands of rows: anchors, read without metadata
     raw[0, 0] = torch.tensor([32.0, 32.0, 16.0, 16.0, 0.8, 0.0, 0.0, 0.5])
@@ -131,6 +133,7 @@ def test_yolov5_output_scores_objectness_times_class(tmp_path):
     assert found == [pytest.approx([24.0, 24.0, 40.0, 40.0, 0.4, 2])]
 
 
+@pytest.mark.slow
 def test_end_to_end_rows_take_the_score_cut_only(tmp_path):
     raw = torch.zeros(1, 5, 6)
     raw[0, 0] = torch.tensor([1.0, 2.0, 30.0, 40.0, 0.8, 1.0])
@@ -143,6 +146,7 @@ def test_end_to_end_rows_take_the_score_cut_only(tmp_path):
     assert "end2end" in summary["weights"]
 
 
+@pytest.mark.slow
 def test_rtdetr_queries_are_stretched_back_to_the_image(tmp_path):
     raw = torch.zeros(1, 300, 4 + CLASSES)
     raw[0, 0] = torch.tensor([0.5, 0.5, 0.25, 0.5, 0.1, 0.95, 0.3])
@@ -153,6 +157,7 @@ def test_rtdetr_queries_are_stretched_back_to_the_image(tmp_path):
     assert found == [pytest.approx([48.0, 16.0, 80.0, 48.0, 0.95, 1])]
 
 
+@pytest.mark.slow
 def test_detr_boxes_and_logits_from_two_outputs(tmp_path):
     boxes, logits = torch.zeros(1, 100, 4), torch.full((1, 100, CLASSES), -9.0)
     boxes[0, 3] = torch.tensor([0.25, 0.25, 0.5, 0.5])
@@ -184,6 +189,7 @@ def refused(tmp_path: Path, capsys, *overrides: str) -> str:
     return error
 
 
+@pytest.mark.slow
 def test_what_is_not_a_detector_is_named(tmp_path, capsys):
     classifier = export(tmp_path, "classify", torch.zeros(1, 1000))
     assert "classification model" in refused(tmp_path, capsys, f"model.file={classifier}")
@@ -195,6 +201,7 @@ def test_what_is_not_a_detector_is_named(tmp_path, capsys):
     assert "not a batch of 3-channel images" in refused(tmp_path, capsys, f"model.file={gray}")
 
 
+@pytest.mark.slow
 def test_broken_files_are_refused_and_left_as_they_are(tmp_path, capsys):
     whole = export(tmp_path, "whole", torch.zeros(1, 7, 100))
     truncated = tmp_path / "truncated.onnx"
@@ -221,6 +228,7 @@ def test_broken_files_are_refused_and_left_as_they_are(tmp_path, capsys):
     assert "takes 2 inputs (images, orig_target_sizes)" in refused(tmp_path, capsys, f"model.file={dfine}")
 
 
+@pytest.mark.slow
 def test_a_static_export_wins_over_the_config_and_says_so(tmp_path, capsys):
     static = export(tmp_path, "static", torch.zeros(1, 4 + CLASSES, 100), dynamic=False)
     message = refused(tmp_path, capsys, f"model.file={static}", "dataset.batch_size=4")
@@ -229,6 +237,7 @@ def test_a_static_export_wins_over_the_config_and_says_so(tmp_path, capsys):
     assert f"whose input is {SIDE}x{SIDE}, and the file's size wins" in message
 
 
+@pytest.mark.slow
 def test_a_file_refuses_torch_and_model_head_needs_a_file(tmp_path, capsys):
     file = export(tmp_path, "any", torch.zeros(1, 4 + CLASSES, 100))
     assert "runtime.backend torch has no network to run for a file" in refused(
@@ -255,6 +264,10 @@ def test_what_the_real_files_say_is_read_and_the_graph_wins_over_the_metadata():
     assert facts.defaults(str(ULTRA / "yolo11n-shapes-nms.onnx")).evaluation.multi_label is None
 
 
+@pytest.mark.slow
+@pytest.mark.slow
+@pytest.mark.slow
+@pytest.mark.slow
 @needs_ultra
 @pytest.mark.parametrize("name, backend", [("yolo11n-shapes.onnx", "onnxruntime"),
                                            ("yolo11n-shapes-nms.onnx", "openvino"),

@@ -2,7 +2,6 @@
 accepts, its defaults under the shared names, its own keys, its stride, how its forward is timed, and the
 runtimes it refuses. No code under utils/ names a family."""
 import ast
-from pathlib import Path
 
 import pytest
 import torch
@@ -15,8 +14,8 @@ from pipelines.settings import SHARED_POSTPROCESS, SHARED_PREPROCESS, ForwardTim
 from pipelines.yolo import facts as yolo_facts
 from utils.config import ConfigError, PostprocessSection, PreprocessSection, family_keys, load_config
 from utils.readers.finished_run import FinishedRun
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CONFIG = "configs/samples_tiny.yaml"
 
 

@@ -33,6 +33,7 @@ def test_a_runtime_without_a_profiler_says_so():
     assert TorchEager().peer_defaults() is None and TorchEager().streams == 1
 
 
+@pytest.mark.slow
 def test_torch_compile_takes_a_mode_and_a_backend():
     network = LoadedNetwork(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()).eval(), ["a"], "random", True, "k")
     runtime = TorchEager(fuse=False, compile=True, compile_backend="eager", compile_mode="default")
@@ -48,9 +49,8 @@ def test_torch_compile_takes_a_mode_and_a_backend():
 
 def test_below_the_layer_asks_the_runtimes_specs_instead_of_naming_them():
     import ast
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    from tests.paths import ROOT as root
     for module in ("utils/harness/below_layer.py", "utils/harness/dependency_logs.py", "utils/record/native_time.py"):
         constants = [node.value for node in ast.walk(ast.parse((root / module).read_text()))
                      if isinstance(node, ast.Constant) and isinstance(node.value, str)]

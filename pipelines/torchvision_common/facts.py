@@ -66,8 +66,8 @@ def settings_problem(builder: Builder, preprocess) -> Optional[str]:
         return (f"preprocess.img_size {preprocess.img_size} is below the smallest input this architecture's layers "
                 f"can take ({builder.smallest_input}); set preprocess.img_size to at least {builder.smallest_input}")
     if builder.fixed_size and preprocess.max_size != builder.max_size:
-        return (f"preprocess.max_size does not apply to this architecture: its input is a fixed square of "
-                f"preprocess.img_size; remove preprocess.max_size")
+        return ("preprocess.max_size does not apply to this architecture: its input is a fixed square of "
+                "preprocess.img_size; remove preprocess.max_size")
     if any(value <= 0 for value in preprocess.std):
         return f"preprocess.std {preprocess.std} must be positive: every pixel is divided by it"
     return None

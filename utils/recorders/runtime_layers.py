@@ -28,7 +28,7 @@ LayerRecord has no field for where timings came from: each function returns the 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
 from pipelines.runtimes.graph_macs import macs_by_scope
