@@ -28,8 +28,8 @@ import argparse
 import pickle
 import sys
 import time
-from typing import Optional
 from pathlib import Path
+from typing import Optional
 
 import torch
 
