@@ -7,10 +7,10 @@ from typing import Optional
 
 from pydantic import BaseModel, Field
 
-from pipelines.runtimes import registry as runtimes
 from pipelines.settings import ArchDefaults, ForwardTiming
 from pipelines.torchvision_common import facts as torchvision
-from pipelines.torchvision_common.facts import Builder
+from pipelines.torchvision_common.facts import (Builder, input_size, reference_backend,  # noqa: F401
+                                               unsupported_runtime)
 
 NAME = "dense"
 _FPN = dict(min_size=800, max_size=1333)
@@ -60,25 +60,4 @@ def defaults(arch: str) -> ArchDefaults:
     return BUILDERS[arch].defaults(KEEP_FLOAT)
 
 
-def unsupported_runtime(runtime, source: str = "") -> Optional[str]:
-    return None
-
-
-def reference_backend(source: str) -> str:
-    return runtimes.REFERENCE.name
-
-
-def settings_problem(arch: str, config) -> Optional[str]:
-    return torchvision.settings_problem(BUILDERS[arch], config.preprocess)
-
-
-def smallest_input(arch: str) -> int:
-    return BUILDERS[arch].smallest_input
-
-
-def input_size(preprocess) -> int:
-    return preprocess.img_size
-
-
-def largest_input_area(arch: str, preprocess) -> int:
-    return torchvision.largest_input_area(BUILDERS[arch], preprocess)
+settings_problem, smallest_input, largest_input_area = torchvision.over_builders(BUILDERS)

@@ -4,13 +4,11 @@ architectures and the keys it reads, are in facts.py)."""
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 from typing import Optional
 
 import torch
 
 from models.calibration import CANDIDATE_SHARE, bisect_shift, calibrate_batchnorm
-from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.dense.facts import (ARCHS, BUILDERS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME,  # noqa: F401
                                    SIZE_KEYS, accepts, defaults, input_size, largest_input_area, settings_problem,
@@ -20,14 +18,12 @@ from pipelines.dense.pipeline import DensePipeline
 from pipelines.runtimes.base import PreparedForward
 from pipelines.torchvision_common.facts import DEPLOYED_CONF_THRES
 from pipelines.torchvision_common.transform import Postprocess, Preprocess, TransformSettings
-from pipelines.torchvision_common.weights import (COCO_CATEGORIES, build_detector, calibration_photos,
-                                                  load_state_dict_file)
+from pipelines.torchvision_common.weights import build_detector, calibration_photos, loaded_network
 
 CALIBRATION_SIZES = (192, 320)  # min_size, max_size of the bundled photos random weights are calibrated on
 # Random class logits are centred and given this spread before the shift: at torchvision's initialisation they
 # are nearly constant (RetinaNet's prior bias puts every score near 0.01, FCOS's near 0.07), under any cut.
 CLASS_LOGIT_STD = 1.0
-_random_states: dict[str, tuple[dict[str, torch.Tensor], str]] = {}  # (arch, seed) -> (state, digest)
 
 
 def memory_probe(network: LoadedNetwork, postprocess) -> tuple[torch.nn.Module, int]:
@@ -35,22 +31,8 @@ def memory_probe(network: LoadedNetwork, postprocess) -> tuple[torch.nn.Module, 
 
 
 def load_network(arch: str, weights: Optional[str], seed: int) -> LoadedNetwork:
-    model = build_detector(arch, seed)
-    network = DenseNetwork(model).eval()
-    if weights:
-        load_state_dict_file(network, weights, arch)
-        return LoadedNetwork(network, list(COCO_CATEGORIES), f"checkpoint {Path(weights).name}",
-                             random_weights=False, cache_key=f"{NAME}:{arch}:weights-{file_digest(weights)}",
-                             arch=arch)
-    key = f"{NAME}:{arch}:random-seed-{seed}"
-    if key not in _random_states:
-        _spread_random_weights(network, arch)
-        state = {name: value.clone() for name, value in network.state_dict().items()}
-        _random_states[key] = (state, state_digest(state))
-    state, digest = _random_states[key]
-    network.load_state_dict(state)
-    return LoadedNetwork(network, list(COCO_CATEGORIES), f"random (seed {seed}, spread to detect)",
-                         random_weights=True, cache_key=f"{key}:{digest}", arch=arch)
+    network = DenseNetwork(build_detector(arch, seed)).eval()
+    return loaded_network(NAME, arch, network, weights, seed, lambda: _spread_random_weights(network, arch))
 
 
 def _spread_random_weights(network: DenseNetwork, arch: str) -> None:

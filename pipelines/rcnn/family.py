@@ -3,13 +3,11 @@ their pipeline is put together (its facts, the architectures and the keys it rea
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 from typing import Optional
 
 import torch
 
 from models.calibration import bisect_shift, calibrate_batchnorm
-from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.rcnn import network as rcnn
 from pipelines.rcnn.facts import (ARCHS, BUILDERS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME,  # noqa: F401
@@ -20,7 +18,7 @@ from pipelines.runtimes.base import PreparedForward
 from pipelines.torchvision_common.facts import DEPLOYED_CONF_THRES
 from pipelines.torchvision_common.transform import Postprocess, Preprocess, TransformSettings
 from pipelines.torchvision_common.weights import (COCO_CATEGORIES, build_detector, calibration_photos,
-                                                  load_state_dict_file)
+                                                  loaded_network)
 
 CALIBRATION_SIZES = (160, 256)  # min_size, max_size of the bundled photos the random backbone is calibrated on
 # At torchvision's initialisation every class scores about 1/91, below any cut, so no box would reach NMS or the
@@ -29,7 +27,6 @@ CALIBRATION_SIZES = (160, 256)  # min_size, max_size of the bundled photos the r
 # that about this many proposals of the median photo clear the deployed cut, as a trained detector's do.
 PROPOSALS_OVER_CUT = 40
 GAINS = tuple(2.0 ** k for k in range(11))
-_random_states: dict[str, tuple[dict[str, torch.Tensor], str]] = {}  # (arch, seed) -> (state, digest)
 
 
 def memory_probe(network: LoadedNetwork, postprocess) -> tuple[torch.nn.Module, int]:
@@ -58,20 +55,7 @@ def _area(size) -> int:
 def load_network(arch: str, weights: Optional[str], seed: int) -> LoadedNetwork:
     model = build_detector(arch, seed)
     network = rcnn.TwoStageNetwork(model).eval()
-    if weights:
-        load_state_dict_file(network, weights, arch)
-        return LoadedNetwork(network, list(COCO_CATEGORIES), f"checkpoint {Path(weights).name}",
-                             random_weights=False, cache_key=f"{NAME}:{arch}:weights-{file_digest(weights)}",
-                             arch=arch)
-    key = f"{NAME}:{arch}:random-seed-{seed}"
-    if key not in _random_states:
-        _spread_random_weights(model, arch)
-        state = {name: value.clone() for name, value in network.state_dict().items()}
-        _random_states[key] = (state, state_digest(state))
-    state, digest = _random_states[key]
-    network.load_state_dict(state)
-    return LoadedNetwork(network, list(COCO_CATEGORIES), f"random (seed {seed})", random_weights=True,
-                         cache_key=f"{key}:{digest}", arch=arch)
+    return loaded_network(NAME, arch, network, weights, seed, lambda: _spread_random_weights(model, arch))
 
 
 def _spread_random_weights(model, arch: str) -> None:

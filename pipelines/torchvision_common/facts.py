@@ -4,10 +4,11 @@ all read beside the shared ones. A test checks every row against torchvision's b
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Mapping, Optional
 
 from pydantic import BaseModel, Field
 
+from pipelines.runtimes import registry as runtimes
 from pipelines.settings import ArchDefaults, Evaluation
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)  # the normalisation of most torchvision detectors: RGB in [0, 1]
@@ -71,3 +72,33 @@ def settings_problem(builder: Builder, preprocess) -> Optional[str]:
     if any(value <= 0 for value in preprocess.std):
         return f"preprocess.std {preprocess.std} must be positive: every pixel is divided by it"
     return None
+
+
+# What every torchvision family states the same way (its facts.py imports these as its own).
+
+def unsupported_runtime(runtime, source: str = "") -> Optional[str]:
+    return None
+
+
+def reference_backend(source: str) -> str:
+    return runtimes.REFERENCE.name
+
+
+def input_size(preprocess) -> int:
+    return preprocess.img_size
+
+
+def over_builders(builders: Mapping[str, Builder]) -> tuple[Callable, Callable, Callable]:
+    """A family's settings_problem(arch, config), smallest_input(arch) and largest_input_area(arch, preprocess),
+    over its own builders."""
+
+    def family_settings_problem(arch: str, config) -> Optional[str]:
+        return settings_problem(builders[arch], config.preprocess)
+
+    def family_smallest_input(arch: str) -> int:
+        return builders[arch].smallest_input
+
+    def family_largest_input_area(arch: str, preprocess) -> int:
+        return largest_input_area(builders[arch], preprocess)
+
+    return family_settings_problem, family_smallest_input, family_largest_input_area

@@ -4,6 +4,7 @@ the photos random weights are calibrated on."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable, Optional
 
 import torch
 from torch import nn
@@ -11,6 +12,8 @@ from torchvision.models import detection
 
 from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
 from models import CheckpointError
+from pipelines.cache_keys import file_digest, state_digest
+from pipelines.contract import LoadedNetwork
 from utils.bounded_text import LIMIT, clipped
 
 # The COCO category list of torchvision's published weights (index = the model's label; "N/A" for the ids
@@ -18,6 +21,7 @@ from utils.bounded_text import LIMIT, clipped
 COCO_CATEGORIES = list(detection.FasterRCNN_ResNet50_FPN_Weights.COCO_V1.meta["categories"])
 # A training counter of BatchNorm, absent from checkpoints saved with FrozenBatchNorm2d; eval never reads it.
 _IGNORED_KEY_SUFFIX = "num_batches_tracked"
+_random_states: dict[str, tuple[dict[str, torch.Tensor], str]] = {}  # family:arch:seed -> (state, digest)
 
 
 def build_detector(arch: str, seed: int) -> nn.Module:
@@ -26,6 +30,27 @@ def build_detector(arch: str, seed: int) -> nn.Module:
         torch.manual_seed(seed)
         model = getattr(detection, arch)(weights=None, weights_backbone=None)
     return model.eval()
+
+
+def loaded_network(family: str, arch: str, network: nn.Module, weights: Optional[str], seed: int,
+                   spread: Callable[[], None]) -> LoadedNetwork:
+    """`network` (built from the seeded builder) with a user's torchvision checkpoint, or with its random weights
+    spread by `spread()` so that they detect something: once per process for each family, arch and seed, the
+    same weights for every copy after."""
+    if weights:
+        load_state_dict_file(network, weights, arch)
+        return LoadedNetwork(network, list(COCO_CATEGORIES), f"checkpoint {Path(weights).name}",
+                             random_weights=False, cache_key=f"{family}:{arch}:weights-{file_digest(weights)}",
+                             arch=arch)
+    key = f"{family}:{arch}:random-seed-{seed}"
+    if key not in _random_states:
+        spread()
+        state = {name: value.clone() for name, value in network.state_dict().items()}
+        _random_states[key] = (state, state_digest(state))
+    state, digest = _random_states[key]
+    network.load_state_dict(state)
+    return LoadedNetwork(network, list(COCO_CATEGORIES), f"random (seed {seed}, spread to detect)",
+                         random_weights=True, cache_key=f"{key}:{digest}", arch=arch)
 
 
 def calibration_photos() -> list:
