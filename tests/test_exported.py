@@ -23,6 +23,7 @@ from utils.config import ConfigError, load_config
 from tests.paths import ROOT
 
 ULTRA = ROOT.parent / "shared" / "data" / "ultra"
+needs_ultra = pytest.mark.skipif(not ULTRA.is_dir(), reason=f"{ULTRA} (the shared exported files) is not here")
 SIDE = 64
 CLASSES = 3
 
@@ -229,6 +230,17 @@ def test_broken_files_are_refused_and_left_as_they_are(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+@needs_ultra
+def test_an_ir_whose_weights_are_missing_or_short_is_refused(tmp_path, capsys):
+    source = ULTRA / "yolo11n-shapes_openvino_model"
+    xml = tmp_path / "model.xml"
+    xml.write_bytes((source / "yolo11n-shapes.xml").read_bytes())
+    assert "its weights file" in refused(tmp_path, capsys, f"model.file={xml}") and not xml.with_suffix(".bin").exists()
+    xml.with_suffix(".bin").write_bytes((source / "yolo11n-shapes.bin").read_bytes()[:1000])
+    assert "the .bin is truncated or from another export" in refused(tmp_path, capsys, f"model.file={xml}")
+
+
 def test_a_static_export_wins_over_the_config_and_says_so(tmp_path, capsys):
     static = export(tmp_path, "static", torch.zeros(1, 4 + CLASSES, 100), dynamic=False)
     message = refused(tmp_path, capsys, f"model.file={static}", "dataset.batch_size=4")
@@ -247,8 +259,6 @@ def test_a_file_refuses_torch_and_model_head_needs_a_file(tmp_path, capsys):
 
 
 # The real YOLO11n that Ultralytics exported ---------------------------------------------------------------------
-
-needs_ultra = pytest.mark.skipif(not ULTRA.is_dir(), reason=f"{ULTRA} (the shared exported files) is not here")
 
 
 @needs_ultra
@@ -288,6 +298,8 @@ def test_a_dynamic_file_on_openvino_equals_its_onnx_runtime_reference(tmp_path):
     assert summary["family"] == "exported" and summary["agreement"]["verdict"] == "equal"
     assert summary["agreement"]["reference"].startswith("onnxruntime fp32")
     assert summary["accuracy"]["settings"]["protocol"].startswith("Ultralytics' val")
+    read = next(note for note in summary["notes"] if note.startswith("the network as read: "))
+    assert "layout yolov8" in read and "format onnx" in read and "inputs [['images', ['batch', 3, 'height'" in read
 
 
 def test_a_file_runs_under_loadgen_and_compares_with_another_run(tmp_path, capsys):

@@ -190,6 +190,9 @@ class Benchmark:
         record.warn(*self.start_warnings)
         if config.dataset.batch_size > 1 and self.pipeline.batching_note:
             record.notes.append(self.pipeline.batching_note)
+        if self.network.description:  # what was read of a network given as a file, and what was assumed
+            record.notes.append("the network as read: " + "; ".join(
+                f"{key} {value}" for key, value in self.network.description.items()))
         writer = RunWriter(self.run_dir, config.outputs.plots, config.outputs.tensorboard, config.outputs.report)
         if record.identity.random_weights:
             self.console(f"WARNING: no model.weights given: {config.model.network} runs on {record.identity.weights} "
