@@ -368,3 +368,15 @@ def test_a_stretched_image_maps_its_boxes_back_axis_by_axis():
     restored = Unstretch()([torch.tensor([[16.0, 16.0, 48.0, 80.0, 0.9, 1.0]])],
                            StretchedBatch(batch.tensor, [(100, 400)]))[0]
     assert restored[0].tolist() == pytest.approx([100.0, 25.0, 300.0, 100.0, 0.9, 1.0])  # clipped at the bottom
+
+
+def test_decoding_at_another_cut_leaves_the_deployed_decode_as_it_was():
+    from pipelines.exported.layouts import ReadLayout
+    from pipelines.exported.pipeline import Decode
+
+    deployed = Decode(ReadLayout(Layout.YOLOV8, CLASSES, "test"), 0.25, 0.7, 300)
+    raw = torch.zeros(1, 4 + CLASSES, 100)
+    raw[0, :4, 0], raw[0, 5, 0] = torch.tensor([32.0, 32.0, 16.0, 16.0]), 0.1
+    assert len(deployed.at(0.05)(raw, SIDE, SIDE)[0]) == 1
+    assert deployed.conf_thres == 0.25 and deployed.nms.conf_thres == 0.25
+    assert len(deployed(raw, SIDE, SIDE)[0]) == 0

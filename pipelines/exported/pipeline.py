@@ -3,7 +3,6 @@ as DETR-style exporters' predictors do), forward (the file, on the runtime), pos
 NMS where the graph has none, and the boxes back to the original images)."""
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -74,11 +73,9 @@ class Decode(nn.Module):
         self.nms = NonMaxSuppression(conf_thres, iou_thres, max_det, classes, agnostic, multi_label)
 
     def at(self, conf_thres: float) -> "Decode":
-        other = copy.copy(self)
-        other.conf_thres = conf_thres
-        other.nms = copy.copy(self.nms)
-        other.nms.conf_thres = conf_thres
-        return other
+        """The same decode at another score cut: a new one (a shallow copy would share its NMS submodule)."""
+        nms = self.nms
+        return Decode(self.found, conf_thres, nms.iou_thres, self.max_det, self.classes, nms.agnostic, nms.multi_label)
 
     def raw(self, outputs: Any) -> torch.Tensor:
         """(B, candidates, values): what agreement checks compare."""
