@@ -6,7 +6,10 @@ import hashlib
 import os
 from pathlib import Path
 
-import torch
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: the digests need no torch, so light modules can key by file
+    import torch
 
 
 def file_sha256(path: str | Path) -> str:

@@ -13,9 +13,6 @@ from typing import Any, Mapping, Optional
 
 from pydantic import BaseModel, Field
 
-SHARED_PREPROCESS = ("img_size", "mean", "std")
-SHARED_POSTPROCESS = ("conf_thres", "iou_thres", "max_det")
-EVALUATION_KEYS = ("conf_thres", "iou_thres", "max_det", "multi_label")
 _ARCH_DEFAULT = "null: the architecture's own (see [its defaults](#defaults-of-each-architecture))"
 
 
@@ -71,3 +68,8 @@ class SharedPostprocess(BaseModel):
         "the deployed score cut: detections kept above it; " + _ARCH_DEFAULT))
     iou_thres: Optional[float] = Field(None, ge=0.0, le=1.0, description=("NMS IoU threshold; " + _ARCH_DEFAULT))
     max_det: Optional[int] = Field(None, ge=1, description=("detections kept per image; " + _ARCH_DEFAULT))
+
+
+SHARED_PREPROCESS = tuple(SharedPreprocess.model_fields)
+SHARED_POSTPROCESS = tuple(SharedPostprocess.model_fields)
+EVALUATION_KEYS = (*SHARED_POSTPROCESS, "multi_label")  # what an accuracy protocol sets (Evaluation's settings)

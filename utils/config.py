@@ -17,7 +17,7 @@ from pipelines.registry import FACTS, facts_for, known_architectures
 from pipelines.runtimes import registry as runtimes
 from pipelines.exported.facts import HEAD_MARK
 from pipelines.exported.layouts import Layout
-from pipelines.settings import SharedPostprocess, SharedPreprocess
+from pipelines.settings import EVALUATION_KEYS, SharedPostprocess, SharedPreprocess
 from utils import strict_yaml
 from utils.bounded_text import clipped, shown
 from utils.errors import UsageError
@@ -552,7 +552,7 @@ class Config(_Section):
             raise ValueError(f"benchmark.accuracy.multi_label does not apply to {self.model.named} "
                              f"({facts.NAME} family): it keeps every class above the cut per candidate by "
                              "construction; remove it")
-        for key in ("conf_thres", "iou_thres", "max_det", "multi_label"):
+        for key in EVALUATION_KEYS:
             if getattr(accuracy, key) is None:
                 _set_default(accuracy, key, getattr(evaluation, key))
         if self.runtime.calibration.keep_float is None:

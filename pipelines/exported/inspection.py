@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
-import hashlib
-
 import yaml
 
+from pipelines.cache_keys import file_digest
 from utils.errors import UsageError
 
 ONNX_SUFFIX, IR_SUFFIX = ".onnx", ".xml"
@@ -70,15 +69,6 @@ class ExportedFile:
             if isinstance(value, str) and value in ("True", "False"):
                 return value == "True"
         return None
-
-
-def file_digest(path: Path) -> str:
-    """A short digest of the file's bytes: caches of what is made from it are keyed by its content."""
-    sha = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()[:16]
 
 
 def _literal(text: str) -> Any:

@@ -38,7 +38,8 @@ class RuntimeSpec:
     # say of the kernels that ran.
     native: Optional["NativeCode"] = None
     log_sources: tuple[str, ...] = ()  # top-level logger (package) names of its library and its quantizer
-    kernels: "KernelSource" = field(default_factory=lambda: KernelSource("unavailable", reason="it names none"))
+    kernels: "KernelSource" = field(default_factory=lambda: KernelSource(
+        "unavailable", reason="the runtime names no kernels"))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from datasets.labels import GroundTruth
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections
+from pipelines.settings import SHARED_POSTPROCESS
 from utils.harness.pass_recorders import PassRecorders
 from utils.harness.passes import terminal_bar
 from utils.harness.reference import REFERENCE_NAME, Reference
@@ -29,13 +30,12 @@ from utils.record.steps import PassKind
 from utils.recorders.step_timer import StepTimer
 from utils.writers import layout
 
-EVALUATION_KEYS = ("conf_thres", "iou_thres", "max_det")
 
 
 def map_postprocess(postprocess: Any, accuracy: Any, protocol: str) -> tuple[Any, dict[str, Any]]:
     """The postprocess section at mAP settings (the architecture's protocol, or the config's accuracy keys), and
     the settings as summary.json states them. multi_label is None where the family has no such choice."""
-    settings = {key: getattr(accuracy, key) for key in EVALUATION_KEYS}
+    settings = {key: getattr(accuracy, key) for key in SHARED_POSTPROCESS}
     if accuracy.multi_label is not None:
         settings["multi_label"] = accuracy.multi_label
     return postprocess.model_copy(update=settings), dict(settings, protocol=protocol, preprocess=accuracy.preprocess)
@@ -43,7 +43,7 @@ def map_postprocess(postprocess: Any, accuracy: Any, protocol: str) -> tuple[Any
 
 def deployed_settings(postprocess: Any) -> dict[str, Any]:
     """The run's own postprocess, as summary.json states what precision and recall at conf_thres used."""
-    return {key: getattr(postprocess, key) for key in EVALUATION_KEYS}
+    return {key: getattr(postprocess, key) for key in SHARED_POSTPROCESS}
 
 
 def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, description: str,

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from pipelines.runtimes.registry import SPECS
-from pipelines.runtimes.spec import KernelSource
 from utils.record import cpu_counters as counter_math
 from utils.record import kernels as kernel_math
 from utils.record import native_time, page_faults, sampled_stacks
@@ -76,7 +75,7 @@ class BelowTheLayer:
         backend = settings.get("backend", runtime.name)
         document: dict[str, Any] = {"backend": backend, "precision": settings.get("precision"),
                                     "cpu_flags": kernel_math.deciding_flags(flags)}
-        source = SPECS[backend].kernels if backend in SPECS else KernelSource("unavailable", reason="it names none")
+        source = SPECS[backend].kernels
         if source.onednn_verbose and model is not None:
             from utils.recorders.onednn_verbose import capture_onednn_verbose
             try:
@@ -92,7 +91,7 @@ class BelowTheLayer:
                                 convolution_kernels=kernel_math.kernel_counts(by_layer),
                                 convolution_layers=len(by_layer))
         elif source.onednn_verbose or source.status == "unavailable":
-            document.update(status="unavailable", reason=source.reason or f"no kernel names for backend {backend}")
+            document.update(status="unavailable", reason=source.reason)
         else:
             document.update(status=source.status, source=source.source)
         self.data.kernels = document

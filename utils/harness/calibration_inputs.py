@@ -3,6 +3,7 @@ preprocessing, handed to the runtime as network inputs (pipelines.runtimes.quant
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
@@ -36,6 +37,5 @@ def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, pos
             if result.valid:
                 yield as_input(seen.pop())
 
-    if method is None:
-        return Calibration(inputs, len(chosen), digest, tuple(keep_float))
-    return Calibration(inputs, len(chosen), digest, tuple(keep_float), tuple(method.items()))
+    calibration = Calibration(inputs, len(chosen), digest, tuple(keep_float))
+    return calibration if method is None else replace(calibration, method=tuple(method.items()))

@@ -139,8 +139,10 @@ class Benchmark:
     def _check_memory(self) -> None:
         """Refuses (exit 2) a batch whose forward cannot fit, before anything of its size is allocated."""
         config, family = self.config, self.family
+        if not config.benchmark.memory.check:
+            return
         probe = family.memory_probe(self.network, config.postprocess)
-        if not config.benchmark.memory.check or probe is None:
+        if probe is None:  # a network given as a file has no module to probe
             return
         fit = measure_fit(*probe, smallest_input=family.smallest_input(config.model.network))
         sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in family.SIZE_KEYS}
