@@ -25,6 +25,8 @@ class RuntimeSpec:
     # "module:Class" of its Runtime, built with fuse, threads, precision, streams, pinning, its options, its
     # shared keys, and calibration (a quantization.Calibration) at int8.
     session: str
+    # The Python package its session imports: whether the runtime is installed, asked without importing it.
+    library: Optional[str] = None
     options: type[RuntimeOptions] = RuntimeOptions
     shared_keys: tuple[str, ...] = ()  # common keys its session takes as well (cache_dir for an export)
     refusals: Mapping[str, str] = field(default_factory=dict)  # precision -> why it is not offered (yet)

@@ -7,6 +7,7 @@ SPEC = RuntimeSpec(
     name="onnxruntime",
     precisions=("fp32", "int8"),
     session="session:OnnxRuntime",
+    library="onnxruntime",
     shared_keys=("cache_dir",),
     layer_reader="layers:read_layers",
     trace_reader="trace:read_trace",

@@ -24,6 +24,7 @@ SPEC = RuntimeSpec(
     name="openvino",
     precisions=("fp32", "bf16", "int8"),
     session="session:OpenVinoRuntime",
+    library="openvino",
     options=OpenVinoOptions,
     shared_keys=("cache_dir",),
     layer_reader="layers:read_layers",

@@ -22,6 +22,7 @@ SPEC = RuntimeSpec(
     name="torch",
     precisions=("fp32", "bf16"),
     session="session:TorchEager",
+    library="torch",
     options=TorchOptions,
     refusals={"int8": "torch int8 (PT2E with the X86 Inductor quantizer) starts from torch.export, which stops at "
                       "YOLOv7's Detect decode (its float(stride) is data-dependent), so it is not offered"},
