@@ -109,6 +109,39 @@ def exit_reason(code: int, stderr: str) -> str:
     return f"crashed (exit {code}): {tail}"
 
 
+def settle_run(sweep_dir: Path, point: Point, result: RoundRun, outcome: PointOutcome, stops: Stops) -> None:
+    """A run's status, reason and figures from its process's outcome; its console output kept in logs/."""
+    result.placement = outcome.placement
+    code = outcome.returncode
+    if code is not None or outcome.stdout or outcome.stderr:
+        logs = sweep_dir / layout.SWEEP_LOGS_DIR
+        atomic_write_text(logs / f"{result.run_dir.name}.stdout.txt", outcome.stdout)
+        atomic_write_text(logs / f"{result.run_dir.name}.stderr.txt", outcome.stderr)
+    if code is None:  # it never ran, or its process or its files were lost on the way
+        result.status, result.reason = ("stopped" if outcome.stopped else "failed"), outcome.lost
+        return
+    if code == 0:
+        _read(point, result)  # a run that completed as the stop arrived keeps its figures
+    elif stops.received or code in (ExitStatus.INTERRUPTED, ExitStatus.TERMINATED):
+        result.status = "stopped"
+        result.reason = "stopped while it ran; what it measured is in its run directory"
+    else:
+        result.status, result.reason = "failed", exit_reason(code, outcome.stderr)
+
+
+def _read(point: Point, result: RoundRun) -> None:
+    try:
+        run = FinishedRun(result.run_dir)
+        if run.summary.get("status") != "complete":
+            result.status = "failed"
+            result.reason = f"the run ended {run.summary.get('status')}: {run.summary.get('stop_reason')}"
+            return
+        result.figures_row, result.figures = read_point(point, run)
+        result.status = "complete"
+    except (RunFilesError, ValueError, KeyError) as error:
+        result.status, result.reason = "failed", f"finished, but its files cannot be read: {error}"
+
+
 class Sweep:
     def __init__(self, config_file: str, overrides: list[str], sweep_arguments: list[str],
                  console: Callable[[str], None] = print, launcher: Optional[Launcher] = None, rounds: int = 1):
@@ -213,7 +246,7 @@ class Sweep:
 
             def finished(job: PointJob, outcome: PointOutcome) -> None:
                 result, run = self._runs[job.name]
-                self._settle(result.point, run, outcome, stops)
+                settle_run(self.directory.path, result.point, run, outcome, stops)
                 result.settle()
                 progress.update()
                 tqdm.write(self._line(job.name, run))
@@ -222,36 +255,6 @@ class Sweep:
                 self._write_tables(stopped=None)
 
             self.launcher.run(self.jobs, stops, started, finished)
-
-    def _settle(self, point: Point, result: RoundRun, outcome: PointOutcome, stops: Stops) -> None:
-        result.placement = outcome.placement
-        code = outcome.returncode
-        if code is not None or outcome.stdout or outcome.stderr:
-            logs = self.directory.path / layout.SWEEP_LOGS_DIR
-            atomic_write_text(logs / f"{result.run_dir.name}.stdout.txt", outcome.stdout)
-            atomic_write_text(logs / f"{result.run_dir.name}.stderr.txt", outcome.stderr)
-        if code is None:  # it never ran, or its process or its files were lost on the way
-            result.status, result.reason = ("stopped" if outcome.stopped else "failed"), outcome.lost
-            return
-        if code == 0:
-            self._read(point, result)  # a point that completed as the stop arrived keeps its figures
-        elif stops.received or code in (ExitStatus.INTERRUPTED, ExitStatus.TERMINATED):
-            result.status = "stopped"
-            result.reason = "stopped while it ran; what it measured is in its run directory"
-        else:
-            result.status, result.reason = "failed", exit_reason(code, outcome.stderr)
-
-    def _read(self, point: Point, result: RoundRun) -> None:
-        try:
-            run = FinishedRun(result.run_dir)
-            if run.summary.get("status") != "complete":
-                result.status = "failed"
-                result.reason = f"the run ended {run.summary.get('status')}: {run.summary.get('stop_reason')}"
-                return
-            result.figures_row, result.figures = read_point(point, run)
-            result.status = "complete"
-        except (RunFilesError, ValueError, KeyError) as error:
-            result.status, result.reason = "failed", f"finished, but its files cannot be read: {error}"
 
     def _line(self, name: str, result: RoundRun) -> str:
         if result.status != "complete":
