@@ -5,6 +5,7 @@
     python benchmark.py --config C --sweep ... --launcher ray [--ray-address HOST:PORT]   (points on a Ray cluster)
     python benchmark.py --config C --sweep ... --rounds N   (every point N times, the rounds interleaved)
     python benchmark.py compare RUN_A RUN_B [--out DIR]
+    python benchmark.py tune --config C [--goal latency|throughput|server] [--minutes N]   (race for the fastest)
 
 Exit status (utils/errors.py, ExitStatus): 0 complete; 1 the environment failed (an output that cannot be
 written, a missing dependency) or the run did; 2 a mistake in the arguments, the config or the inputs;
@@ -86,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         from utils.compare.command import compare_main
 
         return compare_main(arguments[1:])
+    if arguments[:1] == ["tune"]:
+        from utils.tune.command import tune_main
+
+        return tune_main(arguments[1:])
     try:
         # Until the run starts nothing is written, so SIGTERM may end it at once, as Ctrl-C does.
         with stop_signals_interrupt():

@@ -1,0 +1,506 @@
+"""Runs the race: round after round, each run a normal benchmark.py process started by the sweep's launchers,
+its run directory beside the others in the tune directory, the tables (sweep.csv, sweep.json) and the race's
+state (tune.json) rewritten atomically after every run, report.html at the end. The first round may run on a
+Ray cluster (`--launcher ray`); the later ones, where the finalists are decided, run here one after another.
+
+Ctrl-C or SIGTERM is passed on to the running candidate; what was measured is kept and `--resume` continues.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from tqdm import tqdm
+
+from datasets.image_folder import find_images
+from pipelines.runtimes.registry import is_reference
+from utils.config import ConfigError, load_config
+from utils.errors import ExitStatus, UsageError
+from utils.readers.finished_run import FinishedRun, RunFilesError
+from utils.sweep.answer import REFERENCE
+from utils.sweep.driver import RoundRun, settle_run
+from utils.sweep.figures import combine_rounds, read_point
+from utils.sweep.launchers.base import Launcher, PointJob, PointOutcome, Stops
+from utils.sweep.launchers.local import LocalLauncher
+from utils.sweep.plan import Point
+from utils.tune import race
+from utils.tune.answer import round_lines, spent_line, standing, time_spent, tune_answer
+from utils.tune.goals import Goal
+from utils.tune.same_detections import same_detections
+from utils.tune.space import Candidate, build_space, this_machine
+from utils.tune.state import Entry, Run, run_dir_name
+from utils.writers.atomic import OutputWriteError
+from utils.writers.run_directory import RunDirectory
+from utils.writers.tune_files import TUNE_JSON, write_tune_files
+
+# Every run of the race times; what it need not write or measure is left out (the user's --set wins).
+LEAN = ("benchmark.layer_timing=false", "profiling.kernels=false", "profiling.counters=false",
+        "outputs.save_images=false", "outputs.plots=false", "outputs.report=false")
+# A run that reuses its way's verdict skips the accuracy check; its detections are compared instead.
+NO_CHECK = ("benchmark.agreement.enabled=false", "benchmark.accuracy.enabled=false")
+MAX_ROUNDS = 6  # two candidates not told apart by then are within the noise of this machine
+
+
+class TuneBudgetError(UsageError):
+    """The time budget cannot pay for one round of the space."""
+
+
+@dataclass
+class TuneRequest:
+    config_file: str
+    overrides: list[str]
+    sweeps: list[str]
+    goal: Goal
+    minutes: float
+
+    def document(self) -> dict:
+        return {**asdict(self), "goal": asdict(self.goal)}
+
+    @classmethod
+    def from_document(cls, data: dict) -> "TuneRequest":
+        return cls(data["config_file"], data["overrides"], data["sweeps"], Goal(**data["goal"]), data["minutes"])
+
+
+def _runtime_of(way: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """A way's runtime section as data (runtime.backend -> backend), for the registry's reference test."""
+    return {key.partition(".")[2]: value for key, value in way if key.startswith("runtime.")}
+
+
+def _fixed(overrides: list[str]) -> dict[str, str]:
+    return {key.strip(): value for key, _, value in (item.partition("=") for item in overrides)}
+
+
+@dataclass
+class Race:
+    """What tune.json holds besides the request."""
+
+    entries: list[Entry]
+    rounds: list[dict] = field(default_factory=list)  # number, field, capped, dropped, seconds
+    leaders: dict[int, str] = field(default_factory=dict)
+    spent_s: float = 0.0  # wall time of earlier sittings (before a --resume)
+
+
+class Tune:
+    def __init__(self, request: TuneRequest, launcher: Optional[Launcher] = None, resume: Optional[Path] = None,
+                 console: Callable[[str], None] = print, clock: Callable[[], float] = time.monotonic):
+        self.request = request
+        self.first_launcher = launcher or LocalLauncher()
+        self.resume = resume
+        self.console = console
+        self.clock = clock
+
+    # ---- before anything runs ----
+    def prepare(self) -> None:
+        """The space, validated and pruned; the tune directory claimed (or, with --resume, read back).
+        Raises UsageError (exit status 2) for a mistake."""
+        request = self.request
+        base = load_config(request.config_file, request.overrides + request.goal.overrides())
+        images = len(find_images(base.dataset.path, base.dataset.limit))
+        self.space = build_space(this_machine(), request.goal.runs_streams, images,
+                                 _fixed(request.overrides), request.sweeps, self._refusal)
+        self.budget_s = request.minutes * 60.0
+        if self.resume is None:
+            self.directory = RunDirectory(base.run.output_dir, base.run.id)
+            self.race = Race([Entry(candidate) for candidate in self.space.candidates])
+            self.first_launcher.open()
+            self.directory.create()
+        else:
+            self.directory = RunDirectory(self.resume.parent, self.resume.name)
+            self.race = self._read_back()
+
+    def _refusal(self, overrides: list[str]) -> Optional[str]:
+        try:
+            load_config(self.request.config_file, self.request.overrides + self.request.goal.overrides() + overrides)
+        except ConfigError as error:
+            return str(error).splitlines()[-1].strip()
+        return None
+
+    def _read_back(self) -> Race:
+        data = json.loads((self.directory.path / TUNE_JSON).read_text())
+        by_name = {candidate.name: candidate for candidate in self.space.candidates}
+        missing = [entry["candidate"] for entry in data["entries"] if entry["candidate"] not in by_name]
+        if missing or len(data["entries"]) != len(by_name):
+            raise UsageError(f"--resume {self.directory.path}: this machine's space is not the one raced there "
+                             f"({len(by_name)} candidates here, {len(data['entries'])} there); start a new tune")
+        entries = []
+        for saved in data["entries"]:
+            entry = Entry(by_name[saved["candidate"]], verdict=saved["verdict"], doubt=saved["doubt"],
+                          verdict_from=saved["verdict_from"], needs_check=saved["needs_check"],
+                          dropped=saved["dropped"])
+            for run_data in saved["runs"]:
+                run = Run(**run_data)
+                if run.status == "complete":
+                    self._read_figures(entry, run)
+                elif run.status == "stopped":
+                    run.status, run.reason = "stopped", run.reason or "stopped"
+                entry.runs.append(run)
+            entries.append(entry)
+        return Race(entries, data["rounds"], {int(k): v for k, v in data["leaders"].items()}, data["spent_s"])
+
+    def _read_figures(self, entry: Entry, run: Run) -> None:
+        try:
+            run.figures_row, run.figures = read_point(self._point(entry.candidate),
+                                                      FinishedRun(self.directory.path / run.run_dir))
+        except (RunFilesError, ValueError, KeyError) as error:
+            run.status, run.reason = "failed", f"its files cannot be read back: {error}"
+
+    @staticmethod
+    def _point(candidate: Candidate) -> Point:
+        return Point(candidate.name, candidate.assignments)
+
+    # ---- the race ----
+    def run(self) -> int:
+        stops = Stops()
+        self.started = self.clock()
+        try:
+            with stops.handled(), tqdm(total=round(self.budget_s), unit="s", disable=None,
+                                       bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s{postfix}") as self.progress:
+                self._announce()
+                self._race(stops)
+            document = self._write(stopped=stops.received, final=True)
+        except OutputWriteError as error:
+            self.console(f"error: {error}; the runs are in {self.directory.path}")
+            return ExitStatus.FAILED
+        finally:
+            self.first_launcher.close()
+        self._conclude(document, stops.received)
+        return ExitStatus.stopped_by(stops.received) if stops.received else ExitStatus.OK
+
+    def _announce(self) -> None:
+        tqdm.write(f"tune {self.directory.run_id}: {len(self.space.candidates)} candidates, "
+                   f"{self.request.goal.describe()}, budget {self.request.minutes:g} min")
+        for key, values in self.space.axes.items():
+            tqdm.write(f"  {key}: {', '.join(values)}")
+        for line in self.space.refusals + self.space.notes:
+            tqdm.write(f"  left out: {line}" if line in self.space.refusals else f"  {line}")
+
+    def elapsed(self) -> float:
+        return self.race.spent_s + self.clock() - self.started
+
+    def _race(self, stops: Stops) -> None:
+        while not stops.received:
+            current = self._current_round()
+            if current is None:
+                return
+            pending = self._to_run(current)
+            if current["number"] == 1 and self.first_launcher.places_points:
+                self._launch(self.first_launcher, pending, stops)
+            else:
+                for run in pending:
+                    if stops.received:
+                        return
+                    if not self._affordable(run):
+                        self._out_of_time(current)
+                        break
+                    self._launch(self._local, [run], stops)
+            if stops.received:
+                return
+            self._close_round(current)
+
+    @property
+    def _local(self) -> Launcher:
+        if not hasattr(self, "_local_launcher"):
+            self._local_launcher = (self.first_launcher if not self.first_launcher.places_points
+                                    else LocalLauncher())
+        return self._local_launcher
+
+    def _entry(self, name: str) -> Entry:
+        if len(getattr(self, "_by_name", ())) != len(self.race.entries):
+            self._by_name = {entry.name: entry for entry in self.race.entries}
+        return self._by_name[name]
+
+    def _round_runs(self, current: dict) -> list[Run]:
+        """The round's latest run of each candidate, in the round's order."""
+        runs = []
+        for name in current["order"]:
+            runs += [run for run in self._entry(name).runs if run.round == current["number"]][-1:]
+        return runs
+
+    def _to_run(self, current: dict) -> list[Run]:
+        """What the round still has to run: its pending runs, and a new attempt of each stopped one (a Ctrl-C
+        or a budget that ran out, before a --resume)."""
+        runs = []
+        for run in self._round_runs(current):
+            if run.status == "stopped" and self._entry(run.candidate).dropped is None:
+                run = self._new_run(self._entry(run.candidate), current["number"], run.checks)
+            if run.status == "pending":
+                runs.append(run)
+        return runs
+
+    def _new_run(self, entry: Entry, number: int, checks: bool) -> Run:
+        taken = {run.run_dir for other in self.race.entries for run in other.runs}
+        name = run_dir_name(entry.name, number, self.directory.path)
+        attempt = 2
+        while name in taken:  # planned but not started yet: no directory to see
+            name, attempt = f"{entry.name},round={number},try={attempt}", attempt + 1
+        run = Run(entry.name, number, checks, name)
+        entry.runs.append(run)
+        return run
+
+    def _current_round(self) -> Optional[dict]:
+        if self.race.rounds and not self.race.rounds[-1].get("closed"):
+            return self.race.rounds[-1]
+        number = len(self.race.rounds) + 1
+        alive = [entry for entry in self.race.entries if entry.dropped is None]
+        if number == 1:
+            field_names, capped = [entry.name for entry in alive], []
+        else:
+            if len(alive) < 2 or number > MAX_ROUNDS:
+                return None
+            standings = [standing(entry, self.request.goal) for entry in alive]
+            size = race.cap(self.budget_s - self.elapsed(), self._seconds_per_run())
+            if size < 2:
+                return None
+            chosen, left_out = race.next_field(standings, size, self.request.goal.quantile)
+            field_names, capped = [s.name for s in chosen], [s.name for s in left_out]
+            for name in capped:
+                self._entry(name).dropped = {"round": number, "reason": (
+                    f"left out of round {number}: the time left pays for {size} runs and its best case ranked "
+                    "below them")}
+        order = race.interleaved(field_names, number)
+        judged_ways = {entry.candidate.way for entry in self.race.entries if entry.verdict_from == entry.name}
+        checking = set()
+        for name in order:
+            entry = self._entry(name)
+            way = entry.candidate.way
+            # The reference is the answer the others are checked against: it needs no check of its own.
+            checks = not is_reference(_runtime_of(way)) and (
+                entry.needs_check or (entry.verdict is None and way not in judged_ways and way not in checking))
+            if checks:
+                checking.add(way)
+            self._new_run(entry, number, checks)
+        current = {"number": number, "field": field_names, "order": order, "capped": capped, "dropped": [],
+                   "seconds": 0.0}
+        self.race.rounds.append(current)
+        return current
+
+    def _seconds_per_run(self, checks: bool = False) -> float:
+        """The median wall time of the completed runs of that kind (with their own accuracy check or not),
+        else of any."""
+        runs = [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
+        seconds = (sorted(run.seconds for run in runs if run.checks == checks)
+                   or sorted(run.seconds for run in runs))
+        return seconds[len(seconds) // 2] if seconds else 1.0
+
+    def _affordable(self, run: Run) -> bool:
+        done = [other for entry in self.race.entries for other in entry.runs if other.status != "pending"]
+        if not done:
+            return True
+        if len(done) == 1 and run.round == 1:
+            self._check_budget(done[0])
+        return self.elapsed() + self._seconds_per_run(run.checks) <= self.budget_s
+
+    def _check_budget(self, first: Run) -> None:
+        """After the first run: a budget that cannot pay for one round of every candidate is a mistake."""
+        count = len(self.race.entries)
+        needed = first.seconds * count
+        if needed <= self.budget_s:
+            return
+        self._write(stopped=None, final=False)
+        fits = max(1, int(self.budget_s // max(first.seconds, 1e-9)))
+        raise TuneBudgetError(
+            f"--minutes {self.request.minutes:g} is too short: one round of the {count} candidates takes at least "
+            f"{needed / 60:.1f} min here (the first run took {first.seconds:.1f} s, and each way of computing "
+            f"checks its accuracy once, which takes longer); the budget fits about {fits} runs. Give --minutes "
+            f"{int(needed // 60) + 1} or more, or narrow the space with --set/--sweep (its axes: "
+            f"{', '.join(f'{key} {len(values)}' for key, values in self.space.axes.items())}); the run so far is "
+            f"kept: --resume {self.directory.path} --minutes N continues it")
+
+    def _out_of_time(self, current: dict) -> None:
+        for run in self._round_runs(current):
+            if run.status == "pending":
+                run.status, run.reason = "stopped", "not run: the time budget ran out"
+                entry = self._entry(run.candidate)
+                if not entry.complete and entry.dropped is None:
+                    entry.dropped = {"round": current["number"],
+                                     "reason": "not reached: the time budget ran out in its first round"}
+
+    def _launch(self, launcher: Launcher, runs: list[Run], stops: Stops) -> None:
+        starts: dict[str, float] = {}
+
+        def started(job: PointJob, where: str) -> None:
+            starts[job.name] = self.clock()
+            self.progress.set_postfix_str(f" {self._where(job.name)}{'; on ' + where if where else ''}")
+
+        def finished(job: PointJob, outcome: PointOutcome) -> None:
+            run = by_name[job.name]
+            run.seconds = self.clock() - starts.get(job.name, self.clock())
+            self._settle(run, outcome, stops)
+            self.progress.n = min(round(self.elapsed()), self.progress.total)
+            self.progress.refresh()
+            self._write(stopped=None, final=False)
+
+        by_name = {run.run_dir: run for run in runs}
+        jobs = [PointJob(run.run_dir, tuple(self._arguments(run)), self.directory.path / run.run_dir)
+                for run in runs]
+        launcher.run(jobs, stops, started, finished)
+
+    def _where(self, run_name: str) -> str:
+        current = self.race.rounds[-1]
+        order = current["order"]
+        name = run_name.split(",round=")[0]
+        position = order.index(name) + 1 if name in order else 0
+        left = (len(order) - position) * self._seconds_per_run()
+        return (f" round {current['number']}: {position}/{len(order)}, about {left / 60:.1f} min left in this round, "
+                f"{max(0.0, self.budget_s - self.elapsed()) / 60:.1f} min of the budget")
+
+    def _arguments(self, run: Run) -> list[str]:
+        candidate = self._entry(run.candidate).candidate
+        sets = [*LEAN, *self.request.goal.overrides(), *self.request.overrides, *candidate.overrides,
+                *(() if run.checks else NO_CHECK), f"run.id={json.dumps(run.run_dir)}"]
+        return ["--config", self.request.config_file, *(part for item in sets for part in ("--set", item))]
+
+    def _settle(self, run: Run, outcome: PointOutcome, stops: Stops) -> None:
+        entry = self._entry(run.candidate)
+        settled = RoundRun(run.round, self.directory.path / run.run_dir)
+        settle_run(self.directory.path, self._point(entry.candidate), settled, outcome, stops)
+        run.status, run.reason = settled.status, settled.reason
+        run.figures_row, run.figures = settled.figures_row, settled.figures
+        if run.status == "complete":
+            self._take_verdict(entry, run)
+            tqdm.write(f"{run.run_dir}: {self.request.goal.shown(self.request.goal.cost(run.figures))}"
+                       if self.request.goal.cost(run.figures) is not None else f"{run.run_dir}: no figure")
+        elif run.status == "failed":
+            self._fail(entry, run)
+            tqdm.write(f"{run.run_dir}: failed ({run.reason})")
+        self._settle_waiting()
+
+    def _take_verdict(self, entry: Entry, run: Run) -> None:
+        if run.checks or run.figures.agreement == REFERENCE:
+            entry.verdict, entry.doubt = run.figures.agreement, run.figures.doubt
+            entry.verdict_from, entry.needs_check = entry.name, False
+        if entry.can_win is False and entry.dropped is None:
+            why = entry.doubt or f"its detections are {entry.verdict} against the reference's"
+            entry.dropped = {"round": run.round, "reason": f"cannot win: {why} (judged by {entry.verdict_from})"}
+        cost = self.request.goal.cost(run.figures)
+        if cost is None and entry.dropped is None:
+            entry.dropped = {"round": run.round, "reason": "LoadGen found no valid rate at the target latency"}
+
+    def _fail(self, entry: Entry, run: Run) -> None:
+        if entry.dropped is None:
+            entry.dropped = {"round": run.round, "reason": f"its run failed: {run.reason}"}
+        if run.checks and "cannot run (exit 2)" in run.reason:
+            # The way itself cannot run here: its other candidates would fail the same way.
+            for other in self.race.entries:
+                if other.candidate.way == entry.candidate.way and other.dropped is None:
+                    other.dropped = {"round": run.round, "reason": f"its way of computing cannot run here, as "
+                                                                   f"{entry.name} showed: {run.reason}"}
+
+    def _settle_waiting(self) -> None:
+        """Candidates that ran without their own check take their way's verdict where detections are equal."""
+        judges = {entry.candidate.way: entry for entry in self.race.entries
+                  if entry.verdict_from == entry.name and entry.complete}
+        judging = {entry.candidate.way for entry in self.race.entries
+                   if any(run.status == "pending" and run.checks for run in entry.runs)}
+        for entry in self.race.entries:
+            if entry.verdict is not None or entry.needs_check or not entry.complete:
+                continue
+            judge = judges.get(entry.candidate.way)
+            if judge is None:
+                if entry.candidate.way not in judging:
+                    entry.needs_check = True  # nobody is left to judge its way: it checks itself next round
+                continue
+            judged_run = next(run for run in judge.complete if run.checks)
+            equal, how = same_detections(self.directory.path / judged_run.run_dir,
+                                         self.directory.path / entry.complete[0].run_dir)
+            if equal:
+                entry.verdict, entry.doubt, entry.verdict_from = judge.verdict, judge.doubt, judge.name
+                if entry.can_win is False and entry.dropped is None:
+                    entry.dropped = {"round": entry.complete[0].round, "reason": (
+                        f"cannot win: {judge.doubt or 'its detections are ' + str(judge.verdict)} (the verdict of "
+                        f"{judge.name}, whose detections it gives)")}
+            else:
+                entry.needs_check = True
+                tqdm.write(f"{entry.name}: detections differ from {judge.name}'s ({how}); it checks its own "
+                           "accuracy in its next round")
+
+    def _close_round(self, current: dict) -> None:
+        number = current["number"]
+        alive = [entry for entry in self.race.entries if entry.dropped is None and entry.complete]
+        standings = [standing(entry, self.request.goal) for entry in alive]
+        for drop in race.eliminate(standings, number, self.request.goal.quantile, self.request.goal.unit):
+            self._entry(drop.name).dropped = {"round": number, "reason": drop.reason}
+            current["dropped"].append(drop.name)
+        best = race.leader(standings)
+        if best is not None:
+            self.race.leaders[number] = best.name
+        current["seconds"] = sum(run.seconds for run in self._round_runs_all(number))
+        current["closed"] = True
+        self._write(stopped=None, final=False)
+        tqdm.write(f"round {number}: {len(current['field'])} raced, {len(current['dropped'])} dropped"
+                   + (f", leader {best.name} ({self.request.goal.shown(best.figure)})" if best else ""))
+
+    def _round_runs_all(self, number: int) -> list[Run]:
+        return [run for entry in self.race.entries for run in entry.runs if run.round == number]
+
+    # ---- files ----
+    def _write(self, stopped: Optional[int], final: bool) -> dict:
+        runs = [run for entry in self.race.entries for run in entry.runs if run.status != "pending"]
+        finished = final and not stopped
+        status = "stopped" if stopped else "complete" if finished else "running"
+        spent = time_spent(runs, self.budget_s, self.elapsed())
+        document = {
+            "sweep_id": self.directory.run_id,
+            "kind": "tune",
+            "status": status,
+            "stop_reason": signal.Signals(stopped).name if stopped else None,
+            "config_file": self.request.config_file,
+            "overrides": self.request.overrides,
+            "launcher": self.first_launcher.describe(),
+            "swept": {key: list(values) for key, values in self.space.axes.items()},
+            "points": len(self.race.entries),
+            "left_out": self.space.refusals,
+            "notes": self.space.notes,
+            "answer": tune_answer(self.race.entries, self.request.goal, self.race.rounds, self.race.leaders),
+            "time": spent,
+            "unit": self.request.goal.unit,
+            "race": [{"candidate": entry.name, "figures": standing(entry, self.request.goal).figures,
+                      "dropped_round": entry.dropped["round"] if entry.dropped else None}
+                     for entry in self.race.entries],
+            "rows": self._rows(),
+        }
+        state = {"request": self.request.document(), "status": status, "spent_s": spent["elapsed_s"],
+                 "rounds": self.race.rounds, "leaders": self.race.leaders,
+                 "entries": [{"candidate": entry.name, "verdict": entry.verdict, "doubt": entry.doubt,
+                              "verdict_from": entry.verdict_from, "needs_check": entry.needs_check,
+                              "dropped": entry.dropped, "runs": [run.document() for run in entry.runs]}
+                             for entry in self.race.entries]}
+        write_tune_files(self.directory.path, document, state, list(self.space.axes), report=final)
+        return document
+
+    def _rows(self) -> list[dict]:
+        rows = []
+        for entry in self.race.entries:
+            done = entry.complete
+            row = {"point": entry.name, **entry.candidate.values, "run_dir": done[0].run_dir if done else ""}
+            if done:
+                figures_row, _ = combine_rounds([run.figures_row for run in done], [run.figures for run in done])
+                row.update(figures_row, agreement=entry.verdict or "unchecked", verdict_from=entry.verdict_from)
+            failed = [run for run in entry.runs if run.status == "failed"]
+            row["status"] = ("failed" if failed and not done else "complete" if done else
+                             "stopped" if any(run.status == "stopped" for run in entry.runs) else "pending")
+            row["reason"] = failed[0].reason if failed and not done else ""
+            row["race"] = (f"dropped in round {entry.dropped['round']}" if entry.dropped else
+                           "in the race" if done else "waiting")
+            row["race_reason"] = entry.dropped["reason"] if entry.dropped else ""
+            row["round_run_dirs"] = [run.run_dir for run in done]
+            rows.append(row)
+        return rows
+
+    def _conclude(self, document: dict, stopped: Optional[int]) -> None:
+        answer = document["answer"]
+        self.console(answer["statement"])
+        for line in round_lines(answer["rounds"]):
+            self.console(f"  {line}")
+        for drop in answer["dropped"]:
+            self.console(f"  dropped {drop['candidate']} (round {drop['round']}): {drop['reason']}")
+        self.console(f"  {spent_line(document['time'])}")
+        self.console(f"outputs: {self.directory.path} (sweep.csv, sweep.json, report.html, {TUNE_JSON})")
+        if stopped:
+            self.console(f"stopped by {signal.Signals(stopped).name}: what was measured is kept; continue with "
+                         f"python benchmark.py tune --resume {self.directory.path}")
+
