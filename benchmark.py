@@ -81,6 +81,15 @@ def sweep(args: argparse.Namespace) -> int:
     return runner.run()
 
 
+def print_tune_advice(summary: dict, args: argparse.Namespace) -> None:
+    """What this CPU makes worth trying that the run did not, and the command that races it."""
+    from utils.tune.advice import advice_lines
+    from utils.tune.space import this_machine
+
+    for line in advice_lines(summary.get("runtime") or {}, this_machine(), args.config, args.overrides):
+        print(line)
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments[:1] == ["compare"]:
@@ -109,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         return sweep(args)
     outcome = benchmark.execute()
     print(outcome.report)
+    if outcome.exit_status == ExitStatus.OK:
+        print_tune_advice(outcome.summary, args)
     if outcome.exit_status == ExitStatus.FAILED:
         print(f"error: {outcome.summary.get('stop_reason')}; summary.json says status: failed where it could "
               "still be written", file=sys.stderr)
