@@ -1,0 +1,83 @@
+"""`benchmark.py tune` end to end (utils/tune/driver.py): a small race on yolov7-tiny at 160, its files, a
+budget too short for one round, and a race stopped by Ctrl-C and resumed."""
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from tests.helpers import quick_args
+from tests.paths import ROOT
+
+pytestmark = pytest.mark.slow
+
+# Two candidates of one runtime: torch fp32 is the reference, so no accuracy check is paid.
+SMALL = ["--set", "runtime.backend=torch", "--set", "runtime.precision=fp32", "--set", "runtime.threads=1",
+         "--sweep", "dataset.batch_size=1,2"]
+
+
+def tune(output_dir, *arguments, run_id="race"):
+    command = [sys.executable, str(ROOT / "benchmark.py"), "tune", *quick_args(160, "benchmark.repeats=2"),
+               "--set", f"run.output_dir={output_dir}", "--set", f"run.id={run_id}", *SMALL, *arguments]
+    return command
+
+
+def finish(command):
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_small_race_writes_a_sweep_directory_with_its_answer(tmp_path):
+    status, stdout, stderr = finish(tune(tmp_path, "--minutes", "5"))
+    assert status == 0, stderr
+    folder = tmp_path / "race"
+    document = json.loads((folder / "sweep.json").read_text())
+    answer = document["answer"]
+    assert document["status"] == "complete" and document["kind"] == "tune"
+    assert answer["winner"]["verdict"] == "reference"
+    assert answer["set_line"].startswith("--set benchmark.scenario=single_stream")
+    assert answer["set_line"] in stdout
+    table = pd.read_csv(folder / "sweep.csv")
+    assert len(table) == 2 and set(table["status"]) == {"complete"}
+    for row in document["rows"]:
+        assert (folder / row["run_dir"] / "summary.json").is_file()
+    assert (folder / "race.png").is_file() and "The race" in (folder / "report.html").read_text()
+    state = json.loads((folder / "tune.json").read_text())
+    assert state["rounds"][0]["field"] and state["spent_s"] > 0
+
+
+def test_a_budget_too_short_for_one_round_says_what_fits(tmp_path):
+    status, _, stderr = finish(tune(tmp_path, "--minutes", "0.01"))
+    assert status == 2
+    assert "is too short: one round of the 2 candidates takes at least" in stderr
+    assert "--resume" in stderr and "Traceback" not in stderr
+
+
+def test_a_stopped_race_keeps_what_it_measured_and_resumes(tmp_path):
+    folder = tmp_path / "race"
+    child = subprocess.Popen(tune(tmp_path, "--minutes", "5"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    deadline = time.monotonic() + 300
+    state = folder / "tune.json"
+    while time.monotonic() < deadline:  # stop it once the first run is in
+        if state.is_file() and '"status": "complete"' in state.read_text():
+            break
+        time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=300)
+    assert child.returncode == 130, stderr
+    kept = json.loads(state.read_text())
+    assert kept["status"] == "stopped"
+    measured = [run["run_dir"] for entry in kept["entries"] for run in entry["runs"] if run["status"] == "complete"]
+    assert measured
+    resumed = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "tune", "--resume", str(folder)],
+                             capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    final = json.loads(state.read_text())
+    assert final["status"] == "complete"
+    runs = {run["run_dir"]: run["status"] for entry in final["entries"] for run in entry["runs"]}
+    assert all(runs[name] == "complete" for name in measured)  # the earlier runs count, not run again
+    assert json.loads((folder / "sweep.json").read_text())["answer"]["winner"] is not None
