@@ -1,0 +1,166 @@
+"""tune against the exhaustive sweep on the same space: both times, both answers, and the two winners judged
+against each other in interleaved rounds.
+
+    .venv/bin/python benchmarks/tune_vs_sweep.py [--batch 1,2,4] [--threads 1,2] [--minutes M] [--rounds 3]
+        [--set KEY=VALUE ...]
+
+The space is the issue's: yolov7-tiny at 320 on the bundled photos (configs/samples_tiny.yaml), every runtime x
+precision pair this CPU runs natively (tune's own space: installed runtimes, bf16 only with its flags), the
+batch sizes and thread counts given, pinning off. The exhaustive sweep is what a user runs today: one `--sweep`
+per runtime (a sweep crosses its axes, and not every runtime offers every precision), every point with its own
+accuracy check; its answer is the fastest point within the accuracy budget over the runtimes' sweeps. tune then
+races the same space with a budget of --minutes (default: a quarter of the sweep's time, the issue's goal).
+
+The two winners, when they differ, then run as plain runs in --rounds interleaved rounds (A B, B A, ...): the
+ratio of tune's winner's p50 per image to the sweep's, per round and its median, says whether tune's winner is
+within 5% of the sweep's best. --set adds a setting to every run of all three (e.g. benchmark.accuracy.enabled=
+false, where the label-free accuracy pass would make every point minutes long). Prints the figures; the runs are
+kept under outputs/tune_vs_sweep_<time>/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pipelines.runtimes.registry import SPECS  # noqa: E402
+from utils.record.kernels import DECIDING_FLAGS  # noqa: E402
+from utils.tune.space import precision_refusal, this_machine  # noqa: E402
+
+CONFIG = ROOT / "configs" / "samples_tiny.yaml"
+GOAL_RATIO = 1.05
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", default="1,2,4", help="batch sizes of the space")
+    parser.add_argument("--threads", default="1,2", help="thread counts of the space")
+    parser.add_argument("--minutes", type=float, help="tune's budget (default: a quarter of the sweep's time)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the two winners")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    return parser.parse_args()
+
+
+def benchmark(*arguments: str) -> tuple[int, float, str]:
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), *arguments], capture_output=True, text=True)
+    if done.returncode not in (0, 2):
+        print(done.stderr[-2000:], file=sys.stderr)
+    return done.returncode, time.monotonic() - started, done.stdout + done.stderr
+
+
+def sets(items: list[str]) -> list[str]:
+    return [part for item in items for part in ("--set", item)]
+
+
+def run_sweeps(folder: Path, args: argparse.Namespace) -> tuple[float, dict]:
+    """One sweep per installed runtime over its native precisions; the best within the budget over all."""
+    machine, total, best = this_machine(), 0.0, None
+    for name in machine.installed:
+        precisions = [p for p in SPECS[name].precisions if precision_refusal(p, machine) is None]
+        status, seconds, output = benchmark(
+            "--config", str(CONFIG), *sets(args.overrides + [f"run.output_dir={folder}", f"run.id=sweep_{name}",
+                                                               f"runtime.backend={name}", "runtime.pinning=false"]),
+            "--sweep", f"runtime.precision={','.join(precisions)}", "--sweep", f"dataset.batch_size={args.batch}",
+            "--sweep", f"runtime.threads={args.threads}")
+        total += seconds
+        document = folder / f"sweep_{name}" / "sweep.json"
+        if not document.is_file():
+            print(f"sweep {name}: exit {status}, nothing written:\n{output[-1000:]}")
+            continue
+        answer = json.loads(document.read_text())["answer"]
+        found = answer["fastest_within_budget"]
+        print(f"sweep {name}: exit {status}, {seconds:.0f} s; fastest within the budget: "
+              f"{found['point'] if found else 'none'}" + (f" ({found['p50_ms_per_image']:.2f} ms/image)" if found else ""))
+        if found and (best is None or found["p50_ms_per_image"] < best["p50_ms_per_image"]):
+            best = dict(found, values={"runtime.backend": name, **found["values"], "runtime.pinning": "false"})
+    return total, best
+
+
+def run_tune(folder: Path, args: argparse.Namespace, minutes: float, run_id: str) -> tuple[int, float, dict, str]:
+    status, seconds, output = benchmark(
+        "tune", "--config", str(CONFIG), "--minutes", f"{minutes:.2f}",
+        *sets(args.overrides + [f"run.output_dir={folder}", f"run.id={run_id}", "runtime.pinning=false"]),
+        "--sweep", f"dataset.batch_size={args.batch}", "--sweep", f"runtime.threads={args.threads}")
+    document = folder / run_id / "sweep.json"
+    return status, seconds, json.loads(document.read_text()) if document.is_file() else {}, output
+
+
+def fitting_minutes(output: str) -> float | None:
+    """The budget tune's refusal of a too-short one names (`Give --minutes N or more`)."""
+    found = re.search(r"Give --minutes (\d+) or more", output)
+    return float(found.group(1)) if found else None
+
+
+def p50(run_dir: Path) -> float:
+    return json.loads((run_dir / "summary.json").read_text())["pipeline_latency"]["p50_ms_per_image"]
+
+
+def head_to_head(folder: Path, args: argparse.Namespace, tuned: dict, swept: dict) -> list[float]:
+    """tune's winner's p50 over the sweep's, per interleaved round."""
+    ratios = []
+    for number in range(1, args.rounds + 1):
+        pair = [("tune", tuned), ("sweep", swept)]
+        figures = {}
+        for label, values in (pair if number % 2 else pair[::-1]):
+            run_id = f"head_{label}_{number}"
+            benchmark("--config", str(CONFIG), *sets(args.overrides + [f"{k}={v}" for k, v in values.items()]
+                                                     + [f"run.output_dir={folder}", f"run.id={run_id}"]))
+            figures[label] = p50(folder / run_id)
+        ratios.append(figures["tune"] / figures["sweep"])
+        print(f"round {number}: tune's winner {figures['tune']:.2f}, the sweep's {figures['sweep']:.2f} ms/image "
+              f"(x{ratios[-1]:.3f})")
+    return ratios
+
+
+def main() -> int:
+    args = parse_args()
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    folder = ROOT / "outputs" / f"tune_vs_sweep_{stamp}"
+    machine = this_machine()
+    print(f"CPU flags: {' '.join(flag for flag in DECIDING_FLAGS if flag in machine.flags)}; {machine.cores} cores")
+    sweep_s, swept = run_sweeps(folder, args)
+    minutes = args.minutes or sweep_s / 4 / 60
+    print(f"exhaustive sweep: {sweep_s:.0f} s; best within the budget: {swept['point'] if swept else 'none'}")
+    status, tune_s, document, output = run_tune(folder, args, minutes, "tune")
+    print(f"tune (budget {minutes:.1f} min): exit {status}, {tune_s:.0f} s = x{tune_s / sweep_s:.2f} of the sweep's time")
+    if status == 2 and fitting_minutes(output):
+        # The budget cannot pay for one round: say so, then race with the budget tune says fits.
+        print(output.strip().splitlines()[-1])
+        minutes = fitting_minutes(output)
+        status, tune_s, document, output = run_tune(folder, args, minutes, "tune_fitting")
+        print(f"tune (budget {minutes:.1f} min): exit {status}, {tune_s:.0f} s = x{tune_s / sweep_s:.2f} of the "
+              "sweep's time")
+    if status != 0 or not document.get("answer", {}).get("winner"):
+        print(output[-3000:])
+        return 1
+    answer = document["answer"]
+    print(answer["statement"])
+    for entry in answer["rounds"]:
+        print(f"  round {entry['number']}: {len(entry['field'])} candidates, {len(entry['capped'])} left out by the "
+              f"budget, {len(entry['dropped'])} dropped after it, {entry['seconds']:.0f} s")
+    tuned = dict(answer["winner"]["values"])
+    if swept is None:
+        print("the sweep found no point within the budget: nothing to judge tune's winner against")
+        return 1
+    if tuned == swept["values"]:
+        print("the winners are the same configuration: within 5% by construction")
+        return 0
+    ratios = head_to_head(folder, args, tuned, swept["values"])
+    ratio = statistics.median(ratios)
+    print(f"tune's winner over the sweep's best, median of {len(ratios)} interleaved rounds: x{ratio:.3f} "
+          f"({'within' if ratio <= GOAL_RATIO else 'NOT within'} 5%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
