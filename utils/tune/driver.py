@@ -21,7 +21,6 @@ from pipelines.runtimes.registry import is_reference
 from utils.config import ConfigError, load_config
 from utils.errors import ExitStatus, UsageError
 from utils.readers.finished_run import FinishedRun, RunFilesError
-from utils.sweep.answer import REFERENCE
 from utils.sweep.driver import RoundRun, settle_run
 from utils.sweep.figures import combine_rounds, read_point
 from utils.sweep.launchers.base import Launcher, PointJob, PointOutcome, Stops
@@ -30,9 +29,9 @@ from utils.sweep.plan import Point
 from utils.tune import race
 from utils.tune.answer import round_lines, spent_line, standing, time_spent, tune_answer
 from utils.tune.goals import Goal
-from utils.tune.same_detections import same_detections
 from utils.tune.space import Candidate, build_space, this_machine
 from utils.tune.state import Entry, Run, run_dir_name
+from utils.tune.verdicts import drop_failed, settle_waiting, take_verdict
 from utils.writers.atomic import OutputWriteError
 from utils.writers.run_directory import RunDirectory
 from utils.writers.tune_files import TUNE_JSON, write_tune_files
@@ -135,9 +134,9 @@ class Tune:
                 run = Run(**run_data)
                 if run.status == "complete":
                     self._read_figures(entry, run)
-                elif run.status == "stopped":
-                    run.status, run.reason = "stopped", run.reason or "stopped"
                 entry.runs.append(run)
+            if entry.dropped and entry.dropped.get("budget"):
+                entry.dropped = None  # not reached for want of time: a resumed race has more
             entries.append(entry)
         return Race(entries, data["rounds"], {int(k): v for k, v in data["leaders"].items()}, data["spent_s"])
 
@@ -225,18 +224,19 @@ class Tune:
         or a budget that ran out, before a --resume)."""
         runs = []
         for run in self._round_runs(current):
-            if run.status == "stopped" and self._entry(run.candidate).dropped is None:
+            # A run that was stopped, or started before the race itself was killed, runs again under a new name.
+            interrupted = run.status == "stopped" or (run.status == "pending"
+                                                      and (self.directory.path / run.run_dir).exists())
+            if interrupted and self._entry(run.candidate).dropped is None:
                 run = self._new_run(self._entry(run.candidate), current["number"], run.checks)
             if run.status == "pending":
                 runs.append(run)
         return runs
 
     def _new_run(self, entry: Entry, number: int, checks: bool) -> Run:
-        taken = {run.run_dir for other in self.race.entries for run in other.runs}
-        name = run_dir_name(entry.name, number, self.directory.path)
-        attempt = 2
-        while name in taken:  # planned but not started yet: no directory to see
-            name, attempt = f"{entry.name},round={number},try={attempt}", attempt + 1
+        planned = {run.run_dir for run in entry.runs}  # planned runs have no directory yet
+        name = run_dir_name(entry.name, number, lambda name: name in planned
+                            or (self.directory.path / name).exists())
         run = Run(entry.name, number, checks, name)
         entry.runs.append(run)
         return run
@@ -316,7 +316,7 @@ class Tune:
                 run.status, run.reason = "stopped", "not run: the time budget ran out"
                 entry = self._entry(run.candidate)
                 if not entry.complete and entry.dropped is None:
-                    entry.dropped = {"round": current["number"],
+                    entry.dropped = {"round": current["number"], "budget": True,
                                      "reason": "not reached: the time budget ran out in its first round"}
 
     def _launch(self, launcher: Launcher, runs: list[Run], stops: Stops) -> None:
@@ -360,63 +360,18 @@ class Tune:
         settle_run(self.directory.path, self._point(entry.candidate), settled, outcome, stops)
         run.status, run.reason = settled.status, settled.reason
         run.figures_row, run.figures = settled.figures_row, settled.figures
+        goal = self.request.goal
         if run.status == "complete":
-            self._take_verdict(entry, run)
-            tqdm.write(f"{run.run_dir}: {self.request.goal.shown(self.request.goal.cost(run.figures))}"
-                       if self.request.goal.cost(run.figures) is not None else f"{run.run_dir}: no figure")
+            take_verdict(entry, run)
+            cost = goal.cost(run.figures)
+            if cost is None and entry.dropped is None:
+                entry.dropped = {"round": run.round, "reason": "LoadGen found no valid rate at the target latency"}
+            tqdm.write(f"{run.run_dir}: {goal.shown(cost) if cost is not None else 'no figure'}")
         elif run.status == "failed":
-            self._fail(entry, run)
+            drop_failed(self.race.entries, entry, run)
             tqdm.write(f"{run.run_dir}: failed ({run.reason})")
-        self._settle_waiting()
-
-    def _take_verdict(self, entry: Entry, run: Run) -> None:
-        if run.checks or run.figures.agreement == REFERENCE:
-            entry.verdict, entry.doubt = run.figures.agreement, run.figures.doubt
-            entry.verdict_from, entry.needs_check = entry.name, False
-        if entry.can_win is False and entry.dropped is None:
-            why = entry.doubt or f"its detections are {entry.verdict} against the reference's"
-            entry.dropped = {"round": run.round, "reason": f"cannot win: {why} (judged by {entry.verdict_from})"}
-        cost = self.request.goal.cost(run.figures)
-        if cost is None and entry.dropped is None:
-            entry.dropped = {"round": run.round, "reason": "LoadGen found no valid rate at the target latency"}
-
-    def _fail(self, entry: Entry, run: Run) -> None:
-        if entry.dropped is None:
-            entry.dropped = {"round": run.round, "reason": f"its run failed: {run.reason}"}
-        if run.checks and "cannot run (exit 2)" in run.reason:
-            # The way itself cannot run here: its other candidates would fail the same way.
-            for other in self.race.entries:
-                if other.candidate.way == entry.candidate.way and other.dropped is None:
-                    other.dropped = {"round": run.round, "reason": f"its way of computing cannot run here, as "
-                                                                   f"{entry.name} showed: {run.reason}"}
-
-    def _settle_waiting(self) -> None:
-        """Candidates that ran without their own check take their way's verdict where detections are equal."""
-        judges = {entry.candidate.way: entry for entry in self.race.entries
-                  if entry.verdict_from == entry.name and entry.complete}
-        judging = {entry.candidate.way for entry in self.race.entries
-                   if any(run.status == "pending" and run.checks for run in entry.runs)}
-        for entry in self.race.entries:
-            if entry.verdict is not None or entry.needs_check or not entry.complete:
-                continue
-            judge = judges.get(entry.candidate.way)
-            if judge is None:
-                if entry.candidate.way not in judging:
-                    entry.needs_check = True  # nobody is left to judge its way: it checks itself next round
-                continue
-            judged_run = next(run for run in judge.complete if run.checks)
-            equal, how = same_detections(self.directory.path / judged_run.run_dir,
-                                         self.directory.path / entry.complete[0].run_dir)
-            if equal:
-                entry.verdict, entry.doubt, entry.verdict_from = judge.verdict, judge.doubt, judge.name
-                if entry.can_win is False and entry.dropped is None:
-                    entry.dropped = {"round": entry.complete[0].round, "reason": (
-                        f"cannot win: {judge.doubt or 'its detections are ' + str(judge.verdict)} (the verdict of "
-                        f"{judge.name}, whose detections it gives)")}
-            else:
-                entry.needs_check = True
-                tqdm.write(f"{entry.name}: detections differ from {judge.name}'s ({how}); it checks its own "
-                           "accuracy in its next round")
+        for line in settle_waiting(self.race.entries, self.directory.path):
+            tqdm.write(line)
 
     def _close_round(self, current: dict) -> None:
         number = current["number"]

@@ -4,8 +4,7 @@ the drops and the rounds. Plain data that tune.json holds, so that `--resume` pi
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from utils.sweep.answer import BUDGET_VERDICTS, PointFigures
 from utils.tune.space import Candidate
@@ -57,10 +56,10 @@ class Entry:
         return self.verdict in BUDGET_VERDICTS and self.doubt is None
 
 
-def run_dir_name(candidate: str, number: int, taken: Path) -> str:
+def run_dir_name(candidate: str, number: int, taken: Callable[[str], bool]) -> str:
     """`<candidate>,round=<k>`; a later attempt of a stopped round gets `,try=<n>` (nothing is overwritten)."""
     name, attempt = f"{candidate},round={number}", 2
     unique = name
-    while (taken / unique).exists():
+    while taken(unique):
         unique, attempt = f"{name},try={attempt}", attempt + 1
     return unique
