@@ -105,11 +105,16 @@ class Tune:
         if self.resume is None:
             self.directory = RunDirectory(base.run.output_dir, base.run.id)
             self.race = Race([Entry(candidate) for candidate in self.space.candidates])
-            self.first_launcher.open()
-            self.directory.create()
         else:
             self.directory = RunDirectory(self.resume.parent, self.resume.name)
             self.race = self._read_back()
+        self.first_launcher.open()
+        try:
+            if self.resume is None:
+                self.directory.create()
+        except BaseException:
+            self.first_launcher.close()
+            raise
 
     def _refusal(self, overrides: list[str]) -> Optional[str]:
         try:
