@@ -67,3 +67,11 @@ def test_every_other_round_is_reversed():
     assert interleaved(["a", "b", "c"], 1) == ["a", "b", "c"]
     assert interleaved(["a", "b", "c"], 2) == ["c", "b", "a"]
     assert interleaved(["a", "b", "c"], 3) == ["a", "b", "c"]
+
+
+def test_a_candidate_not_measured_yet_comes_right_after_the_leader():
+    best = Standing("best", {1: 10.0}, (10.0,))
+    unmeasured = Standing("new")
+    maybe = Standing("maybe", {1: 12.0}, (12.0,))
+    chosen, _ = next_field([maybe, unmeasured, best], 3)
+    assert [s.name for s in chosen] == ["best", "new", "maybe"]

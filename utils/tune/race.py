@@ -104,7 +104,9 @@ def eliminate(standings: Sequence[Standing], number: int, quantile: float = 50.0
 
 
 def optimistic(standing: Standing, quantile: float = 50.0) -> float:
-    """The best the candidate might be: its interval's low end, else its figure."""
+    """The best the candidate might be: its interval's low end, else its figure; unmeasured, anything."""
+    if not standing.figures:
+        return float("-inf")
     bound = interval(standing.samples, quantile)
     return bound.low if bound is not None else standing.figure
 
