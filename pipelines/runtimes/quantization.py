@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from pipelines.cache_keys import parts_digest
 from pipelines.runtimes.base import LoadedNetwork, RuntimeNotSupported
+from pipelines.runtimes.int8_repair import AccuracyControl, QuantizedGraph, repaired
 
 CONV_OPS = ("Conv",)
 
@@ -39,6 +40,8 @@ class Calibration:
     keep_float: tuple[str, ...] = field(default_factory=tuple)
     # How the quantizer reads ranges and corrects biases (runtime.calibration's preset, range, bias_correction).
     method: tuple[tuple[str, str], ...] = (("preset", "mixed"), ("range", "default"), ("bias_correction", "fast"))
+    # Accuracy-aware int8 (int8_repair): None quantizes plainly.
+    control: Optional[AccuracyControl] = None
 
     @property
     def settings(self) -> dict[str, str]:
@@ -106,9 +109,13 @@ def decode_nodes(onnx_path: Path, module_paths: Sequence[str]) -> list[str]:
 
 
 def quantize_network(network: LoadedNetwork, export_path: Path, calibration: Calibration,
-                     quantize: Callable[[Sequence[str]], tuple[Path, dict[str, Any]]]) -> tuple[Path, dict[str, Any]]:
+                     quantize: Callable[[Sequence[str]], tuple[Path, dict[str, Any]]],
+                     graph_of: Optional[Callable[[Path], QuantizedGraph]] = None,
+                     files_of: Callable[[Path], list[Path]] = lambda path: [path]) -> tuple[Path, dict[str, Any]]:
     """The quantized model from `quantize(float_nodes)`, with the nodes of the `keep_float` layers left in
-    float, and what preparation reports of it. A `keep_float` naming no layer is refused."""
+    float, and what preparation reports of it. A `keep_float` naming no layer is refused. With the
+    calibration's accuracy control and the runtime's `graph_of` (its QuantizedGraph of a quantized file), the
+    operations that cost most return to float until the budget holds (int8_repair)."""
     try:
         if network.module is None:
             paths, float_nodes = [], file_float_nodes(export_path, calibration.keep_float)
@@ -120,6 +127,10 @@ def quantize_network(network: LoadedNetwork, export_path: Path, calibration: Cal
     model_path, quantization = quantize(float_nodes)
     quantization.update(calibration_images=calibration.images, float_layers=paths, float_nodes=len(float_nodes),
                         method=calibration.settings)
+    if calibration.control is not None and graph_of is not None:
+        model_path, quantization["accuracy_control"] = repaired(lambda: graph_of(Path(quantization["quantized_file"])),
+                                                                calibration.control, Path(quantization["quantized_file"]),
+                                                                files_of)
     return model_path, quantization
 
 

@@ -22,6 +22,7 @@ from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra
 from pipelines.runtimes.pinning import pin_calling_thread, pin_torch_pool, thread_affinities
 from pipelines.runtimes.onnx_export import INPUT_NAME, ExportResult, as_input, export_onnx
 from pipelines.runtimes.onnxruntime.quantizer import quantize_for_onnxruntime
+from pipelines.runtimes.onnxruntime.reverting import OnnxRuntimeGraph
 from pipelines.runtimes.onnxruntime.spec import SPEC
 from pipelines.runtimes.quantization import Calibration, quantize_network
 
@@ -149,7 +150,8 @@ class OnnxRuntime(Runtime):
                 network, self._export.path, self.calibration,
                 lambda float_nodes: quantize_for_onnxruntime(self._export.path, self._export.key, self.calibration,
                                                              float_nodes, _input_name(self._export.path),
-                                                             self._export.cache_dir))
+                                                             self._export.cache_dir),
+                lambda quantized: OnnxRuntimeGraph(quantized, self._export.path, self._intra_threads))
         started = time.perf_counter()
         self._sessions = [self._new_session(self._options(stream=stream)) for stream in range(self.streams)]
         self._session = self._sessions[0]

@@ -24,6 +24,7 @@ from pipelines.runtimes.pinning import pin_torch_pool, thread_affinities
 from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
 from pipelines.runtimes.openvino.layers import NodeCounter
 from pipelines.runtimes.openvino.quantizer import quantize_for_openvino
+from pipelines.runtimes.openvino.reverting import OpenVinoGraph, ir_files
 from pipelines.runtimes.openvino.signal_stack import shared_core
 from pipelines.runtimes.openvino.spec import INPUT_PRECISIONS, SPEC
 from pipelines.runtimes.openvino.static_shapes import CompiledByShape
@@ -203,7 +204,9 @@ class OpenVinoRuntime(Runtime):
             model_path, quantization = quantize_network(
                 network, self._export.path, self.calibration,
                 lambda float_nodes: quantize_for_openvino(self.core, self._export.path, self._export.key,
-                                                          self.calibration, float_nodes, self._export.cache_dir))
+                                                          self.calibration, float_nodes, self._export.cache_dir),
+                lambda quantized: OpenVinoGraph(self.core, quantized, self._export.path, self._inference_threads),
+                ir_files)
         if pinned_cores is not None:
             # The plugin resets each thread it runs a request on (the caller too) to this thread's mask as it
             # finds it when compiling: confined to the pinned cores first, so no thread of it leaves them.
