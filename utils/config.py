@@ -220,6 +220,11 @@ class CalibrationSection(_Section):
     bias_correction: Literal["fast", "full", "none"] = Field("fast", description=(
         "int8, openvino: NNCF's bias correction after quantizing, `fast` (its default), `full` (slower, data "
         "free of its approximation) or `none`; ONNX Runtime has none, so it takes `fast` only"))
+    accuracy_control: bool = Field(True, description=(
+        "int8: where the plain int8 model's mAP drop on the calibration images exceeds "
+        "`benchmark.accuracy.max_drop`, return the operations that cost most to float until it fits, or until "
+        "what is left is no faster than fp32; recorded in summary.json `runtime.preparation.accuracy_control` "
+        "(see [accuracy.md](accuracy.md#accuracy-aware-int8))"))
 
 
 class _RuntimeCommon(_Section):

@@ -36,6 +36,7 @@ from utils.harness.passes import PassContext, PassProgress, SingleStreamPasses
 from utils.harness.run_checks import run_checks
 from utils.harness.heap_setting import KEEP_HEAP, apply_allocator
 from utils.harness.runtime_setup import prepare_runtime
+from utils.record.int8_repair import control_entry, warnings as int8_warnings
 from utils.harness.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.harness.scenario import scenario_settings
 from utils.harness.start_refusals import check_class_ids
@@ -122,7 +123,7 @@ class Benchmark:
         if self.truth is not None and (few := self.truth.coverage_warning()) is not None:
             self.start_warnings.append(few)
             self.console(f"WARNING: {few}")
-        prepared = prepare_runtime(config, self.family, self.network, self.paths, self.console)
+        prepared = prepare_runtime(config, self.family, self.network, self.paths, self.console, self.truth)
         self.runtime, self.forward = prepared.runtime, prepared.forward
         self.scored_paths, self.calibration = prepared.scored_paths, prepared.calibration
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
@@ -190,6 +191,7 @@ class Benchmark:
         record.images.found = len(self.paths)
         record.calibration = self.calibration
         record.warn(*self.start_warnings)
+        record.warn(*int8_warnings(control_entry(record.identity.runtime)))
         if config.dataset.batch_size > 1 and self.pipeline.batching_note:
             record.notes.append(self.pipeline.batching_note)
         if self.network.description:  # what was read of a network given as a file, and what was assumed

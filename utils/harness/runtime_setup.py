@@ -2,7 +2,7 @@
 images the scored passes never use, and `runtime.streams: auto` is resolved by the runtime itself."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -12,7 +12,9 @@ from pipelines.runtimes.cache_integrity import usable_directory
 from pipelines.runtimes.concurrency import scenario_streams
 from pipelines.runtimes.registry import SPECS, build_runtime
 from utils.config import AUTO
+from utils.harness.accuracy_pass import map_postprocess
 from utils.harness.calibration_inputs import calibration_inputs
+from utils.harness.int8_selection import SelectionJudge, accuracy_control
 from utils.harness.scored_images import calibration_document, calibration_split
 
 
@@ -25,7 +27,9 @@ class PreparedRuntime:
 
 
 def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
-                    console: Callable[[str], None]) -> PreparedRuntime:
+                    console: Callable[[str], None], truth: Optional[Any] = None) -> PreparedRuntime:
+    """`truth`: the run's labels (datasets.labels.GroundTruth, one per path), which judge int8's repair where
+    its calibration images are the run's own."""
     runtime = config.runtime
     # The config refuses options a backend cannot take; each backend gets only its own.
     spec = SPECS[runtime.backend]
@@ -41,6 +45,13 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
             family, network, config.preprocess, config.postprocess, chosen, runtime.calibration.images,
             runtime.calibration.keep_float, config.dataset.max_pixels,
             {key: getattr(runtime.calibration, key) for key in ("preset", "range", "bias_correction")})
+        if runtime.calibration.accuracy_control:
+            labels = None
+            if truth is not None and own is None:
+                where = {path: index for index, path in enumerate(paths)}
+                labels = [truth.images[where[path]] for path in chosen]
+            options["calibration"] = replace(options["calibration"], control=selection_control(
+                config, family, network, chosen, labels))
     built = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
                           precision=runtime.precision,
                           streams=scenario_streams(runtime.streams, config.benchmark.scenario),
@@ -54,3 +65,14 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
     if runtime.streams == AUTO:
         console(f"runtime.streams auto: {built.streams} ({built.settings()['streams_auto']['why']})")
     return PreparedRuntime(built, forward, scored, calibration)
+
+
+def selection_control(config: Any, family: Any, network: Any, chosen: list[Path], labels: Optional[list]):
+    """The accuracy control of int8 (utils.harness.int8_selection): the calibration images at mAP settings."""
+    postprocess, _ = map_postprocess(config.postprocess, config.benchmark.accuracy,
+                                     family.defaults(config.model.network).evaluation.source)
+    accuracy = config.benchmark.accuracy
+    judge = SelectionJudge(family, network, config.preprocess, postprocess, config.postprocess.conf_thres, chosen,
+                           config.dataset.max_pixels, labels,
+                           accuracy.judge_views if accuracy.label_free_truth == "mirrored" else 0)
+    return accuracy_control(judge, config.benchmark.accuracy.max_drop, chosen)

@@ -11,6 +11,7 @@ from utils.record.layers import TimingSnapshot
 from utils.config import SINGLE_STREAM
 from utils.writers import layout
 from utils.writers.below_layer import below_console_lines
+from utils.record.int8_repair import control_entry, statement
 from utils.writers.peer_advice import peer_lines
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
@@ -85,6 +86,9 @@ def format_summary(summary: dict, run_path: Path) -> str:
         if scenario.get("forward_bound"):
             lines.append(forward_bound_line(scenario["forward_bound"]))
     lines += peer_lines(summary.get("runtime") or {}, (scenario or {}).get("name", SINGLE_STREAM))
+    control = control_entry(summary.get("runtime") or {})
+    if control:
+        lines.append(f"  {statement(control)}")
     layer = summary.get("layer_timing")
     if layer:
         lines.append(f"  layer hooks: overhead {layer.get('hook_overhead') or 'n/a'}; unattributed "

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 import pandas as pd
 
 from utils.writers import layout
+from utils.record.int8_repair import control_entry, statement
 from utils.writers.report_below import SECTION as BELOW_SECTION, below_section
 from utils.writers.html_page import Bar, HtmlPage, escape, format_cell
 from utils.writers.plots import shorten
@@ -295,6 +296,24 @@ def _agreement(page: HtmlPage, summary: Mapping[str, Any]) -> None:
     page.details("thresholds of the verdict", json.dumps(agreement.get("thresholds"), indent=1))
 
 
+def _int8_control(page: HtmlPage, summary: Mapping[str, Any]) -> None:
+    """Under Agreement: what accuracy-aware int8 returned to float, at what cost, and the steps of its search."""
+    entry = control_entry(summary.get("runtime") or {})
+    if not entry:
+        return
+    page.paragraph(statement(entry) + ".")
+    if entry.get("worst"):
+        reverted = list(entry.get("reverted") or [])
+        names = {unit["name"] for unit in reverted}
+        shown = reverted + [unit for unit in entry["worst"] if unit["name"] not in names]
+        page.table(("operation or block", "drop won back alone", "operations", "returned to float"),
+                   [(unit["name"], unit["cost"], unit.get("operations", 1), "yes" if unit["name"] in names else "no")
+                    for unit in shown], text_columns=("operation or block", "returned to float"))
+    if entry.get("steps"):
+        page.table(("returned to float", "drop", "forward / fp32"),
+                   [(step["reverted"], step["drop"], step["forward_vs_fp32"]) for step in entry["steps"]])
+
+
 def _accuracy(page: HtmlPage, summary: Mapping[str, Any], classes: Sequence[Mapping[str, Any]]) -> None:
     page.heading("Accuracy", "accuracy")
     accuracy = summary.get("accuracy")
@@ -402,6 +421,7 @@ def render_run_report(summary: Mapping[str, Any], step_summary: Sequence[Mapping
     _memory(page, summary.get("memory") or {}, plots)
     _energy(page, summary.get("energy") or {}, plots)
     _agreement(page, summary)
+    _int8_control(page, summary)
     _accuracy(page, summary, accuracy_classes)
     _environment(page, summary, environment)
     _trace(page, summary)
