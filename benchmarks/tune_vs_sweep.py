@@ -47,6 +47,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--minutes", type=float, help="tune's budget (default: a quarter of the sweep's time)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the two winners")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--sweeps-from", metavar="DIR",
+                        help="reuse the sweeps of an earlier run of this script (its sweeps.json) and race tune only")
     return parser.parse_args()
 
 
@@ -105,14 +107,14 @@ def p50(run_dir: Path) -> float:
     return json.loads((run_dir / "summary.json").read_text())["pipeline_latency"]["p50_ms_per_image"]
 
 
-def head_to_head(folder: Path, args: argparse.Namespace, tuned: dict, swept: dict) -> list[float]:
+def head_to_head(folder: Path, args: argparse.Namespace, tuned: dict, swept: dict, stamp: str) -> list[float]:
     """tune's winner's p50 over the sweep's, per interleaved round."""
     ratios = []
     for number in range(1, args.rounds + 1):
         pair = [("tune", tuned), ("sweep", swept)]
         figures = {}
         for label, values in (pair if number % 2 else pair[::-1]):
-            run_id = f"head_{label}_{number}"
+            run_id = f"head_{stamp}_{label}_{number}"
             benchmark("--config", str(CONFIG), *sets(args.overrides + [f"{k}={v}" for k, v in values.items()]
                                                      + [f"run.output_dir={folder}", f"run.id={run_id}"]))
             figures[label] = p50(folder / run_id)
@@ -125,19 +127,24 @@ def head_to_head(folder: Path, args: argparse.Namespace, tuned: dict, swept: dic
 def main() -> int:
     args = parse_args()
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    folder = ROOT / "outputs" / f"tune_vs_sweep_{stamp}"
+    folder = Path(args.sweeps_from) if args.sweeps_from else ROOT / "outputs" / f"tune_vs_sweep_{stamp}"
     machine = this_machine()
     print(f"CPU flags: {' '.join(flag for flag in DECIDING_FLAGS if flag in machine.flags)}; {machine.cores} cores")
-    sweep_s, swept = run_sweeps(folder, args)
+    if args.sweeps_from:
+        kept = json.loads((folder / "sweeps.json").read_text())
+        sweep_s, swept = kept["seconds"], kept["best"]
+    else:
+        sweep_s, swept = run_sweeps(folder, args)
+        (folder / "sweeps.json").write_text(json.dumps({"seconds": sweep_s, "best": swept}, indent=2) + "\n")
     minutes = args.minutes or sweep_s / 4 / 60
     print(f"exhaustive sweep: {sweep_s:.0f} s; best within the budget: {swept['point'] if swept else 'none'}")
-    status, tune_s, document, output = run_tune(folder, args, minutes, "tune")
+    status, tune_s, document, output = run_tune(folder, args, minutes, f"tune_{stamp}")
     print(f"tune (budget {minutes:.1f} min): exit {status}, {tune_s:.0f} s = x{tune_s / sweep_s:.2f} of the sweep's time")
     if status == 2 and fitting_minutes(output):
         # The budget cannot pay for one round: say so, then race with the budget tune says fits.
         print(output.strip().splitlines()[-1])
         minutes = fitting_minutes(output)
-        status, tune_s, document, output = run_tune(folder, args, minutes, "tune_fitting")
+        status, tune_s, document, output = run_tune(folder, args, minutes, f"tune_fitting_{stamp}")
         print(f"tune (budget {minutes:.1f} min): exit {status}, {tune_s:.0f} s = x{tune_s / sweep_s:.2f} of the "
               "sweep's time")
     if status != 0 or not document.get("answer", {}).get("winner"):
@@ -155,7 +162,7 @@ def main() -> int:
     if tuned == swept["values"]:
         print("the winners are the same configuration: within 5% by construction")
         return 0
-    ratios = head_to_head(folder, args, tuned, swept["values"])
+    ratios = head_to_head(folder, args, tuned, swept["values"], stamp)
     ratio = statistics.median(ratios)
     print(f"tune's winner over the sweep's best, median of {len(ratios)} interleaved rounds: x{ratio:.3f} "
           f"({'within' if ratio <= GOAL_RATIO else 'NOT within'} 5%)")

@@ -29,7 +29,8 @@ from utils.sweep.plan import Point
 from utils.tune import race
 from utils.tune.answer import round_lines, spent_line, standing, time_spent, tune_answer
 from utils.tune.goals import Goal
-from utils.tune.space import Candidate, build_space, this_machine
+from utils.tune.shared_runs import split_outcome
+from utils.tune.space import BATCH, Candidate, build_space, this_machine
 from utils.tune.state import Entry, Run, run_dir_name
 from utils.tune.verdicts import drop_failed, settle_waiting, take_verdict
 from utils.writers.atomic import OutputWriteError
@@ -192,15 +193,17 @@ class Tune:
                 return
             pending = self._to_run(current)
             if current["number"] == 1 and self.first_launcher.places_points:
-                self._launch(self.first_launcher, pending, stops)
+                self._launch(self.first_launcher, [[run] for run in pending], stops)
             else:
-                for run in pending:
+                for group in self._groups(pending):
                     if stops.received:
                         return
-                    if not self._affordable(run):
+                    affordable = self._affordable(group)
+                    if affordable:
+                        self._launch(self._local, [affordable], stops, shared=self.request.goal.shares_processes)
+                    if len(affordable) < len(group):
                         self._out_of_time(current)
                         break
-                    self._launch(self._local, [run], stops)
             if stops.received:
                 return
             self._close_round(current)
@@ -283,36 +286,67 @@ class Tune:
         self.race.rounds.append(current)
         return current
 
-    def _seconds_per_run(self, checks: bool = False) -> float:
-        """The median wall time of the completed runs of that kind (with their own accuracy check or not),
-        else of any."""
-        runs = [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
-        seconds = (sorted(run.seconds for run in runs if run.checks == checks)
+    def _groups(self, runs: list[Run]) -> list[list[Run]]:
+        """The runs that share a process: one way of computing at one schedule but the batch size (threads are
+        process-wide), in the round's order; each run alone where the goal does not share processes."""
+        if not self.request.goal.shares_processes:
+            return [[run] for run in runs]
+        groups: dict[tuple, list[Run]] = {}
+        for run in runs:
+            values = self._entry(run.candidate).candidate.assignments
+            groups.setdefault(tuple(item for item in values if item[0] != BATCH), []).append(run)
+        return list(groups.values())
+
+    def _completed(self) -> list[Run]:
+        return [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
+
+    def _run_seconds(self, checks: bool, first: bool) -> float:
+        """The median time of the completed runs of that kind: with their own accuracy check or not, first in
+        their process (which pays the imports) or not; else of any."""
+        runs = self._completed()
+        seconds = (sorted(run.seconds for run in runs if run.checks == checks and (run.start_s > 0) == first)
+                   or sorted(run.seconds for run in runs if (run.start_s > 0) == first)
                    or sorted(run.seconds for run in runs))
         return seconds[len(seconds) // 2] if seconds else 1.0
 
-    def _affordable(self, run: Run) -> bool:
+    def _seconds_per_run(self) -> float:
+        """What a run costs on average, its share of process starts included."""
+        runs = self._completed()
+        return sum(run.seconds + run.start_s for run in runs) / len(runs) if runs else 1.0
+
+    def _affordable(self, group: list[Run]) -> list[Run]:
+        """The head of the group the time left pays for (all of it before anything has run)."""
         done = [other for entry in self.race.entries for other in entry.runs if other.status != "pending"]
         if not done:
-            return True
-        if len(done) == 1 and run.round == 1:
-            self._check_budget(done[0])
-        return self.elapsed() + self._seconds_per_run(run.checks) <= self.budget_s
+            return group
+        if group[0].round == 1 and not getattr(self, "_budget_checked", False):
+            self._budget_checked = True
+            self._check_budget(done)
+        starts = sorted(run.start_s for run in done if run.start_s > 0)
+        spent = self.elapsed() + (starts[len(starts) // 2] if starts else 0.0)
+        part = []
+        for position, run in enumerate(group):
+            spent += self._run_seconds(run.checks, first=position == 0)
+            if spent > self.budget_s:
+                break
+            part.append(run)
+        return part
 
-    def _check_budget(self, first: Run) -> None:
-        """After the first run: a budget that cannot pay for one round of every candidate is a mistake."""
+    def _check_budget(self, done: list[Run]) -> None:
+        """After the first process: a budget that cannot pay for one round of every candidate is a mistake."""
         count = len(self.race.entries)
-        needed = first.seconds * count
+        per_run = sum(run.seconds + run.start_s for run in done) / len(done)
+        needed = per_run * count
         if needed <= self.budget_s:
             return
         self._write(stopped=None, final=False)
-        fits = max(1, int(self.budget_s // max(first.seconds, 1e-9)))
+        fits = max(1, int(self.budget_s // max(per_run, 1e-9)))
         raise TuneBudgetError(
             f"--minutes {self.request.minutes:g} is too short: one round of the {count} candidates takes at least "
-            f"{needed / 60:.1f} min here (the first run took {first.seconds:.1f} s, and each way of computing "
-            f"checks its accuracy once, which takes longer); the budget fits about {fits} runs. Give --minutes "
-            f"{int(needed // 60) + 1} or more, or narrow the space with --set/--sweep (its axes: "
-            f"{', '.join(f'{key} {len(values)}' for key, values in self.space.axes.items())}); the run so far is "
+            f"{needed / 60:.1f} min here (the first {len(done)} run(s) took {per_run:.1f} s each, and each way of "
+            f"computing checks its accuracy once, which takes longer); the budget fits about {fits} runs. Give "
+            f"--minutes {int(needed // 60) + 1} or more, or narrow the space with --set/--sweep (its axes: "
+            f"{', '.join(f'{key} {len(values)}' for key, values in self.space.axes.items())}); the runs so far are "
             f"kept: --resume {self.directory.path} --minutes N continues it")
 
     def _out_of_time(self, current: dict) -> None:
@@ -324,24 +358,37 @@ class Tune:
                     entry.dropped = {"round": current["number"], "budget": True,
                                      "reason": "not reached: the time budget ran out in its first round"}
 
-    def _launch(self, launcher: Launcher, runs: list[Run], stops: Stops) -> None:
+    def _launch(self, launcher: Launcher, groups: list[list[Run]], stops: Stops, shared: bool = False) -> None:
+        """Each group in one process: `benchmark.py runs` when shared, else its one run as a plain run."""
         starts: dict[str, float] = {}
+        by_job = {group[0].run_dir: group for group in groups}
 
         def started(job: PointJob, where: str) -> None:
             starts[job.name] = self.clock()
             self.progress.set_postfix_str(f" {self._where(job.name)}{'; on ' + where if where else ''}")
 
         def finished(job: PointJob, outcome: PointOutcome) -> None:
-            run = by_name[job.name]
-            run.seconds = self.clock() - starts.get(job.name, self.clock())
-            self._settle(run, outcome, stops)
+            group = by_job[job.name]
+            wall = self.clock() - starts.get(job.name, self.clock())
+            if shared:
+                split = split_outcome([run.run_dir for run in group], outcome)
+                for run in group:
+                    run_outcome, run.seconds = split[run.run_dir]
+                    self._settle(run, run_outcome, stops)
+                # The process's start (imports, before its first run), on the run that paid it.
+                group[0].start_s = max(0.0, wall - sum(run.seconds for run in group))
+            else:
+                group[0].seconds = wall
+                self._settle(group[0], outcome, stops)
             self.progress.n = min(round(self.elapsed()), self.progress.total)
             self.progress.refresh()
             self._write(stopped=None, final=False)
 
-        by_name = {run.run_dir: run for run in runs}
-        jobs = [PointJob(run.run_dir, tuple(self._arguments(run)), self.directory.path / run.run_dir)
-                for run in runs]
+        jobs = []
+        for group in groups:
+            arguments = (("runs", json.dumps([[run.run_dir, self._arguments(run)] for run in group]))
+                         if shared else tuple(self._arguments(group[0])))
+            jobs.append(PointJob(group[0].run_dir, arguments, self.directory.path / group[0].run_dir))
         launcher.run(jobs, stops, started, finished)
 
     def _where(self, run_name: str) -> str:
@@ -388,7 +435,7 @@ class Tune:
         best = race.leader(standings)
         if best is not None:
             self.race.leaders[number] = best.name
-        current["seconds"] = sum(run.seconds for run in self._round_runs_all(number))
+        current["seconds"] = sum(run.seconds + run.start_s for run in self._round_runs_all(number))
         current["closed"] = True
         self._write(stopped=None, final=False)
         tqdm.write(f"round {number}: {len(current['field'])} raced, {len(current['dropped'])} dropped"

@@ -88,7 +88,7 @@ def write_tune_report(directory: Path, document: dict, keys: Sequence[str]) -> P
                                    len(entry.get("dropped") or ()), entry.get("seconds")] for entry in answer["rounds"]))
     spent = document["time"]
     page.paragraph(f"Time: {spent['elapsed_s']:.0f} s of a {spent['budget_s']:.0f} s budget; {spent['runs']} runs, "
-                   f"{spent['checked_runs_s']:.0f} s in runs that checked their accuracy, {spent['timing_runs_s']:.0f} s "
+                   f"{spent['process_starts_s']:.0f} s starting processes, {spent['checked_runs_s']:.0f} s in runs that checked their accuracy, {spent['timing_runs_s']:.0f} s "
                    f"in runs that only timed, {spent['other_s']:.0f} s deciding and writing.")
     if answer["dropped"]:
         page.heading("Dropped").warnings([f"{drop['candidate']} (round {drop['round']}): {drop['reason']}"
