@@ -195,18 +195,23 @@ class Tune:
             if current["number"] == 1 and self.first_launcher.places_points:
                 self._launch(self.first_launcher, [[run] for run in pending], stops)
             else:
-                for group in self._groups(pending):
-                    if stops.received:
-                        return
-                    affordable = self._affordable(group)
-                    if affordable:
-                        self._launch(self._local, [affordable], stops, shared=self.request.goal.shares_processes)
-                    if len(affordable) < len(group):
-                        self._out_of_time(current)
-                        break
+                self._run_locally(current, pending, stops)
             if stops.received:
                 return
             self._close_round(current)
+
+    def _run_locally(self, current: dict, pending: list[Run], stops: Stops) -> None:
+        """The round's runs here, a process per group, each as much of its group as the time left pays for."""
+        for group in self._groups(pending):
+            while group:
+                if stops.received:
+                    return
+                part = self._affordable(group)
+                if not part:
+                    self._out_of_time(current)
+                    return
+                self._launch(self._local, [part], stops, shared=self.request.goal.shares_processes)
+                group = group[len(part):]
 
     @property
     def _local(self) -> Launcher:
@@ -315,10 +320,11 @@ class Tune:
         return sum(run.seconds + run.start_s for run in runs) / len(runs) if runs else 1.0
 
     def _affordable(self, group: list[Run]) -> list[Run]:
-        """The head of the group the time left pays for (all of it before anything has run)."""
+        """The head of the group the time left pays for. The race's very first run goes alone: what it takes
+        says whether the budget can pay for one round at all."""
         done = [other for entry in self.race.entries for other in entry.runs if other.status != "pending"]
         if not done:
-            return group
+            return group[:1]
         if group[0].round == 1 and not getattr(self, "_budget_checked", False):
             self._budget_checked = True
             self._check_budget(done)
