@@ -339,19 +339,22 @@ class Tune:
         return part
 
     def _check_budget(self, done: list[Run]) -> None:
-        """After the first process: a budget that cannot pay for one round of every candidate is a mistake."""
-        count = len(self.race.entries)
-        per_run = sum(run.seconds + run.start_s for run in done) / len(done)
-        needed = per_run * count
+        """After the first run: a budget that cannot pay for one round of every candidate is a mistake. Each
+        process of round 1 costs at least what the first run did (it started a process too), so that many
+        first runs are a floor under the round."""
+        processes = len(self._groups([entry.runs[0] for entry in self.race.entries if entry.runs]))
+        per_process = sum(run.seconds + run.start_s for run in done) / len(done)
+        needed = per_process * processes
         if needed <= self.budget_s:
             return
         self._write(stopped=None, final=False)
-        fits = max(1, int(self.budget_s // max(per_run, 1e-9)))
+        count = len(self.race.entries)
         raise TuneBudgetError(
             f"--minutes {self.request.minutes:g} is too short: one round of the {count} candidates takes at least "
-            f"{needed / 60:.1f} min here (the first {len(done)} run(s) took {per_run:.1f} s each, and each way of "
-            f"computing checks its accuracy once, which takes longer); the budget fits about {fits} runs. Give "
-            f"--minutes {int(needed // 60) + 1} or more, or narrow the space with --set/--sweep (its axes: "
+            f"{needed / 60:.1f} min here ({processes} processes, the first run took {per_process:.1f} s with its "
+            f"process's start; each way of computing also checks its accuracy once); the budget fits about "
+            f"{max(1, int(self.budget_s // max(per_process, 1e-9)))} processes. Give --minutes "
+            f"{int(needed // 60) + 1} or more, or narrow the space with --set/--sweep (its axes: "
             f"{', '.join(f'{key} {len(values)}' for key, values in self.space.axes.items())}); the runs so far are "
             f"kept: --resume {self.directory.path} --minutes N continues it")
 
