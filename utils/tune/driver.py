@@ -351,9 +351,9 @@ class Tune:
         count = len(self.race.entries)
         raise TuneBudgetError(
             f"--minutes {self.request.minutes:g} is too short: one round of the {count} candidates takes at least "
-            f"{needed / 60:.1f} min here ({processes} processes, the first run took {per_process:.1f} s with its "
+            f"{needed / 60:.1f} min here ({processes} process(es), the first run took {per_process:.1f} s with its "
             f"process's start; each way of computing also checks its accuracy once); the budget fits about "
-            f"{max(1, int(self.budget_s // max(per_process, 1e-9)))} processes. Give --minutes "
+            f"{max(1, int(self.budget_s // max(per_process, 1e-9)))} process(es). Give --minutes "
             f"{int(needed // 60) + 1} or more, or narrow the space with --set/--sweep (its axes: "
             f"{', '.join(f'{key} {len(values)}' for key, values in self.space.axes.items())}); the runs so far are "
             f"kept: --resume {self.directory.path} --minutes N continues it")
