@@ -82,7 +82,8 @@ def run_sweeps(folder: Path, args: argparse.Namespace) -> tuple[float, dict]:
         answer = json.loads(document.read_text())["answer"]
         found = answer["fastest_within_budget"]
         print(f"sweep {name}: exit {status}, {seconds:.0f} s; fastest within the budget: "
-              f"{found['point'] if found else 'none'}" + (f" ({found['p50_ms_per_image']:.2f} ms/image)" if found else ""))
+              f"{found['point'] if found else 'none'}"
+              + (f" ({found['p50_ms_per_image']:.2f} ms/image)" if found else ""))
         if found and (best is None or found["p50_ms_per_image"] < best["p50_ms_per_image"]):
             best = dict(found, values={"runtime.backend": name, **found["values"], "runtime.pinning": "false"})
     return total, best
@@ -139,7 +140,8 @@ def main() -> int:
     minutes = args.minutes or sweep_s / 4 / 60
     print(f"exhaustive sweep: {sweep_s:.0f} s; best within the budget: {swept['point'] if swept else 'none'}")
     status, tune_s, document, output = run_tune(folder, args, minutes, f"tune_{stamp}")
-    print(f"tune (budget {minutes:.1f} min): exit {status}, {tune_s:.0f} s = x{tune_s / sweep_s:.2f} of the sweep's time")
+    print(f"tune (budget {minutes:.1f} min): exit {status}, {tune_s:.0f} s = x{tune_s / sweep_s:.2f} of the sweep's "
+          "time")
     if status == 2 and fitting_minutes(output):
         # The budget cannot pay for one round: say so, then race with the budget tune says fits.
         print(output.strip().splitlines()[-1])

@@ -459,6 +459,7 @@ class Tune:
         finished = final and not stopped
         status = "stopped" if stopped else "complete" if finished else "running"
         spent = time_spent(runs, self.budget_s, self.elapsed())
+        spent["statement"] = spent_line(spent)
         document = {
             "sweep_id": self.directory.run_id,
             "kind": "tune",
@@ -514,7 +515,7 @@ class Tune:
             self.console(f"  {line}")
         for drop in answer["dropped"]:
             self.console(f"  dropped {drop['candidate']} (round {drop['round']}): {drop['reason']}")
-        self.console(f"  {spent_line(document['time'])}")
+        self.console(f"  {document['time']['statement']}")
         self.console(f"outputs: {self.directory.path} (sweep.csv, sweep.json, report.html, {TUNE_JSON})")
         if stopped:
             self.console(f"stopped by {signal.Signals(stopped).name}: what was measured is kept; continue with "

@@ -83,13 +83,11 @@ def write_tune_report(directory: Path, document: dict, keys: Sequence[str]) -> P
     page.heading("Answer").headline(figures).paragraph(answer["statement"])
     if plot is not None:
         page.heading("The race").image(plot, "each candidate's figure per round")
+    rounds = ([entry["number"], len(entry["field"]), len(entry.get("capped") or ()), len(entry.get("dropped") or ()),
+               entry.get("seconds")] for entry in answer["rounds"])
     page.heading("Rounds").table(["round", "candidates", "left out by the budget", "dropped after it", "seconds"],
-                                 ([entry["number"], len(entry["field"]), len(entry.get("capped") or ()),
-                                   len(entry.get("dropped") or ()), entry.get("seconds")] for entry in answer["rounds"]))
-    spent = document["time"]
-    page.paragraph(f"Time: {spent['elapsed_s']:.0f} s of a {spent['budget_s']:.0f} s budget; {spent['runs']} runs, "
-                   f"{spent['process_starts_s']:.0f} s starting processes, {spent['checked_runs_s']:.0f} s in runs that checked their accuracy, {spent['timing_runs_s']:.0f} s "
-                   f"in runs that only timed, {spent['other_s']:.0f} s deciding and writing.")
+                                 rounds)
+    page.paragraph(document["time"]["statement"] + ".")
     if answer["dropped"]:
         page.heading("Dropped").warnings([f"{drop['candidate']} (round {drop['round']}): {drop['reason']}"
                                           for drop in answer["dropped"]])
