@@ -225,6 +225,9 @@ class CalibrationSection(_Section):
         "`benchmark.accuracy.max_drop`, return the operations that cost most to float until it fits, or until "
         "what is left is no faster than fp32; recorded in summary.json `runtime.preparation.accuracy_control` "
         "(see [accuracy.md](accuracy.md#accuracy-aware-int8))"))
+    control_evaluations: int = Field(80, ge=1, description=(
+        "int8 with accuracy_control: the most models one ranking of the operations compiles and scores, which "
+        "bounds the search's time (each is a compile and a forward of 8 calibration images)"))
 
 
 class _RuntimeCommon(_Section):

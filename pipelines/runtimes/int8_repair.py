@@ -75,6 +75,7 @@ class AccuracyControl:
     figure: str
     digest: str  # of the budget, the judge's settings, the selection images and the CPU's instruction sets
     ranking_images: int = 8
+    evaluations: int = 80  # the most models one ranking compiles
 
     @property
     def target(self) -> float:
@@ -267,7 +268,7 @@ def search(graph: QuantizedGraph, control: AccuracyControl, rankings: int = MAX_
     for _ in range(rankings):
         base = [name for unit in kept for name in unit.names]
         current = control.drop(graph.forward(graph.reverted(base)) if base else plain, control.ranking_images) or 0.0
-        every = ranked_units(graph, control, current, base)
+        every = ranked_units(graph, control, current, base, control.evaluations)
         # Only what wins something back alone; where nothing does, every unit (their cost is in combinations)
         ranked = [unit for unit in every if unit.cost > 0] or ([] if kept else every)
         worst = worst or ranked[:5]

@@ -88,14 +88,17 @@ class SelectionJudge:
         return [as_input(batch) for batch in seen]
 
 
-def accuracy_control(judge: SelectionJudge, budget: float, paths: Sequence[Path]) -> AccuracyControl:
+def accuracy_control(judge: SelectionJudge, budget: float, paths: Sequence[Path],
+                     evaluations: int) -> AccuracyControl:
     """The control handed to the runtime's quantizer, keyed by everything that decides its choice."""
-    settings = {"budget": str(budget), "figure": judge.figure, "conf_thres": str(judge.conf_thres),
+    settings = {"budget": str(budget), "evaluations": str(evaluations), "figure": judge.figure,
+                "conf_thres": str(judge.conf_thres),
                 "postprocess": judge.postprocess.model_dump_json(),
                 "images": ",".join(file_digest(path) for path in paths[:len(judge.images)]),
                 "cpu": ",".join(sorted(_instruction_sets())), "machine": platform.machine()}
     return AccuracyControl(reference=judge.reference, drop=judge.drop, inputs=judge.network_inputs, budget=budget,
-                           images=len(judge.images), figure=judge.figure, digest=parts_digest(settings))
+                           images=len(judge.images), figure=judge.figure, digest=parts_digest(settings),
+                           evaluations=evaluations)
 
 
 def _instruction_sets() -> set[str]:

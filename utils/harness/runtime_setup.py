@@ -75,4 +75,5 @@ def selection_control(config: Any, family: Any, network: Any, chosen: list[Path]
     judge = SelectionJudge(family, network, config.preprocess, postprocess, config.postprocess.conf_thres, chosen,
                            config.dataset.max_pixels, labels,
                            accuracy.judge_views if accuracy.label_free_truth == "mirrored" else 0)
-    return accuracy_control(judge, config.benchmark.accuracy.max_drop, chosen)
+    return accuracy_control(judge, config.benchmark.accuracy.max_drop, chosen,
+                            config.runtime.calibration.control_evaluations)
