@@ -12,8 +12,8 @@ never are the images the run's verdict scores), and the budget.
    blocks), its drop on the first `ranking_images`: what reverting it wins back is its cost.
 3. The most costly first: 1, 2, 4, ... of them reverted together until the drop is under the target, then bisected down to the
    fewest that fit. A step whose forward is no faster than the float model's ends the search.
-4. Where no count fits, the faster step that came closest is kept and the rest ranked again on top of it (at
-   most MAX_RANKINGS rankings).
+4. Where no count fits, the faster step that came closest is kept, and where it removed a collapse (at least
+   half the drop) the rest is ranked again on top of it (at most MAX_RANKINGS rankings).
 Reverting a copy of the quantized model keeps its calibration: nothing is quantized again (as NNCF's accuracy
 control does it).
 """
@@ -40,7 +40,10 @@ NOTHING_LEFT = "nothing_left"  # every operation reverted and still over the bud
 NOT_JUDGED = "not_judged"  # the selection images gave no drop (no detection to compare against)
 TIMING_ROUNDS = 7
 TARGET_SHARE = 0.5
-MAX_RANKINGS = 3  # rankings on top of what earlier ones reverted, where none of their counts fit
+MAX_RANKINGS = 3
+# A kept step that leaves at most this share of the drop it started from removed a collapse, which may have
+# hidden every other cost: only then is the rest ranked again.
+COLLAPSE_SHARE = 0.5  # rankings on top of what earlier ones reverted, where none of their counts fit
 
 
 class QuantizedGraph(Protocol):
@@ -296,9 +299,12 @@ def search(graph: QuantizedGraph, control: AccuracyControl, rankings: int = MAX_
             break
         faster = [step for step in tried.values() if step.relative < 1.0 and step.drop is not None]
         best = min(faster, key=lambda step: step.drop, default=None)
-        if best is None or best.drop >= (chosen.drop if chosen else before):
+        start = chosen.drop if chosen else before
+        if best is None or best.drop >= start:
             break
         chosen, kept = best, best.units
+        if best.drop > start * COLLAPSE_SHARE:  # no collapse gone: ranking again would find what this one did
+            break
     model, after = (chosen.model, chosen.drop) if chosen else (None, before)
     units = chosen.units if chosen else []
     reverted = [{"name": unit.label, "cost": unit.cost, "rank": rank + 1, "operations": len(unit.names)}

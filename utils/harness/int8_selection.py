@@ -69,8 +69,9 @@ class SelectionJudge:
             self._truths = [pseudo_labels(self._reference, self.conf_thres)]
 
     def drop(self, forward: RawForward, first: Optional[int] = None) -> Optional[float]:
-        """The drop from the float model's mAP; None where there is no object to find (nothing to compare)."""
-        truths = [view[:first] for view in self._truths]
+        """The drop from the float model's mAP; None where there is no object to find (nothing to compare).
+        Ranking (`first` images) reads the first stand-in alone: it compares operations, not the budget."""
+        truths = [view[:first] for view in (self._truths if first is None else self._truths[:1])]
         if not all(sum(len(truth.labels) for truth in view) for view in truths):
             return None
         found = self.detections(forward, first)
