@@ -185,18 +185,60 @@ class Benchmark:
         if status is not None:
             outcome.exit_status = status
 
-    def _execute(self, stops: RunStops) -> Outcome:
-        config = self.config
+    def _new_record(self) -> RunRecord:
+        """The run record as the run starts: what it is, the images found, and what was said before the passes."""
         record = RunRecord(self.identity())
         record.images.found = len(self.paths)
         record.calibration = self.calibration
         record.warn(*self.start_warnings)
         record.warn(*int8_warnings(control_entry(record.identity.runtime)))
-        if config.dataset.batch_size > 1 and self.pipeline.batching_note:
+        if self.config.dataset.batch_size > 1 and self.pipeline.batching_note:
             record.notes.append(self.pipeline.batching_note)
         if self.network.description:  # what was read of a network given as a file, and what was assumed
             record.notes.append("the network as read: " + "; ".join(
                 f"{key} {value}" for key, value in self.network.description.items()))
+        return record
+
+    def _pass_plan(self, record: RunRecord) -> PassPlan:
+        """How many passes of which batches the run times, from benchmark.* and the warm-up chosen."""
+        bench = self.config.benchmark
+        sizes = batch_sizes(len(self.paths), self.config.dataset.batch_size)
+        record.warmup = warmup_document(self.warmup, self.input_shapes)
+        if bench.scenario == SINGLE_STREAM and "loadgen" in bench.model_fields_set:
+            record.notes.append("benchmark.loadgen is not used: single_stream runs detbench's own passes; set "
+                                "benchmark.scenario to multi_stream, server or offline to run under LoadGen")
+        return PassPlan(len(sizes), 0, bench.repeats, bench.min_time_s, bench.layer_timing,
+                        bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s,
+                        warmup_batches=self.warmup.batches, cold_batches=frozenset(self.warmup.cold),
+                        batch_images=sizes)
+
+    def _timed_passes(self, plan: PassPlan, context: PassContext) -> None:
+        """detbench's own passes (single_stream), or the LoadGen test of the configured scenario."""
+        config = self.config
+        if config.benchmark.scenario == SINGLE_STREAM:
+            SingleStreamPasses(plan, context, self.pipeline, self.runtime).run()
+            return
+        test = LoadgenTest(config, self.scenario_settings, self.pipeline, self.paths, self.sizes, self.input_shapes,
+                           self.warmup, self.network.class_names, self.truth, self.run_dir.path, self._loadgen_plan,
+                           self.runtime.streams)
+        LoadgenPass(test, context).run(plan)
+
+    def _closing_checks(self, record: RunRecord, recorders: PassRecorders) -> None:
+        """After the passes: a run that skipped every image failed; the machine's load is judged."""
+        if record.status == Status.COMPLETE and record.images.processed == 0 and record.images.skipped:
+            # Nothing was measured: the dataset, not the harness, is at fault (exit status 2).
+            self.all_skipped = True
+            record.status, record.stop_reason = Status.FAILED, (
+                f"every image was skipped ({record.images.skipped} of {record.images.found}): {layout.SKIPPED} in "
+                f"{self.run_dir.path} says why for each one")
+        record.contention = with_thread_advice(recorders.contention.summary())
+        threads = record.identity.runtime.get("threads")
+        if (verdict := contention_verdict(record.contention, threads=threads)) is not None:
+            record.warn(verdict)
+
+    def _execute(self, stops: RunStops) -> Outcome:
+        config = self.config
+        record = self._new_record()
         writer = RunWriter(self.run_dir, config.outputs.plots, config.outputs.tensorboard, config.outputs.report)
         if record.identity.random_weights:
             self.console(f"WARNING: no model.weights given: {config.model.network} runs on {record.identity.weights} "
@@ -216,21 +258,12 @@ class Benchmark:
         recorders = PassRecorders.for_benchmark(bench, self._below)
         energy, memory = recorders.energy, recorders.memory
         record.steps, record.steps_origin_ns = recorders.timer.records, recorders.timer.origin_ns
-        sizes = batch_sizes(len(self.paths), config.dataset.batch_size)
-        batches = len(sizes)
-        plan = PassPlan(batches, 0, bench.repeats, bench.min_time_s, bench.layer_timing,
-                        bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s,
-                        warmup_batches=self.warmup.batches, cold_batches=frozenset(self.warmup.cold),
-                        batch_images=sizes)
-        record.warmup = warmup_document(self.warmup, self.input_shapes)
-        if bench.scenario == SINGLE_STREAM and "loadgen" in bench.model_fields_set:
-            record.notes.append("benchmark.loadgen is not used: single_stream runs detbench's own passes; set "
-                                "benchmark.scenario to multi_stream, server or offline to run under LoadGen")
+        plan = self._pass_plan(record)
         self.console(warmup_line(self.warmup))
         progress = PassProgress(plan.total_images, config.run.id)
         loader = leave_stops_to_the_main_process(
             image_loader(self.paths, config.dataset.batch_size, self._workers(record), config.dataset.max_pixels))
-        runner = PassRunner(self.pipeline, loader, batches, recorders, record.images, on_batch=progress.advance,
+        runner = PassRunner(self.pipeline, loader, plan.batches, recorders, record.images, on_batch=progress.advance,
                             load_batch=self._load_batch)
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None
@@ -250,14 +283,7 @@ class Benchmark:
                         memory.pause()  # sampled during the timed passes only (pass_recorders.LISTENING)
                     if bench.energy.enabled and bench.energy.idle_s > 0:
                         energy.measure_idle(bench.energy.idle_s)
-                    context = PassContext(runner, record, detections, progress, self.console)
-                    if bench.scenario == SINGLE_STREAM:
-                        SingleStreamPasses(plan, context, self.pipeline, self.runtime).run()
-                    else:
-                        test = LoadgenTest(config, self.scenario_settings, self.pipeline, self.paths, self.sizes,
-                                           self.input_shapes, self.warmup, self.network.class_names, self.truth,
-                                           self.run_dir.path, self._loadgen_plan, self.runtime.streams)
-                        LoadgenPass(test, context).run(plan)
+                    self._timed_passes(plan, PassContext(runner, record, detections, progress, self.console))
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
             if config.profiling.kernels and bench.scenario == SINGLE_STREAM:
@@ -287,16 +313,7 @@ class Benchmark:
             progress.close()
         if record.wall_s is None:
             record.wall_s = time.perf_counter() - started
-        if record.status == Status.COMPLETE and record.images.processed == 0 and record.images.skipped:
-            # Nothing was measured: the dataset, not the harness, is at fault (exit status 2).
-            self.all_skipped = True
-            record.status, record.stop_reason = Status.FAILED, (
-                f"every image was skipped ({record.images.skipped} of {record.images.found}): {layout.SKIPPED} in "
-                f"{self.run_dir.path} says why for each one")
-        record.contention = with_thread_advice(recorders.contention.summary())
-        threads = record.identity.runtime.get("threads")
-        if (verdict := contention_verdict(record.contention, threads=threads)) is not None:
-            record.warn(verdict)
+        self._closing_checks(record, recorders)
         return self._finish(record, writer, detections, recorders, stops, stop_signal, failed_writing)
 
     def _one_batch(self) -> None:
