@@ -22,6 +22,7 @@ from utils.recorders.cpu_counters import CpuCounters
 from utils.recorders.itt_tasks import IttTasks, itt_status
 from utils.recorders.sampler import MARK_FUNCTION, PySpySampler
 from utils.recorders.step_timer import StepTimer
+from utils.record.section_status import MEASURED
 
 
 class BelowTheLayer:
@@ -140,7 +141,7 @@ class BelowTheLayer:
         data = self.data
         document: dict[str, Any] = {"status": result.status, "sampler": "py-spy", "rate_hz": result.rate,
                                     "command": " ".join(result.command) or None}
-        if result.status != "measured":
+        if result.status != MEASURED:
             document["reason"] = result.reason
             data.native_time = document
             record.warn(f"native time: the sampler is missing from this run: {result.reason}")

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional
 
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
+from utils.record.section_status import MEASURED, UNAVAILABLE
 
 COUNTER_COLUMNS = ("pass_index", "thread", "tid", "batches", "images", "wall_ms", "cpu_ms", "system_ms",
                    "cpu_per_wall", "cpu_source",
@@ -102,7 +103,7 @@ def counters_summary(rows: Sequence[Mapping[str, Any]], counting: Sequence[str],
             busiest.setdefault(row["pass_index"], []).append(
                 {"thread": row["thread"], "tid": row["tid"], "cpu_per_wall": row["cpu_per_wall"]})
     document: dict[str, Any] = {
-        "status": "measured" if totals else "unavailable",
+        "status": MEASURED if totals else UNAVAILABLE,
         "source": "perf_event_open (software and hardware counters) and /proc/self/task/<tid>/{stat,status}, "
                   + READ_AROUND[around],
         "counting": list(counting),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from utils.recorders.memory import ProcessTree
+from utils.record.section_status import measured, MEASURED
 
 PROC_ROOT = Path("/proc")
 SYS_ROOT = Path("/sys")
@@ -203,7 +204,7 @@ class ContentionRecorder:
         other_s = max(0.0, busy_s - own_s)
         steal_s = self.steal_ticks * tick_s if self.has_steal else None
         return {
-            "status": "measured",
+            "status": MEASURED,
             "source": "/proc/stat per CPU against /proc/<pid>/stat of this process and its descendants",
             "windows": self.windows,
             "wall_s": self.wall_s,
@@ -245,7 +246,7 @@ def threads_supported(cores: int, other_share: float, steal_share: float | None)
 
 def with_thread_advice(summary: dict) -> dict:
     """summary.json `contention` with the free cores and the thread count they support."""
-    if summary.get("status") != "measured":
+    if not measured(summary):
         return summary
     cores, other, steal = len(summary["cpus_counted"]), summary["other_processes_cpu_share"], summary["steal_share"]
     return dict(summary, free_cores=free_cores(cores, other, steal),
@@ -256,7 +257,7 @@ def contention_verdict(summary: dict, threshold: float = 0.10, threads: int | No
     """A warning when other processes (and the hypervisor's steal) took more than `threshold` of our cores
     during the measured windows, with the thread count the free cores support; None on a quiet machine or when
     nothing was measured. `threads`: the run's compute threads, to say whether fewer would do better."""
-    if summary.get("status") != "measured":
+    if not measured(summary):
         return None
     other, steal = summary["other_processes_cpu_share"], summary["steal_share"] or 0.0
     if other + steal <= threshold:

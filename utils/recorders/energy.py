@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
+from utils.record.section_status import MEASURED
 
 POWERCAP_ROOT = Path("/sys/class/powercap")
 # RAPL refreshes its counters about every millisecond: shorter windows are mostly quantisation noise.
@@ -308,7 +309,7 @@ class EnergyRecorder:
         seconds = self._run.duration_ns / 1e9
         joules = self._joules(self._run)
         summary = {
-            "status": "measured",
+            "status": MEASURED,
             "source": "RAPL (powercap) via pyJoules",
             "domains": self.domains,
             "duration_s": seconds,

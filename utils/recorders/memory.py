@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from utils.native_thread import name_this_thread
+from utils.record.section_status import MEASURED
 
 NO_STEP = ""
 MEMORY_COLUMNS = ("t_s", "pss_mb", "pss_anon_mb", "rss_mb", "self_rss_mb", "children_rss_mb",
@@ -359,7 +360,7 @@ class MemorySampler:
                     "pss_samples": len(read)}
         return {
             "headline": "peak_pss_mib",
-            "pss_status": "measured",
+            "pss_status": MEASURED,
             "pss_scope": scope,
             "peak_pss_mib": max(row["pss_mib"] for row in read),
             "peak_pss_anon_mib": _peak(*(row["pss_anon_mib"] for row in read)),
@@ -382,7 +383,7 @@ class MemorySampler:
         sampled_peak = max((rss for _, rss in samples), default=None)
         peak = _peak(sampled_peak, self.ru_maxrss_mib)
         return with_megabytes({
-            "status": "measured",
+            "status": MEASURED,
             "source": "/proc/<pid>/statm every interval_s; /proc/<pid>/smaps_rollup of the tree (PSS) "
                       "every pss_mean_spacing_s",
             **self._pss_summary(rows),

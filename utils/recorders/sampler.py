@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from utils.record.below_layer import SamplerResult
+from utils.record.section_status import MEASURED
 
 MARK_FUNCTION = "detbench_sampler_clock_mark"
 MARK_S = 0.05
@@ -190,6 +191,6 @@ class PySpySampler:
             return self._failed("died", f"left no readable output ({error})")
         log = self._log("stdout.txt")
         samples, errors = _counts(log)
-        self.result = SamplerResult("measured", None, self._command, events, samples, errors, list(self._marks),
+        self.result = SamplerResult(MEASURED, None, self._command, events, samples, errors, list(self._marks),
                                     self.rate, self.main_thread, _behind_s(log))
         return self.result

@@ -16,6 +16,7 @@ from utils.record.steps import PIPELINE_STEP
 from utils.record.verdict import doubt
 from utils.sweep.answer import REFERENCE, SCENARIO_RANKING, PointFigures
 from utils.sweep.plan import Point
+from utils.record.section_status import MEASURED
 
 
 def agreement_of(run: FinishedRun) -> str:
@@ -27,7 +28,7 @@ def agreement_of(run: FinishedRun) -> str:
 
 
 def _package_joules_per_image(run: FinishedRun):
-    if run.get("energy.status") != "measured":
+    if run.get("energy.status") != MEASURED:
         return None
     per_domain = run.get("energy.joules_per_image") or {}
     packages = [joules for label, joules in per_domain.items() if label.startswith("package")]

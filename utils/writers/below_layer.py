@@ -11,6 +11,7 @@ from utils.record.page_faults import page_fault_line
 from utils.record.run_record import RunRecord
 from utils.writers import layout
 from utils.writers.run_directory import RunDirectory
+from utils.record.section_status import measured
 
 
 def write_below_layer(run_dir: RunDirectory, record: RunRecord) -> None:
@@ -58,7 +59,7 @@ def _fmt(value: Optional[float], spec: str) -> str:
 
 
 def counters_line(counters: Mapping[str, Any]) -> str:
-    if counters.get("status") != "measured":
+    if not measured(counters):
         return f"  CPU counters: unavailable ({counters.get('reason')})"
     passes = counters["passes"]
     total = {key: sum(p[key] or 0 for p in passes) for key in
@@ -80,7 +81,7 @@ def below_console_lines(summary: Mapping[str, Any]) -> list[str]:
     lines = []
     native = summary.get("native_time")
     if native:
-        if native.get("status") == "measured":
+        if measured(native):
             lines.append(f"  where each step's time went (py-spy, {native['samples']} samples at "
                          f"{native['rate_hz']} Hz; {layout.NATIVE_TIME}):")
             lines.extend(f"    {line}" for line in native["lines"])
@@ -97,7 +98,7 @@ def below_console_lines(summary: Mapping[str, Any]) -> list[str]:
         if kernels.get("convolution_kernels"):
             shown = ", ".join(f"{name} x{count}" for name, count in kernels["convolution_kernels"].items())
             lines.append(f"  convolution kernels (oneDNN verbose, one extra batch): {shown}")
-        elif kernels.get("status") != "measured":
+        elif not measured(kernels):
             lines.append(f"  kernels: {kernels.get('status')} ({kernels.get('reason') or kernels.get('source')})")
         if kernels.get("int8"):
             lines.append(f"  {int8_line(kernels['int8'])}")

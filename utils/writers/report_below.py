@@ -10,6 +10,7 @@ from utils.record.page_faults import page_fault_line
 from utils.writers import layout
 from utils.writers.below_layer import counters_line
 from utils.writers.html_page import HtmlPage
+from utils.record.section_status import measured
 
 SECTION = ("below", "Below the layer")
 COUNTER_FIGURES = (("images", "images"), ("system_ms", "system ms"), ("cpu_per_wall", "CPU / wall"),
@@ -20,7 +21,7 @@ COUNTER_FIGURES = (("images", "images"), ("system_ms", "system ms"), ("cpu_per_w
 
 
 def _native(page: HtmlPage, native: Mapping[str, Any]) -> None:
-    if native.get("status") != "measured":
+    if not measured(native):
         page.paragraph(f"Python against native time: {native['status']} ({native.get('reason')}).")
         return
     page.paragraph(f"Sampled by py-spy with native frames at {native['rate_hz']} Hz over the timed passes "
@@ -36,7 +37,7 @@ def _native(page: HtmlPage, native: Mapping[str, Any]) -> None:
 
 def _counters(page: HtmlPage, counters: Mapping[str, Any]) -> None:
     page.paragraph(counters_line(counters).strip())
-    if counters.get("status") != "measured":
+    if not measured(counters):
         return
     page.table(["timed pass", "wall ms", "CPU ms"] + [title for _, title in COUNTER_FIGURES],
                [[p["pass_index"], p["wall_ms"], p["cpu_ms"]] + [p.get(key) for key, _ in COUNTER_FIGURES]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from typing import Any, Mapping, Union
+from utils.record.section_status import measured
 
 
 Scalar = Union[str, int, float, bool, None]
@@ -51,7 +52,7 @@ def headline_figures(summary: Mapping[str, Any]) -> dict[str, float]:
         "images_timed": summary.get("images_timed"),
         "wall_s": summary.get("wall_s"),
     }
-    if energy.get("status") == "measured":
+    if measured(energy):
         for domain, joules in (energy.get("joules_per_image") or {}).items():
             figures[f"joules_per_image_{domain}"] = joules
         for domain, watts in (energy.get("average_watts") or {}).items():

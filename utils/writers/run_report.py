@@ -18,6 +18,7 @@ from utils.record.int8_repair import control_entry, statement
 from utils.writers.report_below import SECTION as BELOW_SECTION, below_section
 from utils.writers.html_page import Bar, HtmlPage, escape, format_cell
 from utils.writers.plots import shorten
+from utils.record.section_status import measured
 
 TOP_LAYERS = 20
 TYPES_SHOWN = 15
@@ -76,7 +77,7 @@ def _shapes(text: Any) -> Optional[str]:
 
 def energy_headline(energy: Mapping[str, Any]) -> Optional[tuple[str, float]]:
     """The first RAPL domain's joules per image, net of idle power when it was measured."""
-    if energy.get("status") != "measured" or not energy.get("domains"):
+    if not measured(energy) or not energy.get("domains"):
         return None
     per_image = energy.get("net_joules_per_image") or energy.get("joules_per_image") or {}
     domain = energy["domains"][0]
@@ -233,7 +234,7 @@ def _layers(page: HtmlPage, summary: Mapping[str, Any], tables: Optional[LayerTa
 
 def _memory(page: HtmlPage, memory: Mapping[str, Any], plots: Mapping[str, Path]) -> None:
     page.heading("Memory", "memory")
-    if memory.get("status") != "measured":
+    if not measured(memory):
         page.paragraph(f"Not measured: {memory.get('status')}.")
         return
     page.headline([("peak PSS, process + loader workers (MiB)", memory.get("peak_pss_mib", "n/a")),
@@ -251,7 +252,7 @@ def _memory(page: HtmlPage, memory: Mapping[str, Any], plots: Mapping[str, Path]
 
 def _energy(page: HtmlPage, energy: Mapping[str, Any], plots: Mapping[str, Path]) -> None:
     page.heading("Energy", "energy")
-    if energy.get("status") != "measured":
+    if not measured(energy):
         page.paragraph(f"Not measured: {energy.get('reason') or energy.get('status')}.")
         return
     per_image = energy.get("joules_per_image") or {}
@@ -370,7 +371,7 @@ def _environment(page: HtmlPage, summary: Mapping[str, Any], environment: Option
                  or "none set (the C library's malloc with its defaults)"))
     rows += [(f"runtime.{key}", value) for key, value in _flatten("", runtime)]
     contention = summary.get("contention") or {}
-    if contention.get("status") == "measured":
+    if measured(contention):
         rows.append(("other processes' share of the cores", _share(contention["other_processes_cpu_share"])))
         rows.append(("load average start -> end", f"{contention['load_average_start']} -> "
                                                   f"{contention['load_average_end']}"))
