@@ -20,8 +20,7 @@ class Run:
     run_dir: str  # relative to the tune directory
     status: str = "pending"  # complete, failed or stopped once it ended
     reason: str = ""
-    seconds: float = 0.0  # wall time of the run itself
-    start_s: float = 0.0  # the start of the process it ran in, where it was the first there
+    seconds: float = 0.0  # wall time, its process's start included
     figures_row: dict = field(default_factory=dict)
     figures: Optional[PointFigures] = None
 
