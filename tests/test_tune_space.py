@@ -22,6 +22,7 @@ def test_doubling_ends_at_the_limit():
     assert doubling(1) == ("1",)
     assert doubling(6) == ("1", "2", "4", "6")
     assert doubling(8) == ("1", "2", "4", "8")
+    assert doubling(6, with_limit=False) == ("1", "2", "4")
 
 
 def test_bf16_only_where_the_cpu_runs_it_natively():
@@ -50,8 +51,9 @@ def test_single_stream_races_no_streams_and_says_why():
     assert space(streams=True).axes[STREAMS] == ("1", "2")
 
 
-def test_batch_sizes_stop_at_the_images_there_are():
-    assert space(images=3).axes[BATCH] == ("1", "2", "3")
+def test_batch_sizes_double_up_to_the_images_there_are():
+    assert space(images=3).axes[BATCH] == ("1", "2")
+    assert space(images=100).axes[BATCH] == ("1", "2", "4", "8")
 
 
 def test_pinning_needs_two_threads_and_more_streams_than_threads_never_run():

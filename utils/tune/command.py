@@ -11,7 +11,7 @@ from pathlib import Path
 from utils.errors import DetbenchError, ExitStatus, UsageError
 from utils.harness.interruption import signal_of, stop_signals_interrupt
 
-DEFAULT_MINUTES = 20.0
+DEFAULT_MINUTES = 30.0
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -46,7 +46,7 @@ def _request(args: argparse.Namespace):
     from utils.writers.tune_files import TUNE_JSON
 
     if args.minutes is not None and args.minutes <= 0:
-        raise UsageError(f"--minutes {args.minutes:g}: give a positive number of minutes (e.g. --minutes 20)")
+        raise UsageError(f"--minutes {args.minutes:g}: give a positive number of minutes (e.g. --minutes 30)")
     if args.resume:
         state = Path(args.resume) / TUNE_JSON
         if args.config or args.overrides or args.sweeps:

@@ -82,10 +82,10 @@ def this_machine(cpuinfo: Path = Path("/proc/cpuinfo")) -> Machine:
     return Machine(frozenset(flags), len(os.sched_getaffinity(0)), installed)
 
 
-def doubling(limit: int) -> tuple[str, ...]:
-    """1, 2, 4, ... up to limit, and limit itself."""
+def doubling(limit: int, with_limit: bool = True) -> tuple[str, ...]:
+    """1, 2, 4, ... up to limit, and limit itself unless `with_limit` is false."""
     values = [value for value in (2 ** power for power in range(limit.bit_length())) if value <= limit]
-    return tuple(str(value) for value in sorted(set(values + [limit])))
+    return tuple(str(value) for value in sorted(set(values + ([limit] if with_limit else []))))
 
 
 def precision_refusal(precision: str, machine: Machine) -> Optional[str]:
@@ -116,7 +116,7 @@ def _fact_axes(machine: Machine, runs_streams: bool, images: int) -> tuple[dict[
         else:
             precisions.append(precision)
     cores = max(machine.cores, 1)
-    axes = {BACKEND: backends, PRECISION: tuple(precisions), BATCH: doubling(max(1, min(MAX_BATCH, images))),
+    axes = {BACKEND: backends, PRECISION: tuple(precisions), BATCH: doubling(max(1, min(MAX_BATCH, images)), with_limit=False),
             THREADS: doubling(cores)}
     if runs_streams:
         axes[STREAMS] = doubling(cores)
