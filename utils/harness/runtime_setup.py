@@ -50,6 +50,8 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
             if truth is not None and own is None:
                 where = {path: index for index, path in enumerate(paths)}
                 labels = [truth.images[where[path]] for path in chosen]
+                if not any(len(image) for image in labels):  # nothing to find: the stand-in judges instead
+                    labels = None
             options["calibration"] = replace(options["calibration"], control=selection_control(
                 config, family, network, chosen, labels))
     built = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
