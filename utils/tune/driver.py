@@ -41,6 +41,7 @@ LEAN = ("benchmark.layer_timing=false", "profiling.kernels=false", "profiling.co
         "outputs.save_images=false", "outputs.plots=false", "outputs.report=false")
 # A run that reuses its way's verdict skips the accuracy check; its detections are compared instead.
 NO_CHECK = ("benchmark.agreement.enabled=false", "benchmark.accuracy.enabled=false")
+FIELD_SHARE = 0.9  # of the time left, what a later round's field is sized to
 MAX_ROUNDS = 6  # two candidates not told apart by then are within the noise of this machine
 
 
@@ -261,7 +262,9 @@ class Tune:
             if len(alive) < 2 or number > MAX_ROUNDS:
                 return None
             standings = [standing(entry, self.request.goal) for entry in alive]
-            size = race.cap(self.budget_s - self.elapsed(), self._seconds_per_run())
+            # Sized on the mean run and a tenth of the time held back: a round the budget cuts short loses its
+            # last runs, and every other round the leader runs last.
+            size = race.cap(FIELD_SHARE * (self.budget_s - self.elapsed()), self._mean_seconds_per_run())
             if size < 2:
                 return None
             chosen, left_out = race.next_field(standings, size, self.request.goal.quantile)
@@ -294,6 +297,13 @@ class Tune:
         seconds = (sorted(run.seconds for run in runs if checks is None or run.checks == checks)
                    or sorted(run.seconds for run in runs))
         return seconds[len(seconds) // 2] if seconds else 1.0
+
+    def _mean_seconds_per_run(self) -> float:
+        """The mean wall time of the completed runs that only timed (else of any): runs' times are skewed to the
+        slow side, and a field sized on their median overruns."""
+        runs = [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
+        seconds = [run.seconds for run in runs if not run.checks] or [run.seconds for run in runs]
+        return sum(seconds) / len(seconds) if seconds else 1.0
 
     def _affordable(self, run: Run) -> bool:
         done = [other for entry in self.race.entries for other in entry.runs if other.status != "pending"]
