@@ -16,6 +16,11 @@ ratio of tune's winner's p50 per image to the sweep's, per round and its median,
 within 5% of the sweep's best. --set adds a setting to every run of all three (e.g. benchmark.accuracy.enabled=
 false, where the label-free accuracy pass would make every point minutes long). Prints the figures; the runs are
 kept under outputs/tune_vs_sweep_<time>/.
+
+When tune says its budget cannot pay for round 1, the script prints that and resumes the same race with twice the
+floor tune names, counting every sitting's time. --sweeps-from DIR reuses that folder's sweeps (sweeps.json) and
+races tune again; with --tune-from TUNE_DIR as well it only judges that finished race. Figures measured so far:
+benchmarks/RESULTS.md.
 """
 from __future__ import annotations
 
