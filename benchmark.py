@@ -83,10 +83,18 @@ def sweep(args: argparse.Namespace) -> int:
 
 def print_tune_advice(summary: dict, args: argparse.Namespace) -> None:
     """What this CPU makes worth trying that the run did not, and the command that races it."""
+    from utils.config import ConfigError, load_config
     from utils.tune.advice import advice_lines
     from utils.tune.space import this_machine
 
-    for line in advice_lines(summary.get("runtime") or {}, this_machine(), args.config, args.overrides):
+    def refuse(overrides: list[str]):
+        try:
+            load_config(args.config, [*args.overrides, *overrides])
+        except ConfigError as error:
+            return str(error)
+        return None
+
+    for line in advice_lines(summary.get("runtime") or {}, this_machine(), args.config, args.overrides, refuse):
         print(line)
 
 

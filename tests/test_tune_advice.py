@@ -1,5 +1,8 @@
 """A plain run's last lines (utils/tune/advice.py): what the CPU makes worth trying, from facts, and tune."""
+import pytest
+
 from pipelines.runtimes.registry import SPECS
+from tests.paths import CONFIGS, ROOT
 from utils.tune.advice import advice_lines
 from utils.tune.space import Machine
 
@@ -31,3 +34,33 @@ def test_no_bf16_without_its_flags_and_no_int8_without_vnni_or_amx():
 def test_nothing_to_say_when_one_runtime_ran_its_only_precision():
     machine = Machine(frozenset({"avx2"}), 2, (ALL[0],))
     assert advice_lines({"backend": ALL[0], "precision": "fp32"}, machine, "c.yaml", []) == []
+
+
+def test_a_runtime_the_config_refuses_is_not_advised():
+    machine = Machine(frozenset({"avx2", "avx512_bf16", "amx_int8"}), 2, ALL)
+    refused = ALL[1]
+
+    def refuse(overrides):
+        return "no such runtime for a file" if f"runtime.backend={refused}" in overrides else None
+
+    lines = advice_lines({"backend": ALL[0], "precision": "fp32"}, machine, "c.yaml", [], refuse)
+    assert refused not in lines[0]
+    assert any(name in lines[0] for name in ALL[2:])
+
+
+ULTRA_FILE = ROOT.parent / "shared" / "data" / "ultra" / "yolo11n-shapes.onnx"
+
+
+@pytest.mark.skipif(not ULTRA_FILE.is_file(), reason=f"{ULTRA_FILE} (a shared exported file) is not here")
+def test_a_file_run_is_never_advised_torch(capsys):
+    """Through the command line's own refusal: a network given as a file runs on the exported runtimes only."""
+    from argparse import Namespace
+
+    from benchmark import print_tune_advice
+
+    file = ULTRA_FILE
+    print_tune_advice({"runtime": {"backend": "onnxruntime", "precision": "fp32"}},
+                      Namespace(config=str(CONFIGS / "samples_tiny.yaml"),
+                                overrides=[f"model.file={file}", "dataset.batch_size=1"]))
+    printed = capsys.readouterr().out
+    assert "worth trying" in printed and " torch" not in printed.split("tune --config")[0]

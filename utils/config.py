@@ -13,7 +13,7 @@ import yaml
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model,
                       field_validator, model_validator)
 
-from pipelines.registry import FACTS, facts_for, known_architectures
+from pipelines.registry import FACTS, facts_for, known_architectures, runtime_refusal
 from pipelines.runtimes import registry as runtimes
 from pipelines.exported.facts import HEAD_MARK
 from pipelines.exported.layouts import Layout
@@ -568,6 +568,10 @@ class Config(_Section):
         problem = facts.settings_problem(source, self)
         if problem:
             raise ValueError(problem)
+        # Refused here, once: a sweep or tune point that cannot run is known before anything runs.
+        refusal = runtime_refusal(facts, self.runtime, source)
+        if refusal is not None:
+            raise ValueError(refusal)
         return self
 
     def family_sections(self) -> dict[str, Any]:

@@ -16,8 +16,7 @@ from typing import Callable, Optional
 from datasets.image_folder import decode_image, find_images, image_loader
 from datasets.labels import load_ground_truth
 from pipelines.contract import DetectionPipeline
-from pipelines.registry import family_for, runtime_refusal
-from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.registry import family_for
 from pipelines.runtimes.registry import is_reference
 from utils.config import SINGLE_STREAM, Config, config_to_yaml
 from utils.errors import ExitStatus
@@ -89,10 +88,7 @@ class Benchmark:
 
     def _prepare(self) -> None:
         config = self.config
-        self.family = family_for(config.model.network)
-        refusal = runtime_refusal(self.family, config.runtime, config.model.network)
-        if refusal is not None:
-            raise RuntimeNotSupported(refusal)
+        self.family = family_for(config.model.network)  # the config refused a runtime it cannot run
         self.paths = find_images(config.dataset.path, config.dataset.limit)
         self.sizes = sizes = image_sizes(self.paths, config.dataset.max_pixels)
         self.scenario_settings = scenario_settings(config.benchmark)

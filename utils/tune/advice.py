@@ -5,7 +5,7 @@ only: no figure is guessed.
 from __future__ import annotations
 
 import shlex
-from typing import Any, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from pipelines.runtimes.registry import SPECS
 from utils.tune.space import INT8_FLAGS, NATIVE_FLAGS, SCHEDULE_KEYS, Machine, precision_refusal
@@ -23,15 +23,18 @@ def _promising(precision: str, machine: Machine) -> tuple[bool, str]:
     return precision_refusal(precision, machine) is None, ", ".join(present)
 
 
-def advice_lines(runtime: dict[str, Any], machine: Machine, config_file: str, overrides: Sequence[str]) -> list[str]:
-    """[] when there is nothing the run left untried here."""
+def advice_lines(runtime: dict[str, Any], machine: Machine, config_file: str, overrides: Sequence[str],
+                 refuse: Callable[[list[str]], Optional[str]] = lambda overrides: None) -> list[str]:
+    """[] when there is nothing the run left untried here. `refuse(overrides)`: why the run's config cannot take
+    that runtime and precision (a file no torch runtime reads, say), None when it can."""
     ran = (runtime.get("backend"), runtime.get("precision"))
     untried: dict[str, list[str]] = {}
     flags_of: dict[str, str] = {}
     for name in machine.installed:
         for precision in SPECS[name].precisions:
             promising, flags = _promising(precision, machine)
-            if (name, precision) != ran and promising:
+            if (name, precision) != ran and promising and refuse(
+                    [f"runtime.backend={name}", f"runtime.precision={precision}"]) is None:
                 untried.setdefault(precision, []).append(name)
                 flags_of[precision] = flags
     if not untried:
