@@ -102,7 +102,7 @@ def labelled_drop(ultra: Path, data: Path, deployed: str, scored: int) -> tuple[
     from utils.record.accuracy import coco_evaluation
 
     file = ultra / "yolo11n-shapes.onnx"
-    config = config_for("exported", model={"file": str(file)})
+    config = config_for("yolov7", model={"file": str(file)}, runtime={"backend": "openvino"})
     network = family.load_network(str(file), None, 0)
     paths = find_images(data / "shapes" / "images")[:scored]
     truth = load_ground_truth(data / "shapes" / "labels", data / "shapes" / "images", paths, network.class_names)

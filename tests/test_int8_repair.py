@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipelines.runtimes.int8_repair import (FLOAT, NOT_FASTER, NOT_JUDGED, NOTHING_LEFT, WITHIN, AccuracyControl,
-                                            block_of, counts_to_try, ranked_units, repaired, search)
+from pipelines.runtimes.int8_contract import FLOAT, AccuracyControl
+from pipelines.runtimes.int8_ranking import block_of, ranked_units
+from pipelines.runtimes.int8_repair import NOT_FASTER, NOT_JUDGED, NOTHING_LEFT, WITHIN, counts_to_try, repaired, search
 
 
 class CostedGraph:

@@ -22,7 +22,7 @@ def reverting_facts(runtime_name: str, cache_dir: Path) -> dict:
     import torch
 
     from datasets.image_folder import find_images
-    from pipelines.runtimes.int8_repair import FLOAT
+    from pipelines.runtimes.int8_contract import FLOAT
     from pipelines.runtimes.onnx_export import export_onnx
     from pipelines.runtimes.onnxruntime.reverting import OnnxRuntimeGraph
     from pipelines.runtimes.onnxruntime.quantizer import quantize_for_onnxruntime

@@ -1,7 +1,7 @@
 """Accuracy-aware int8: when the plain int8 model loses more than the budget on the images that choose, the
 operations that cost most are returned to float until it fits, or until what is left is no faster than fp32.
 
-The same search for every runtime. A runtime supplies a `QuantizedGraph`: the operations its quantizer put
+The same search for every runtime (its seam: int8_contract.py; its ranking: int8_ranking.py). A runtime supplies a `QuantizedGraph`: the operations its quantizer put
 quantizers in front of, a copy of the model with some of them fed float again (their input quantizers bypassed,
 their weights the float model's), a forward of a model, and a way to save one. The harness supplies the
 `AccuracyControl`: the drop of a forward's detections from the float model's on the selection images (which
@@ -24,67 +24,24 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from pipelines.cache_keys import file_digest, parts_digest
 from pipelines.runtimes import cache_integrity
-
-RawForward = Callable[[np.ndarray], Any]  # a network input -> the model's raw output(s)
+from pipelines.runtimes.int8_contract import FLOAT, AccuracyControl, QuantizedGraph, RawForward
+from pipelines.runtimes.int8_ranking import Unit, ranked_units
 
 WITHIN = "within_budget"  # the drop on the selection images fits
 NOT_FASTER = "not_faster"  # what fits is no faster than fp32: int8 is not worth it here
 NOTHING_LEFT = "nothing_left"  # every operation reverted and still over the budget
 NOT_JUDGED = "not_judged"  # the selection images gave no drop (no detection to compare against)
 TIMING_ROUNDS = 7
-TARGET_SHARE = 0.5
-MAX_RANKINGS = 3
+MAX_RANKINGS = 3  # rankings on top of what earlier ones reverted, where none of their counts fit
 # A kept step that leaves at most this share of the drop it started from removed a collapse, which may have
 # hidden every other cost: only then is the rest ranked again.
-COLLAPSE_SHARE = 0.5  # rankings on top of what earlier ones reverted, where none of their counts fit
-
-
-class QuantizedGraph(Protocol):
-    def operations(self) -> list[str]:
-        """Names of the operations with a quantizer in front of them, in graph order."""
-
-    def reverted(self, names: Sequence[str]) -> Any:
-        """A copy of the quantized model with these operations fed float."""
-
-    def forward(self, model: Any) -> RawForward:
-        """A forward of this model (the quantized one when `model` is None; the float one for FLOAT)."""
-
-    def save(self, model: Any, target: Any) -> None:
-        """Writes the model whole to `target` (the runtime's file format)."""
-
-
-FLOAT = "float"  # QuantizedGraph.forward's name for the float model
-
-
-@dataclass(frozen=True)
-class AccuracyControl:
-    """From the harness. `drop(forward, first)`: the drop of that forward's detections from the reference's on
-    the selection images (the first `first` of them; all when None), at the figure `figure`; None where it
-    cannot be read. `reference(forward)` is called once, first, with the float model's forward. `inputs`: the
-    selection images as network inputs, for timing."""
-
-    reference: Callable[[RawForward], None]
-    drop: Callable[[RawForward, Optional[int]], Optional[float]]
-    inputs: Callable[[], list[np.ndarray]]
-    budget: float
-    images: int
-    figure: str
-    digest: str  # of the budget, the judge's settings, the selection images and the CPU's instruction sets
-    ranking_images: int = 8
-    evaluations: int = 80  # the most models one ranking compiles
-
-    @property
-    def target(self) -> float:
-        """What the search aims under: a share of the budget, since the drop it reads is a point estimate over
-        few images, and the run's verdict then needs the drop's whole interval under the budget."""
-        return self.budget * TARGET_SHARE
+COLLAPSE_SHARE = 0.5
 
 
 @dataclass
@@ -109,90 +66,6 @@ class Repair:
                 "operations_reverted": self.operations_reverted,
                 "reverted": self.reverted, "worst": self.worst, "steps": self.steps,
                 "forward_ms": self.forward_ms, "search_s": self.seconds}
-
-
-@dataclass(frozen=True)
-class Unit:
-    """What is reverted at once: one operation, or a block of them (the operations under one top-level name,
-    /model.23/...), with what reverting it alone wins back."""
-
-    label: str
-    names: tuple[str, ...]
-    cost: float = 0.0
-
-
-def block_of(name: str, depth: int = 1) -> str:
-    """The block an operation's name puts it in, `depth` levels down its path: /model.23/cv2.0/Conv is in
-    /model.23, then /model.23/cv2.0; the name itself where its path is no deeper (or it has none)."""
-    parts = name.split("/")
-    return "/".join(parts[:depth + 1]) if name.startswith("/") and len(parts) > depth + 1 else name
-
-
-def children(unit: Unit, depth: int) -> tuple[list[tuple[str, list[str]]], int]:
-    """The unit split one level down its operations' paths (deeper while that leaves it whole), and the depth
-    it was split at; its operations alone where no level splits it."""
-    while True:
-        groups: dict[str, list[str]] = {}
-        for name in unit.names:
-            groups.setdefault(block_of(name, depth), []).append(name)
-        if len(groups) > 1 or all(label == names[0] for label, names in groups.items()):
-            return list(groups.items()), depth
-        depth += 1
-
-
-def ranked_units(graph: QuantizedGraph, control: AccuracyControl, base: float, reverted: Sequence[str] = (),
-                 max_evaluations: int = 80, progress: bool = True) -> list[Unit]:
-    """Units, most costly first (then the smaller, then graph order: the same ranking on every run). Each
-    operation alone where there are at most `max_evaluations`; otherwise top-level blocks first, then the
-    costliest block split one level down its paths, and so on while the evaluations last. A block stays a
-    unit beside its parts: its cost may lie in operations that only win back together (a decode's Concat
-    and the operations feeding it). Every evaluation compiles a model, which is where the search's time goes.
-    `reverted`: operations already fed float, on top of which the others are ranked (`base` is that model's
-    drop)."""
-    names = [name for name in graph.operations() if name not in set(reverted)]
-    order = {name: index for index, name in enumerate(names)}
-    bar = tqdm(total=min(len(names), max_evaluations), desc="int8: ranking operations", unit="eval",
-               disable=None if progress else True, leave=False)
-
-    def cost_of(label: str, members: Sequence[str]) -> Unit:
-        drop = control.drop(graph.forward(graph.reverted([*reverted, *members])), control.ranking_images)
-        bar.update(1)
-        return Unit(label, tuple(members), base - drop if drop is not None else 0.0)
-
-    split: set[str] = set()
-    with bar:
-        if len(names) <= max_evaluations:
-            units = [cost_of(name, [name]) for name in names]
-        else:
-            units = refined_units(names, cost_of, lambda: max_evaluations - bar.n, order, split)
-    # A split block's parts come first (together they are the block); the block, before the parts that win
-    # nothing alone, for what its parts only win together.
-    return sorted(units, key=lambda unit: (1 if unit.label in split else 0 if unit.cost > 0 else 2, -unit.cost,
-                                           len(unit.names), order[unit.names[0]]))
-
-
-def refined_units(names: Sequence[str], cost_of: Callable[[str, Sequence[str]], Unit], left: Callable[[], int],
-                  order: dict[str, int], split: set[str]) -> list[Unit]:
-    """Top-level blocks, then the costliest unit split one level down, while `left()` evaluations remain;
-    `split` gathers the blocks whose parts were evaluated."""
-    top, depth = children(Unit("", tuple(names)), 1)
-    units = [cost_of(label, members) for label, members in top]
-    depths = {unit.label: depth for unit in units}
-    tried: set[str] = set()
-    while True:
-        candidates = [unit for unit in units if unit.cost > 0 and len(unit.names) > 1 and unit.label not in tried]
-        if not candidates:
-            return units
-        costliest = min(candidates, key=lambda unit: (-unit.cost, len(unit.names), order[unit.names[0]]))
-        parts, level = children(costliest, depths[costliest.label] + 1)
-        tried.add(costliest.label)
-        if len(parts) > left():
-            continue
-        split.add(costliest.label)
-        for label, members in parts:
-            if label not in depths:
-                units.append(cost_of(label, members))
-                depths[label] = level
 
 
 def counts_to_try(total: int) -> list[int]:
@@ -325,8 +198,9 @@ def search(graph: QuantizedGraph, control: AccuracyControl, rankings: int = MAX_
 def search_code_digest() -> str:
     """Of this search's code and every runtime's reverting: a cached choice is never one older code made."""
     here = Path(__file__)
-    return parts_digest({path.name if path == here else path.parent.name: file_digest(path)
-                         for path in [here, *sorted(here.parent.glob("*/reverting.py"))]})
+    own = [here, here.with_name("int8_ranking.py"), here.with_name("int8_contract.py")]
+    return parts_digest({path.name if path.parent == here.parent else path.parent.name: file_digest(path)
+                         for path in [*own, *sorted(here.parent.glob("*/reverting.py"))]})
 
 
 def repaired(graph_of: Callable[[], QuantizedGraph], control: AccuracyControl, quantized: Path,

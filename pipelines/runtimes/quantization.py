@@ -24,7 +24,8 @@ from tqdm import tqdm
 
 from pipelines.cache_keys import parts_digest
 from pipelines.runtimes.base import LoadedNetwork, RuntimeNotSupported
-from pipelines.runtimes.int8_repair import AccuracyControl, QuantizedGraph, repaired
+from pipelines.runtimes.int8_contract import AccuracyControl, QuantizedGraph
+from pipelines.runtimes.int8_repair import repaired
 
 CONV_OPS = ("Conv",)
 

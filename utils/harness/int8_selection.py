@@ -17,7 +17,7 @@ import torch
 from pipelines.cache_keys import file_digest, parts_digest
 from pipelines.contract import FORWARD_STAGE
 from pipelines.runtimes.base import PreparedForward
-from pipelines.runtimes.int8_repair import AccuracyControl, RawForward
+from pipelines.runtimes.int8_contract import AccuracyControl, RawForward
 from pipelines.runtimes.onnx_export import as_input
 from utils.harness.timed_batch import decoded_batches, untimed
 from utils.record.kernels import cpu_flags

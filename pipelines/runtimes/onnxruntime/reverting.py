@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from pipelines.runtimes.int8_repair import FLOAT, RawForward
+from pipelines.runtimes.int8_contract import FLOAT, RawForward
 from pipelines.runtimes.quantization import staging
 
 QUANTIZE, DEQUANTIZE = "QuantizeLinear", "DequantizeLinear"
