@@ -81,7 +81,7 @@ def test_a_bad_label_line_stops_the_run_before_anything_is_written(tmp_path, cap
 
 def test_int8_without_labels_is_scored_against_the_reference(tmp_path):
     code, run_dir = run(tmp_path, "runtime.backend=onnxruntime", "runtime.precision=int8", "dataset.labels=null",
-                        "runtime.calibration.control_evaluations=8",
+                        "runtime.calibration.control_evaluations=4",
                         "runtime.calibration.images=6", f"runtime.cache_dir={tmp_path / 'cache'}",
                         "outputs.report=true")
     assert code == 0

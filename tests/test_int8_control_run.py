@@ -46,11 +46,3 @@ def test_a_broken_int8_is_repaired_or_called_out_and_the_choice_is_cached(tmp_pa
     cached = json.loads((again / "summary.json").read_text())["runtime"]["preparation"]["accuracy_control"]
     assert code == 0 and cached["cache_hit"] is True
     assert cached["reverted"] == entry["reverted"] and cached["deployed_file"] == entry["deployed_file"]
-
-
-def test_accuracy_control_off_quantizes_plainly(tmp_path):
-    code, run_dir = run_benchmark(BROKEN, tmp_path, f"runtime.cache_dir={tmp_path / 'cache'}",
-                                  "runtime.calibration.accuracy_control=false", run_id="plain")
-    summary = json.loads((run_dir / "summary.json").read_text())
-    assert code == 0 and "accuracy_control" not in summary["runtime"]["preparation"]
-    assert summary["agreement"]["verdict"] == "different"

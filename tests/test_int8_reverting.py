@@ -14,7 +14,7 @@ from tests.paths import SHAPES
 
 pytestmark = pytest.mark.slow  # exports and quantizes the shapes model
 
-SIZE = 160
+SIZE = 96
 
 
 def reverting_facts(runtime_name: str, cache_dir: Path) -> dict:

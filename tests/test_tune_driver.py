@@ -31,7 +31,7 @@ def finish(command):
 
 
 def test_a_small_race_writes_a_sweep_directory_with_its_answer(tmp_path):
-    status, stdout, stderr = finish(tune(tmp_path, "--minutes", "5"))
+    status, stdout, stderr = finish(tune(tmp_path, "--minutes", "0.75"))
     assert status == 0, stderr
     folder = tmp_path / "race"
     document = json.loads((folder / "sweep.json").read_text())
