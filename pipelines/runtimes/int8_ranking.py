@@ -49,7 +49,8 @@ def ranked_units(graph: QuantizedGraph, control: AccuracyControl, base: float, r
     and the operations feeding it). Every evaluation compiles a model, which is where the search's time goes.
     `reverted`: operations already fed float, on top of which the others are ranked (`base` is that model's
     drop)."""
-    names = [name for name in graph.operations() if name not in set(reverted)]
+    already = set(reverted)
+    names = [name for name in graph.operations() if name not in already]
     order = {name: index for index, name in enumerate(names)}
     bar = tqdm(total=min(len(names), max_evaluations), desc="int8: ranking operations", unit="eval",
                disable=None if progress else True, leave=False)

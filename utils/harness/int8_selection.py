@@ -8,23 +8,25 @@ label-free stand-in, utils.record.label_free). It chooses; the run's verdict, on
 from __future__ import annotations
 
 import platform
+from itertools import islice
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
 import torch
 
-from pipelines.cache_keys import file_digest, parts_digest
-from pipelines.contract import FORWARD_STAGE
+from pipelines.cache_keys import parts_digest
 from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.int8_contract import AccuracyControl, RawForward
 from pipelines.runtimes.onnx_export import as_input
+from pipelines.runtimes.quantization import Calibration
 from utils.harness.timed_batch import decoded_batches, untimed
 from utils.record.kernels import cpu_flags
 from utils.record.label_free import JUDGE_VIEWS, JudgeView, drop_over_views, from_view, pseudo_labels, view_image
 
 # Enough images for a drop read to a few hundredths, few enough to decode once and keep.
 MAX_SELECTION_IMAGES = 64
+TIMED_INPUTS = 4  # network inputs each forward is timed on
 LABELLED = "mAP@0.5:0.95 drop against the labels"
 MIRRORED = "mAP@0.5:0.95 drop against the float model's detections on {views} mirror view(s)"
 OWN = "mAP@0.5:0.95 drop against the float model's own detections"
@@ -77,27 +79,18 @@ class SelectionJudge:
         found = self.detections(forward, first)
         return drop_over_views(truths, self._reference[:first], found, resamples=0).estimate
 
-    def network_inputs(self) -> list[np.ndarray]:
-        """The first images as the network takes them, for timing the forwards."""
-        seen: list = []
-        pipeline = self.family.build_pipeline(self.network, PreparedForward(lambda batch, *extra: seen.append(batch),
-                                                                            None), self.preprocess, self.postprocess)
-        stages = pipeline.stages()
-        upto = [stage.name for stage in stages].index(FORWARD_STAGE) + 1
-        for image in self.images[:4]:
-            untimed(stages[:upto])([image])
-        return [as_input(batch) for batch in seen]
 
-
-def accuracy_control(judge: SelectionJudge, budget: float, paths: Sequence[Path],
+def accuracy_control(judge: SelectionJudge, budget: float, calibration: Calibration,
                      evaluations: int) -> AccuracyControl:
-    """The control handed to the runtime's quantizer, keyed by everything that decides its choice."""
+    """The control handed to the runtime's quantizer, keyed by everything that decides its choice. The judge's
+    images are the calibration's first ones: their network inputs (for timing) and their digest are its."""
     settings = {"budget": str(budget), "evaluations": str(evaluations), "figure": judge.figure,
                 "conf_thres": str(judge.conf_thres),
                 "postprocess": judge.postprocess.model_dump_json(),
-                "images": ",".join(file_digest(path) for path in paths[:len(judge.images)]),
+                "images": calibration.digest,
                 "cpu": ",".join(sorted(_instruction_sets())), "machine": platform.machine()}
-    return AccuracyControl(reference=judge.reference, drop=judge.drop, inputs=judge.network_inputs, budget=budget,
+    return AccuracyControl(reference=judge.reference, drop=judge.drop, inputs=lambda: list(islice(calibration.inputs(), TIMED_INPUTS)),
+                           budget=budget,
                            images=len(judge.images), figure=judge.figure, digest=parts_digest(settings),
                            evaluations=evaluations)
 

@@ -53,7 +53,7 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
                 if not any(len(image) for image in labels):  # nothing to find: the stand-in judges instead
                     labels = None
             options["calibration"] = replace(options["calibration"], control=selection_control(
-                config, family, network, chosen, labels))
+                config, family, network, chosen, labels, options["calibration"]))
     built = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
                           precision=runtime.precision,
                           streams=scenario_streams(runtime.streams, config.benchmark.scenario),
@@ -69,7 +69,8 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
     return PreparedRuntime(built, forward, scored, calibration)
 
 
-def selection_control(config: Any, family: Any, network: Any, chosen: list[Path], labels: Optional[list]):
+def selection_control(config: Any, family: Any, network: Any, chosen: list[Path], labels: Optional[list],
+                      calibration: Any):
     """The accuracy control of int8 (utils.harness.int8_selection): the calibration images at mAP settings."""
     postprocess, _ = map_postprocess(config.postprocess, config.benchmark.accuracy,
                                      family.defaults(config.model.network).evaluation.source)
@@ -77,5 +78,5 @@ def selection_control(config: Any, family: Any, network: Any, chosen: list[Path]
     judge = SelectionJudge(family, network, config.preprocess, postprocess, config.postprocess.conf_thres, chosen,
                            config.dataset.max_pixels, labels,
                            accuracy.judge_views if accuracy.label_free_truth == "mirrored" else 0)
-    return accuracy_control(judge, config.benchmark.accuracy.max_drop, chosen,
+    return accuracy_control(judge, config.benchmark.accuracy.max_drop, calibration,
                             config.runtime.calibration.control_evaluations)

@@ -29,7 +29,6 @@ class OnnxRuntimeGraph:
 
         self.threads = threads
         self.quantized = onnx.load(str(quantized))
-        self.float_file = float_file
         self.float_model = onnx.load(str(float_file))
         self._float_inputs = {node.name: list(node.input) for node in self.float_model.graph.node if node.name}
         self._float_initializers = {tensor.name: tensor for tensor in self.float_model.graph.initializer}

@@ -31,9 +31,9 @@ class OpenVinoGraph:
     def __init__(self, core: Any, quantized: Path, float_file: Path, threads: Optional[int]):
         self.core, self.threads = core, threads
         self.quantized = core.read_model(str(quantized))
-        self.float_model = core.read_model(str(float_file))
-        self._float_ops = {op.get_friendly_name(): op for op in _folded(core.read_model(str(float_file)))
-                           .get_ordered_ops()}
+        # Folded, so a grouped convolution's weights are one constant; folding constants changes no output.
+        self.float_model = _folded(core.read_model(str(float_file)))
+        self._float_ops = {op.get_friendly_name(): op for op in self.float_model.get_ordered_ops()}
 
     def operations(self) -> list[str]:
         return [op.get_friendly_name() for op in self.quantized.get_ordered_ops()
