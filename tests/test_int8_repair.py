@@ -143,6 +143,17 @@ def test_a_large_graph_ranks_blocks_then_the_costliest_blocks_operations():
     assert units[1].label == "/model.2"
 
 
+def test_the_evaluation_cap_holds_without_a_progress_bar():
+    # No terminal (CI, a sweep's or tune's runs): the bar counts nothing, the cap must still bind.
+    costs = {f"/model.{block}/op{index}": (0.01 if (block, index) == (2, 3) else 0.0)
+             for block in range(4) for index in range(5)}
+    graph = CostedGraph(costs)
+    units = ranked_units(graph, control_of(graph, budget=0.0), 0.01, max_evaluations=8, progress=False)
+    # 4 block evaluations; block 2's 5 operations would pass the cap of 8, so the blocks are the ranking
+    assert graph.reverts == 4
+    assert units[0].label == "/model.2" and units[0].cost == pytest.approx(0.01)
+
+
 def test_the_result_is_cached_by_the_quantized_file_and_the_controls_digest(tmp_path):
     quantized = tmp_path / "net.int8-abc.onnx"
     quantized.write_text("quantized")

@@ -54,9 +54,12 @@ def ranked_units(graph: QuantizedGraph, control: AccuracyControl, base: float, r
     order = {name: index for index, name in enumerate(names)}
     bar = tqdm(total=min(len(names), max_evaluations), desc="int8: ranking operations", unit="eval",
                disable=None if progress else True, leave=False)
+    evaluations = 0  # counted apart from the bar: a disabled bar (no terminal) counts nothing
 
     def cost_of(label: str, members: Sequence[str]) -> Unit:
+        nonlocal evaluations
         drop = control.drop(graph.forward(graph.reverted([*reverted, *members])), control.ranking_images)
+        evaluations += 1
         bar.update(1)
         return Unit(label, tuple(members), base - drop if drop is not None else 0.0)
 
@@ -65,7 +68,7 @@ def ranked_units(graph: QuantizedGraph, control: AccuracyControl, base: float, r
         if len(names) <= max_evaluations:
             units = [cost_of(name, [name]) for name in names]
         else:
-            units = refined_units(names, cost_of, lambda: max_evaluations - bar.n, order, split)
+            units = refined_units(names, cost_of, lambda: max_evaluations - evaluations, order, split)
     # A split block's parts come first (together they are the block); the block, before the parts that win
     # nothing alone, for what its parts only win together.
     return sorted(units, key=lambda unit: (1 if unit.label in split else 0 if unit.cost > 0 else 2, -unit.cost,
