@@ -7,6 +7,16 @@ The quick loop leaves out the slow tests (whole runs of the command line, subpro
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def cache_of_this_session(tmp_path_factory):
+    """Exports, int8 models and their accuracy-aware choices are cached in a folder of this session's, never the
+    user's ~/.cache/detbench: a suite on a fresh clone and one on a used machine then do the same work. Runs in
+    subprocesses inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        yield
+
+
 @pytest.fixture(scope="module")
 def network():
     """yolov7-tiny on seeded random weights (seed 0), loaded once per test module. A module that needs another
