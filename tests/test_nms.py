@@ -4,9 +4,9 @@ Random boxes use integer centres and even sizes, so corners, class offsets, area
 are exact in float32 and IoU comparisons cannot flip on rounding. Scores are computed in the reference
 as a float32 product, exactly as torch does.
 
-Ties: torchvision's CPU NMS orders boxes with torch's non-stable descending sort, and that sort does
-reorder equal scores (checked in test_torch_sort_reorders_ties). So with tied scores the output order,
-and which of two tied overlapping boxes survives, are unspecified. Tie tests therefore use cases where
+Ties: the brute-force reference's own sort and torch's non-stable descending sort may order equal scores
+differently (checked in test_torch_sort_reorders_ties). So with tied scores the output order, and which of two
+tied overlapping boxes survives, are left unspecified against the reference. Tie tests therefore use cases where
 no two tied candidates can suppress each other -- then the kept set does not depend on tie order -- and
 compare sets. The exact-order comparisons use random continuous scores and assert they are distinct.
 """
@@ -14,8 +14,9 @@ compare sets. The exact-order comparisons use random continuous scores and asser
 import numpy as np
 import pytest
 import torch
+import torchvision
 
-from pipelines.yolo.nms import non_max_suppression
+from pipelines.yolo.nms import CLASS_OFFSET_PX, PER_CLASS_ABOVE, _candidates, non_max_suppression
 
 
 def _iou(a, b):
@@ -269,3 +270,27 @@ def test_a_nan_class_score_does_not_hide_the_rows_other_classes():
     kept = non_max_suppression(prediction, conf_thres=0.25, multi_label=True)[0]
     assert kept[:, 5].tolist() == [1.0]
     torch.testing.assert_close(kept[:, 4], torch.tensor([0.9 * 0.8]))
+
+
+def test_torchvisions_nms_orders_equal_scores_by_index():
+    # The class-by-class path orders its kept boxes by a stable sort: that is the same order only while
+    # torchvision's own NMS breaks ties by index.
+    tied = torch.tensor([0.5] * 20 + [0.7] * 20)
+    apart = torch.stack([torch.arange(40) * 20.0, torch.zeros(40), torch.arange(40) * 20.0 + 10, torch.full((40,), 10.0)], 1)
+    assert torchvision.ops.nms(apart, tied, 0.5).tolist() == list(range(20, 40)) + list(range(20))
+
+
+@pytest.mark.parametrize("score_levels", [None, 8], ids=["distinct-scores", "tied-scores"])
+@pytest.mark.parametrize("nc, rows", [(1, 4000), (5, 1000), (80, 60)])
+def test_many_candidates_go_class_by_class_and_keep_what_one_call_keeps(score_levels, nc, rows):
+    # mAP settings on an untrained network: thousands of candidates. The reference is torchvision's one call over
+    # every class, boxes shifted apart by class as the pipeline does.
+    prediction = _random_prediction(3, batch=1, rows=rows, nc=nc, objects=60, canvas=600, score_levels=score_levels)
+    rows = prediction[0]
+    boxes, scores, class_idx = _candidates(rows[rows[:, 4] > 0.001], 0.001, multi_label=True)
+    assert len(scores) > PER_CLASS_ABOVE
+    one_call = torchvision.ops.nms(boxes + class_idx[:, None].float() * CLASS_OFFSET_PX, scores, 0.65)
+    kept = non_max_suppression(prediction, conf_thres=0.001, iou_thres=0.65, multi_label=True, max_det=100_000)[0]
+    assert len(kept) < len(scores)  # suppression happened
+    expected = torch.cat((boxes[one_call], scores[one_call, None], class_idx[one_call, None].float()), dim=1)
+    assert torch.equal(kept, expected)

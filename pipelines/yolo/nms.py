@@ -12,6 +12,10 @@ from pipelines.yolo.boxes import xywh_to_xyxy
 # Shifting each class's boxes this far apart lets one NMS call treat classes independently;
 # it must exceed any box coordinate.
 CLASS_OFFSET_PX = 4096
+# One NMS call compares every candidate with those after it; above this many candidates of several classes
+# (mAP settings' conf 0.001 on an untrained network gives up to max_nms) one call per class compares fewer pairs
+# and is faster. benchmarks/nms_split.py measures where the two cross.
+PER_CLASS_ABOVE = 3000
 
 
 def _candidates(
@@ -57,9 +61,25 @@ def _suppress_one_image(
         # Stable so that equal scores at the cut are chosen the same way every run.
         top = torch.sort(scores, descending=True, stable=True).indices[:max_nms]
         boxes, scores, class_idx = boxes[top], scores[top], class_idx[top]
-    offsets = 0 if agnostic else class_idx[:, None].to(boxes.dtype) * CLASS_OFFSET_PX
-    keep = torchvision.ops.nms(boxes + offsets, scores, iou_thres)[:max_det]
+    keep = _kept(boxes, scores, class_idx, iou_thres, agnostic)[:max_det]
     return torch.cat((boxes[keep], scores[keep, None], class_idx[keep, None].to(boxes.dtype)), dim=1)
+
+
+def _kept(boxes: torch.Tensor, scores: torch.Tensor, class_idx: torch.Tensor, iou_thres: float,
+          agnostic: bool) -> torch.Tensor:
+    """Indices of the boxes NMS keeps, by descending score. Many candidates go class by class: each class's
+    boxes keep their order and their offset coordinates, so the same boxes are kept as by one call over all,
+    and ordered as it orders them (its sort is stable: equal scores in index order)."""
+    if agnostic:
+        return torchvision.ops.nms(boxes, scores, iou_thres)
+    shifted = boxes + class_idx[:, None].to(boxes.dtype) * CLASS_OFFSET_PX
+    if len(scores) <= PER_CLASS_ABOVE or bool(class_idx.min() == class_idx.max()):
+        return torchvision.ops.nms(shifted, scores, iou_thres)
+    by_class = torch.argsort(class_idx, stable=True)
+    counts = torch.unique_consecutive(class_idx[by_class], return_counts=True)[1]
+    kept = torch.cat([members[torchvision.ops.nms(shifted[members], scores[members], iou_thres)]
+                      for members in torch.split(by_class, counts.tolist())]).sort().values
+    return kept[torch.sort(scores[kept], descending=True, stable=True).indices]
 
 
 def non_max_suppression(
