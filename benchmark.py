@@ -108,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         from utils.tune.command import tune_main
 
         return tune_main(arguments[1:])
+    if arguments[:1] == ["runs"]:  # tune's runs that share one process (utils/tune/shared_runs.py)
+        from utils.tune.shared_runs import runs_main
+
+        return runs_main(arguments[1:], main)
     try:
         # Until the run starts nothing is written, so SIGTERM may end it at once, as Ctrl-C does.
         with stop_signals_interrupt():

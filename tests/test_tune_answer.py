@@ -57,5 +57,7 @@ def test_the_answer_says_the_set_line_and_the_rounds_led():
 
 def test_time_spent_splits_checked_and_timing_runs():
     runs = entry("a", [10.0, 10.0]).runs
+    runs[0].start_s = 3.0
     spent = time_spent(runs, 600.0, 25.0)
-    assert spent["checked_runs_s"] == 10.0 and spent["timing_runs_s"] == 10.0 and spent["other_s"] == 5.0
+    assert spent["checked_runs_s"] == 10.0 and spent["timing_runs_s"] == 10.0
+    assert spent["process_starts_s"] == 3.0 and spent["other_s"] == 2.0

@@ -52,7 +52,7 @@ def test_a_small_race_writes_a_sweep_directory_with_its_answer(tmp_path):
 def test_a_budget_too_short_for_one_round_says_what_fits(tmp_path):
     status, _, stderr = finish(tune(tmp_path, "--minutes", "0.01"))
     assert status == 2
-    assert "is too short: one round of the 2 candidates takes at least" in stderr
+    assert "is too short: one round of the 2 candidates takes at least" in stderr and "(1 process(es)," in stderr
     assert "--resume" in stderr and "Traceback" not in stderr
 
 

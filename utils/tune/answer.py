@@ -85,18 +85,22 @@ def tune_answer(entries: Sequence[Entry], goal: Goal, rounds: list[dict], leader
 
 
 def time_spent(runs: Sequence, budget_s: float, elapsed_s: float) -> dict:
-    """Where the wall time went: runs with their own accuracy check, runs timed only, the race's own work."""
+    """Where the wall time went: starting processes, runs with their own accuracy check, runs timed only,
+    the race's own work."""
+    starts = sum(run.start_s for run in runs)
     checked = sum(run.seconds for run in runs if run.checks)
     timed = sum(run.seconds for run in runs if not run.checks)
-    return {"budget_s": budget_s, "elapsed_s": elapsed_s, "runs": len(runs), "checked_runs_s": checked,
-            "timing_runs_s": timed, "other_s": max(0.0, elapsed_s - checked - timed),
+    return {"budget_s": budget_s, "elapsed_s": elapsed_s, "runs": len(runs), "process_starts_s": starts,
+            "checked_runs_s": checked, "timing_runs_s": timed,
+            "other_s": max(0.0, elapsed_s - starts - checked - timed),
             "failed_runs": sum(1 for run in runs if run.status == "failed")}
 
 
 def spent_line(spent: dict) -> str:
-    return (f"time: {spent['elapsed_s'] / 60:.1f} of {spent['budget_s'] / 60:.1f} min; {spent['runs']} runs, each its "
-            f"own process: {spent['checked_runs_s']:.0f} s in runs that checked their accuracy, "
-            f"{spent['timing_runs_s']:.0f} s in runs that only timed, {spent['other_s']:.0f} s deciding and writing")
+    return (f"time: {spent['elapsed_s'] / 60:.1f} of {spent['budget_s'] / 60:.1f} min; {spent['runs']} runs: "
+            f"{spent['process_starts_s']:.0f} s starting processes, {spent['checked_runs_s']:.0f} s in runs that "
+            f"checked their accuracy, {spent['timing_runs_s']:.0f} s in runs that only timed, {spent['other_s']:.0f} s "
+            "deciding and writing")
 
 
 def round_lines(rounds: list[dict]) -> list[str]:

@@ -1,5 +1,6 @@
-"""Runs the race: round after round, each run a normal benchmark.py process started by the sweep's launchers,
-its run directory beside the others in the tune directory, the tables (sweep.csv, sweep.json) and the race's
+"""Runs the race: round after round, each run a normal benchmark.py run in a process started by the sweep's
+launchers (under the latency goal, the batch sizes of one way of computing share one), its run directory beside
+the others in the tune directory, the tables (sweep.csv, sweep.json) and the race's
 state (tune.json) rewritten atomically after every run, report.html at the end. The first round may run on a
 Ray cluster (`--launcher ray`); the later ones, where the finalists are decided, run here one after another.
 
@@ -29,7 +30,8 @@ from utils.sweep.plan import Point
 from utils.tune import race
 from utils.tune.answer import round_lines, spent_line, standing, time_spent, tune_answer
 from utils.tune.goals import Goal
-from utils.tune.space import Candidate, build_space, this_machine
+from utils.tune.shared_runs import split_outcome
+from utils.tune.space import BATCH, Candidate, build_space, this_machine
 from utils.tune.state import Entry, Run, run_dir_name
 from utils.tune.verdicts import drop_failed, settle_waiting, take_verdict
 from utils.writers.atomic import OutputWriteError
@@ -193,7 +195,7 @@ class Tune:
                 return
             pending = self._to_run(current)
             if current["number"] == 1 and self.first_launcher.places_points:
-                self._launch(self.first_launcher, pending, stops)
+                self._launch(self.first_launcher, [[run] for run in pending], stops)
             else:
                 self._run_locally(current, pending, stops)
             if stops.received:
@@ -201,14 +203,17 @@ class Tune:
             self._close_round(current)
 
     def _run_locally(self, current: dict, pending: list[Run], stops: Stops) -> None:
-        """The round's runs here, one process each, while the time left pays for them."""
-        for run in pending:
-            if stops.received:
-                return
-            if not self._affordable(run):
-                self._out_of_time(current)
-                return
-            self._launch(self._local, [run], stops)
+        """The round's runs here, a process per group, each as much of its group as the time left pays for."""
+        for group in self._groups(pending):
+            while group:
+                if stops.received:
+                    return
+                part = self._affordable(group)
+                if not part:
+                    self._out_of_time(current)
+                    return
+                self._launch(self._local, [part], stops, shared=self.request.goal.shares_processes)
+                group = group[len(part):]
 
     @property
     def _local(self) -> Launcher:
@@ -290,44 +295,73 @@ class Tune:
         self.race.rounds.append(current)
         return current
 
-    def _seconds_per_run(self, checks: Optional[bool] = None) -> float:
-        """The median wall time of the completed runs of that kind (with their own accuracy check or not; None:
-        any), else of any."""
-        runs = [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
-        seconds = (sorted(run.seconds for run in runs if checks is None or run.checks == checks)
+    def _groups(self, runs: list[Run]) -> list[list[Run]]:
+        """The runs that share a process: one way of computing at one schedule but the batch size (threads are
+        process-wide), in the round's order; each run alone where the goal does not share processes."""
+        if not self.request.goal.shares_processes:
+            return [[run] for run in runs]
+        groups: dict[tuple, list[Run]] = {}
+        for run in runs:
+            values = self._entry(run.candidate).candidate.assignments
+            groups.setdefault(tuple(item for item in values if item[0] != BATCH), []).append(run)
+        return list(groups.values())
+
+    def _completed(self) -> list[Run]:
+        return [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
+
+    def _run_seconds(self, checks: bool, first: bool) -> float:
+        """The median time of the completed runs of that kind: with their own accuracy check or not, first in
+        their process (which pays the imports) or not; else of any."""
+        runs = self._completed()
+        seconds = (sorted(run.seconds for run in runs if run.checks == checks and (run.start_s > 0) == first)
+                   or sorted(run.seconds for run in runs if (run.start_s > 0) == first)
                    or sorted(run.seconds for run in runs))
         return seconds[len(seconds) // 2] if seconds else 1.0
 
     def _mean_seconds_per_run(self) -> float:
-        """The mean wall time of the completed runs that only timed (else of any): runs' times are skewed to the
-        slow side, and a field sized on their median overruns."""
-        runs = [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
-        seconds = [run.seconds for run in runs if not run.checks] or [run.seconds for run in runs]
-        return sum(seconds) / len(seconds) if seconds else 1.0
+        """What a run that only timed costs on average (else any run), its share of process starts included: runs'
+        times are skewed to the slow side, and a field sized on their median overruns."""
+        runs = self._completed()
+        timing = [run for run in runs if not run.checks] or runs
+        return sum(run.seconds + run.start_s for run in timing) / len(timing) if timing else 1.0
 
-    def _affordable(self, run: Run) -> bool:
+    def _affordable(self, group: list[Run]) -> list[Run]:
+        """The head of the group the time left pays for. The race's very first run goes alone: what it takes
+        says whether the budget can pay for one round at all."""
         done = [other for entry in self.race.entries for other in entry.runs if other.status != "pending"]
         if not done:
-            return True
-        if run.round == 1 and not getattr(self, "_budget_checked", False):
+            return group[:1]
+        if group[0].round == 1 and not getattr(self, "_budget_checked", False):
             self._budget_checked = True
-            self._check_budget(done[0])
-        return self.elapsed() + self._seconds_per_run(run.checks) <= self.budget_s
+            self._check_budget(done)
+        starts = sorted(run.start_s for run in done if run.start_s > 0)
+        spent = self.elapsed() + (starts[len(starts) // 2] if starts else 0.0)
+        part = []
+        for position, run in enumerate(group):
+            spent += self._run_seconds(run.checks, first=position == 0)
+            if spent > self.budget_s:
+                break
+            part.append(run)
+        return part
 
-    def _check_budget(self, first: Run) -> None:
-        """After the first run: a budget that cannot pay for one round of every candidate is a mistake."""
-        count = len(self.race.entries)
-        needed = first.seconds * count
+    def _check_budget(self, done: list[Run]) -> None:
+        """After the first run: a budget that cannot pay for one round of every candidate is a mistake. Each
+        process of round 1 costs at least what the first run did (it started a process too), so that many
+        first runs are a floor under the round."""
+        processes = len(self._groups([entry.runs[0] for entry in self.race.entries if entry.runs]))
+        per_process = sum(run.seconds + run.start_s for run in done) / len(done)
+        needed = per_process * processes
         if needed <= self.budget_s:
             return
         self._write(stopped=None, final=False)
+        count = len(self.race.entries)
         raise TuneBudgetError(
             f"--minutes {self.request.minutes:g} is too short: one round of the {count} candidates takes at least "
-            f"{needed / 60:.1f} min here (the first run took {first.seconds:.1f} s, and each way of computing checks "
-            f"its accuracy once, which takes longer); the budget fits about "
-            f"{max(1, int(self.budget_s // max(first.seconds, 1e-9)))} run(s). Give --minutes "
+            f"{needed / 60:.1f} min here ({processes} process(es), the first run took {per_process:.1f} s with its "
+            f"process's start; each way of computing also checks its accuracy once); the budget fits about "
+            f"{max(1, int(self.budget_s // max(per_process, 1e-9)))} process(es). Give --minutes "
             f"{int(needed // 60) + 1} or more, or narrow the space with --set/--sweep (its axes: "
-            f"{', '.join(f'{key} {len(values)}' for key, values in self.space.axes.items())}); the run so far is "
+            f"{', '.join(f'{key} {len(values)}' for key, values in self.space.axes.items())}); the runs so far are "
             f"kept: --resume {self.directory.path} --minutes N continues it")
 
     def _out_of_time(self, current: dict) -> None:
@@ -339,25 +373,37 @@ class Tune:
                     entry.dropped = {"round": current["number"], "budget": True,
                                      "reason": "not reached: the time budget ran out in its first round"}
 
-    def _launch(self, launcher: Launcher, runs: list[Run], stops: Stops) -> None:
-        """Each run in its own process (threads and the runtimes' state are process-wide)."""
+    def _launch(self, launcher: Launcher, groups: list[list[Run]], stops: Stops, shared: bool = False) -> None:
+        """Each group in one process: `benchmark.py runs` when shared, else its one run as a plain run."""
         starts: dict[str, float] = {}
-        by_name = {run.run_dir: run for run in runs}
+        by_job = {group[0].run_dir: group for group in groups}
 
         def started(job: PointJob, where: str) -> None:
             starts[job.name] = self.clock()
             self.progress.set_postfix_str(f" {self._where(job.name)}{'; on ' + where if where else ''}")
 
         def finished(job: PointJob, outcome: PointOutcome) -> None:
-            run = by_name[job.name]
-            run.seconds = self.clock() - starts.get(job.name, self.clock())
-            self._settle(run, outcome, stops)
+            group = by_job[job.name]
+            wall = self.clock() - starts.get(job.name, self.clock())
+            if shared:
+                split = split_outcome([run.run_dir for run in group], outcome)
+                for run in group:
+                    run_outcome, run.seconds = split[run.run_dir]
+                    self._settle(run, run_outcome, stops)
+                # The process's start (imports, before its first run), on the run that paid it.
+                group[0].start_s = max(0.0, wall - sum(run.seconds for run in group))
+            else:
+                group[0].seconds = wall
+                self._settle(group[0], outcome, stops)
             self.progress.n = min(round(self.elapsed()), self.progress.total)
             self.progress.refresh()
             self._write(stopped=None, final=False)
 
-        jobs = [PointJob(run.run_dir, tuple(self._arguments(run)), self.directory.path / run.run_dir)
-                for run in runs]
+        jobs = []
+        for group in groups:
+            arguments = (("runs", json.dumps([[run.run_dir, self._arguments(run)] for run in group]))
+                         if shared else tuple(self._arguments(group[0])))
+            jobs.append(PointJob(group[0].run_dir, arguments, self.directory.path / group[0].run_dir))
         launcher.run(jobs, stops, started, finished)
 
     def _where(self, run_name: str) -> str:
@@ -365,7 +411,7 @@ class Tune:
         order = current["order"]
         name = run_name.split(",round=")[0]
         position = order.index(name) + 1 if name in order else 0
-        left = (len(order) - position) * self._seconds_per_run()
+        left = (len(order) - position) * self._mean_seconds_per_run()
         return (f" round {current['number']}: {position}/{len(order)}, about {left / 60:.1f} min left in this round, "
                 f"{max(0.0, self.budget_s - self.elapsed()) / 60:.1f} min of the budget")
 
@@ -404,7 +450,7 @@ class Tune:
         best = race.leader(standings)
         if best is not None:
             self.race.leaders[number] = best.name
-        current["seconds"] = sum(run.seconds for run in self._round_runs_all(number))
+        current["seconds"] = sum(run.seconds + run.start_s for run in self._round_runs_all(number))
         current["closed"] = True
         self._write(stopped=None, final=False)
         tqdm.write(f"round {number}: {len(current['field'])} raced, {len(current['dropped'])} dropped"

@@ -30,6 +30,11 @@ class Goal:
         return self.name != "latency"
 
     @property
+    def shares_processes(self) -> bool:
+        """Whether runs may share a process: not under LoadGen, whose test state is the process's."""
+        return self.name == "latency"
+
+    @property
     def quantile(self) -> float:
         return float(self.percentile[1:]) if self.name == "latency" else 50.0
 

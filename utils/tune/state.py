@@ -12,7 +12,7 @@ from utils.tune.space import Candidate
 
 @dataclass
 class Run:
-    """One run of a candidate: one round of it, in its own process."""
+    """One run of a candidate: one round of it, in a process of its own or shared with its way's other batch sizes."""
 
     candidate: str
     round: int
@@ -20,7 +20,8 @@ class Run:
     run_dir: str  # relative to the tune directory
     status: str = "pending"  # complete, failed or stopped once it ended
     reason: str = ""
-    seconds: float = 0.0  # wall time, its process's start included
+    seconds: float = 0.0  # wall time of the run itself
+    start_s: float = 0.0  # the start of the process it ran in, where it was the first there
     figures_row: dict = field(default_factory=dict)
     figures: Optional[PointFigures] = None
 

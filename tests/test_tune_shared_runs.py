@@ -1,0 +1,47 @@
+"""Runs that share one process (utils/tune/shared_runs.py): each marked as it ends, the process's outcome split
+back into one per run."""
+import json
+
+from utils.sweep.launchers.base import PointOutcome
+from utils.tune.shared_runs import MARKER, runs_main, split_outcome
+
+
+def test_runs_each_with_the_common_settings_and_marks_each(capsys):
+    seen = []
+
+    def run(arguments):
+        seen.append(arguments)
+        return 0
+
+    status = runs_main([json.dumps([["a", ["--config", "x"]], ["b", ["--config", "y"]]]), "--set", "o=1"], run)
+    out = capsys.readouterr()
+    assert status == 0
+    assert seen == [["--config", "x", "--set", "o=1"], ["--config", "y", "--set", "o=1"]]
+    assert [line.split("\t")[:3] for line in out.out.splitlines()] == [[MARKER, "a", "0"], [MARKER, "b", "0"]]
+    assert out.err.count(MARKER) == 2
+
+
+def test_a_stopped_run_ends_the_process_with_its_status(capsys):
+    status = runs_main([json.dumps([["a", []], ["b", []]])], lambda arguments: 130)
+    assert status == 130
+    assert capsys.readouterr().out.count(MARKER) == 1
+
+
+def test_the_outcome_splits_into_each_runs_output_status_and_seconds():
+    stdout = f"a says\n{MARKER}\ta\t0\t2.500\nb says\n{MARKER}\tb\t2\t1.000\n"
+    stderr = f"{MARKER}\ta\t0\t2.500\nerror: b is refused\n{MARKER}\tb\t2\t1.000\n"
+    split = split_outcome(["a", "b"], PointOutcome(0, stdout, stderr))
+    first, seconds = split["a"]
+    assert (first.returncode, first.stdout, seconds) == (0, "a says\n", 2.5)
+    refused, _ = split["b"]
+    assert refused.returncode == 2 and refused.stderr == "error: b is refused\n"
+
+
+def test_runs_after_a_stop_are_stopped_and_after_a_crash_the_crashed_one_carries_it():
+    marked = f"{MARKER}\ta\t0\t1.0\n"
+    stopped = split_outcome(["a", "b"], PointOutcome(130, marked, ""))
+    assert stopped["b"][0].returncode is None and stopped["b"][0].stopped
+    crashed = split_outcome(["a", "b", "c"], PointOutcome(-9, marked, "Traceback ...\nSegfault"))
+    assert crashed["b"][0].returncode == -9 and "Segfault" in crashed["b"][0].stderr
+    assert crashed["c"][0].returncode is None and not crashed["c"][0].stopped
+    assert "ended before it (b)" in crashed["c"][0].lost
