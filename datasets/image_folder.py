@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import cv2
 import numpy as np
@@ -147,3 +147,20 @@ def image_loader(paths: list[Path], batch_size: int, workers: int, max_pixels: O
     """
     return DataLoader(ImageFolder(paths, max_pixels), batch_size=batch_size, shuffle=False, num_workers=workers,
                       collate_fn=_keep_list, persistent_workers=workers > 0)
+
+
+@dataclass(frozen=True)
+class DatasetBatches:
+    """The files cut into batches as image_loader cuts them, any one batch decoded on demand: for a pass that
+    picks its batches (the warm-up of one batch per input shape) and for LoadGen's streams."""
+
+    paths: Sequence[Path]
+    batch_size: int
+    max_pixels: Optional[int] = None
+
+    def __len__(self) -> int:
+        return -(-len(self.paths) // self.batch_size)
+
+    def load(self, index: int) -> list[LoadedImage]:
+        start = index * self.batch_size
+        return [decode_image(path, self.max_pixels) for path in self.paths[start:start + self.batch_size]]

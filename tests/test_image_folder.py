@@ -4,7 +4,7 @@ import cv2
 import numpy as np
 import pytest
 
-from datasets.image_folder import DatasetError, decode_image, find_images, image_loader, to_bgr8
+from datasets.image_folder import DatasetBatches, DatasetError, decode_image, find_images, image_loader, to_bgr8
 
 
 def test_recursive_sorted_search_with_limit(tmp_path):
@@ -101,3 +101,16 @@ def test_exif_orientation_is_applied_as_viewers_do(tmp_path, orientation, byte_o
     assert loaded.error is None
     assert loaded.image.shape == ((64, 32, 3) if orientation >= 5 else (32, 64, 3))
     assert np.array_equal(loaded.image, UPRIGHT[orientation](pixels))
+
+
+def test_dataset_batches_cut_the_files_as_the_loader_does(tmp_path):
+    files = []
+    for index in range(5):
+        files.append(tmp_path / f"{index}.png")
+        cv2.imwrite(str(files[-1]), np.full((4, 6, 3), index, np.uint8))
+    batches = DatasetBatches(files, batch_size=2)
+    loader = image_loader(files, batch_size=2, workers=0)
+    assert len(batches) == len(loader) == 3
+    for index, batch in enumerate(loader):
+        assert [image.path for image in batches.load(index)] == [image.path for image in batch]
+    assert [int(image.image[0, 0, 0]) for image in batches.load(2)] == [4]  # the short last batch

@@ -25,7 +25,7 @@ SSDLITE = TorchvisionPreprocess(TransformSettings.calibrating(DENSE_BUILDERS["ss
 from pipelines.yolo.stages import Preprocess as YoloPreprocess
 from utils.config import ConfigError, load_config
 from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, loadgen_batch_shapes, shape_counts
-from utils.harness.pass_plan import PassPlan
+from utils.harness.pass_plan import PassPlan, PassSchedule, WarmupBatches
 from utils.record.step_statistics import summarize_steps, timed_records
 from utils.record.steps import PassKind, StepRecord
 
@@ -136,13 +136,11 @@ def test_an_image_over_the_pixel_limit_has_no_size_as_the_loader_will_skip_it():
 
 
 def test_a_warmup_of_picked_batches_runs_them_and_only_timed_pass_0_carries_cold_batches():
-    plan = PassPlan(batches=4, warmup=0, repeats=2, min_time_s=0, layer_timing=False, layer_timing_batches=None,
-                    profiler=False, warmup_batches=(0, 2), cold_batches=frozenset({3}))
+    plan = PassPlan(PassSchedule(repeats=2), (1,) * 4, WarmupBatches(indices=(0, 2), cold=frozenset({3})))
     passes = list(plan.passes())
     assert (passes[0].kind, passes[0].batch_indices, plan.total_batches) == (PassKind.WARMUP, (0, 2), 10)
     assert [p.cold_batches for p in passes[1:]] == [frozenset({3}), frozenset()]
-    prefix = PassPlan(batches=4, warmup=0, repeats=1, min_time_s=0, layer_timing=False, layer_timing_batches=None,
-                      profiler=False, warmup_batches=(0, 1))
+    prefix = PassPlan(PassSchedule(), (1,) * 4, WarmupBatches(indices=(0, 1)))
     assert next(prefix.passes()).batch_indices is None and prefix.warmup == 2  # the loader's own order
 
 

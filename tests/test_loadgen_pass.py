@@ -12,9 +12,10 @@ import cv2
 import numpy as np
 import pytest
 
+from datasets.image_folder import DatasetBatches
 from utils.harness.input_shapes import AUTO, WarmupChoice
-from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest
-from utils.harness.pass_plan import PassPlan
+from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest, TestImages
+from utils.harness.pass_plan import PassPlan, PassSchedule, WarmupBatches
 from utils.harness.passes import PassContext
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind, StepRecord
 
@@ -27,14 +28,11 @@ def input_shape(sizes):
 
 
 class Runner:
-    """Loads a dataset batch as its name; a run adds a pipeline and a load step per batch, the pipeline taking
+    """A run adds a pipeline and a load step per batch, the pipeline taking
     `pipeline_ms` of which 2 ms load, for 2 images."""
 
     def __init__(self, record, pipeline_ms=(10.0,)):
         self.record, self.pipeline_ms, self.runs = record, list(pipeline_ms), []
-
-    def load_batch(self, index):
-        return f"dataset batch {index}"
 
     def run(self, planned):
         self.runs.append(planned)
@@ -64,10 +62,10 @@ def paths(tmp_path):
 def loadgen_pass(paths, mode=AUTO, warmup_max_batches=3, pipeline_ms=(10.0,)):
     config = SimpleNamespace(dataset=SimpleNamespace(batch_size=2, max_pixels=None),
                              benchmark=SimpleNamespace(warmup_max_batches=warmup_max_batches))
+    images = TestImages(DatasetBatches(paths, 2), SIZES, [input_shape(SIZES[:2]), input_shape(SIZES[2:])], [],
+                        WarmupChoice(mode, (0,), 2, warmup_max_batches))
     test = LoadgenTest(config=config, settings=None, pipeline=SimpleNamespace(input_shape=input_shape),
-                       paths=paths, sizes=SIZES, input_shapes=[input_shape(SIZES[:2]), input_shape(SIZES[2:])],
-                       warmup=WarmupChoice(mode, (0,), 2, warmup_max_batches), class_names=[], truth=None,
-                       run_dir=None, planner=None)
+                       images=images, class_names=[], truth=None, run_dir=None)
     record = SimpleNamespace(warmup={}, steps=[])
     lines = []
     context = PassContext(Runner(record, pipeline_ms), record, None, Progress(), lines.append)
@@ -79,7 +77,7 @@ def test_auto_warmup_adds_batches_of_cold_shapes_within_the_cap(paths):
     # Batch 0 ([0,1]) warms (2,20,20); a cap of 3 leaves room for the first two cold shapes.
     step, lines = loadgen_pass(paths)
     batches, warmed = step._stream_warmup()
-    assert batches[0] == "dataset batch 0"
+    assert [image.path for image in batches[0]] == [str(paths[0]), str(paths[1])]  # the dataset's batch 0
     assert [[image.path for image in batch] for batch in batches[1:]] == [[str(paths[0])] * 2, [str(paths[1])] * 2]
     assert warmed == {(2, 20, 20), (2, 10, 20), (2, 20, 10)}
     assert step.record.warmup["loadgen"] == {"batch_shapes": 5, "warmed_shapes": 3, "batches_per_stream": 3,
@@ -107,14 +105,14 @@ def test_auto_warmup_with_room_for_every_shape_leaves_none_cold(paths):
 def test_a_fixed_warmup_adds_nothing_and_names_its_own_setting(paths):
     step, lines = loadgen_pass(paths, mode="batches")
     batches, warmed = step._stream_warmup()
-    assert batches == ["dataset batch 0"] and warmed == {(2, 20, 20)}
+    assert [[image.path for image in batch] for batch in batches] == [[str(paths[0]), str(paths[1])]]
+    assert warmed == {(2, 20, 20)}
     assert "covering 1 of 5 input shape(s) its batches can take (benchmark.warmup 1);" in lines[0]
 
 
 def test_warm_up_runs_two_probes_of_a_warm_batch_and_times_them_without_loading(paths):
     step, _ = loadgen_pass(paths, pipeline_ms=(50.0, 10.0, 8.0))
-    plan = PassPlan(batches=2, warmup=1, repeats=1, min_time_s=0, layer_timing=False, layer_timing_batches=None,
-                    profiler=False)
+    plan = PassPlan(PassSchedule(), (1,) * 2, WarmupBatches(count=1))
     assert step._warm_up(plan) == [4.0, 3.0]  # (10 - 2) / 2 and (8 - 2) / 2: the warm-up's 50 ms left out
     runs = step.runner.runs
     assert [(run.kind, run.index, run.batch_indices) for run in runs[1:]] == [
@@ -124,7 +122,6 @@ def test_warm_up_runs_two_probes_of_a_warm_batch_and_times_them_without_loading(
 
 def test_without_a_warmup_pass_there_are_no_probes(paths):
     step, _ = loadgen_pass(paths)
-    plan = PassPlan(batches=2, warmup=0, repeats=1, min_time_s=0, layer_timing=False, layer_timing_batches=None,
-                    profiler=False)
+    plan = PassPlan(PassSchedule(), (1,) * 2)
     assert step._warm_up(plan) == []
     assert step.runner.runs == []

@@ -53,11 +53,18 @@ class Writer:
             raise KeyboardInterrupt
 
 
-def runner(load_batch=None):
+class Batches(list):
+    """The dataset cut into LOADER's batches, any one loaded on demand."""
+
+    def load(self, index):
+        return self[index]
+
+
+def runner():
     pipeline = SimpleNamespace(stages=lambda: [Stage("forward", len)], forward_parts=lambda: [])
     sizes = []
     counts = ImageCounts()
-    run = PassRunner(pipeline, LOADER, len(LOADER), Recorders(), counts, on_batch=sizes.append, load_batch=load_batch)
+    run = PassRunner(pipeline, LOADER, Batches(LOADER), Recorders(), counts, on_batch=sizes.append)
     return run, sizes, counts
 
 
@@ -80,15 +87,9 @@ def test_max_batches_runs_the_first_ones_only():
 
 
 def test_a_pass_that_picks_its_batches_loads_them_itself():
-    run, _, _ = runner(load_batch=lambda index: LOADER[index])
+    run, _, _ = runner()
     run.run(PlannedPass(PassKind.WARMUP, 0, 1, batch_indices=(2, 0)))
     assert pipeline_batches(run) == [(PassKind.WARMUP, 2, 1), (PassKind.WARMUP, 0, 2)]
-
-
-def test_picking_batches_without_load_batch_is_refused():
-    run, _, _ = runner()
-    with pytest.raises(ValueError, match="a pass that picks its batches needs the runner's load_batch"):
-        run.run(PlannedPass(PassKind.WARMUP, 0, 1, batch_indices=(0,)))
 
 
 def test_written_images_are_counted_and_annotation_is_timed_outside_the_pipeline():

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from datasets.image_folder import decode_image, find_images, image_loader
+from datasets.image_folder import DatasetBatches, find_images, image_loader
 from datasets.labels import load_ground_truth
 from pipelines.contract import DetectionPipeline
 from pipelines.registry import family_for
@@ -26,10 +26,10 @@ from utils.harness.cpu_budget import loader_workers, threads_warning, usable_cpu
 from utils.harness.dependency_logs import DependencyLogs
 from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, warmup_document, warmup_line
 from utils.harness.interruption import RunStops, signal_of
-from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest
+from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest, TestImages
 from utils.harness.mlflow_step import log_to_mlflow
 from utils.harness.memory_fit import available_memory, check_fits, measure_fit
-from utils.harness.pass_plan import PassPlan
+from utils.harness.pass_plan import PassPlan, PassSchedule, WarmupBatches
 from utils.harness.pass_recorders import PassRecorders
 from utils.harness.passes import PassContext, PassProgress, SingleStreamPasses
 from utils.harness.run_checks import run_checks
@@ -90,10 +90,11 @@ class Benchmark:
         config = self.config
         self.family = family_for(config.model.network)  # the config refused a runtime it cannot run
         self.paths = find_images(config.dataset.path, config.dataset.limit)
+        self.dataset = DatasetBatches(self.paths, config.dataset.batch_size, config.dataset.max_pixels)
         self.sizes = sizes = image_sizes(self.paths, config.dataset.max_pixels)
+        self.image_bytes = [3 * height * width for height, width in filter(None, sizes)]
         self.scenario_settings = scenario_settings(config.benchmark)
         if self.scenario_settings is not None:  # LoadGen's schedule, bounded before anything is loaded
-            self.image_bytes = [3 * height * width for height, width in filter(None, sizes)]
             loadgen_bounds.check_integers(self.scenario_settings)
             loadgen_bounds.check_plan(self.scenario_settings, self._loadgen_plan(None), *available_memory())
         # Before the model: its weights and everything the passes allocate then come from the kept heap.
@@ -203,10 +204,8 @@ class Benchmark:
         if bench.scenario == SINGLE_STREAM and "loadgen" in bench.model_fields_set:
             record.notes.append("benchmark.loadgen is not used: single_stream runs detbench's own passes; set "
                                 "benchmark.scenario to multi_stream, server or offline to run under LoadGen")
-        return PassPlan(len(sizes), 0, bench.repeats, bench.min_time_s, bench.layer_timing,
-                        bench.layer_timing_batches, bench.profiler, bench.target_ci, bench.max_time_s,
-                        warmup_batches=self.warmup.batches, cold_batches=frozenset(self.warmup.cold),
-                        batch_images=sizes)
+        return PassPlan(PassSchedule.of(bench), sizes,
+                        WarmupBatches(indices=self.warmup.batches, cold=frozenset(self.warmup.cold)))
 
     def _timed_passes(self, plan: PassPlan, context: PassContext) -> None:
         """detbench's own passes (single_stream), or the LoadGen test of the configured scenario."""
@@ -214,9 +213,9 @@ class Benchmark:
         if config.benchmark.scenario == SINGLE_STREAM:
             SingleStreamPasses(plan, context, self.pipeline, self.runtime).run()
             return
-        test = LoadgenTest(config, self.scenario_settings, self.pipeline, self.paths, self.sizes, self.input_shapes,
-                           self.warmup, self.network.class_names, self.truth, self.run_dir.path, self._loadgen_plan,
-                           self.runtime.streams)
+        images = TestImages(self.dataset, self.sizes, self.input_shapes, self.image_bytes, self.warmup)
+        test = LoadgenTest(config, self.scenario_settings, self.pipeline, images, self.network.class_names, self.truth,
+                           self.run_dir.path, self.runtime.streams)
         LoadgenPass(test, context).run(plan)
 
     def _closing_checks(self, record: RunRecord, recorders: PassRecorders) -> None:
@@ -259,8 +258,7 @@ class Benchmark:
         progress = PassProgress(plan.total_images, config.run.id)
         loader = leave_stops_to_the_main_process(
             image_loader(self.paths, config.dataset.batch_size, self._workers(record), config.dataset.max_pixels))
-        runner = PassRunner(self.pipeline, loader, plan.batches, recorders, record.images, on_batch=progress.advance,
-                            load_batch=self._load_batch)
+        runner = PassRunner(self.pipeline, loader, self.dataset, recorders, record.images, on_batch=progress.advance)
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None
         try:
@@ -314,14 +312,9 @@ class Benchmark:
 
     def _one_batch(self) -> None:
         """The first batch through the pipeline's stages, untimed: not one of the run's steps."""
-        images = [sample.image for sample in self._load_batch(0) if sample.image is not None]
+        images = [sample.image for sample in self.dataset.load(0) if sample.image is not None]
         if images:
             untimed(self.pipeline.stages())(images)
-
-    def _load_batch(self, index: int) -> list:
-        size = self.config.dataset.batch_size
-        return [decode_image(path, self.config.dataset.max_pixels)
-                for path in self.paths[index * size:(index + 1) * size]]
 
     def _workers(self, record: RunRecord) -> int:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
-from datasets.image_folder import LoadedImage, decode_image
+from datasets.image_folder import DatasetBatches, LoadedImage, decode_image
 from datasets.labels import GroundTruth
 from pipelines.contract import DetectionPipeline
 from utils.harness.input_shapes import AUTO, Shape, WarmupChoice, loadgen_batch_shapes
-from utils.harness.loadgen_bounds import LoadgenPlan, check_plan
+from utils.harness.loadgen_bounds import check_plan
+from utils.harness.loadgen_bounds import plan as loadgen_plan
 from utils.harness.memory_fit import available_memory
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.passes import PassContext
@@ -21,33 +22,43 @@ from utils.record.steps import PassKind
 from utils.writers import layout
 
 
-@dataclass
+@dataclass(frozen=True)
+class TestImages:
+    """The run's images as a LoadGen test needs them: the dataset in batches, each file's header size (None where
+    skipped), the input shape each batch makes, the bytes each decoded image holds (what LoadGen's sample buffer
+    will hold), and the warm-up chosen."""
+
+    dataset: DatasetBatches
+    sizes: list
+    input_shapes: list
+    image_bytes: list
+    warmup: WarmupChoice
+
+
+@dataclass(frozen=True)
 class LoadgenTest:
     """What a LoadGen test runs: the config and its scenario settings, the pipeline on `streams` streams (as the
-    runtime resolved runtime.streams, auto included), the images (their header sizes, None where skipped; the
-    input shapes they make; the warm-up chosen), the class names and labels its accuracy mode scores, where its
-    logs go, and `planner`: what LoadGen will build at a rate (loadgen_bounds), bounded before it starts."""
+    runtime resolved runtime.streams, auto included), the images, the class names and labels its accuracy mode
+    scores, and where its logs go."""
 
     config: Any
     settings: ScenarioSettings
     pipeline: DetectionPipeline
-    paths: list
-    sizes: list
-    input_shapes: list
-    warmup: WarmupChoice
+    images: TestImages
     class_names: list
     truth: Optional[GroundTruth]
     run_dir: Path
-    planner: Callable[[Optional[float]], LoadgenPlan]
     streams: int = 1
 
 
 class LoadgenPass:
     def __init__(self, test: LoadgenTest, context: PassContext):
-        self.config, self.settings, self.pipeline, self.paths = test.config, test.settings, test.pipeline, test.paths
-        self.input_shapes, self.warmup, self.sizes = test.input_shapes, test.warmup, test.sizes
+        self.config, self.settings, self.pipeline = test.config, test.settings, test.pipeline
+        images = test.images
+        self.dataset, self.paths, self.sizes = images.dataset, list(images.dataset.paths), images.sizes
+        self.input_shapes, self.image_bytes, self.warmup = images.input_shapes, images.image_bytes, images.warmup
         self.class_names, self.truth, self.run_dir = test.class_names, test.truth, test.run_dir
-        self.planner, self.streams = test.planner, test.streams
+        self.streams = test.streams
         self.runner, self.record, self.detections = context.runner, context.record, context.detections
         self.progress, self.console = context.progress, context.console
 
@@ -57,7 +68,8 @@ class LoadgenPass:
         accuracy = config.benchmark.loadgen.mode == "accuracy"
         # Streams answer at once: the probe's single-request rate times their number.
         expected = expected_rate(warm, len(self.paths)) * self.streams
-        planned = self.planner(expected if warm else None)
+        planned = loadgen_plan(settings, len(self.paths), self.image_bytes, expected if warm else None,
+                               config.benchmark.loadgen.performance_sample_count)
         check_plan(settings, planned, *available_memory())
         self.console(f"LoadGen plan: {planned.describe()}")
         warm_batches, warmed = self._stream_warmup()
@@ -106,7 +118,7 @@ class LoadgenPass:
         batches, then (warmup: auto) one batch of each further shape LoadGen's batches can take, within
         benchmark.warmup_max_batches."""
         config = self.config
-        batches = [self.runner.load_batch(index) for index in self.warmup.batches]
+        batches = [self.dataset.load(index) for index in self.warmup.batches]
         warmed = {self.input_shapes[index] for index in self.warmup.batches}
         reachable = loadgen_batch_shapes(self.sizes, config.dataset.batch_size, self.pipeline.input_shape)
         extra: list[tuple[Shape, tuple[int, ...]]] = []

@@ -10,7 +10,7 @@ precisely, bounded by `benchmark.max_time_s`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from utils.record.statistics import median_ci_half_width
 from utils.record.steps import PassKind
@@ -26,27 +26,55 @@ class PlannedPass:
     cold_batches: frozenset[int] = frozenset()  # batches whose input shape runs for the first time
 
 
+@dataclass(frozen=True)
+class PassSchedule:
+    """What the benchmark.* keys ask of the passes: the timed repeats, the measured time or the precision that adds
+    more of them (bounded by max_time_s), and the instrumented passes."""
+
+    repeats: int = 1
+    min_time_s: float = 0.0
+    target_ci: Optional[float] = None
+    max_time_s: float = float("inf")
+    layer_timing: bool = False
+    layer_timing_batches: Optional[int] = None  # None: every batch
+    profiler: bool = False
+
+    @classmethod
+    def of(cls, benchmark: Any) -> "PassSchedule":
+        """From the config's benchmark section."""
+        return cls(benchmark.repeats, benchmark.min_time_s, benchmark.target_ci, benchmark.max_time_s,
+                   benchmark.layer_timing, benchmark.layer_timing_batches, benchmark.profiler)
+
+
+@dataclass(frozen=True)
+class WarmupBatches:
+    """The warm-up's batches: the first `count`, or `indices` in that order; `cold`: the batches whose input shape
+    no warm-up batch ran."""
+
+    count: int = 0
+    indices: Optional[tuple[int, ...]] = None
+    cold: frozenset[int] = frozenset()
+
+
 class PassPlan:
-    def __init__(self, batches: int, warmup: int, repeats: int, min_time_s: float, layer_timing: bool,
-                 layer_timing_batches: Optional[int], profiler: bool, target_ci: Optional[float] = None,
-                 max_time_s: float = float("inf"), warmup_batches: Optional[tuple[int, ...]] = None,
-                 cold_batches: frozenset[int] = frozenset(), batch_images: Optional[Sequence[int]] = None):
-        """`warmup_batches`, when given, are the batch indices the warm-up runs (and `warmup` is ignored);
-        `batch_images` the files in each batch, for the progress bar (one each when not given)."""
+    def __init__(self, schedule: PassSchedule, batch_images: Sequence[int], warmup: WarmupBatches = WarmupBatches()):
+        """`batch_images`: the files in each batch (the progress bar counts files)."""
+        batches = len(batch_images)
         self.batches = batches
-        self.batch_images = tuple(batch_images) if batch_images is not None else (1,) * batches
+        self.batch_images = tuple(batch_images)
+        count, warmup_batches = warmup.count, warmup.indices
         if warmup_batches is not None and warmup_batches == tuple(range(len(warmup_batches))):
-            warmup, warmup_batches = len(warmup_batches), None  # the first batches: the loader's own order
+            count, warmup_batches = len(warmup_batches), None  # the first batches: the loader's own order
         self.warmup_batches = warmup_batches
-        self.warmup = len(warmup_batches) if warmup_batches is not None else min(warmup, batches)
-        self.cold_batches = frozenset(cold_batches)
-        self.repeats = repeats
-        self.min_time_s = min_time_s
-        self.layer_timing = layer_timing
-        self.layer_batches = min(layer_timing_batches or batches, batches)
-        self.profiler = profiler
-        self.target_ci = target_ci
-        self.max_time_s = max_time_s
+        self.warmup = len(warmup_batches) if warmup_batches is not None else min(count, batches)
+        self.cold_batches = frozenset(warmup.cold)
+        self.repeats = schedule.repeats
+        self.min_time_s = schedule.min_time_s
+        self.layer_timing = schedule.layer_timing
+        self.layer_batches = min(schedule.layer_timing_batches or batches, batches)
+        self.profiler = schedule.profiler
+        self.target_ci = schedule.target_ci
+        self.max_time_s = schedule.max_time_s
         self.measured_s = 0.0
         self.per_image_ms: list[float] = []
         self.extra_timed_passes = 0

@@ -8,7 +8,7 @@ from typing import Callable, Optional, Sequence
 
 from torch.utils.data import DataLoader
 
-from datasets.image_folder import LoadedImage
+from datasets.image_folder import DatasetBatches
 from pipelines.contract import DetectionPipeline
 from utils.harness.interruption import STOP_SIGNALS
 from utils.harness.pass_plan import PlannedPass
@@ -22,15 +22,14 @@ from utils.writers.detections import DetectionWriter
 
 
 class PassRunner:
-    def __init__(self, pipeline: DetectionPipeline, loader: DataLoader, batches: int, recorders: PassRecorders,
-                 counts: ImageCounts, on_batch: Callable[[int], None] = lambda images: None,
-                 load_batch: Optional[Callable[[int], list[LoadedImage]]] = None):
-        """`load_batch(index)` decodes one batch as the loader cuts it, for passes that pick their batches;
-        `on_batch(images)` follows every batch (the progress bar)."""
+    def __init__(self, pipeline: DetectionPipeline, loader: DataLoader, dataset: DatasetBatches,
+                 recorders: PassRecorders, counts: ImageCounts, on_batch: Callable[[int], None] = lambda images: None):
+        """`loader` runs the passes over the whole dataset in order; `dataset` loads the batches of a pass that
+        picks its own. `on_batch(images)` follows every batch (the progress bar)."""
         self.pipeline = pipeline
         self.loader = loader
-        self.load_batch = load_batch
-        self.batches = batches
+        self.dataset = dataset
+        self.batches = len(dataset)
         self.recorders = recorders
         self.timer = recorders.timer
         self.counts = counts
@@ -39,10 +38,8 @@ class PassRunner:
 
     def run(self, planned: PlannedPass, writer: Optional[DetectionWriter] = None) -> None:
         if planned.batch_indices is not None:
-            if self.load_batch is None:
-                raise ValueError("a pass that picks its batches needs the runner's load_batch")
             indices: Sequence[int] = planned.batch_indices
-            batches = map(self.load_batch, indices)
+            batches = map(self.dataset.load, indices)
         else:
             indices = range(self.batches if planned.max_batches is None else min(planned.max_batches, self.batches))
             batches = iter(self.loader)
