@@ -115,10 +115,6 @@ def test_boxes_go_back_to_the_original_image_and_the_cut_is_strict():
     assert forwarded.detections[0]["boxes"].tolist() == [[2.0, 2.0, 6.0, 6.0], [8.0, 4.0, 12.0, 8.0]]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: postprocess hands the forward's own dicts to torchvision's transform.postprocess, which writes the "
-    "original-pixel boxes back into them (result[i]['boxes'] = boxes); postprocess_at on the same forward then "
-    "scales them a second time, as the accuracy pass's detect_as_deployed does for the shown detections"))
 def test_postprocess_leaves_the_forward_as_it_was_for_postprocess_at():
     pipeline = build(tiny_detector(), min_size=16, max_size=1000)
     forwarded = fixed_forwarded(pipeline)

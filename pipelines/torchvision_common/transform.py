@@ -112,7 +112,10 @@ class Postprocess(nn.Module):
         self.transform = transform
 
     def forward(self, detections: list[dict[str, torch.Tensor]], batch: TransformedBatch) -> list[Detections]:
-        restored = self.transform.postprocess(detections, batch.images.image_sizes, batch.original_sizes)
+        # torchvision writes the restored boxes and masks into the dicts it is given: copies keep the forward's own
+        # detections as they were, for another cut of the same forward (postprocess_at).
+        restored = self.transform.postprocess([dict(found) for found in detections], batch.images.image_sizes,
+                                              batch.original_sizes)
         return [Detections(boxes=found["boxes"], scores=found["scores"], labels=found["labels"],
                            masks=found["masks"][:, 0] > MASK_THRESHOLD if "masks" in found else None)
                 for found in restored]
