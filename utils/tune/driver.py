@@ -99,6 +99,8 @@ class Tune:
     def prepare(self) -> None:
         """The space, validated and pruned; the tune directory claimed (or, with --resume, read back).
         Raises UsageError (exit status 2) for a mistake."""
+        # The budget runs from here: building the space (the runtimes' imports) is part of what tune costs.
+        self.started = self.clock()
         request = self.request
         base = load_config(request.config_file, request.overrides + request.goal.overrides())
         images = len(find_images(base.dataset.path, base.dataset.limit))
@@ -162,7 +164,6 @@ class Tune:
     # ---- the race ----
     def run(self) -> int:
         stops = Stops()
-        self.started = self.clock()
         try:
             with stops.handled(), tqdm(total=round(self.budget_s), unit="s", disable=None,
                                        bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s{postfix}") as self.progress:
