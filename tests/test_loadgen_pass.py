@@ -14,7 +14,7 @@ import pytest
 
 from datasets.image_folder import DatasetBatches
 from utils.harness.input_shapes import AUTO, WarmupChoice
-from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest, TestImages
+from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest, LoadgenImages
 from utils.harness.pass_plan import PassPlan, PassSchedule, WarmupBatches
 from utils.harness.passes import PassContext
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind, StepRecord
@@ -62,7 +62,7 @@ def paths(tmp_path):
 def loadgen_pass(paths, mode=AUTO, warmup_max_batches=3, pipeline_ms=(10.0,)):
     config = SimpleNamespace(dataset=SimpleNamespace(batch_size=2, max_pixels=None),
                              benchmark=SimpleNamespace(warmup_max_batches=warmup_max_batches))
-    images = TestImages(DatasetBatches(paths, 2), SIZES, [input_shape(SIZES[:2]), input_shape(SIZES[2:])], [],
+    images = LoadgenImages(DatasetBatches(paths, 2), SIZES, [input_shape(SIZES[:2]), input_shape(SIZES[2:])], [],
                         WarmupChoice(mode, (0,), 2, warmup_max_batches))
     test = LoadgenTest(config=config, settings=None, pipeline=SimpleNamespace(input_shape=input_shape),
                        images=images, class_names=[], truth=None, run_dir=None)

@@ -26,7 +26,7 @@ from utils.harness.cpu_budget import loader_workers, threads_warning, usable_cpu
 from utils.harness.dependency_logs import DependencyLogs
 from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, warmup_document, warmup_line
 from utils.harness.interruption import RunStops, signal_of
-from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest, TestImages
+from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest, LoadgenImages
 from utils.harness.mlflow_step import log_to_mlflow
 from utils.harness.memory_fit import available_memory, check_fits, measure_fit
 from utils.harness.pass_plan import PassPlan, PassSchedule, WarmupBatches
@@ -213,7 +213,7 @@ class Benchmark:
         if config.benchmark.scenario == SINGLE_STREAM:
             SingleStreamPasses(plan, context, self.pipeline, self.runtime).run()
             return
-        images = TestImages(self.dataset, self.sizes, self.input_shapes, self.image_bytes, self.warmup)
+        images = LoadgenImages(self.dataset, self.sizes, self.input_shapes, self.image_bytes, self.warmup)
         test = LoadgenTest(config, self.scenario_settings, self.pipeline, images, self.network.class_names, self.truth,
                            self.run_dir.path, self.runtime.streams)
         LoadgenPass(test, context).run(plan)

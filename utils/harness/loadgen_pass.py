@@ -23,7 +23,7 @@ from utils.writers import layout
 
 
 @dataclass(frozen=True)
-class TestImages:
+class LoadgenImages:
     """The run's images as a LoadGen test needs them: the dataset in batches, each file's header size (None where
     skipped), the input shape each batch makes, the bytes each decoded image holds (what LoadGen's sample buffer
     will hold), and the warm-up chosen."""
@@ -44,7 +44,7 @@ class LoadgenTest:
     config: Any
     settings: ScenarioSettings
     pipeline: DetectionPipeline
-    images: TestImages
+    images: LoadgenImages
     class_names: list
     truth: Optional[GroundTruth]
     run_dir: Path
