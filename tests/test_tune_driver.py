@@ -47,6 +47,9 @@ def test_a_small_race_writes_a_sweep_directory_with_its_answer(tmp_path):
     assert (folder / "race.png").is_file() and "The race" in (folder / "report.html").read_text()
     state = json.loads((folder / "tune.json").read_text())
     assert state["rounds"][0]["field"] and state["spent_s"] > 0
+    # Every round but the last ran something: once the time runs out in a round, the race ends with it.
+    ran = {run["round"] for entry in state["entries"] for run in entry["runs"] if run["status"] == "complete"}
+    assert {number for number in range(1, len(state["rounds"]))} <= ran
 
 
 def test_a_budget_too_short_for_one_round_says_what_fits(tmp_path):

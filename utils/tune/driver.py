@@ -195,26 +195,31 @@ class Tune:
             if current is None:
                 return
             pending = self._to_run(current)
+            out_of_time = False
             if current["number"] == 1 and self.first_launcher.places_points:
                 self._launch(self.first_launcher, [[run] for run in pending], stops)
             else:
-                self._run_locally(current, pending, stops)
+                out_of_time = self._run_locally(current, pending, stops)
             if stops.received:
                 return
             self._close_round(current)
+            if out_of_time:  # the next round's field would be paid for by time the budget has not got
+                return
 
-    def _run_locally(self, current: dict, pending: list[Run], stops: Stops) -> None:
-        """The round's runs here, a process per group, each as much of its group as the time left pays for."""
+    def _run_locally(self, current: dict, pending: list[Run], stops: Stops) -> bool:
+        """The round's runs here, a process per group, each as much of its group as the time left pays for;
+        whether the time ran out before the round's last run."""
         for group in self._groups(pending):
             while group:
                 if stops.received:
-                    return
+                    return False
                 part = self._affordable(group)
                 if not part:
                     self._out_of_time(current)
-                    return
+                    return True
                 self._launch(self._local, [part], stops, shared=self.request.goal.shares_processes)
                 group = group[len(part):]
+        return False
 
     @property
     def _local(self) -> Launcher:
