@@ -1,9 +1,14 @@
 """Runs that share one process (utils/tune/shared_runs.py): each marked as it ends, the process's outcome split
-back into one per run."""
+back into one per run; and which runs of a round the race puts in one process (utils/tune/driver.py)."""
 import json
+from types import SimpleNamespace
 
 from utils.sweep.launchers.base import PointOutcome
+from utils.tune.driver import Race, Tune
+from utils.tune.goals import Goal
 from utils.tune.shared_runs import MARKER, runs_main, split_outcome
+from utils.tune.space import Candidate
+from utils.tune.state import Entry, Run
 
 
 def test_runs_each_with_the_common_settings_and_marks_each(capsys):
@@ -45,3 +50,25 @@ def test_runs_after_a_stop_are_stopped_and_after_a_crash_the_crashed_one_carries
     assert crashed["b"][0].returncode == -9 and "Segfault" in crashed["b"][0].stderr
     assert crashed["c"][0].returncode is None and not crashed["c"][0].stopped
     assert "ended before it (b)" in crashed["c"][0].lost
+
+
+def _candidate(batch, threads, pinning):
+    return Candidate((("runtime.backend", "torch"), ("runtime.precision", "fp32"), ("dataset.batch_size", batch),
+                      ("runtime.threads", threads), ("runtime.pinning", pinning)))
+
+
+def _grouped(goal):
+    tune = Tune.__new__(Tune)
+    entries = [Entry(_candidate(batch, threads, pinning)) for threads, pinning in (("1", "false"), ("2", "true"))
+               for batch in ("1", "2")]
+    tune.race, tune.request = Race(entries), SimpleNamespace(goal=goal)
+    runs = [Run(entry.name, 1, False, f"{entry.name},round=1") for entry in entries]
+    return [[run.candidate for run in group] for group in tune._groups(runs)]
+
+
+def test_batch_sizes_of_one_schedule_share_a_process_unless_it_pins():
+    groups = _grouped(Goal("latency"))
+    # 1 thread unpinned: both batch sizes in one process; pinned: each alone (pinning leaves the process on a core)
+    assert groups == [[_candidate("1", "1", "false").name, _candidate("2", "1", "false").name],
+                      [_candidate("1", "2", "true").name], [_candidate("2", "2", "true").name]]
+    assert all(len(group) == 1 for group in _grouped(Goal("throughput")))  # LoadGen's state is the process's
