@@ -85,3 +85,22 @@ def test_a_stopped_race_keeps_what_it_measured_and_resumes(tmp_path):
     runs = {run["run_dir"]: run["status"] for entry in final["entries"] for run in entry["runs"]}
     assert all(runs[name] == "complete" for name in measured)  # the earlier runs count, not run again
     assert json.loads((folder / "sweep.json").read_text())["answer"]["winner"] is not None
+
+
+def test_a_throughput_race_runs_loadgen_offline_and_answers_in_samples_per_second(tmp_path):
+    # Two streams against one, each run its own process under LoadGen; short LoadGen tests keep it small.
+    command = [sys.executable, str(ROOT / "benchmark.py"), "tune", "--goal", "throughput",
+               *quick_args(160, "benchmark.loadgen.min_duration_s=0.5", "benchmark.repeats=1"),
+               "--set", f"run.output_dir={tmp_path}", "--set", "run.id=race", "--set", "runtime.backend=torch",
+               "--set", "runtime.precision=fp32", "--set", "dataset.batch_size=1", "--set", "runtime.threads=2",
+               "--set", "runtime.pinning=false", "--sweep", "runtime.streams=1,2", "--minutes", "0.75"]
+    status, stdout, stderr = finish(command)
+    assert status == 0, stderr
+    document = json.loads((tmp_path / "race" / "sweep.json").read_text())
+    assert document["kind"] == "tune" and document["answer"]["winner"] is not None
+    assert "--set benchmark.scenario=offline" in document["answer"]["set_line"]
+    assert "samples/s" in stdout
+    for row in document["rows"]:
+        if row["status"] == "complete":
+            summary = json.loads((tmp_path / "race" / row["run_dir"] / "summary.json").read_text())
+            assert summary["scenario"]["name"] == "offline"
