@@ -29,7 +29,7 @@ from datasets.image_folder import LoadedImage  # noqa: E402
 from pipelines.contract import Detections, Stage  # noqa: E402
 from utils.errors import command_status  # noqa: E402
 from utils.harness.timed_batch import run_stages  # noqa: E402
-from utils.harness.scenario import _Answers, import_loadgen  # noqa: E402
+from utils.harness.scenario import AnswerSinks, _Answers, import_loadgen  # noqa: E402
 from utils.record.steps import PassKind, PIPELINE_STEP  # noqa: E402
 from utils.recorders.step_timer import StepTimer  # noqa: E402
 
@@ -72,8 +72,8 @@ def bare_loop(pipeline: SpinPipeline, image: np.ndarray, queries: int) -> float:
 
 def under_loadgen(lg, pipeline: SpinPipeline, image: np.ndarray, queries: int, log_dir: Path) -> float:
     """Median ns between two SingleStream issues through detbench's SUT."""
-    answers = _Answers(lg, pipeline, StepTimer(), {i: LoadedImage(f"{i}", image) for i in range(8)}, 1,
-                       lambda images: None, set(), None)
+    answers = _Answers(lg, pipeline, AnswerSinks(StepTimer()), {i: LoadedImage(f"{i}", image) for i in range(8)}, 1,
+                       lambda images: None, set())
     issued: list[int] = []
 
     def issue(samples):

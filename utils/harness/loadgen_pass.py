@@ -16,7 +16,8 @@ from utils.harness.loadgen_bounds import plan as loadgen_plan
 from utils.harness.memory_fit import available_memory
 from utils.harness.pass_plan import PassPlan, PlannedPass
 from utils.harness.passes import PassContext
-from utils.harness.scenario import ScenarioImages, ScenarioRun, ScenarioSettings, expected_rate, warm_ms_per_image
+from utils.harness.scenario import (AnswerSinks, ScenarioImages, ScenarioRun, ScenarioSettings, expected_rate,
+                                    warm_ms_per_image)
 from utils.record.loadgen_results import accuracy_log_map
 from utils.record.steps import PassKind
 from utils.writers import layout
@@ -76,8 +77,8 @@ class LoadgenPass:
         images = ScenarioImages(self.paths, config.dataset.batch_size,
                                 config.benchmark.loadgen.performance_sample_count, config.dataset.max_pixels,
                                 warm_batches, warmed)
-        scenario = ScenarioRun(settings, self.pipeline, images, self.runner.timer, self.run_dir / layout.LOADGEN_DIR,
-                               detections if accuracy else None, advance=self.progress.advance, streams=self.streams)
+        sinks = AnswerSinks(self.runner.timer, detections if accuracy else None, self.progress.advance)
+        scenario = ScenarioRun(settings, self.pipeline, images, sinks, self.run_dir / layout.LOADGEN_DIR, self.streams)
         self.console(f"{settings.scenario}: MLPerf LoadGen drives the pipeline ({config.benchmark.loadgen.mode} "
                      f"mode, at least {settings.min_duration_s:g} s and {settings.min_query_count} queries); "
                      f"its logs go to {layout.LOADGEN_DIR}/")

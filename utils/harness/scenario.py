@@ -145,17 +145,27 @@ class ScenarioImages:
     warmed_shapes: set = field(default_factory=set)  # the input shapes already warm before the test
 
 
-class _Answers:
-    """The worker that answers LoadGen's queries: a queue of waiting samples, drained in batches. `advance` is
-    told how many images each batch held, warm-up and timed alike (the progress bar)."""
+@dataclass(frozen=True)
+class AnswerSinks:
+    """Where a LoadGen test's answers go: the step timer (the first stream's; the others time into their own),
+    the detection writer (accuracy mode; None otherwise), and `advance`, told how many images each batch held,
+    warm-up and timed alike (the progress bar)."""
 
-    def __init__(self, lg: Any, pipeline: DetectionPipeline, timer: StepTimer, images: dict[int, LoadedImage],
-                 batch_size: int, shape_of: Callable[[list[LoadedImage]], Optional[tuple]],
-                 warmed_shapes: set, writer: Optional[DetectionWriter],
-                 advance: Callable[[int], None] = lambda images: None):
-        self.lg, self.pipeline, self.timer = lg, pipeline, timer
+    timer: StepTimer
+    writer: Optional[DetectionWriter] = None
+    advance: Callable[[int], None] = lambda images: None
+
+
+class _Answers:
+    """The worker that answers LoadGen's queries: a queue of waiting samples, drained in batches of
+    `batch_size`; `shape_of` a batch's input shape, `warmed_shapes` those already warm."""
+
+    def __init__(self, lg: Any, pipeline: DetectionPipeline, sinks: AnswerSinks, images: dict[int, LoadedImage],
+                 batch_size: int, shape_of: Callable[[list[LoadedImage]], Optional[tuple]], warmed_shapes: set):
+        self.lg, self.pipeline, self.timer = lg, pipeline, sinks.timer
         self.images, self.batch_size, self.shape_of = images, batch_size, shape_of
-        self.warmed_shapes, self.writer, self.on_batch, self.on_warm = warmed_shapes, writer, advance, advance
+        self.warmed_shapes, self.writer = warmed_shapes, sinks.writer
+        self.on_batch = self.on_warm = sinks.advance
         self.stages = pipeline.stages()
         self.lock = threading.Lock()  # counts, shapes seen and the detection writer, shared by the workers
         self.thread_timer = threading.local()
@@ -292,9 +302,8 @@ class ScenarioRun:
     """One LoadGen test over the pipeline; `run` blocks until LoadGen has its answer (or a stop ends it)."""
 
     def __init__(self, settings: ScenarioSettings, pipeline: DetectionPipeline, images: ScenarioImages,
-                 timer: StepTimer, log_dir: Path, writer: Optional[DetectionWriter] = None,
-                 advance: Callable[[int], None] = lambda images: None, streams: int = 1):
-        """`advance`: told the images of every batch answered, warm-up included (the progress bar)."""
+                 sinks: AnswerSinks, log_dir: Path, streams: int = 1):
+        """`log_dir`: where LoadGen writes its logs."""
         self.settings = settings
         self.pipeline = pipeline
         self.paths = list(images.paths)
@@ -302,8 +311,7 @@ class ScenarioRun:
         self.performance_count = min(images.performance_sample_count or len(self.paths), len(self.paths))
         self.log_dir = log_dir
         self.lg = import_loadgen()
-        self.answers = _Answers(self.lg, pipeline, timer, {}, images.batch_size, self._shape_of,
-                                images.warmed_shapes, writer, advance)
+        self.answers = _Answers(self.lg, pipeline, sinks, {}, images.batch_size, self._shape_of, images.warmed_shapes)
         self.thread: Optional[threading.Thread] = None
         self.workers: list[threading.Thread] = []
         self.finished = threading.Event()
