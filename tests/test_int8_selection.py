@@ -14,8 +14,8 @@ from pipelines.cache_keys import parts_digest
 from pipelines.contract import Detections, Stage
 from pipelines.runtimes.quantization import Calibration
 from utils.harness import int8_selection
-from utils.harness.int8_selection import (LABELLED, MAX_SELECTION_IMAGES, OWN, TIMED_INPUTS, SelectionJudge,
-                                          accuracy_control)
+from utils.harness.int8_selection import (LABELLED, MAX_SELECTION_IMAGES, OWN, TIMED_INPUTS, JudgingPipeline,
+                                          SelectionJudge, accuracy_control)
 from utils.record.label_free import JUDGE_VIEWS, PseudoTruth
 
 HEIGHT, WIDTH = 48, 64
@@ -89,8 +89,8 @@ def truth(*boxes) -> PseudoTruth:
 
 
 def judge(paths, truths=None, views=len(JUDGE_VIEWS), conf_thres=0.25, max_pixels=None, family=None):
-    return SelectionJudge(family or FakeFamily(), "network", "preprocess", Post(), conf_thres, paths, max_pixels,
-                          truths, views)
+    return SelectionJudge(JudgingPipeline(family or FakeFamily(), "network", "preprocess", Post(), conf_thres), paths,
+                          max_pixels, truths, views)
 
 
 # --- which images judge, and the figure ----------------------------------------------------------------------

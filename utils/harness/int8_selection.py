@@ -8,6 +8,7 @@ label-free stand-in, utils.record.label_free). It chooses; the run's verdict, on
 from __future__ import annotations
 
 import platform
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -32,15 +33,27 @@ MIRRORED = "mAP@0.5:0.95 drop against the float model's detections on {views} mi
 OWN = "mAP@0.5:0.95 drop against the float model's own detections"
 
 
+@dataclass(frozen=True)
+class JudgingPipeline:
+    """How the judge detects: the run's family and network with its preprocess settings and the mAP settings'
+    postprocess; `conf_thres`, the deployed cut, makes pseudo-labels of the float model's detections."""
+
+    family: Any
+    network: Any
+    preprocess: Any
+    map_postprocess: Any
+    conf_thres: float
+
+
 class SelectionJudge:
     """`truths`: the images' labels, in the order of `paths` (None: the float model's detections on `judge_views`
     mirror views stand in; on the images themselves with 0 views)."""
 
-    def __init__(self, family: Any, network: Any, preprocess: Any, map_postprocess: Any, conf_thres: float,
-                 paths: Sequence[Path], max_pixels: Optional[int], truths: Optional[Sequence[Any]] = None,
-                 judge_views: int = len(JUDGE_VIEWS)):
-        self.family, self.network = family, network
-        self.preprocess, self.postprocess, self.conf_thres = preprocess, map_postprocess, conf_thres
+    def __init__(self, judging: JudgingPipeline, paths: Sequence[Path], max_pixels: Optional[int],
+                 truths: Optional[Sequence[Any]] = None, judge_views: int = len(JUDGE_VIEWS)):
+        self.family, self.network = judging.family, judging.network
+        self.preprocess, self.postprocess, self.conf_thres = (judging.preprocess, judging.map_postprocess,
+                                                              judging.conf_thres)
         decoded = [(index, sample.image) for index, batch in
                    enumerate(decoded_batches(list(paths[:MAX_SELECTION_IMAGES]), 1, max_pixels))
                    for sample in batch if sample.image is not None]
@@ -89,8 +102,8 @@ def accuracy_control(judge: SelectionJudge, budget: float, calibration: Calibrat
                 "postprocess": judge.postprocess.model_dump_json(),
                 "images": calibration.digest,
                 "cpu": ",".join(sorted(_instruction_sets())), "machine": platform.machine()}
-    return AccuracyControl(reference=judge.reference, drop=judge.drop, inputs=lambda: list(islice(calibration.inputs(), TIMED_INPUTS)),
-                           budget=budget,
+    return AccuracyControl(reference=judge.reference, drop=judge.drop,
+                           inputs=lambda: list(islice(calibration.inputs(), TIMED_INPUTS)), budget=budget,
                            images=len(judge.images), figure=judge.figure, digest=parts_digest(settings),
                            evaluations=evaluations)
 

@@ -14,7 +14,7 @@ from pipelines.runtimes.registry import SPECS, build_runtime
 from utils.config import AUTO
 from utils.harness.accuracy_pass import map_postprocess
 from utils.harness.calibration_inputs import calibration_inputs
-from utils.harness.int8_selection import SelectionJudge, accuracy_control
+from utils.harness.int8_selection import JudgingPipeline, SelectionJudge, accuracy_control
 from utils.harness.scored_images import calibration_document, calibration_split
 
 
@@ -75,8 +75,8 @@ def selection_control(config: Any, family: Any, network: Any, chosen: list[Path]
     postprocess, _ = map_postprocess(config.postprocess, config.benchmark.accuracy,
                                      family.defaults(config.model.network).evaluation.source)
     accuracy = config.benchmark.accuracy
-    judge = SelectionJudge(family, network, config.preprocess, postprocess, config.postprocess.conf_thres, chosen,
-                           config.dataset.max_pixels, labels,
+    judging = JudgingPipeline(family, network, config.preprocess, postprocess, config.postprocess.conf_thres)
+    judge = SelectionJudge(judging, chosen, config.dataset.max_pixels, labels,
                            accuracy.judge_views if accuracy.label_free_truth == "mirrored" else 0)
     return accuracy_control(judge, config.benchmark.accuracy.max_drop, calibration,
                             config.runtime.calibration.control_evaluations)
