@@ -435,6 +435,7 @@ class Tune:
         settle_run(self.directory.path, self._point(entry.candidate), settled, outcome, stops)
         run.status, run.reason = settled.status, settled.reason
         run.figures_row, run.figures = settled.figures_row, settled.figures
+        run.placement = dict(outcome.placement)
         goal = self.request.goal
         if run.status == "complete":
             take_verdict(entry, run)

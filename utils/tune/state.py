@@ -22,6 +22,7 @@ class Run:
     reason: str = ""
     seconds: float = 0.0  # wall time of the run itself
     start_s: float = 0.0  # the start of the process it ran in, where it was the first there
+    placement: dict = field(default_factory=dict)  # where the launcher ran it (--launcher ray: its node)
     figures_row: dict = field(default_factory=dict)
     figures: Optional[PointFigures] = None
 
