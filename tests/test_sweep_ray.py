@@ -234,6 +234,29 @@ def test_ctrl_c_keeps_the_finished_point_and_stops_the_running_one(cluster, tmp_
     assert not _benchmarks_of(cluster)
 
 
+# Before the test that kills a node: round 1 needs both.
+def test_a_tune_race_runs_its_first_round_on_the_cluster_and_the_rest_here(cluster, tmp_path):
+    # torch fp32 is the reference (no accuracy check); two input sizes raced, one thread: round 1 spreads over the nodes
+    command = [sys.executable, str(ROOT / "benchmark.py"), "tune", *QUICK, "--set", f"run.output_dir={tmp_path}",
+               "--set", "run.id=race", "--set", "runtime.backend=torch", "--set", "runtime.precision=fp32",
+               "--set", "runtime.pinning=false", "--sweep", "preprocess.img_size=64,96", "--minutes", "1",
+               "--launcher", "ray", "--ray-address", cluster["address"]]
+    done = _run(command, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = tmp_path / "race"
+    document = json.loads((folder / "sweep.json").read_text())
+    assert document["kind"] == "tune" and document["launcher"]["name"] == "ray"
+    assert document["answer"]["winner"] is not None
+    state = json.loads((folder / "tune.json").read_text())
+    first = [run for entry in state["entries"] for run in entry["runs"] if run["round"] == 1]
+    assert len(first) == 2 and {run["status"] for run in first} == {"complete"}
+    # round 1 on the cluster, one run per node; later rounds here, where a launcher records no placement
+    nodes = {node["node_id"] for node in document["launcher"]["nodes"]}
+    assert {run["placement"].get("node_id") for run in first} == nodes
+    later = [run for entry in state["entries"] for run in entry["runs"] if run["round"] > 1]
+    assert all(not run["placement"] for run in later)
+
+
 def test_a_killed_nodes_point_is_a_failed_row_and_the_sweep_goes_on(cluster, spread, tmp_path):
     """Runs last: it takes the second node down. Points pinned by node id and by two labels of the second node;
     the one waiting for that node is failed as not run rather than waiting for good."""
@@ -257,25 +280,3 @@ def test_a_killed_nodes_point_is_a_failed_row_and_the_sweep_goes_on(cluster, spr
     assert table["reason"][1] == f"not run: the Ray cluster has no live node named {second.alias} left"
     assert table["node"][2] == head_id and "1 complete, 2 failed" in stdout
     assert not _benchmarks_of(cluster)
-
-
-def test_a_tune_race_runs_its_first_round_on_the_cluster_and_the_rest_here(cluster, tmp_path):
-    # torch fp32 is the reference (no accuracy check); two input sizes raced, one thread: round 1 spreads over the nodes
-    command = [sys.executable, str(ROOT / "benchmark.py"), "tune", *QUICK, "--set", f"run.output_dir={tmp_path}",
-               "--set", "run.id=race", "--set", "runtime.backend=torch", "--set", "runtime.precision=fp32",
-               "--set", "runtime.pinning=false", "--sweep", "preprocess.img_size=64,96", "--minutes", "1",
-               "--launcher", "ray", "--ray-address", cluster["address"]]
-    done = _run(command, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
-    folder = tmp_path / "race"
-    document = json.loads((folder / "sweep.json").read_text())
-    assert document["kind"] == "tune" and document["launcher"]["name"] == "ray"
-    assert document["answer"]["winner"] is not None
-    state = json.loads((folder / "tune.json").read_text())
-    first = [run for entry in state["entries"] for run in entry["runs"] if run["round"] == 1]
-    assert len(first) == 2 and {run["status"] for run in first} == {"complete"}
-    # round 1 on the cluster, one run per node; later rounds here, where a launcher records no placement
-    nodes = {node["node_id"] for node in document["launcher"]["nodes"]}
-    assert {run["placement"].get("node_id") for run in first} == nodes
-    later = [run for entry in state["entries"] for run in entry["runs"] if run["round"] > 1]
-    assert all(not run["placement"] for run in later)
