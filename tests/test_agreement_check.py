@@ -7,8 +7,7 @@ import torch
 
 from datasets.image_folder import decode_image
 from pipelines.runtimes.base import PreparedForward
-from pipelines.runtimes.openvino.session import OpenVinoRuntime
-from pipelines.runtimes.torch.session import TorchEager
+from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family as yolo
 from tests.paths import SHAPES
 from utils.harness.agreement_check import compare_with_reference
@@ -22,7 +21,7 @@ POST = SimpleNamespace(conf_thres=0.25, iou_thres=0.45, max_det=300, classes=Non
 @pytest.fixture(scope="module")
 def reference():
     network = yolo.load_network("yolov7-tiny", None, seed=0)
-    return yolo.build_pipeline(network, TorchEager().prepare(network, yolo.example_input(PRE)), PRE, POST)
+    return yolo.build_pipeline(network, build_runtime("torch").prepare(network, yolo.example_input(PRE)), PRE, POST)
 
 
 def batches():
@@ -79,9 +78,9 @@ def test_openvino_fp32_on_a_trained_model_is_equal_with_zero_area_boxes(tmp_path
     weights = str(SHAPES / "yolov7-tiny-shapes.pt")
     network, own = (yolo.load_network("yolov7-tiny", weights, seed=0) for _ in range(2))
     example = yolo.example_input(TRAINED_PRE)
-    reference = yolo.build_pipeline(own, TorchEager().prepare(own, example), TRAINED_PRE, LOW_POST)
-    candidate = yolo.build_pipeline(network, OpenVinoRuntime(threads=1, cache_dir=tmp_path).prepare(network, example),
-                                    TRAINED_PRE, LOW_POST)
+    reference = yolo.build_pipeline(own, build_runtime("torch").prepare(own, example), TRAINED_PRE, LOW_POST)
+    candidate_forward = build_runtime("openvino", threads=1, cache_dir=tmp_path).prepare(network, example)
+    candidate = yolo.build_pipeline(network, candidate_forward, TRAINED_PRE, LOW_POST)
     images = [decode_image(SHAPES / "images" / f"synth{n:04d}.jpg").image for n in (0, 15, 40)]
     result = compare_with_reference(candidate, reference, [[image] for image in images], 100, LOW_POST.conf_thres,
                                     "torch fp32")

@@ -105,7 +105,7 @@ def truncated_int8_heals(cache_dir: Path) -> dict:
     """In a process of its own, as tests/test_quantization.py does: NNCF quantizes, the cached IR's .bin is cut,
     and a second runtime rebuilds it and runs."""
     from datasets.image_folder import find_images
-    from pipelines.runtimes.openvino.session import OpenVinoRuntime
+    from pipelines.runtimes.registry import build_runtime
     from pipelines.yolo import family
     from utils.config import config_for
     from utils.harness.calibration_inputs import calibration_inputs
@@ -118,15 +118,15 @@ def truncated_int8_heals(cache_dir: Path) -> dict:
                                      config_for("yolov7-tiny").postprocess,
                                      find_images(SHAPES / "images"), 4, ["Detect"])
     batch = torch.from_numpy(next(iter(calibration.inputs())))
-    first = OpenVinoRuntime(precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,
-                            input_precision="f32")  # float batches fed below
+    first = build_runtime("openvino", precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,
+                          input_precision="f32")  # float batches fed below
     output = first.prepare(network, batch)(batch)
     quantized = Path(first.settings()["preparation"]["quantized_file"])
     weights = quantized.with_suffix(".bin")
     with open(weights, "r+b") as handle:
         handle.truncate(weights.stat().st_size // 2)
-    second = OpenVinoRuntime(precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,
-                             input_precision="f32")
+    second = build_runtime("openvino", precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,
+                           input_precision="f32")
     repeated = second.prepare(network, batch)(batch)
     return {"hit": second.settings()["preparation"]["quantized_cache_hit"], "lines": lines,
             "equal": torch.equal(output, repeated)}
@@ -143,6 +143,7 @@ def test_a_truncated_int8_model_is_rebuilt_with_one_line(tmp_path):
 EXPORT = """
 import json, sys, torch
 from pipelines.runtimes.onnx_export import export_onnx
+from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo.family import load_network
 result = export_onnx(load_network("yolov7-tiny", None, seed=0), torch.zeros(1, 3, 64, 64), sys.argv[1])
 print(json.dumps({"hit": result.cache_hit, "path": str(result.path)}))

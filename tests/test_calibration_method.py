@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from pipelines.runtimes.registry import build_runtime
 from tests.paths import ROOT, SHAPES
 from utils.config import ConfigError, load_config
 
@@ -27,11 +28,10 @@ def _calibration(method: dict | None):
 
 def quantized_with(cache_dir: Path, method: dict) -> dict:
     """In a process of its own, as the other int8 tests: NNCF quantizes with this method."""
-    from pipelines.runtimes.openvino.session import OpenVinoRuntime
 
     network, calibration = _calibration(method)
     batch = torch.from_numpy(next(iter(calibration.inputs())))
-    runtime = OpenVinoRuntime(precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,
+    runtime = build_runtime("openvino", precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,
                               input_precision="f32")
     runtime.prepare(network, batch)(batch)
     return runtime.settings()["preparation"]
@@ -51,12 +51,12 @@ def test_the_method_is_recorded_and_keys_the_cache(tmp_path):
 @pytest.mark.slow
 def test_onnx_runtime_refuses_a_bias_correction_it_does_not_have(tmp_path):
     from pipelines.runtimes.base import RuntimeNotSupported
-    from pipelines.runtimes.onnxruntime.session import OnnxRuntime
 
     network, calibration = _calibration({"preset": "mixed", "range": "default", "bias_correction": "full"})
     batch = torch.from_numpy(next(iter(calibration.inputs())))
     with pytest.raises(RuntimeNotSupported, match="bias_correction full: ONNX Runtime's static quantization"):
-        OnnxRuntime(precision="int8", threads=1, cache_dir=tmp_path, calibration=calibration).prepare(network, batch)
+        build_runtime("onnxruntime", precision="int8", threads=1, cache_dir=tmp_path,
+                      calibration=calibration).prepare(network, batch)
 
 
 def test_the_config_offers_the_methods_and_nothing_else():

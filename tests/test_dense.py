@@ -15,7 +15,7 @@ from benchmark import main
 from models import CheckpointError
 from pipelines.dense import family
 from pipelines.dense.network import Decode, LevelSizes
-from pipelines.runtimes.torch.session import TorchEager
+from pipelines.runtimes.registry import build_runtime
 from utils.config import config_for
 from tests.paths import ROOT
 
@@ -40,7 +40,8 @@ def as_rgb_tensor(image: np.ndarray) -> torch.Tensor:
 def pipeline(arch: str, network=None, **postprocess):
     config = config_for(arch, preprocess=SMALL[arch], postprocess=postprocess)
     network = network or family.load_network(arch, None, 0)
-    forward = TorchEager(fuse=False, precision="fp32").prepare(network, family.example_input(config.preprocess))
+    forward = build_runtime("torch", fuse=False, precision="fp32").prepare(
+        network, family.example_input(config.preprocess))
     return family.build_pipeline(network, forward, config.preprocess, config.postprocess), config
 
 

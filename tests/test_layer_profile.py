@@ -14,6 +14,7 @@ import pytest
 import torch
 import torchvision
 
+from pipelines.runtimes.registry import build_runtime
 from tests.helpers import Net
 from tests.paths import SAMPLES, TINY_CONFIG
 from utils.record.layer_profile import Allocation, LayerProfile, PathMemory, PathOp, Span, attribute
@@ -131,14 +132,13 @@ def check_memory_columns(timer: pd.DataFrame) -> None:
 @pytest.fixture(scope="module")
 def tiny_yolo():
     from pipelines.registry import family_for
-    from pipelines.runtimes.torch.session import TorchEager
     from utils.config import load_config
 
     config = load_config(TINY_CONFIG)
     preprocess = config.preprocess.model_copy(update={"img_size": 128})
     family = family_for("yolov7-tiny")
     network = family.load_network("yolov7-tiny", None, 0)
-    pipeline = family.build_pipeline(network, TorchEager().prepare(network, family.example_input(preprocess)),
+    pipeline = family.build_pipeline(network, build_runtime("torch").prepare(network, family.example_input(preprocess)),
                                      preprocess, config.postprocess)
     targets = pipeline.layer_timing_targets()
     image = cv2.imread(os.path.join(SAMPLES, "dog.jpg"))

@@ -14,9 +14,8 @@ from datasets.image_folder import decode_image, find_images
 from datasets.labels import load_ground_truth
 from pipelines.runtimes.base import PreparedForward, RuntimeNotSupported
 from pipelines.runtimes.onnx_export import export_onnx
-from pipelines.runtimes.onnxruntime.session import OnnxRuntime
-from pipelines.runtimes.openvino.session import OpenVinoRuntime
 from pipelines.runtimes.quantization import decode_nodes, float_module_paths
+from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family
 from tests.forward_inputs import as_taken
 from tests.paths import SHAPES
@@ -100,7 +99,6 @@ def int8_against_fp32(runtime_name: str, cache_dir: Path) -> dict:
     """Quantizes twice (the second from the cache), scores fp32 and int8 against the labels and returns what the
     test judges. It runs in a process of its own: NNCF's and ONNX Runtime's quantizers both run in one process
     crash it later, in unrelated code."""
-    runtime_class = {"openvino": OpenVinoRuntime, "onnxruntime": OnnxRuntime}[runtime_name]
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
     paths = find_images(SHAPES / "images")
     truth = load_ground_truth(SHAPES / "labels", SHAPES / "images", paths, network.class_names)
@@ -113,10 +111,10 @@ def int8_against_fp32(runtime_name: str, cache_dir: Path) -> dict:
         pipeline = family.build_pipeline(network, forward, ACCURACY_PRE, ACCURACY_POST)
         return coco_evaluation(truth.images, [pipeline([image])[0] for image in images]).map_50_95
 
-    fp32 = OpenVinoRuntime(threads=2, cache_dir=cache_dir / "fp32").prepare(network, batch)
-    runtime = runtime_class(precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
+    fp32 = build_runtime("openvino", threads=2, cache_dir=cache_dir / "fp32").prepare(network, batch)
+    runtime = build_runtime(runtime_name, precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
     int8 = runtime.prepare(network, batch)
-    again = runtime_class(precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
+    again = build_runtime(runtime_name, precision="int8", threads=2, cache_dir=cache_dir, calibration=calibration)
     # Kept past later forwards (the mAP passes below), so copied: an output holds until the next forward.
     again_forward = again.prepare(network, batch)
     repeated = again_forward(as_taken(again_forward, batch)).clone()
@@ -147,4 +145,4 @@ def test_int8_stays_within_its_map_budget_and_is_cached(runtime_name, tmp_path):
 def test_int8_refuses_a_keep_float_naming_no_layer(network, calibration, batch, tmp_path):
     wrong = type(calibration)(calibration.inputs, calibration.images, calibration.digest, ("Head",))
     with pytest.raises(RuntimeNotSupported, match="keep_float 'Head' names no layer"):
-        OpenVinoRuntime(precision="int8", cache_dir=tmp_path, calibration=wrong).prepare(network, batch)
+        build_runtime("openvino", precision="int8", cache_dir=tmp_path, calibration=wrong).prepare(network, batch)

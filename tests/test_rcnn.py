@@ -11,7 +11,8 @@ import yaml
 from benchmark import main
 from models import CheckpointError
 from pipelines.rcnn import family
-from pipelines.runtimes.torch.session import TorchEager, cpu_runs_bf16, floating_to_float32
+from pipelines.runtimes.registry import build_runtime
+from pipelines.runtimes.torch.session import cpu_runs_bf16, floating_to_float32
 from pipelines.torchvision_common.weights import COCO_CATEGORIES, build_detector, state_dict_mismatch
 from tests.paths import ROOT, SAMPLES
 from utils.config import ConfigError, config_for, config_to_yaml, load_config
@@ -29,7 +30,7 @@ def photo(name: str) -> np.ndarray:
 
 def pipeline(weights=None, seed=0, precision="fp32", arch=ARCH, network=None):
     network = network or family.load_network(arch, weights, seed)
-    forward = TorchEager(fuse=False, precision=precision).prepare(network, family.example_input(PRE))
+    forward = build_runtime("torch", fuse=False, precision=precision).prepare(network, family.example_input(PRE))
     return family.build_pipeline(network, forward, PRE, POST)
 
 

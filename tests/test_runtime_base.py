@@ -9,7 +9,7 @@ from torch import nn
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes import registry
 from pipelines.runtimes.base import Runtime, RuntimeNotSupported
-from pipelines.runtimes.torch.session import TorchEager
+from pipelines.runtimes.registry import build_runtime
 
 
 @pytest.mark.parametrize("backend", list(registry.SPECS))
@@ -22,29 +22,31 @@ def test_every_runtime_is_a_runtime_with_one_signature_per_capability(backend):
             list(inspect.signature(getattr(Runtime, capability)).parameters), capability
     profiles = session.profiling is not Runtime.profiling
     assert profiles == (spec.layer_reader is not None or spec.trace_reader is not None)
-    constructor = inspect.signature(session.__init__).parameters
-    for key in ("fuse", "threads", "precision", "streams", "pinning", *spec.options.model_fields, *spec.shared_keys):
-        assert key in constructor, f"{backend} takes no {key}"
+    assert list(inspect.signature(session.__init__).parameters) == ["self", "settings", "options"]
+    built = registry.build_runtime(backend, **{key: field.default for key, field in spec.options.model_fields.items()})
+    assert isinstance(built, session) and built.streams == 1
+    with pytest.raises(TypeError, match=f"runtime {backend} takes no nonesuch"):
+        registry.build_runtime(backend, nonesuch=1)
 
 
 def test_a_runtime_without_a_profiler_says_so():
     with pytest.raises(RuntimeNotSupported, match="runtime.backend torch has no profiler of its own"):
-        TorchEager().profiling()
-    assert TorchEager().peer_defaults() is None and TorchEager().streams == 1
+        build_runtime("torch").profiling()
+    assert build_runtime("torch").peer_defaults() is None and build_runtime("torch").streams == 1
 
 
 @pytest.mark.slow
 def test_torch_compile_takes_a_mode_and_a_backend():
     network = LoadedNetwork(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()).eval(), ["a"], "random", True, "k")
-    runtime = TorchEager(fuse=False, compile=True, compile_backend="eager", compile_mode="default")
+    runtime = build_runtime("torch", fuse=False, compile=True, compile_backend="eager", compile_mode="default")
     forward = runtime.prepare(network, torch.zeros(1, 3, 16, 16))
     assert forward(torch.ones(1, 3, 16, 16)).shape == (1, 4, 14, 14)
     settings = runtime.settings()
     assert settings["compile_backend"] == "eager" and settings["compile_mode"] == "default"
     with pytest.raises(RuntimeNotSupported, match="runtime.compile_backend 'nonesuch' is not a torch.compile backend"):
-        TorchEager(compile=True, compile_backend="nonesuch")
+        build_runtime("torch", compile=True, compile_backend="nonesuch")
     with pytest.raises(RuntimeNotSupported, match="apply with runtime.compile true only"):
-        TorchEager(compile_mode="max-autotune")
+        build_runtime("torch", compile_mode="max-autotune")
 
 
 def test_below_the_layer_asks_the_runtimes_specs_instead_of_naming_them():

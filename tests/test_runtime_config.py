@@ -6,7 +6,7 @@ import torch
 from benchmark import main
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import RUNTIMES, SPECS, build_runtime
-from pipelines.runtimes.torch.session import TorchEager, cpu_runs_bf16
+from pipelines.runtimes.torch.session import cpu_runs_bf16
 from pipelines.yolo import family as yolo
 from utils.config import ConfigError, RuntimeSection, load_config
 
@@ -56,7 +56,7 @@ def example():
 
 def reference(example):
     network = yolo.load_network("yolov7-tiny", None, seed=0)
-    return TorchEager().prepare(network, example)(example)
+    return build_runtime("torch").prepare(network, example)(example)
 
 
 @pytest.mark.slow
@@ -70,9 +70,9 @@ def test_channels_last_gives_the_same_output(example):
 def test_bf16_autocast_runs_in_bf16_and_returns_float32(example):
     if not cpu_runs_bf16():
         with pytest.raises(RuntimeNotSupported, match="bf16"):
-            TorchEager(precision="bf16")
+            build_runtime("torch", precision="bf16")
         return
-    runtime = TorchEager(precision="bf16")
+    runtime = build_runtime("torch", precision="bf16")
     prepared = runtime.prepare(yolo.load_network("yolov7-tiny", None, seed=0), example)
     output = prepared(example)
     assert output.dtype == torch.float32

@@ -7,8 +7,7 @@ import json
 import pytest
 import torch
 
-from pipelines.runtimes.onnxruntime.session import OnnxRuntime
-from pipelines.runtimes.openvino.session import OpenVinoRuntime
+from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo.family import load_network
 from utils.record.layer_tables import layer_timer_frame, layer_types_frame
 from utils.record.layers import KIND_LAYER, MODEL_FORWARD_KINDS, TimingSnapshot
@@ -150,8 +149,8 @@ def prepared(tmp_path_factory):
     network = load_network("yolov7-tiny", None, seed=0)
     example = torch.zeros(1, 3, NETWORK_SIZE, NETWORK_SIZE)
     cache_dir = tmp_path_factory.mktemp("onnx-cache")
-    runtimes = {"onnxruntime": OnnxRuntime(threads=2, cache_dir=cache_dir),
-                "openvino": OpenVinoRuntime(threads=2, cache_dir=cache_dir)}
+    runtimes = {"onnxruntime": build_runtime("onnxruntime", threads=2, cache_dir=cache_dir),
+                "openvino": build_runtime("openvino", threads=2, cache_dir=cache_dir)}
     return {name: (runtime, runtime.prepare(network, example)) for name, runtime in runtimes.items()}
 
 

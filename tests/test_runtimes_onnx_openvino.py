@@ -10,11 +10,12 @@ import threading
 import openvino as ov
 import pytest
 import torch
+from pydantic import ValidationError
 
 from pipelines.runtimes.openvino import session as openvino_runtime
 from pipelines.runtimes.base import RuntimeNotSupported
-from pipelines.runtimes.onnxruntime.session import OnnxRuntime
-from pipelines.runtimes.openvino.session import OpenVinoRuntime
+from pipelines.runtimes.registry import build_runtime
+from utils.config import config_for
 
 SIZE = 128
 THREADS = 2
@@ -46,14 +47,14 @@ def reference(network):
 
 @pytest.fixture(scope="module")
 def onnxruntime(network, example, cache_dir):
-    runtime = OnnxRuntime(threads=THREADS, cache_dir=cache_dir)
+    runtime = build_runtime("onnxruntime", threads=THREADS, cache_dir=cache_dir)
     return runtime, runtime.prepare(network, example)
 
 
 @pytest.fixture(scope="module")
 def openvino(network, example, cache_dir, onnxruntime):  # after onnxruntime: the export is cached then
     # Float batches, as torch eager takes them; the u8 input it runs by default is tested below.
-    runtime = OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir, input_precision="f32")
+    runtime = build_runtime("openvino", threads=THREADS, cache_dir=cache_dir, input_precision="f32")
     return runtime, runtime.prepare(network, example)
 
 
@@ -124,10 +125,10 @@ def test_openvino_settings_are_read_back(openvino, onnxruntime):
 
 @pytest.mark.slow
 def test_openvino_bf16_runs_and_says_so(network, example, cache_dir, openvino):
-    capabilities = OpenVinoRuntime().capabilities
+    capabilities = build_runtime("openvino").capabilities
     if "BF16" not in capabilities:
         pytest.skip(f"this CPU has no bf16 in OpenVINO's CPU plugin (capabilities: {', '.join(capabilities)})")
-    runtime = OpenVinoRuntime(precision="bf16", threads=THREADS, cache_dir=cache_dir, input_precision="f32")
+    runtime = build_runtime("openvino", precision="bf16", threads=THREADS, cache_dir=cache_dir, input_precision="f32")
     forward = runtime.prepare(network, example)
     for shape in SHAPES[:2]:
         output = forward(torch.rand(shape))
@@ -139,18 +140,31 @@ def test_openvino_bf16_runs_and_says_so(network, example, cache_dir, openvino):
 
 def test_onnxruntime_refuses_bf16_and_names_the_alternatives():
     with pytest.raises(RuntimeNotSupported, match="fp32 and int8 only.*openvino or torch for bf16"):
-        OnnxRuntime(precision="bf16")
+        build_runtime("onnxruntime", precision="bf16")
+
+
+def test_onnxruntime_takes_its_graph_optimization_level_from_the_config(network, example, cache_dir, onnxruntime,
+                                                                       reference):
+    config = config_for("yolov7-tiny", runtime={"backend": "onnxruntime", "graph_optimization": "basic"})
+    runtime = build_runtime("onnxruntime", threads=THREADS, cache_dir=cache_dir,
+                            graph_optimization=config.runtime.graph_optimization)
+    batch = torch.rand(1, 3, SIZE, SIZE, generator=torch.Generator().manual_seed(1))
+    output = runtime.prepare(network, example)(batch)
+    assert runtime.settings()["graph_optimization_level"] == "ORT_ENABLE_BASIC"
+    assert torch.allclose(torch.as_tensor(output), reference(batch), atol=1e-3, rtol=1e-3)
+    with pytest.raises(ValidationError, match="graph_optimization"):
+        config_for("yolov7-tiny", runtime={"backend": "torch", "graph_optimization": "basic"})
 
 
 def test_onnxruntime_refuses_an_unknown_graph_optimization():
     with pytest.raises(RuntimeNotSupported, match="'most' is not one of disabled, basic, extended, layout, all"):
-        OnnxRuntime(graph_optimization="most")
+        build_runtime("onnxruntime", graph_optimization="most")
 
 
 def test_int8_without_calibration_images_is_refused():
-    for runtime in (OpenVinoRuntime, OnnxRuntime):
+    for backend in ("openvino", "onnxruntime"):
         with pytest.raises(RuntimeNotSupported, match=r"int8 needs calibration images \(runtime.calibration\)"):
-            runtime(precision="int8")
+            build_runtime(backend, precision="int8")
 
 
 def test_openvino_refuses_bf16_on_a_cpu_without_it(monkeypatch):
@@ -160,13 +174,13 @@ def test_openvino_refuses_bf16_on_a_cpu_without_it(monkeypatch):
 
     monkeypatch.setattr(openvino_runtime, "shared_core", CoreWithoutBf16)
     with pytest.raises(RuntimeNotSupported, match="offers FP32, INT8, EXPORT_IMPORT on this CPU, not BF16"):
-        OpenVinoRuntime(precision="bf16")
+        build_runtime("openvino", precision="bf16")
 
 
 @pytest.mark.slow
 def test_openvino_takes_pixels_by_default_and_converts_them_as_the_pipeline_would(network, example, cache_dir,
                                                                                   openvino, reference):
-    runtime = OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir)
+    runtime = build_runtime("openvino", threads=THREADS, cache_dir=cache_dir)
     forward = runtime.prepare(network, example)
     assert forward.input_dtype == torch.uint8
     settings = runtime.settings()
@@ -186,12 +200,12 @@ def test_openvino_takes_pixels_by_default_and_converts_them_as_the_pipeline_woul
 
 def test_openvino_input_of_a_network_that_is_not_scaled_pixels(network, example, cache_dir, openvino):
     with pytest.raises(RuntimeNotSupported, match="runtime.input_precision is one of auto, u8, f32, not 'f16'"):
-        OpenVinoRuntime(input_precision="f16")
+        build_runtime("openvino", input_precision="f16")
     unscaled = dataclasses.replace(network, pixel_scale=None)
     with pytest.raises(RuntimeNotSupported, match="runtime.input_precision u8: this network's input is not scaled "
                                                   "pixels.*use runtime.input_precision f32"):
-        OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir, input_precision="u8").prepare(unscaled, example)
-    runtime = OpenVinoRuntime(threads=THREADS, cache_dir=cache_dir)
+        build_runtime("openvino", threads=THREADS, cache_dir=cache_dir, input_precision="u8").prepare(unscaled, example)
+    runtime = build_runtime("openvino", threads=THREADS, cache_dir=cache_dir)
     forward = runtime.prepare(unscaled, example)
     assert forward.input_dtype == torch.float32 and forward(torch.rand(SHAPES[1])).shape[0] == 1
     assert runtime.settings()["input_precision"] == "f32"

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from pipelines.contract import LoadedNetwork
-from pipelines.runtimes.torch.session import TorchEager
+from pipelines.runtimes.registry import build_runtime
 
 pytestmark = pytest.mark.slow  # torch.compile compiles for every input shape
 
@@ -18,7 +18,7 @@ def small_network() -> nn.Module:
 def test_compiled_forward_equals_eager_across_shapes_and_reports_compile_apart():
     eager = small_network()
     network = LoadedNetwork(small_network(), ["a"], "random (seed 0)", True, "test")
-    runtime = TorchEager(threads=2, compile=True)
+    runtime = build_runtime("torch", threads=2, compile=True)
     prepared = runtime.prepare(network, torch.rand(1, 3, 32, 32))
     assert prepared.module is None
     # a short last batch and a rect letterbox shape, after compiling at another shape

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from pipelines.contract import Detections
 from pipelines.registry import UnknownArchitecture, family_for
 from pipelines.runtimes.base import PreparedForward
-from pipelines.runtimes.torch.session import TorchEager
+from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family as yolo_family
 from pipelines.yolo.letterbox import letterbox
 from pipelines.yolo.pipeline import Forwarded, YoloPipeline
@@ -21,7 +21,7 @@ def network():
 
 @pytest.fixture(scope="module")
 def model(network):
-    return TorchEager(fuse=True).prepare(network, torch.zeros(1, 3, 128, 128))
+    return build_runtime("torch", fuse=True).prepare(network, torch.zeros(1, 3, 128, 128))
 
 
 def images():
@@ -150,9 +150,9 @@ def test_family_builds_its_pipeline_from_the_config_sections(network, model):
 
 
 def test_torch_runtime_fuses_and_reports_what_it_uses(model):
-    settings = TorchEager(fuse=True).settings()
+    settings = build_runtime("torch", fuse=True).settings()
     assert settings["fused"] is False  # nothing prepared yet: it says so
-    runtime = TorchEager(fuse=True, threads=torch.get_num_threads())
+    runtime = build_runtime("torch", fuse=True, threads=torch.get_num_threads())
     prepared = runtime.prepare(yolo_family.load_network("yolov7-tiny", None, seed=0), torch.zeros(1, 3, 64, 64))
     settings = runtime.settings()
     assert settings["fused"] is True and settings["precision"] == "fp32"

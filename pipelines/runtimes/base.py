@@ -42,14 +42,27 @@ class PreparedForward:
         return self.run(batch, *extra)
 
 
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """What every runtime is built with: the config's common runtime keys (and model.fuse), the cache of runtimes
+    that export, and int8's calibration. A runtime's own keys travel apart, as its spec's options model."""
+
+    precision: str = "fp32"  # one of its spec's precisions
+    threads: Optional[int] = None  # None: the library's default
+    fuse: bool = True
+    streams: Union[int, str] = 1  # a count, or "auto" for the runtime's own choice
+    pinning: bool = False
+    cache_dir: Union[Path, str, None] = None  # exports and compiled models (a temporary folder when None)
+    calibration: Any = None  # a quantization.Calibration, at int8 only
+
+
 class Runtime(ABC):
     """What runs a network's forward.
 
-    Built by the registry (its spec's `session`) with keyword arguments: `fuse`, `threads` (None: the library's
-    default), `precision` (one of its spec's precisions), `streams` (a count, or "auto" for its own choice),
-    `pinning`, each of its spec's own options (spec.options), its spec's shared keys (spec.shared_keys, e.g.
-    cache_dir), and `calibration` (a quantization.Calibration) at int8. A setting it cannot do raises
-    RuntimeNotSupported, in the constructor or in prepare().
+    Built by the registry (its spec's `session`) as `Session(settings, options)`: a RuntimeSettings and an instance
+    of its spec's options model (spec.options, defaults filled, not validated: the config validated them, and the
+    session refuses what it cannot do). A setting it cannot do raises RuntimeNotSupported, in the constructor or
+    in prepare().
     """
 
     name: str  # runtime.backend

@@ -41,6 +41,9 @@ class ExportResult:
     cache_dir: Optional[Path] = None  # where what is made from it (int8) is cached; None: beside it
 
 
+OPSET = 17  # the exports' ONNX opset: torch's legacy exporter and both runtimes' parsers take it
+
+
 def as_input(batch: torch.Tensor) -> np.ndarray:
     """The float32 array an exported graph's "images" input takes."""
     return batch.detach().to(device="cpu", dtype=torch.float32).contiguous().numpy()
@@ -59,7 +62,7 @@ def export_key_parts(network: LoadedNetwork, example: torch.Tensor, opset: int, 
 
 
 def export_onnx(network: LoadedNetwork, example: torch.Tensor, cache_dir: Union[Path, str, None] = None,
-                opset: int = 17, fuse: bool = True) -> ExportResult:
+                opset: int = OPSET, fuse: bool = True) -> ExportResult:
     """The cached ONNX file of `network` (input "images", output "prediction"), exported on a cache miss or
     where the cached file is damaged (cache_integrity); a network that is a file already (model.file) is that
     file, read where it lies and keyed by its content.

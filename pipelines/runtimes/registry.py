@@ -31,8 +31,18 @@ def _attribute(spec: RuntimeSpec, reference: str) -> Any:
     return getattr(importlib.import_module(f"pipelines.runtimes.{spec.name}.{module}"), name)
 
 
-def build_runtime(backend: str, **settings: Any) -> "Runtime":
-    return _attribute(SPECS[backend], SPECS[backend].session)(**settings)
+def build_runtime(backend: str, **keys: Any) -> "Runtime":
+    """A runtime from keyword settings: the common ones (base.RuntimeSettings) and its spec's own options. A key
+    it takes neither way is a TypeError, as a constructor's would be."""
+    from dataclasses import fields
+
+    from pipelines.runtimes.base import RuntimeSettings
+    spec = SPECS[backend]
+    common = {key: keys.pop(key) for key in [entry.name for entry in fields(RuntimeSettings)] if key in keys}
+    own = {key: keys.pop(key) for key in list(keys) if key in spec.options.model_fields}
+    if keys:
+        raise TypeError(f"runtime {backend} takes no {', '.join(sorted(keys))}")
+    return _attribute(spec, spec.session)(RuntimeSettings(**common), spec.options.model_construct(**own))
 
 
 def build_reference(**settings: Any) -> "Runtime":

@@ -22,13 +22,12 @@ class RuntimeOptions(BaseModel):
 class RuntimeSpec:
     name: str  # the value of runtime.backend, and the runtime's folder
     precisions: tuple[str, ...]  # what runtime.precision may be; the session checks what the CPU supports
-    # "module:Class" of its Runtime, built with fuse, threads, precision, streams, pinning, its options, its
-    # shared keys, and calibration (a quantization.Calibration) at int8.
+    # "module:Class" of its Runtime, built as Class(base.RuntimeSettings, an instance of `options`).
     session: str
     # The Python package its session imports: whether the runtime is installed, asked without importing it.
     library: Optional[str] = None
     options: type[RuntimeOptions] = RuntimeOptions
-    shared_keys: tuple[str, ...] = ()  # common keys its session takes as well (cache_dir for an export)
+    caches: bool = False  # keeps its exports and compiled models in runtime.cache_dir
     refusals: Mapping[str, str] = field(default_factory=dict)  # precision -> why it is not offered (yet)
     # At fp32 with every option at its default it is the reference other runs are checked against.
     reference: bool = False

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from datasets.image_folder import find_images
-from pipelines.runtimes.base import Runtime
+from pipelines.runtimes.base import Runtime, RuntimeSettings
 from pipelines.runtimes.cache_integrity import usable_directory
 from pipelines.runtimes.concurrency import scenario_streams
 from pipelines.runtimes.registry import SPECS, build_runtime
@@ -31,17 +31,18 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
     """`truth`: the run's labels (datasets.labels.GroundTruth, one per path), which judge int8's repair where
     its calibration images are the run's own."""
     runtime = config.runtime
-    # The config refuses options a backend cannot take; each backend gets only its own.
     spec = SPECS[runtime.backend]
-    options = {key: getattr(runtime, key) for key in (*spec.options.model_fields, *spec.shared_keys)}
-    if "cache_dir" in options:
-        options["cache_dir"] = usable_directory(options["cache_dir"])
+    # The config refuses options a backend cannot take; each backend gets only its own.
+    options = {key: getattr(runtime, key) for key in spec.options.model_fields}
+    settings = RuntimeSettings(runtime.precision, runtime.threads, config.model.fuse,
+                               scenario_streams(runtime.streams, config.benchmark.scenario), runtime.pinning,
+                               usable_directory(runtime.cache_dir) if spec.caches else None)
     scored, calibration = paths, None
     if runtime.precision == "int8":
         own = find_images(runtime.calibration.path) if runtime.calibration.path else None
         chosen, scored = calibration_split(paths, runtime.calibration.images, own)
         calibration = calibration_document(chosen, scored, Path(config.dataset.path), runtime.calibration.path)
-        options["calibration"] = calibration_inputs(
+        inputs = calibration_inputs(
             family, network, config.preprocess, config.postprocess, chosen, runtime.calibration.images,
             runtime.calibration.keep_float, config.dataset.max_pixels,
             {key: getattr(runtime.calibration, key) for key in ("preset", "range", "bias_correction")})
@@ -52,16 +53,13 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
                 labels = [truth.images[where[path]] for path in chosen]
                 if not any(len(image) for image in labels):  # nothing to find: the stand-in judges instead
                     labels = None
-            options["calibration"] = replace(options["calibration"], control=selection_control(
-                config, family, network, chosen, labels, options["calibration"]))
-    built = build_runtime(runtime.backend, fuse=config.model.fuse, threads=runtime.threads,
-                          precision=runtime.precision,
-                          streams=scenario_streams(runtime.streams, config.benchmark.scenario),
-                          pinning=runtime.pinning, **options)
+            inputs = replace(inputs, control=selection_control(config, family, network, chosen, labels, inputs))
+        settings = replace(settings, calibration=inputs)
+    built = build_runtime(runtime.backend, **vars(settings), **options)
     if spec.preparing is not None:
         console(f"Preparing {runtime.backend} ({spec.preparing})...")
         if runtime.precision == "int8":
-            console(f"int8: calibrating on {options['calibration'].images} images "
+            console(f"int8: calibrating on {settings.calibration.images} images "
                     f"({calibration['source']}; the quantized model is cached too)...")
     forward = built.prepare(network, family.example_input(config.preprocess))
     if runtime.streams == AUTO:

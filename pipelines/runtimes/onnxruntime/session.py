@@ -16,15 +16,15 @@ import numpy as np
 import onnxruntime as ort
 import torch
 
-from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
+from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings
 from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra_op_affinities, share_opencv_threads,
                                             share_torch_threads, stream_cores, threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import pin_calling_thread, pin_torch_pool, thread_affinities
-from pipelines.runtimes.onnx_export import INPUT_NAME, ExportResult, as_input, export_onnx
+from pipelines.runtimes.onnx_export import INPUT_NAME, OPSET, ExportResult, as_input, export_onnx
 from pipelines.runtimes.onnxruntime.quantizer import quantize_for_onnxruntime
 from pipelines.runtimes.onnxruntime.reverting import OnnxRuntimeGraph
-from pipelines.runtimes.onnxruntime.spec import SPEC
-from pipelines.runtimes.quantization import Calibration, quantize_network
+from pipelines.runtimes.onnxruntime.spec import SPEC, OnnxRuntimeOptions
+from pipelines.runtimes.quantization import quantize_network
 
 PROVIDER = "CPUExecutionProvider"
 ALLOW_SPINNING = "session.intra_op.allow_spinning"
@@ -54,35 +54,35 @@ class OrtProfile:
 class OnnxRuntime(Runtime):
     name = SPEC.name
 
-    def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
-                 cache_dir: Union[Path, str, None] = None, graph_optimization: str = "all", opset: int = 17,
-                 calibration: Optional[Calibration] = None, streams: int | str = 1, pinning: bool = False):
+    def __init__(self, settings: RuntimeSettings = RuntimeSettings(),
+                 options: OnnxRuntimeOptions = OnnxRuntimeOptions()):
+        precision = settings.precision
         if precision not in SPEC.precisions:
             raise RuntimeNotSupported("onnxruntime runs fp32 and int8 only on the CPU execution provider; use "
                                       "runtime.backend=openvino or torch for bf16")
-        if precision == "int8" and calibration is None:
+        if precision == "int8" and settings.calibration is None:
             raise RuntimeNotSupported("runtime.precision int8 needs calibration images (runtime.calibration)")
         self.precision = precision
-        self.calibration = calibration if precision == "int8" else None
+        self.calibration = settings.calibration if precision == "int8" else None
         self._model_path: Optional[Path] = None
-        if graph_optimization not in GRAPH_OPTIMIZATION:
-            raise RuntimeNotSupported(f"onnxruntime graph optimization {graph_optimization!r} is not one of "
+        if options.graph_optimization not in GRAPH_OPTIMIZATION:
+            raise RuntimeNotSupported(f"runtime.graph_optimization {options.graph_optimization!r} is not one of "
                                       f"{', '.join(GRAPH_OPTIMIZATION)}")
-        self.threads = threads
-        self.fuse = fuse
-        self.cache_dir = cache_dir
-        self.graph_optimization = graph_optimization
-        self.opset = opset
+        self.threads = settings.threads
+        self.fuse = settings.fuse
+        self.cache_dir = settings.cache_dir
+        self.graph_optimization = options.graph_optimization
+        self.opset = OPSET
         self.streams, self.streams_auto = auto_choice(
-            streams, 1, "ONNX Runtime's own split: one session with every thread in its intra-op pool and an "
-                        "inter-op pool of 1 (sequential execution), as its defaults do")
-        self.pinning = pinning
+            settings.streams, 1, "ONNX Runtime's own split: one session with every thread in its intra-op pool and "
+                                 "an inter-op pool of 1 (sequential execution), as its defaults do")
+        self.pinning = settings.pinning
         self._stream_cores: list[Optional[list[int]]] = [None] * self.streams
         self._sessions: list[ort.InferenceSession] = []  # one per stream, each with its own intra-op pool
         self._stream_of_thread = threading.local()
         self._next_stream = itertools.count()
         self._pinned_callers: list[dict] = []
-        self._intra_threads = threads
+        self._intra_threads = settings.threads
         self._input_name = INPUT_NAME
         self._profiled_shapes: Optional[list[tuple[int, ...]]] = None  # inputs' shapes while profiling
         self._export: Optional[ExportResult] = None

@@ -1,14 +1,26 @@
 """ONNX Runtime's CPU execution provider over the cached ONNX export: what it offers, how it profiles."""
 from __future__ import annotations
 
-from pipelines.runtimes.spec import KernelSource, NativeCode, RuntimeSpec
+from typing import Literal
+
+from pydantic import Field
+
+from pipelines.runtimes.spec import KernelSource, NativeCode, RuntimeOptions, RuntimeSpec
+
+
+class OnnxRuntimeOptions(RuntimeOptions):
+    graph_optimization: Literal["disabled", "basic", "extended", "layout", "all"] = Field(
+        "all", description="onnxruntime only: the session's graph optimization level (ORT_DISABLE_ALL ... "
+                           "ORT_ENABLE_ALL); lower levels show what its graph rewrites gain")
+
 
 SPEC = RuntimeSpec(
     name="onnxruntime",
     precisions=("fp32", "int8"),
+    caches=True,
     session="session:OnnxRuntime",
     library="onnxruntime",
-    shared_keys=("cache_dir",),
+    options=OnnxRuntimeOptions,
     layer_reader="layers:read_layers",
     trace_reader="trace:read_trace",
     preparing="the ONNX export is cached; the first one takes a while",

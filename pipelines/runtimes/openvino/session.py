@@ -17,18 +17,18 @@ import openvino.properties.hint as hints
 import torch
 from openvino.preprocess import PrePostProcessor
 
-from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
+from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings
 from pipelines.runtimes.concurrency import (AUTO, auto_choice, cores_to_pin, share_opencv_threads, share_torch_threads,
                                             threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import pin_torch_pool, thread_affinities
-from pipelines.runtimes.onnx_export import ExportResult, as_input, export_onnx
+from pipelines.runtimes.onnx_export import OPSET, ExportResult, as_input, export_onnx
 from pipelines.runtimes.openvino.layers import NodeCounter
 from pipelines.runtimes.openvino.quantizer import quantize_for_openvino
 from pipelines.runtimes.openvino.reverting import OpenVinoGraph, ir_files
 from pipelines.runtimes.openvino.signal_stack import shared_core
-from pipelines.runtimes.openvino.spec import INPUT_PRECISIONS, SPEC
+from pipelines.runtimes.openvino.spec import INPUT_PRECISIONS, SPEC, OpenVinoOptions
 from pipelines.runtimes.openvino.static_shapes import CompiledByShape
-from pipelines.runtimes.quantization import Calibration, quantize_network
+from pipelines.runtimes.quantization import quantize_network
 
 DEVICE = "CPU"
 # int8 runs the quantized model; its layers left in float run in f32.
@@ -49,11 +49,9 @@ class OpenVinoProfile:
 class OpenVinoRuntime(Runtime):
     name = SPEC.name
 
-    def __init__(self, precision: str = "fp32", threads: Optional[int] = None, fuse: bool = True,
-                 cache_dir: Union[Path, str, None] = None, opset: int = 17,
-                 calibration: Optional[Calibration] = None, streams: int | str = 1, pinning: bool = False,
-                 input_precision: str = AUTO):
-        if precision == "int8" and calibration is None:
+    def __init__(self, settings: RuntimeSettings = RuntimeSettings(), options: OpenVinoOptions = OpenVinoOptions()):
+        precision, input_precision = settings.precision, options.input_precision
+        if precision == "int8" and settings.calibration is None:
             raise RuntimeNotSupported("runtime.precision int8 needs calibration images (runtime.calibration)")
         if precision not in PRECISION_TYPES:
             raise RuntimeNotSupported(f"runtime.backend openvino runs {' or '.join(PRECISION_TYPES)}, "
@@ -68,21 +66,21 @@ class OpenVinoRuntime(Runtime):
                                       f"{', '.join(self.capabilities)} on this CPU, not BF16; use "
                                       "runtime.precision fp32")
         self.precision = precision
-        self.threads = threads
-        self.fuse = fuse
-        self.cache_dir = cache_dir
-        self.opset = opset
-        self.calibration = calibration if precision == "int8" else None
-        self._auto_streams = streams == AUTO  # resolved by the throughput hint at compile time
-        self.streams, self.streams_auto = (1, None) if self._auto_streams else auto_choice(streams, 1, "")
-        self.pinning = pinning
+        self.threads = settings.threads
+        self.fuse = settings.fuse
+        self.cache_dir = settings.cache_dir
+        self.opset = OPSET
+        self.calibration = settings.calibration if precision == "int8" else None
+        self._auto_streams = settings.streams == AUTO  # resolved by the throughput hint at compile time
+        self.streams, self.streams_auto = (1, None) if self._auto_streams else auto_choice(settings.streams, 1, "")
+        self.pinning = settings.pinning
         self.input_precision = input_precision
         self._input: dict[str, Any] = {}  # what the compiled model takes, resolved in prepare()
         self._input_dtype = torch.float32  # the batch it takes: uint8 where it converts the pixels itself
         self._peer_defaults: Optional[dict[str, Any]] = None
         # Per thread (with streams, each worker thread has its own), the requests of each shape's compiled model.
         self._thread_requests = threading.local()
-        self._inference_threads = threads
+        self._inference_threads = settings.threads
         self._pinned: list[dict] = []
         self._export: Optional[ExportResult] = None
         self._model: Optional[ov.Model] = None

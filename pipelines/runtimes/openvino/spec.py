@@ -23,10 +23,10 @@ class OpenVinoOptions(RuntimeOptions):
 SPEC = RuntimeSpec(
     name="openvino",
     precisions=("fp32", "bf16", "int8"),
+    caches=True,
     session="session:OpenVinoRuntime",
     library="openvino",
     options=OpenVinoOptions,
-    shared_keys=("cache_dir",),
     layer_reader="layers:read_layers",
     preparing="the ONNX export is cached; the first one takes a while",
     native=NativeCode("openvino", "OpenVINO", r"libopenvino", "libopenvino"),

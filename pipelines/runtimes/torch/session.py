@@ -10,11 +10,11 @@ from typing import Any, Optional
 
 import torch
 
-from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported
+from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings
 from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, share_opencv_threads, stream_cores,
                                             threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import pin_openmp_team, thread_affinities
-from pipelines.runtimes.torch.spec import SPEC
+from pipelines.runtimes.torch.spec import SPEC, TorchOptions
 
 
 def cpu_runs_bf16() -> bool:
@@ -37,31 +37,31 @@ def floating_to_float32(value: Any) -> Any:
 class TorchEager(Runtime):
     name = SPEC.name
 
-    def __init__(self, fuse: bool = True, threads: Optional[int] = None, precision: str = "fp32",
-                 channels_last: bool = False, compile: bool = False, streams: int | str = 1, pinning: bool = False,
-                 compile_mode: str = "default", compile_backend: str = "inductor"):
+    def __init__(self, settings: RuntimeSettings = RuntimeSettings(), options: TorchOptions = TorchOptions()):
+        precision = settings.precision
         if precision not in SPEC.precisions:
             raise RuntimeNotSupported(f"runtime.backend torch runs {' or '.join(SPEC.precisions)}, not {precision}")
         if precision == "bf16" and not cpu_runs_bf16():
             raise RuntimeNotSupported("runtime.precision bf16: this CPU has no native bf16 (AVX512-BF16 or AMX), "
                                       "so torch would emulate it; use runtime.precision fp32")
-        self.fuse = fuse
-        self.threads = threads
+        self.fuse = settings.fuse
+        self.threads = settings.threads
         self.precision = precision
-        self.channels_last = channels_last
-        self.compile = compile
-        self.compile_mode, self.compile_backend = compile_mode, compile_backend
-        if not compile and (compile_mode != "default" or compile_backend != "inductor"):
+        self.channels_last = options.channels_last
+        self.compile = options.compile
+        self.compile_mode, self.compile_backend = options.compile_mode, options.compile_backend
+        if not self.compile and (self.compile_mode != "default" or self.compile_backend != "inductor"):
             raise RuntimeNotSupported("runtime.compile_mode and runtime.compile_backend apply with runtime.compile "
                                       "true only; set runtime.compile: true, or remove them")
-        if compile:
+        if self.compile:
             known = torch._dynamo.list_backends(exclude_tags=None)
-            if compile_backend not in known:
-                raise RuntimeNotSupported(f"runtime.compile_backend {compile_backend!r} is not a torch.compile "
-                                          f"backend here; use one of {', '.join(sorted(known))}")
+            if self.compile_backend not in known:
+                raise RuntimeNotSupported(f"runtime.compile_backend {self.compile_backend!r} is not a "
+                                          f"torch.compile backend here; use one of {', '.join(sorted(known))}")
         self.streams, self.streams_auto = auto_choice(
-            streams, 1, "torch has no streams of its own: one request at a time, every thread in its intra-op pool")
-        self.pinning = pinning
+            settings.streams, 1,
+            "torch has no streams of its own: one request at a time, every thread in its intra-op pool")
+        self.pinning = settings.pinning
         self._fused = False
         self._preparation: dict[str, Any] = {}
         self._stream_groups: list[list[int]] = []
