@@ -131,8 +131,31 @@ def test_torch_pinning_sets_the_process_affinity_and_reads_it_back(network, rest
         assert runtime.settings()["pinning"] is True
         assert runtime.settings()["pinned_threads"] == [
             {"stream": 0, "openmp_thread": 0, "tid": threading.get_native_id(), "core": pinned[0]}]
+        runtime.close()  # a next run in this process starts on every core again
+        assert os.sched_getaffinity(0) == before
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two usable cores")
+def test_a_pinned_run_leaves_the_next_run_of_its_process_every_core(tmp_path):
+    """tune's runs of one way share a process: a pinned run's threads get their cores back as it ends, so a
+    second pinned run with as many threads is not refused for a process left on one core."""
+    import subprocess
+    import sys
+
+    common = ["--config", str(CONFIG), "--set", "preprocess.img_size=64", "--set", "runtime.threads=2",
+              "--set", "runtime.pinning=true", "--set", "benchmark.accuracy.enabled=false",
+              "--set", f"run.output_dir={tmp_path}"]
+    runs = [[name, common + ["--set", f"run.id={name}", "--set", f"dataset.batch_size={batch}"]]
+            for name, batch in (("first", 1), ("second", 2))]
+    done = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "runs", json.dumps(runs)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for name in ("first", "second"):
+        runtime = json.loads((tmp_path / name / "summary.json").read_text())["runtime"]
+        assert len(runtime["pinned_threads"]) == 2 and runtime["pinning"] is True, name
 
 
 def test_pinning_more_threads_than_cores_exits_2(tmp_path, capsys):

@@ -87,6 +87,11 @@ class Runtime(ABC):
         provide this; the default says the runtime has none."""
         raise RuntimeNotSupported(f"runtime.backend {self.name} has no profiler of its own")
 
+    def close(self) -> None:
+        """Gives back what the runtime changed in the process and what outlives it there (the cores it pinned
+        threads to), so that a next run in the same process starts as the first did. Called once its last forward
+        ran; settings() still reads back what it did. A runtime that changes nothing process-wide keeps this."""
+
     def peer_defaults(self) -> Optional[dict[str, Any]]:
         """What the runtime picks by itself on this CPU when given no settings (precision, streams, threads), for
         comparing with a peer tool that runs it that way; None where that is what detbench runs anyway."""

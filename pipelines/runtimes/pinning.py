@@ -12,7 +12,7 @@ import ctypes
 import os
 import threading
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from pipelines.runtimes.base import RuntimeNotSupported
 
@@ -86,3 +86,14 @@ def pin_calling_thread(core: int) -> dict:
     """The calling thread alone on one core (a runtime's caller that runs work of its own pool)."""
     os.sched_setaffinity(0, {core})
     return {"tid": threading.get_native_id(), "core": core}
+
+
+def restore_affinities(tids: Iterable[int], cores: set[int]) -> None:
+    """Gives the threads of this process among `tids` back the cores they may run on (`cores`: the process's
+    mask before pinning). A thread that ended is skipped: its id may name another process's thread by now."""
+    alive = {int(task.name) for task in Path("/proc/self/task").iterdir()}
+    for tid in set(tids) & alive:
+        try:
+            os.sched_setaffinity(tid, cores)
+        except OSError:  # it ended between the listing and the call
+            continue

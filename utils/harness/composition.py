@@ -162,6 +162,7 @@ class Benchmark:
         try:
             return self._execute_and_track()
         finally:
+            self.runtime.close()  # a next run in this process (tune's shared runs) starts on every core again
             self.dependency_logs.stop()
 
     def _execute_and_track(self) -> Outcome:

@@ -31,7 +31,7 @@ from utils.tune import race
 from utils.tune.answer import round_lines, spent_line, standing, time_spent, tune_answer
 from utils.tune.goals import Goal
 from utils.tune.shared_runs import split_outcome
-from utils.tune.space import BATCH, PINNING, Candidate, build_space, this_machine
+from utils.tune.space import BATCH, Candidate, build_space, this_machine
 from utils.tune.state import Entry, Run, run_dir_name
 from utils.tune.verdicts import drop_failed, settle_waiting, take_verdict
 from utils.writers.atomic import OutputWriteError
@@ -303,15 +303,14 @@ class Tune:
 
     def _groups(self, runs: list[Run]) -> list[list[Run]]:
         """The runs that share a process: one way of computing at one schedule but the batch size (threads are
-        process-wide), in the round's order; each run alone where the goal does not share processes, and where
-        it pins (a pinned run leaves the process's main thread on one core)."""
+        process-wide), in the round's order; each run alone where the goal does not share processes. A pinned
+        run gives its threads their cores back as it ends (Runtime.close), so pinned runs share too."""
         if not self.request.goal.shares_processes:
             return [[run] for run in runs]
         groups: dict[tuple, list[Run]] = {}
         for run in runs:
             values = self._entry(run.candidate).candidate.assignments
-            alone = (run.run_dir,) if dict(values).get(PINNING) == "true" else ()
-            groups.setdefault(tuple(item for item in values if item[0] != BATCH) + alone, []).append(run)
+            groups.setdefault(tuple(item for item in values if item[0] != BATCH), []).append(run)
         return list(groups.values())
 
     def _completed(self) -> list[Run]:

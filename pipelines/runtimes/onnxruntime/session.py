@@ -3,6 +3,7 @@ its static int8 (QDQ) quantization (quantizer.py)."""
 from __future__ import annotations
 
 import itertools
+import os
 import tempfile
 import threading
 import time
@@ -19,7 +20,8 @@ import torch
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings
 from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra_op_affinities, share_opencv_threads,
                                             share_torch_threads, stream_cores, threads_per_stream, usable_cores)
-from pipelines.runtimes.pinning import pin_calling_thread, pin_torch_pool, thread_affinities
+from pipelines.runtimes.pinning import (pin_calling_thread, pin_torch_pool, restore_affinities,
+                                        thread_affinities)
 from pipelines.runtimes.onnx_export import INPUT_NAME, OPSET, ExportResult, as_input, export_onnx
 from pipelines.runtimes.onnxruntime.quantizer import quantize_for_onnxruntime
 from pipelines.runtimes.onnxruntime.reverting import OnnxRuntimeGraph
@@ -82,6 +84,7 @@ class OnnxRuntime(Runtime):
         self._stream_of_thread = threading.local()
         self._next_stream = itertools.count()
         self._pinned_callers: list[dict] = []
+        self._process_cores = os.sched_getaffinity(0)  # what close() gives pinned threads back
         self._intra_threads = settings.threads
         self._input_name = INPUT_NAME
         self._profiled_shapes: Optional[list[tuple[int, ...]]] = None  # inputs' shapes while profiling
@@ -197,6 +200,9 @@ class OnnxRuntime(Runtime):
             self._profiled_shapes = None
             profile.path = Path(self._session.end_profiling())
             self._session = normal
+
+    def close(self) -> None:
+        restore_affinities([entry["tid"] for entry in self._pinned_callers], self._process_cores)
 
     def settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = {"backend": self.name, "precision": self.precision, "fused": self._fused,

@@ -20,7 +20,7 @@ from openvino.preprocess import PrePostProcessor
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings
 from pipelines.runtimes.concurrency import (AUTO, auto_choice, cores_to_pin, share_opencv_threads, share_torch_threads,
                                             threads_per_stream, usable_cores)
-from pipelines.runtimes.pinning import pin_torch_pool, thread_affinities
+from pipelines.runtimes.pinning import pin_torch_pool, restore_affinities, thread_affinities
 from pipelines.runtimes.onnx_export import OPSET, ExportResult, as_input, export_onnx
 from pipelines.runtimes.openvino.layers import NodeCounter
 from pipelines.runtimes.openvino.quantizer import quantize_for_openvino
@@ -82,6 +82,7 @@ class OpenVinoRuntime(Runtime):
         self._thread_requests = threading.local()
         self._inference_threads = settings.threads
         self._pinned: list[dict] = []
+        self._process_cores = os.sched_getaffinity(0)  # what close() gives pinned threads back
         self._export: Optional[ExportResult] = None
         self._model: Optional[ov.Model] = None
         self._compiled: Optional[CompiledByShape] = None
@@ -263,6 +264,9 @@ class OpenVinoRuntime(Runtime):
                             info.real_time.total_seconds() * 1e6, info.cpu_time.total_seconds() * 1e6,
                             info.status.name)
                 for inference, infos in enumerate(raw) for info in infos]
+
+    def close(self) -> None:
+        restore_affinities([entry["tid"] for entry in self._pinned], self._process_cores)
 
     def settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = {"backend": self.name, "precision": self.precision, "fused": self._fused,

@@ -3,6 +3,7 @@ torch.compile."""
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import time
 from contextlib import nullcontext
@@ -13,7 +14,7 @@ import torch
 from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings
 from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, share_opencv_threads, stream_cores,
                                             threads_per_stream, usable_cores)
-from pipelines.runtimes.pinning import pin_openmp_team, thread_affinities
+from pipelines.runtimes.pinning import pin_openmp_team, restore_affinities, thread_affinities
 from pipelines.runtimes.torch.spec import SPEC, TorchOptions
 
 
@@ -66,6 +67,7 @@ class TorchEager(Runtime):
         self._preparation: dict[str, Any] = {}
         self._stream_groups: list[list[int]] = []
         self._pinned: list[dict] = []  # every thread pinned, with its stream and core
+        self._process_cores = os.sched_getaffinity(0)  # what close() gives pinned threads back
         self._opencv_threads: Optional[int] = None  # of OpenCV's pool, which the letterbox's resize runs on
         self._next_group = itertools.count()
         self._pin_lock = threading.Lock()
@@ -126,6 +128,9 @@ class TorchEager(Runtime):
             self._preparation = {"first_inference_ms": first_ms}
         # Hooks on a compiled module force graph breaks and time another program: no layer timing there.
         return PreparedForward(run, None if self.compile else module)
+
+    def close(self) -> None:
+        restore_affinities([entry["tid"] for entry in self._pinned], self._process_cores)
 
     def settings(self) -> dict[str, Any]:
         return {
