@@ -100,6 +100,10 @@ def test_a_throughput_race_runs_loadgen_offline_and_answers_in_samples_per_secon
     assert document["kind"] == "tune" and document["answer"]["winner"] is not None
     assert "--set benchmark.scenario=offline" in document["answer"]["set_line"]
     assert "samples/s" in stdout
+    # Each run's own process too: its start is told apart from the run's own time, as in shared processes.
+    state = json.loads((tmp_path / "race" / "tune.json").read_text())
+    ran = [run for entry in state["entries"] for run in entry["runs"] if run["status"] == "complete"]
+    assert ran and all(run["start_s"] > 0 and run["seconds"] > 0 for run in ran)
     for row in document["rows"]:
         if row["status"] == "complete":
             summary = json.loads((tmp_path / "race" / row["run_dir"] / "summary.json").read_text())

@@ -217,7 +217,7 @@ class Tune:
                 if not part:
                     self._out_of_time(current)
                     return True
-                self._launch(self._local, [part], stops, shared=self.request.goal.shares_processes)
+                self._launch(self._local, [part], stops)
                 group = group[len(part):]
         return False
 
@@ -380,8 +380,9 @@ class Tune:
                     entry.dropped = {"round": current["number"], "budget": True,
                                      "reason": "not reached: the time budget ran out in its first round"}
 
-    def _launch(self, launcher: Launcher, groups: list[list[Run]], stops: Stops, shared: bool = False) -> None:
-        """Each group in one process: `benchmark.py runs` when shared, else its one run as a plain run."""
+    def _launch(self, launcher: Launcher, groups: list[list[Run]], stops: Stops) -> None:
+        """Each group in one process of `benchmark.py runs` (a group of one too): each run's own time is then
+        told apart from its process's start, which goes to the first run there (start_s)."""
         starts: dict[str, float] = {}
         by_job = {group[0].run_dir: group for group in groups}
 
@@ -392,24 +393,19 @@ class Tune:
         def finished(job: PointJob, outcome: PointOutcome) -> None:
             group = by_job[job.name]
             wall = self.clock() - starts.get(job.name, self.clock())
-            if shared:
-                split = split_outcome([run.run_dir for run in group], outcome)
-                for run in group:
-                    run_outcome, run.seconds = split[run.run_dir]
-                    self._settle(run, run_outcome, stops)
-                # The process's start (imports, before its first run), on the run that paid it.
-                group[0].start_s = max(0.0, wall - sum(run.seconds for run in group))
-            else:
-                group[0].seconds = wall
-                self._settle(group[0], outcome, stops)
+            split = split_outcome([run.run_dir for run in group], outcome)
+            for run in group:
+                run_outcome, run.seconds = split[run.run_dir]
+                self._settle(run, run_outcome, stops)
+            # The process's start (imports, before its first run), on the run that paid it.
+            group[0].start_s = max(0.0, wall - sum(run.seconds for run in group))
             self.progress.n = min(round(self.elapsed()), self.progress.total)
             self.progress.refresh()
             self._write(stopped=None, final=False)
 
         jobs = []
         for group in groups:
-            arguments = (("runs", json.dumps([[run.run_dir, self._arguments(run)] for run in group]))
-                         if shared else tuple(self._arguments(group[0])))
+            arguments = ("runs", json.dumps([[run.run_dir, self._arguments(run)] for run in group]))
             jobs.append(PointJob(group[0].run_dir, arguments, self.directory.path / group[0].run_dir))
         launcher.run(jobs, stops, started, finished)
 
