@@ -239,7 +239,7 @@ def test_a_tune_race_runs_its_first_round_on_the_cluster_and_the_rest_here(clust
     # torch fp32 is the reference (no accuracy check); two input sizes raced, one thread: round 1 spreads over the nodes
     command = [sys.executable, str(ROOT / "benchmark.py"), "tune", *QUICK, "--set", f"run.output_dir={tmp_path}",
                "--set", "run.id=race", "--set", "runtime.backend=torch", "--set", "runtime.precision=fp32",
-               "--set", "runtime.pinning=false", "--sweep", "preprocess.img_size=64,96", "--minutes", "1",
+               "--set", "runtime.pinning=false", "--sweep", "preprocess.img_size=64,96", "--minutes", "1", "--rounds", "2",
                "--launcher", "ray", "--ray-address", cluster["address"]]
     done = _run(command, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]

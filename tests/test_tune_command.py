@@ -7,6 +7,7 @@ from utils.tune.command import tune_main
 
 @pytest.mark.parametrize("arguments, says", [
     (["--config", str(TINY_CONFIG), "--minutes", "0"], "--minutes 0: give a positive"),
+    (["--config", str(TINY_CONFIG), "--rounds", "0"], "--rounds 0: give at least 1"),
     (["--config", str(TINY_CONFIG), "--goal", "server"], "--goal server needs --target-ms"),
     (["--config", str(TINY_CONFIG), "--target-ms", "50"], "--target-ms is for --goal server"),
     ([], "tune needs --config"),

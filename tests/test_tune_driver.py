@@ -31,7 +31,7 @@ def finish(command):
 
 
 def test_a_small_race_writes_a_sweep_directory_with_its_answer(tmp_path):
-    status, stdout, stderr = finish(tune(tmp_path, "--minutes", "0.75"))
+    status, stdout, stderr = finish(tune(tmp_path, "--minutes", "0.75", "--rounds", "3"))
     assert status == 0, stderr
     folder = tmp_path / "race"
     document = json.loads((folder / "sweep.json").read_text())
@@ -47,6 +47,7 @@ def test_a_small_race_writes_a_sweep_directory_with_its_answer(tmp_path):
     assert (folder / "race.png").is_file() and "The race" in (folder / "report.html").read_text()
     state = json.loads((folder / "tune.json").read_text())
     assert state["rounds"][0]["field"] and state["spent_s"] > 0
+    assert len(state["rounds"]) <= 3 and state["request"]["rounds"] == 3
     # Every round but the last ran something: once the time runs out in a round, the race ends with it.
     ran = {run["round"] for entry in state["entries"] for run in entry["runs"] if run["status"] == "complete"}
     assert {number for number in range(1, len(state["rounds"]))} <= ran
@@ -78,10 +79,10 @@ def test_a_stopped_race_keeps_what_it_measured_and_resumes(tmp_path):
     assert measured
     # A short budget on resuming: what the test needs is the stopped round finished, not a long race.
     resumed = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "tune", "--resume", str(folder),
-                              "--minutes", "0.3"], capture_output=True, text=True, timeout=600)
+                              "--minutes", "0.3", "--rounds", "2"], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     final = json.loads(state.read_text())
-    assert final["status"] == "complete"
+    assert final["status"] == "complete" and len(final["rounds"]) <= 2
     runs = {run["run_dir"]: run["status"] for entry in final["entries"] for run in entry["runs"]}
     assert all(runs[name] == "complete" for name in measured)  # the earlier runs count, not run again
     assert json.loads((folder / "sweep.json").read_text())["answer"]["winner"] is not None
@@ -93,7 +94,7 @@ def test_a_throughput_race_runs_loadgen_offline_and_answers_in_samples_per_secon
                *quick_args(160, "benchmark.loadgen.min_duration_s=0.5", "benchmark.repeats=1"),
                "--set", f"run.output_dir={tmp_path}", "--set", "run.id=race", "--set", "runtime.backend=torch",
                "--set", "runtime.precision=fp32", "--set", "dataset.batch_size=1", "--set", "runtime.threads=2",
-               "--set", "runtime.pinning=false", "--sweep", "runtime.streams=1,2", "--minutes", "0.75"]
+               "--set", "runtime.pinning=false", "--sweep", "runtime.streams=1,2", "--minutes", "0.75", "--rounds", "2"]
     status, stdout, stderr = finish(command)
     assert status == 0, stderr
     document = json.loads((tmp_path / "race" / "sweep.json").read_text())

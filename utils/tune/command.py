@@ -1,4 +1,5 @@
-"""`python benchmark.py tune --config C [--goal latency|throughput|server] [--minutes N] [--set K=V] [--sweep K=V1,V2]`:
+"""`python benchmark.py tune --config C [--goal latency|throughput|server] [--minutes N] [--rounds N] [--set K=V]
+[--sweep K=V1,V2]`:
 race the ways of running the detector on this CPU (runtimes, precisions, batch sizes, threads, streams, pinning)
 for the fastest whose accuracy holds, in bounded time. `--resume DIR` continues a stopped race."""
 from __future__ import annotations
@@ -32,6 +33,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--minutes", type=float,
                         help=f"the time budget, in minutes (default {DEFAULT_MINUTES:g}; with --resume, what "
                              "was left)")
+    parser.add_argument("--rounds", type=int, metavar="N",
+                        help="at most N rounds (default 6: candidates not told apart by then are within the "
+                             "noise); round 1 runs every candidate once")
     parser.add_argument("--launcher", choices=("local", "ray"), default="local",
                         help="where the first round runs; the finalists always race here")
     parser.add_argument("--ray-address", metavar="HOST:PORT", help="the Ray cluster for --launcher ray")
@@ -47,6 +51,8 @@ def _request(args: argparse.Namespace):
 
     if args.minutes is not None and args.minutes <= 0:
         raise UsageError(f"--minutes {args.minutes:g}: give a positive number of minutes (e.g. --minutes 30)")
+    if args.rounds is not None and args.rounds < 1:
+        raise UsageError(f"--rounds {args.rounds}: give at least 1 (round 1 runs every candidate once)")
     if args.resume:
         state = Path(args.resume) / TUNE_JSON
         if args.config or args.overrides or args.sweeps:
@@ -58,6 +64,8 @@ def _request(args: argparse.Namespace):
         spent_minutes = data["spent_s"] / 60.0
         request.minutes = (spent_minutes + args.minutes if args.minutes is not None
                            else max(request.minutes, spent_minutes))
+        if args.rounds is not None:
+            request.rounds = args.rounds
         return request
     if not args.config:
         raise UsageError("tune needs --config FILE (or --resume DIR to continue a stopped race)")
@@ -66,7 +74,10 @@ def _request(args: argparse.Namespace):
     if args.goal != "server" and args.target_ms is not None:
         raise UsageError("--target-ms is for --goal server; drop it or add --goal server")
     goal = Goal(args.goal, args.percentile, args.target_ms)
-    return TuneRequest(args.config, args.overrides, args.sweeps, goal, args.minutes or DEFAULT_MINUTES)
+    request = TuneRequest(args.config, args.overrides, args.sweeps, goal, args.minutes or DEFAULT_MINUTES)
+    if args.rounds is not None:
+        request.rounds = args.rounds
+    return request
 
 
 def tune_main(argv: list[str]) -> int:

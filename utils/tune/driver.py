@@ -58,13 +58,15 @@ class TuneRequest:
     sweeps: list[str]
     goal: Goal
     minutes: float
+    rounds: int = MAX_ROUNDS  # at most
 
     def document(self) -> dict:
         return {**asdict(self), "goal": asdict(self.goal)}
 
     @classmethod
     def from_document(cls, data: dict) -> "TuneRequest":
-        return cls(data["config_file"], data["overrides"], data["sweeps"], Goal(**data["goal"]), data["minutes"])
+        return cls(data["config_file"], data["overrides"], data["sweeps"], Goal(**data["goal"]), data["minutes"],
+                   data.get("rounds", MAX_ROUNDS))
 
 
 def _runtime_of(way: tuple[tuple[str, str], ...]) -> dict[str, str]:
@@ -270,7 +272,7 @@ class Tune:
         if number == 1:
             field_names, capped = [entry.name for entry in alive], []
         else:
-            if len(alive) < 2 or number > MAX_ROUNDS:
+            if len(alive) < 2 or number > self.request.rounds:
                 return None
             standings = [standing(entry, self.request.goal) for entry in alive]
             # Sized on the mean run and a tenth of the time held back: a round the budget cuts short loses its
