@@ -259,7 +259,11 @@ class Benchmark:
         progress = PassProgress(plan.total_images, config.run.id)
         loader = leave_stops_to_the_main_process(
             image_loader(self.paths, config.dataset.batch_size, self._workers(record), config.dataset.max_pixels))
-        runner = PassRunner(self.pipeline, loader, self.dataset, recorders, record.images, on_batch=progress.advance)
+        def on_batch(images: int) -> None:
+            stops.deliver()  # a stop whose first raise Python dropped ends the passes here
+            progress.advance(images)
+
+        runner = PassRunner(self.pipeline, loader, self.dataset, recorders, record.images, on_batch=on_batch)
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None
         try:

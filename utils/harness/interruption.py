@@ -68,11 +68,15 @@ class RunStops:
         self.received: Optional[int] = None
         self._raising = False
         self._announced = False
+        # The stop raised inside ending_passes(), until it leaves them. Python drops an exception raised by a
+        # handler that runs inside a finalizer or an at-fork callback ("Exception ignored in ..."), and the
+        # passes would then run to their end: deliver() raises it again.
+        self._raised: Optional[int] = None
 
     def _handle(self, number: int, _frame) -> None:
         if self._raising:
             self._raising = False  # a second stop must not cut short the cleanup this one starts
-            self.received = number
+            self.received = self._raised = number
             raise Stopped(number)
         self.received = self.received or number
         if not self._announced:
@@ -89,6 +93,13 @@ class RunStops:
             _restore(previous)
             sys.stderr.flush()
 
+    def deliver(self) -> None:
+        """Raises the stop again where its first raise was dropped (see _raised): called between batches, and
+        on leaving ending_passes()."""
+        if self._raised is not None:
+            number, self._raised = self._raised, None
+            raise Stopped(number)
+
     @contextmanager
     def ending_passes(self) -> Iterator[None]:
         """Inside, the first stop raises Stopped; one noted before entering raises it on entry."""
@@ -97,5 +108,9 @@ class RunStops:
         self._raising = True
         try:
             yield
+        except KeyboardInterrupt:
+            self._raised = None  # it arrived
+            raise
         finally:
             self._raising = False
+        self.deliver()

@@ -1,0 +1,61 @@
+"""How a run stops (utils/harness/interruption.py): the first stop inside the passes raises there, later ones
+wait for the record, and a stop whose raise Python drops still ends the passes."""
+import gc
+import signal
+import sys
+
+import pytest
+
+from utils.harness.interruption import RunStops, Stopped
+
+
+class StoppedInAFinalizer:
+    """Python drops an exception raised in __del__ ("Exception ignored in ..."), as in an at-fork callback:
+    a stop handler that runs there raises into nothing."""
+
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)
+
+
+def _stop_inside_a_finalizer() -> None:
+    StoppedInAFinalizer()
+    gc.collect()
+
+
+def test_a_stop_whose_raise_python_dropped_ends_the_passes_at_the_next_batch(monkeypatch):
+    dropped = []
+    monkeypatch.setattr(sys, "unraisablehook", dropped.append)
+    stops, ran = RunStops(lambda line: None), []
+    with stops.handled():
+        with pytest.raises(Stopped) as stopped:
+            with stops.ending_passes():
+                _stop_inside_a_finalizer()
+                ran.append("a batch after the stop")  # the raise went nowhere
+                stops.deliver()
+                ran.append("never")
+    assert ran == ["a batch after the stop"] and stopped.value.signal_number == signal.SIGINT
+    assert [type(drop.exc_value) for drop in dropped] == [Stopped] and stops.received == signal.SIGINT
+
+
+def test_passes_without_a_batch_left_raise_the_dropped_stop_as_they_end(monkeypatch):
+    monkeypatch.setattr(sys, "unraisablehook", lambda drop: None)
+    stops = RunStops(lambda line: None)
+    with stops.handled():
+        with pytest.raises(Stopped):
+            with stops.ending_passes():
+                _stop_inside_a_finalizer()
+
+
+def test_a_stop_that_arrived_is_raised_once_and_later_ones_wait_for_the_record():
+    said = []
+    stops = RunStops(said.append)
+    with stops.handled():
+        with pytest.raises(Stopped):
+            with stops.ending_passes():
+                signal.raise_signal(signal.SIGTERM)
+        stops.deliver()  # nothing left to deliver: it arrived
+        signal.raise_signal(signal.SIGINT)  # while the record is written: noted, not raised
+        with pytest.raises(Stopped):  # and no further passes start
+            with stops.ending_passes():
+                pass
+    assert stops.received == signal.SIGTERM and len(said) == 1 and "finishing the run record first" in said[0]
