@@ -55,10 +55,12 @@ def prepare(args: argparse.Namespace):
     config = load_config(args.config, args.overrides)
     check_dataset_root(config.dataset.path)
 
-    from utils.harness.composition import Benchmark
+    from utils.harness.collector import loading_without_collection
+    with loading_without_collection():
+        from utils.harness.composition import Benchmark
 
-    benchmark = Benchmark(config, args.config)
-    benchmark.prepare()
+        benchmark = Benchmark(config, args.config)
+        benchmark.prepare()
     return benchmark
 
 
@@ -128,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         return ExitStatus.stopped_by(signal_of(stop))
     if benchmark is None:
         return sweep(args)
-    outcome = benchmark.execute()
+    from utils.harness.collector import release_loaded
+    try:
+        outcome = benchmark.execute()
+    finally:
+        release_loaded()
     print(outcome.report)
     if outcome.exit_status == ExitStatus.OK:
         print_tune_advice(outcome.summary, args)

@@ -1,4 +1,5 @@
 """End-to-end runs of the shipped quick config with yolov7-tiny at a small image size."""
+import gc
 import json
 import os
 import shutil
@@ -39,6 +40,8 @@ def run(dataset, tmp_path_factory):
     code = main(QUICK + ["--set", f"dataset.path={dataset}", "--set", f"run.output_dir={outputs}",
                          "--set", "run.id=e2e", "--set", "benchmark.repeats=2", "--set", "benchmark.profiler=true",
                          "--set", "dataset.batch_size=3", "--set", "postprocess.conf_thres=0.00002"])
+    # The start's objects were frozen out of collections for the run and given back as it ended.
+    assert gc.isenabled() and gc.get_freeze_count() == 0
     return code, outputs / "e2e"
 
 
