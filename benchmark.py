@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     # A Python without the dependencies gets a setup instruction from command_status, not a traceback.
     status = command_status(main)
-    # Only a run that started a LoadGen test can have left one running.
+    # Only a run that started a LoadGen test can have left one running, and only a Ray sweep a connection attempt.
     scenario = sys.modules.get("utils.harness.scenario")
-    sys.exit(scenario.leave_past_running_tests(status) if scenario is not None else status)
+    status = scenario.leave_past_running_tests(status) if scenario is not None else status
+    ray_cluster = sys.modules.get("utils.sweep.launchers.ray_cluster")
+    sys.exit(ray_cluster.leave_past_abandoned_connections(status) if ray_cluster is not None else status)
