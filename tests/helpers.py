@@ -154,3 +154,19 @@ def assert_nothing_half_written(run_dir: Path) -> None:
             assert tuple(table.columns) == CSV_HEADERS[path.name], path
     for path in run_dir.rglob("*.json"):
         assert read_json(path) is not None, path
+
+
+# --- the record's typed sections (test_sections, the recorders' tests, whole runs) --------------------------------
+
+def section_shape_errors(section: dict, shape: type) -> list[str]:
+    """What in a summary.json section its TypedDict in utils/record/sections.py does not declare: keys declared
+    nowhere (a `*_mb*` key counts as declared with its `*_mib*` twin), and a status outside SectionStatus."""
+    from typing import get_args
+
+    from utils.record.sections import SectionStatus
+    declared = shape.__required_keys__ | shape.__optional_keys__
+    errors = [f"{shape.__name__} declares no key {key!r}" for key in section
+              if key not in declared and key.replace("_mb", "_mib") not in declared]
+    if section.get("status") not in get_args(SectionStatus):
+        errors.append(f"status {section.get('status')!r} is no SectionStatus")
+    return errors

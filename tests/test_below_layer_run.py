@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 
 from benchmark import main
-from tests.helpers import quick_args
+from tests.helpers import quick_args, section_shape_errors
 from tests.paths import ROOT
+from utils.record.sections import CpuCountersSection, KernelsSection, NativeTimeSection
 from utils.recorders import sampler as sampler_module
 
 BASE = quick_args(96, "dataset.limit=2", "dataset.batch_size=1", "benchmark.repeats=1",
@@ -58,6 +59,9 @@ def test_sampled_run_writes_every_part(sampled):
     assert layers.loc["model.0.conv", "kernel"]  # every convolution row names its kernel
     assert (run_dir / "onednn_verbose.txt").read_text().count("onednn_verbose") > 10
     assert summary["itt"]["balanced"] and summary["itt"]["tasks"] > 0
+    for name, shape in (("native_time", NativeTimeSection), ("cpu_counters", CpuCountersSection),
+                        ("kernels", KernelsSection)):
+        assert not section_shape_errors(summary[name], shape), name
     trace = json.loads((run_dir / "trace.json").read_text())
     processes = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "process_name"}
     assert {"detbench steps (timed passes)", "py-spy stacks (native frames)",

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import section_shape_errors
+from utils.record.sections import ContentionSection
 from utils.recorders.contention import (ContentionRecorder, contention_verdict, free_cores, process_ticks,
                                        read_cpu_mhz, threads_supported, with_thread_advice)
 from utils.recorders.memory import ProcessTree
@@ -66,6 +68,7 @@ def test_shares_computed_by_hand(tmp_path):
                     own=(820, 130, 50, 10), children=[(200, (380, 30, 0, 0))], load="1.75 0.80 0.40")
     summary = recorder.summary()
     assert summary["status"] == "measured" and summary["cpus_counted"] == [0, 1]
+    assert not section_shape_errors(summary, ContentionSection)
     assert summary["wall_s"] == 2.0
     assert summary["machine_busy_cpu_s"] == pytest.approx(430 * TICK_S)
     assert summary["own_cpu_s"] == pytest.approx(240 * TICK_S)

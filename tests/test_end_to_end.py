@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 
 from benchmark import main
-from tests.helpers import quick_args
+from tests.helpers import quick_args, section_shape_errors
 from tests.paths import ROOT, SAMPLES
+from utils.record.sections import ContentionSection, EnergySection, MemorySection
 
 QUICK = quick_args(160)
 
@@ -73,6 +74,8 @@ def test_summary_counts_and_random_weights(run):
     assert contention["status"] == "measured" and contention["windows"] == 2  # one window per timed pass
     assert 0 <= contention["other_processes_cpu_share"] <= 1 and contention["own_cpu_s"] > 0
     assert summary["runtime"]["backend"] == "torch" and summary["schema_version"] == 2
+    for name, shape in (("energy", EnergySection), ("memory", MemorySection), ("contention", ContentionSection)):
+        assert not section_shape_errors(summary[name], shape), name
     skipped = pd.read_csv(run_dir / "skipped.csv")
     assert skipped["image"].tolist() == ["broken.jpg"] and "decodable" in skipped["reason"][0]
 

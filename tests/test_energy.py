@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import section_shape_errors
 from tests.paths import ROOT
+from utils.record.sections import EnergySection
 from utils.recorders.energy import (EnergyRecorder, average_watts, counter_delta_uj, probe_rapl, rapl_device,
                           uj_to_joules)
 
@@ -138,7 +140,7 @@ def test_recorder_sums_energy_per_step_and_run(tmp_path):
     assert rows["run"]["duration_s"] >= rows["forward"]["duration_s"] > 0
 
     summary = recorder.summary(images=4)
-    assert summary["status"] == "measured"
+    assert summary["status"] == "measured" and not section_shape_errors(summary, EnergySection)
     assert summary["domains"] == ["package_0", "core_0", "dram_0"]
     assert summary["joules"]["package_0"] == pytest.approx(7.0)
     assert summary["joules_per_image"]["package_0"] == pytest.approx(7.0 / 4)
@@ -204,6 +206,7 @@ def test_idle_baseline_gives_net_figures(tmp_path):
     recorder.step_ended("run")
 
     summary = recorder.summary(images=2)
+    assert not section_shape_errors(summary, EnergySection)
     assert summary["idle_watts"] == idle_watts
     assert summary["idle_watts"]["package_0"] * summary["idle_seconds"] == pytest.approx(2.0)
     expected_net = 10.0 - summary["idle_watts"]["package_0"] * summary["duration_s"]

@@ -6,7 +6,9 @@ import time
 import numpy as np
 import pytest
 
+from tests.helpers import section_shape_errors
 from tests.paths import ROOT
+from utils.record.sections import MemorySection
 from utils.recorders.memory import (MEMORY_COLUMNS, NO_STEP, MemorySampler, ProcessTree, PssUnavailable,
                                     peak_increase_per_step)
 
@@ -69,6 +71,7 @@ def test_samples_are_labelled_with_the_innermost_step():
     assert [r["pss_mib"] for r in rows] == [50.0, 70.0, 65.0, 60.0, 55.0]  # every explicit sample reads PSS
     assert [r["step"] for r in sampler.step_rows()] == ["nms", "postprocess"]
     summary = sampler.summary()
+    assert not section_shape_errors(summary, MemorySection)
     assert summary["headline"] == "peak_pss_mib" and summary["pss_status"] == "measured"
     assert (summary["peak_pss_mib"], summary["peak_pss_anon_mib"], summary["pss_samples"]) == (70.0, 60.0, 5)
     assert summary["baseline_pss_mib"] == 60.0

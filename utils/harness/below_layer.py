@@ -22,7 +22,7 @@ from utils.recorders.cpu_counters import CpuCounters
 from utils.recorders.itt_tasks import IttTasks, itt_status
 from utils.recorders.sampler import MARK_FUNCTION, PySpySampler
 from utils.recorders.step_timer import StepTimer
-from utils.record.section_status import MEASURED
+from utils.record.sections import MEASURED, UNAVAILABLE, KernelsSection, NativeTimeSection
 
 
 class BelowTheLayer:
@@ -74,7 +74,7 @@ class BelowTheLayer:
         flags = kernel_math.cpu_flags(_read("/proc/cpuinfo"))
         settings = runtime.settings()
         backend = settings.get("backend", runtime.name)
-        document: dict[str, Any] = {"backend": backend, "precision": settings.get("precision"),
+        document: KernelsSection = {"backend": backend, "precision": settings.get("precision"),
                                     "cpu_flags": kernel_math.deciding_flags(flags)}
         source = SPECS[backend].kernels
         if source.onednn_verbose and model is not None:
@@ -82,7 +82,7 @@ class BelowTheLayer:
             try:
                 text = capture_onednn_verbose(run_batch, model, Path(self._scratch.name) / "onednn_verbose.txt")
             except OSError as error:
-                document.update(status="unavailable", reason=f"capturing oneDNN's output failed ({error})")
+                document.update(status=UNAVAILABLE, reason=f"capturing oneDNN's output failed ({error})")
             else:
                 lines = text.splitlines()
                 by_layer = kernel_math.convolution_kernels(lines)
@@ -91,8 +91,8 @@ class BelowTheLayer:
                 document.update(status=source.status, source=source.source, onednn=kernel_math.onednn_info(lines),
                                 convolution_kernels=kernel_math.kernel_counts(by_layer),
                                 convolution_layers=len(by_layer))
-        elif source.onednn_verbose or source.status == "unavailable":
-            document.update(status="unavailable", reason=source.reason)
+        elif source.onednn_verbose or source.status == UNAVAILABLE:
+            document.update(status=UNAVAILABLE, reason=source.reason)
         else:
             document.update(status=source.status, source=source.source)
         self.data.kernels = document
@@ -139,7 +139,7 @@ class BelowTheLayer:
 
     def _collect_samples(self, record: RunRecord, result: SamplerResult) -> None:
         data = self.data
-        document: dict[str, Any] = {"status": result.status, "sampler": "py-spy", "rate_hz": result.rate,
+        document: NativeTimeSection = {"status": result.status, "sampler": "py-spy", "rate_hz": result.rate,
                                     "command": " ".join(result.command) or None}
         if result.status != MEASURED:
             document["reason"] = result.reason
@@ -154,7 +154,7 @@ class BelowTheLayer:
         document.update(samples=result.samples, errors=result.errors, behind_s=result.behind_s,
                         gil=native_time.GIL_NOTE)
         if offset is None:
-            document.update(status="unavailable", reason="py-spy never saw the main thread in the clock mark, "
+            document.update(status=UNAVAILABLE, reason="py-spy never saw the main thread in the clock mark, "
                                                          "so its samples cannot be placed on the steps' clock")
             data.native_time = document
             record.warn(f"native time: {document['reason']}")

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any, Iterator, Optional
 
 from utils.record.run_record import RunRecord, Table
+from utils.record.sections import DISABLED
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind
 from utils.recorders.contention import ContentionRecorder
 from utils.recorders.energy import EnergyRecorder, RaplStatus
@@ -90,7 +91,7 @@ class PassRecorders:
             record.memory_samples = Table(memory.rows(), MEMORY_COLUMNS)
             record.memory_steps = Table(memory.step_rows(), MEMORY_STEP_COLUMNS)
         else:
-            record.memory = {"status": "disabled"}
+            record.memory = {"status": DISABLED}
 
     def _detach(self, listeners: list) -> None:
         for listener in listeners:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from utils.record.run_record import Table
+from utils.record.sections import CpuCountersSection, KernelsSection, NativeTimeSection
 
 
 @dataclass
@@ -34,15 +35,15 @@ class BatchCounters:
 @dataclass
 class BelowLayer:
     unix_minus_perf_ns: int  # time.time_ns() - time.perf_counter_ns(): puts the step clock on the Unix clock
-    native_time: Optional[dict[str, Any]] = None  # summary.json `native_time`
+    native_time: Optional[NativeTimeSection] = None  # summary.json `native_time`
     native_shares: Optional[Table] = None
     speedscope: Optional[dict[str, Any]] = None
     sample_events: list[dict] = field(default_factory=list)  # X events, ts on perf_counter microseconds
     sample_threads: dict[Any, str] = field(default_factory=dict)
     counter_batches: list[BatchCounters] = field(default_factory=list)
-    cpu_counters: Optional[dict[str, Any]] = None  # summary.json `cpu_counters`
+    cpu_counters: Optional[CpuCountersSection] = None  # summary.json `cpu_counters`
     counter_table: Optional[Table] = None
-    kernels: Optional[dict[str, Any]] = None  # summary.json `kernels`
+    kernels: Optional[KernelsSection] = None  # summary.json `kernels`
     kernel_by_path: dict[str, str] = field(default_factory=dict)
     verbose_text: Optional[str] = None  # oneDNN's verbose output of the kernels batch
     itt: Optional[dict[str, Any]] = None  # summary.json `itt`

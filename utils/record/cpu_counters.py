@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Optional
 
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
-from utils.record.section_status import MEASURED, UNAVAILABLE
+from utils.record.sections import MEASURED, UNAVAILABLE, CpuCountersSection
 
 COUNTER_COLUMNS = ("pass_index", "thread", "tid", "batches", "images", "wall_ms", "cpu_ms", "system_ms",
                    "cpu_per_wall", "cpu_source",
@@ -94,7 +94,7 @@ def counter_rows(batches: Iterable[Any], records: Sequence[StepRecord], names: M
 
 
 def counters_summary(rows: Sequence[Mapping[str, Any]], counting: Sequence[str], refused: Mapping[str, str],
-                     exclude_kernel: bool, around: str = PIPELINE_STEP) -> dict[str, Any]:
+                     exclude_kernel: bool, around: str = PIPELINE_STEP) -> CpuCountersSection:
     """summary.json `cpu_counters`: per pass the process's totals, and what could not be counted and why."""
     totals = [row for row in rows if row["thread"] == PROCESS_ROW]
     busiest = {}
@@ -102,7 +102,7 @@ def counters_summary(rows: Sequence[Mapping[str, Any]], counting: Sequence[str],
         if row["thread"] != PROCESS_ROW and (row["cpu_per_wall"] or 0) >= 0.05:
             busiest.setdefault(row["pass_index"], []).append(
                 {"thread": row["thread"], "tid": row["tid"], "cpu_per_wall": row["cpu_per_wall"]})
-    document: dict[str, Any] = {
+    document: CpuCountersSection = {
         "status": MEASURED if totals else UNAVAILABLE,
         "source": "perf_event_open (software and hardware counters) and /proc/self/task/<tid>/{stat,status}, "
                   + READ_AROUND[around],

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from utils.record.layer_profile import LayerProfile
 from utils.record.layers import SOURCE_TORCH_HOOKS, TimingSnapshot
+from utils.record.sections import NOT_MEASURED_YET, ContentionSection, EnergySection, MemorySection
 from utils.record.steps import StepRecord
 
 SCHEMA_VERSION = 2
@@ -96,12 +97,12 @@ class RunRecord:
     layer_timing: Optional[TimingSnapshot] = None
     layer_timing_source: str = SOURCE_TORCH_HOOKS  # or the runtime's own profiler
     profile: Optional[ProfileResult] = None
-    energy: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
+    energy: EnergySection = field(default_factory=lambda: {"status": NOT_MEASURED_YET})
     energy_table: Optional[Table] = None
-    memory: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
+    memory: MemorySection = field(default_factory=lambda: {"status": NOT_MEASURED_YET})
     memory_samples: Optional[Table] = None
     memory_steps: Optional[Table] = None
-    contention: dict[str, Any] = field(default_factory=lambda: {"status": "not measured yet"})
+    contention: ContentionSection = field(default_factory=lambda: {"status": NOT_MEASURED_YET})
     scenario: Optional[dict[str, Any]] = None  # a LoadGen scenario's settings and verdict
     warmup: Optional[dict[str, Any]] = None  # the warm-up's batches, the input shapes and those left cold
     agreement: Optional[dict[str, Any]] = None  # against the torch fp32 reference, for any other runtime

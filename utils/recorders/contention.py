@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from utils.recorders.memory import ProcessTree
-from utils.record.section_status import measured, MEASURED
+from utils.record.sections import MEASURED, UNAVAILABLE, ContentionSection, measured
 
 PROC_ROOT = Path("/proc")
 SYS_ROOT = Path("/sys")
@@ -192,12 +192,12 @@ class ContentionRecorder:
             self.unavailable = f"reading the CPU counters under {self.proc_root} failed ({error})"
             return None
 
-    def summary(self) -> dict:
+    def summary(self) -> ContentionSection:
         """summary.json `contention`: measured figures, or the reason there are none."""
         if self.unavailable is not None:
-            return {"status": "unavailable", "reason": self.unavailable}
+            return {"status": UNAVAILABLE, "reason": self.unavailable}
         if self.windows == 0 or self.wall_s <= 0:
-            return {"status": "unavailable", "reason": "no window was measured"}
+            return {"status": UNAVAILABLE, "reason": "no window was measured"}
         tick_s = 1 / os.sysconf("SC_CLK_TCK")
         capacity_s = len(self.cpus) * self.wall_s
         busy_s, own_s = self.busy_ticks * tick_s, self.own_ticks * tick_s

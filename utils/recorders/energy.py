@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
-from utils.record.section_status import MEASURED
+from utils.record.sections import MEASURED, UNAVAILABLE, EnergySection
 
 POWERCAP_ROOT = Path("/sys/class/powercap")
 # RAPL refreshes its counters about every millisecond: shorter windows are mostly quantisation noise.
@@ -300,12 +300,12 @@ class EnergyRecorder:
     def columns(self) -> list[str]:
         return ["tag", "count", "duration_s", *(f"{label}_j" for label in self.domains)]
 
-    def summary(self, images: int) -> dict:
+    def summary(self, images: int) -> EnergySection:
         """summary.json `energy`: measured figures, or the reason there are none."""
         if not self.available:
-            return {"status": "unavailable", "reason": self.status.reason}
+            return {"status": UNAVAILABLE, "reason": self.status.reason}
         if self._run.count == 0:
-            return {"status": "unavailable", "reason": "RAPL is readable but no step was recorded"}
+            return {"status": UNAVAILABLE, "reason": "RAPL is readable but no step was recorded"}
         seconds = self._run.duration_ns / 1e9
         joules = self._joules(self._run)
         summary = {

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from utils.native_thread import name_this_thread
-from utils.record.section_status import MEASURED
+from utils.record.sections import MEASURED, UNAVAILABLE, MemorySection
 
 NO_STEP = ""
 MEMORY_COLUMNS = ("t_s", "pss_mb", "pss_anon_mb", "rss_mb", "self_rss_mb", "children_rss_mb",
@@ -371,11 +371,11 @@ class MemorySampler:
                                    else None),
         }
 
-    def summary(self) -> dict:
+    def summary(self) -> MemorySection:
         """summary.json `memory`. `headline` names the figure to quote: the tree's peak PSS, or where
         smaps_rollup cannot be read, the summed RSS (an upper bound) with pss_reason saying why."""
         if self.unavailable is not None:
-            return {"status": "unavailable", "reason": self.unavailable}
+            return {"status": UNAVAILABLE, "reason": self.unavailable}
         rows = self.rows()
         samples = [(row["t_s"], row["rss_mib"]) for row in rows]
         own_samples = [(row["t_s"], row["self_rss_mib"]) for row in rows]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from utils.record.below_layer import SamplerResult
-from utils.record.section_status import MEASURED
+from utils.record.sections import MEASURED
 
 MARK_FUNCTION = "detbench_sampler_clock_mark"
 MARK_S = 0.05

@@ -16,7 +16,7 @@ from utils.record.steps import PIPELINE_STEP
 from utils.record.verdict import doubt
 from utils.sweep.answer import REFERENCE, SCENARIO_RANKING, PointFigures
 from utils.sweep.plan import Point
-from utils.record.section_status import MEASURED
+from utils.record.sections import MEASURED
 
 
 def agreement_of(run: FinishedRun) -> str:

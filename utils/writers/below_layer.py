@@ -11,7 +11,7 @@ from utils.record.page_faults import page_fault_line
 from utils.record.run_record import RunRecord
 from utils.writers import layout
 from utils.writers.run_directory import RunDirectory
-from utils.record.section_status import measured
+from utils.record.sections import CpuCountersSection, KernelsSection, NativeTimeSection, measured
 
 
 def write_below_layer(run_dir: RunDirectory, record: RunRecord) -> None:
@@ -58,7 +58,7 @@ def _fmt(value: Optional[float], spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
 
-def counters_line(counters: Mapping[str, Any]) -> str:
+def counters_line(counters: CpuCountersSection) -> str:
     if not measured(counters):
         return f"  CPU counters: unavailable ({counters.get('reason')})"
     passes = counters["passes"]
@@ -79,7 +79,7 @@ def counters_line(counters: Mapping[str, Any]) -> str:
 
 def below_console_lines(summary: Mapping[str, Any]) -> list[str]:
     lines = []
-    native = summary.get("native_time")
+    native: Optional[NativeTimeSection] = summary.get("native_time")
     if native:
         if measured(native):
             lines.append(f"  where each step's time went (py-spy, {native['samples']} samples at "
@@ -87,13 +87,13 @@ def below_console_lines(summary: Mapping[str, Any]) -> list[str]:
             lines.extend(f"    {line}" for line in native["lines"])
         else:
             lines.append(f"  native time: {native['status']} ({native.get('reason')})")
-    counters = summary.get("cpu_counters")
+    counters: Optional[CpuCountersSection] = summary.get("cpu_counters")
     if counters:
         lines.append(counters_line(counters))
         faults = page_fault_line(counters.get("page_faults") or {})
         if faults:
             lines.append(f"  {faults}")
-    kernels = summary.get("kernels")
+    kernels: Optional[KernelsSection] = summary.get("kernels")
     if kernels:
         if kernels.get("convolution_kernels"):
             shown = ", ".join(f"{name} x{count}" for name, count in kernels["convolution_kernels"].items())

@@ -13,7 +13,7 @@ from utils.writers import layout
 from utils.writers.below_layer import below_console_lines
 from utils.record.int8_repair import control_entry, statement
 from utils.writers.peer_advice import peer_lines
-from utils.record.section_status import measured
+from utils.record.sections import NOT_MEASURED_YET, ContentionSection, EnergySection, MemorySection, measured
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
                "spread_per_image")
@@ -94,7 +94,7 @@ def format_summary(summary: dict, run_path: Path) -> str:
     if layer:
         lines.append(f"  layer hooks: overhead {layer.get('hook_overhead') or 'n/a'}; unattributed "
                      f"{_fmt(layer['unattributed_ms'])} ms of {_fmt(layer['model_forward_ms'])} ms model time")
-    energy = summary["energy"]
+    energy: EnergySection = summary["energy"]
     if measured(energy):
         per_image, watts = energy.get("joules_per_image") or {}, energy.get("average_watts") or {}
         domains = ", ".join(f"{domain} {_fmt(per_image.get(domain), '.2f')} J/image {_fmt(watts.get(domain), '.1f')} W"
@@ -102,7 +102,7 @@ def format_summary(summary: dict, run_path: Path) -> str:
         lines.append(f"  energy (RAPL): {domains}")
     else:
         lines.append(f"  energy: {energy.get('status')} ({energy.get('reason')})")
-    memory = summary["memory"]
+    memory: MemorySection = summary["memory"]
     if memory.get("peak_pss_mib") is not None:
         lines.append(f"  memory: peak {_fmt(memory['peak_pss_mib'], '.0f')} MiB PSS of the process and its loader "
                      f"workers (shared pages split between them); RSS of the process alone "
@@ -111,7 +111,7 @@ def format_summary(summary: dict, run_path: Path) -> str:
         lines.append(f"  memory: baseline {_fmt(memory.get('baseline_rss_mib'), '.0f')} MiB, "
                      f"peak {_fmt(memory.get('peak_self_rss_mib'), '.0f')} MiB RSS of the process "
                      f"({_fmt(memory.get('peak_rss_mib'), '.0f')} MiB with loader workers, which share its pages)")
-    contention = summary.get("contention") or {}
+    contention: ContentionSection = summary.get("contention") or {"status": NOT_MEASURED_YET}
     if measured(contention):
         lines.append(f"  machine: other processes used {contention['other_processes_cpu_share']:.0%} of this run's cores "
                      f"during the timed passes (this run {contention['own_cpu_share']:.0%})")

@@ -10,7 +10,7 @@ from utils.record.page_faults import page_fault_line
 from utils.writers import layout
 from utils.writers.below_layer import counters_line
 from utils.writers.html_page import HtmlPage
-from utils.record.section_status import measured
+from utils.record.sections import CpuCountersSection, KernelsSection, NativeTimeSection, measured
 
 SECTION = ("below", "Below the layer")
 COUNTER_FIGURES = (("images", "images"), ("system_ms", "system ms"), ("cpu_per_wall", "CPU / wall"),
@@ -20,7 +20,7 @@ COUNTER_FIGURES = (("images", "images"), ("system_ms", "system ms"), ("cpu_per_w
                    ("llc_misses", "LLC misses"))
 
 
-def _native(page: HtmlPage, native: Mapping[str, Any]) -> None:
+def _native(page: HtmlPage, native: NativeTimeSection) -> None:
     if not measured(native):
         page.paragraph(f"Python against native time: {native['status']} ({native.get('reason')}).")
         return
@@ -35,7 +35,7 @@ def _native(page: HtmlPage, native: Mapping[str, Any]) -> None:
                    f"{layout.SAMPLES_SPEEDSCOPE}; the table: {layout.NATIVE_TIME}.")
 
 
-def _counters(page: HtmlPage, counters: Mapping[str, Any]) -> None:
+def _counters(page: HtmlPage, counters: CpuCountersSection) -> None:
     page.paragraph(counters_line(counters).strip())
     if not measured(counters):
         return
@@ -50,7 +50,7 @@ def _counters(page: HtmlPage, counters: Mapping[str, Any]) -> None:
     page.paragraph(f"Per thread: {layout.CPU_COUNTERS}.")
 
 
-def _kernels(page: HtmlPage, kernels: Mapping[str, Any]) -> None:
+def _kernels(page: HtmlPage, kernels: KernelsSection) -> None:
     if kernels.get("convolution_kernels"):
         shown = ", ".join(f"{name} ({count} layers)" for name, count in kernels["convolution_kernels"].items())
         page.paragraph(f"Convolution kernels ({kernels['source']}; {kernels.get('onednn', {}).get('isa', '')}): "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from typing import Any, Mapping, Union
-from utils.record.section_status import measured
+from utils.record.sections import NOT_MEASURED_YET, EnergySection, MemorySection, measured
 
 
 Scalar = Union[str, int, float, bool, None]
@@ -33,7 +33,8 @@ def weights_kind(summary: Mapping[str, Any]) -> str:
 def headline_figures(summary: Mapping[str, Any]) -> dict[str, float]:
     """The numbers a reader compares runs by; a figure the run did not measure is absent, never zero."""
     latency, forward = summary.get("pipeline_latency") or {}, summary.get("forward") or {}
-    memory, energy = summary.get("memory") or {}, summary.get("energy") or {}
+    memory: MemorySection = summary.get("memory") or {"status": NOT_MEASURED_YET}
+    energy: EnergySection = summary.get("energy") or {"status": NOT_MEASURED_YET}
     layers, agreement = summary.get("layer_timing") or {}, summary.get("agreement") or {}
     contention, accuracy = summary.get("contention") or {}, summary.get("accuracy") or {}
     figures = {

@@ -18,7 +18,7 @@ from utils.record.int8_repair import control_entry, statement
 from utils.writers.report_below import SECTION as BELOW_SECTION, below_section
 from utils.writers.html_page import Bar, HtmlPage, escape, format_cell
 from utils.writers.plots import shorten
-from utils.record.section_status import measured
+from utils.record.sections import NOT_MEASURED_YET, ContentionSection, EnergySection, MemorySection, measured
 
 TOP_LAYERS = 20
 TYPES_SHOWN = 15
@@ -75,7 +75,7 @@ def _shapes(text: Any) -> Optional[str]:
     return spell(shapes)
 
 
-def energy_headline(energy: Mapping[str, Any]) -> Optional[tuple[str, float]]:
+def energy_headline(energy: EnergySection) -> Optional[tuple[str, float]]:
     """The first RAPL domain's joules per image, net of idle power when it was measured."""
     if not measured(energy) or not energy.get("domains"):
         return None
@@ -111,7 +111,7 @@ def headline_cells(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
     peak_pss = (summary.get("memory") or {}).get("peak_pss_mib")
     if peak_pss is not None:
         figures.append(("peak PSS (MiB)", peak_pss))
-    energy = energy_headline(summary.get("energy") or {})
+    energy = energy_headline(summary.get("energy") or {"status": NOT_MEASURED_YET})
     if energy:
         figures.append(energy)
     scenario = summary.get("scenario")
@@ -232,7 +232,7 @@ def _layers(page: HtmlPage, summary: Mapping[str, Any], tables: Optional[LayerTa
     page.paragraph(f"Every layer: {layout.LAYER_TIMER}, {layout.LAYER_TYPES}, {layout.LAYER_TREE}.")
 
 
-def _memory(page: HtmlPage, memory: Mapping[str, Any], plots: Mapping[str, Path]) -> None:
+def _memory(page: HtmlPage, memory: MemorySection, plots: Mapping[str, Path]) -> None:
     page.heading("Memory", "memory")
     if not measured(memory):
         page.paragraph(f"Not measured: {memory.get('status')}.")
@@ -250,7 +250,7 @@ def _memory(page: HtmlPage, memory: Mapping[str, Any], plots: Mapping[str, Path]
         page.image(plots[layout.MEMORY_PLOT], "resident memory during the run, with the steps below it")
 
 
-def _energy(page: HtmlPage, energy: Mapping[str, Any], plots: Mapping[str, Path]) -> None:
+def _energy(page: HtmlPage, energy: EnergySection, plots: Mapping[str, Path]) -> None:
     page.heading("Energy", "energy")
     if not measured(energy):
         page.paragraph(f"Not measured: {energy.get('reason') or energy.get('status')}.")
@@ -370,7 +370,7 @@ def _environment(page: HtmlPage, summary: Mapping[str, Any], environment: Option
     rows.append(("allocator variables", ", ".join(f"{name}={value}" for name, value in allocator.items())
                  or "none set (the C library's malloc with its defaults)"))
     rows += [(f"runtime.{key}", value) for key, value in _flatten("", runtime)]
-    contention = summary.get("contention") or {}
+    contention: ContentionSection = summary.get("contention") or {"status": NOT_MEASURED_YET}
     if measured(contention):
         rows.append(("other processes' share of the cores", _share(contention["other_processes_cpu_share"])))
         rows.append(("load average start -> end", f"{contention['load_average_start']} -> "
