@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-import torchvision
 
+from pipelines.box_kernels import nms
 from pipelines.yolo.boxes import xywh_to_xyxy
 
 # Shifting each class's boxes this far apart lets one NMS call treat classes independently;
@@ -71,13 +71,13 @@ def _kept(boxes: torch.Tensor, scores: torch.Tensor, class_idx: torch.Tensor, io
     boxes keep their order and their offset coordinates, so the same boxes are kept as by one call over all,
     and ordered as it orders them (its sort is stable: equal scores in index order)."""
     if agnostic:
-        return torchvision.ops.nms(boxes, scores, iou_thres)
+        return nms(boxes, scores, iou_thres)
     shifted = boxes + class_idx[:, None].to(boxes.dtype) * CLASS_OFFSET_PX
     if len(scores) <= PER_CLASS_ABOVE or bool(class_idx.min() == class_idx.max()):
-        return torchvision.ops.nms(shifted, scores, iou_thres)
+        return nms(shifted, scores, iou_thres)
     by_class = torch.argsort(class_idx, stable=True)
     counts = torch.unique_consecutive(class_idx[by_class], return_counts=True)[1]
-    kept = torch.cat([members[torchvision.ops.nms(shifted[members], scores[members], iou_thres)]
+    kept = torch.cat([members[nms(shifted[members], scores[members], iou_thres)]
                       for members in torch.split(by_class, counts.tolist())]).sort().values
     return kept[torch.sort(scores[kept], descending=True, stable=True).indices]
 

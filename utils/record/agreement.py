@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 import torch
-import torchvision
+
+from pipelines import box_kernels
 
 EQUAL = "equal"
 CLOSE = "close"
@@ -55,12 +56,12 @@ def box_iou(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     against a box with area keeps IoU 0.
     """
     a, b = a.double(), b.double()
-    iou = torchvision.ops.box_iou(a, b)
+    iou = box_kernels.box_iou(a, b)
     flat_a = (a[:, 2:] - a[:, :2]).prod(dim=1) <= 0
     flat_b = (b[:, 2:] - b[:, :2]).prod(dim=1) <= 0
     both = flat_a[:, None] & flat_b[None, :]
     if both.any():
-        iou = torch.where(both, torchvision.ops.box_iou(_at_least_a_pixel(a), _at_least_a_pixel(b)), iou)
+        iou = torch.where(both, box_kernels.box_iou(_at_least_a_pixel(a), _at_least_a_pixel(b)), iou)
     return iou
 
 

@@ -5,10 +5,10 @@ import os
 import platform
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import torch
-import torchvision
 
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "KMP_AFFINITY",
                      "OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY", "KINETO_LOG_LEVEL")
@@ -51,7 +51,7 @@ def describe_environment(project_root: Path) -> dict:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "torch": torch.__version__,
-        "torchvision": torchvision.__version__,
+        "torchvision": metadata.version("torchvision"),
         "thread_variables": {name: os.environ.get(name) for name in _THREAD_VARIABLES},
         "libc": " ".join(part for part in platform.libc_ver() if part) or None,
         "allocator_variables": {name: os.environ.get(name) for name in ALLOCATOR_VARIABLES},
