@@ -1,5 +1,5 @@
-"""`benchmark.py tune` end to end (utils/tune/driver.py): a small race on yolov7-tiny at 160, its files, a
-budget too short for one round, and a race stopped by Ctrl-C and resumed."""
+"""`benchmark.py tune` end to end (utils/tune/driver.py): a small race on yolov7-tiny at 160 stopped by Ctrl-C,
+resumed, and its files; a budget too short for one round; a throughput race under LoadGen."""
 import json
 import signal
 import subprocess
@@ -30,29 +30,6 @@ def finish(command):
     return done.returncode, done.stdout, done.stderr
 
 
-def test_a_small_race_writes_a_sweep_directory_with_its_answer(tmp_path):
-    status, stdout, stderr = finish(tune(tmp_path, "--minutes", "0.75", "--rounds", "2"))
-    assert status == 0, stderr
-    folder = tmp_path / "race"
-    document = json.loads((folder / "sweep.json").read_text())
-    answer = document["answer"]
-    assert document["status"] == "complete" and document["kind"] == "tune"
-    assert answer["winner"]["verdict"] == "reference"
-    assert answer["set_line"].startswith("--set benchmark.scenario=single_stream")
-    assert answer["set_line"] in stdout
-    table = pd.read_csv(folder / "sweep.csv")
-    assert len(table) == 2 and set(table["status"]) == {"complete"}
-    for row in document["rows"]:
-        assert (folder / row["run_dir"] / "summary.json").is_file()
-    assert (folder / "race.png").is_file() and "The race" in (folder / "report.html").read_text()
-    state = json.loads((folder / "tune.json").read_text())
-    assert state["rounds"][0]["field"] and state["spent_s"] > 0
-    assert len(state["rounds"]) <= 2 and state["request"]["rounds"] == 2
-    # Every round but the last ran something: once the time runs out in a round, the race ends with it.
-    ran = {run["round"] for entry in state["entries"] for run in entry["runs"] if run["status"] == "complete"}
-    assert {number for number in range(1, len(state["rounds"]))} <= ran
-
-
 def test_a_budget_too_short_for_one_round_says_what_fits(tmp_path):
     status, _, stderr = finish(tune(tmp_path, "--minutes", "0.01"))
     assert status == 2
@@ -60,7 +37,7 @@ def test_a_budget_too_short_for_one_round_says_what_fits(tmp_path):
     assert "--resume" in stderr and "Traceback" not in stderr
 
 
-def test_a_stopped_race_keeps_what_it_measured_and_resumes(tmp_path):
+def test_a_stopped_race_keeps_what_it_measured_resumes_and_writes_its_answer(tmp_path):
     folder = tmp_path / "race"
     child = subprocess.Popen(tune(tmp_path, "--minutes", "5"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
@@ -82,10 +59,25 @@ def test_a_stopped_race_keeps_what_it_measured_and_resumes(tmp_path):
                               "--minutes", "0.3", "--rounds", "2"], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     final = json.loads(state.read_text())
-    assert final["status"] == "complete" and len(final["rounds"]) <= 2
+    assert final["status"] == "complete" and len(final["rounds"]) <= 2 and final["request"]["rounds"] == 2
+    assert final["rounds"][0]["field"] and final["spent_s"] > 0
     runs = {run["run_dir"]: run["status"] for entry in final["entries"] for run in entry["runs"]}
     assert all(runs[name] == "complete" for name in measured)  # the earlier runs count, not run again
-    assert json.loads((folder / "sweep.json").read_text())["answer"]["winner"] is not None
+    # Every round but the last ran something: once the time runs out in a round, the race ends with it.
+    ran = {run["round"] for entry in final["entries"] for run in entry["runs"] if run["status"] == "complete"}
+    assert {number for number in range(1, len(final["rounds"]))} <= ran
+    # The race's files: a sweep directory with its answer, as a sweep's.
+    document = json.loads((folder / "sweep.json").read_text())
+    answer = document["answer"]
+    assert document["status"] == "complete" and document["kind"] == "tune"
+    assert answer["winner"]["verdict"] == "reference"
+    assert answer["set_line"].startswith("--set benchmark.scenario=single_stream")
+    assert answer["set_line"] in resumed.stdout
+    table = pd.read_csv(folder / "sweep.csv")
+    assert len(table) == 2 and set(table["status"]) == {"complete"}
+    for row in document["rows"]:
+        assert (folder / row["run_dir"] / "summary.json").is_file()
+    assert (folder / "race.png").is_file() and "The race" in (folder / "report.html").read_text()
 
 
 def test_a_throughput_race_runs_loadgen_offline_and_answers_in_samples_per_second(tmp_path):
