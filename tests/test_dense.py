@@ -15,6 +15,7 @@ from benchmark import main
 from models import CheckpointError
 from pipelines.dense import family
 from pipelines.dense.network import Decode, LevelSizes
+from pipelines.dense.pipeline import DensePipeline
 from pipelines.runtimes.registry import build_runtime
 from utils.config import config_for
 from tests.paths import ROOT
@@ -161,3 +162,7 @@ def test_batching_is_noted_where_the_transform_pads_and_not_for_a_fixed_square()
     padded, _ = pipeline("fcos_resnet50_fpn")
     square, _ = pipeline("ssdlite320_mobilenet_v3_large")
     assert "pads every image of a batch" in padded.batching_note and square.batching_note is None
+    assert isinstance(padded, DensePipeline) and isinstance(square, DensePipeline)
+    # The decode and the scaling back are postprocessing, each timed apart after the forward.
+    assert [stage.name for stage in padded.stages()] == ["preprocess", "forward", "decode", "scale_boxes"]
+    assert square.input_shape([(480, 640), (300, 200)]) == (2, 3, 160, 160)  # a fixed square at img_size

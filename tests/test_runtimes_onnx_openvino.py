@@ -4,6 +4,7 @@ the pixels themselves by default and converts them inside the compiled model."""
 from __future__ import annotations
 
 import copy
+import json
 import dataclasses
 import threading
 
@@ -12,6 +13,7 @@ import pytest
 import torch
 from pydantic import ValidationError
 
+from pipelines.runtimes.onnxruntime.session import OnnxRuntime
 from pipelines.runtimes.openvino import session as openvino_runtime
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import build_runtime
@@ -103,6 +105,21 @@ def test_onnxruntime_settings_are_read_back(onnxruntime):
     assert set(preparation) == {"export_s", "cache_hit", "session_s", "first_inference_ms"}
     assert preparation["cache_hit"] is False and preparation["export_s"] > 0
     assert preparation["first_inference_ms"] > 0
+
+
+def test_an_onnxruntime_profile_lands_in_the_folder_given_and_the_normal_session_comes_back(onnxruntime, example,
+                                                                                             tmp_path):
+    runtime, forward = onnxruntime
+    assert isinstance(runtime, OnnxRuntime)
+    normal = runtime._session
+    with runtime.profiling(tmp_path / "profile") as profile:
+        forward(example)
+    assert profile.path.parent == tmp_path / "profile" and profile.path.name.startswith("onnxruntime_profile")
+    events = json.loads(profile.path.read_text())
+    # The session's own warm-up run of the example, then the pass's forward: two model runs, same input shape.
+    assert sum(event.get("name") == "model_run" for event in events) == 2
+    assert profile.input_shapes == [tuple(example.shape)] * 2 and profile.start_ns > 0
+    assert runtime._session is normal
 
 
 def test_openvino_settings_are_read_back(openvino, onnxruntime):

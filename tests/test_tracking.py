@@ -15,6 +15,7 @@ from utils.config import load_config
 from utils.errors import ExitStatus
 from utils.harness.composition import Benchmark, Outcome
 from utils.harness.interruption import RunStops
+from utils.harness.mlflow_step import log_to_mlflow
 from utils.tracking.mlflow_runs import TrackingError, log_run_directory, sweep_run
 from utils.writers.run_directory import RunDirectory
 
@@ -123,6 +124,18 @@ def test_sweep_points_are_children_of_the_sweep_run(tracked, tmp_path):
     assert {run.info.run_name for run in found} == {"trk", "trk2"}
     parent_run = client.get_run(parent)
     assert parent_run.info.status == "FINISHED" and parent_run.data.params["sweep.dataset.batch_size"] == "[1, 2]"
+
+
+def test_the_logging_step_says_where_the_run_went_and_asks_for_no_exit_status(tracked):
+    _, run_dir, uri, client = tracked
+    config = load_config(CONFIG, [f"outputs.mlflow.tracking_uri={uri}", "outputs.mlflow.experiment=again"])
+    settings = config.outputs.mlflow
+    said = []
+    with RunStops(said.append).handled() as stops:
+        assert log_to_mlflow(run_dir, settings, stops, said.append) is None
+    assert said[0] == f"Logging the run to MLflow at {uri} (experiment again)..."
+    run_id = said[-1].removeprefix("MLflow: logged as run ").split()[0]
+    assert client.get_run(run_id).info.status == "FINISHED"
 
 
 def test_unreachable_store_leaves_the_run_and_says_why(tracked, tmp_path, monkeypatch):
