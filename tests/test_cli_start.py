@@ -1,5 +1,6 @@
-"""The command line answers `--help` and a mistake in the config before the heavy libraries load, and a Python
-without the project's dependencies gets a setup instruction instead of a traceback.
+"""The command line answers `--help` and a mistake in the config before the heavy libraries load, a YOLO run
+loads only the heavy libraries it uses, and a Python without the project's dependencies gets a setup
+instruction instead of a traceback.
 
 Structure, not time: each case runs benchmark.py as a program in a fresh interpreter and reports which
 modules it had imported when it exited (benchmarks/cli_latency.py measures the seconds).
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import ROOT, SAMPLES
 from utils.errors import ExitStatus
 
 HEAVY = ("torch", "torchvision", "cv2", "numpy", "pandas", "matplotlib", "PIL", "onnxruntime", "openvino")
@@ -66,6 +67,19 @@ def test_config_mistakes_are_answered_before_heavy_libraries_load(tmp_path, case
     result, stderr = probe(arguments, tmp_path)
     assert result == {"status": ExitStatus.USAGE, "heavy": []}, stderr
     assert stderr.startswith("error: ") and "Traceback" not in stderr
+
+
+@pytest.mark.slow
+def test_a_yolo_run_without_plots_loads_neither_torchvision_nor_matplotlib(tmp_path):
+    # torchvision's import brings torch._dynamo (NMS comes from its compiled kernel instead, pipelines/box_kernels.py)
+    # and matplotlib is for the plots: together most of a second of every start, tune's runs included.
+    result, stderr = probe(["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=64",
+                            "--set", f"dataset.path={SAMPLES}", "--set", "dataset.limit=2",
+                            "--set", f"run.output_dir={tmp_path}",
+                            "--set", "outputs.plots=false", "--set", "outputs.save_images=false"], tmp_path)
+    assert result["status"] == 0, stderr
+    assert "torch" in result["heavy"] and "pandas" in result["heavy"]  # the run did run, and wrote its tables
+    assert "torchvision" not in result["heavy"] and "matplotlib" not in result["heavy"]
 
 
 @pytest.fixture(scope="module")

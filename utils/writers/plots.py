@@ -16,16 +16,10 @@ from matplotlib.patches import Patch, Rectangle
 
 from utils.writers import layout
 from utils.writers.atomic import atomic_write_bytes
+from utils.writers.path_labels import shorten
 
 RUN_TAG = "run"  # the timed passes' brackets in energy.csv
-LABEL_WIDTH = 48
 _PALETTE = colormaps["tab10"].colors
-
-
-def shorten(text: str, width: int = LABEL_WIDTH) -> str:
-    """Keeps the end of a long layer path, the part that tells layers apart."""
-    text = str(text)
-    return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
 def _step_order(steps, order: Sequence[str]) -> list[str]:

@@ -17,7 +17,7 @@ from utils.writers import layout
 from utils.record.int8_repair import control_entry, statement
 from utils.writers.report_below import SECTION as BELOW_SECTION, below_section
 from utils.writers.html_page import Bar, HtmlPage, escape, format_cell
-from utils.writers.plots import shorten
+from utils.writers.path_labels import shorten
 from utils.record.sections import NOT_MEASURED_YET, ContentionSection, EnergySection, MemorySection, measured
 
 TOP_LAYERS = 20

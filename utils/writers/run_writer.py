@@ -17,7 +17,6 @@ from utils.record.step_statistics import STEP_SUMMARY_COLUMNS, summarize_steps
 from utils.record.steps import STEP_TIMER_COLUMNS, step_rows
 from utils.writers import layout
 from utils.writers.below_layer import write_below_layer
-from utils.writers.plots import write_all_plots
 from utils.writers.run_directory import RunDirectory
 from utils.writers.run_figures import flatten, headline_figures
 from utils.writers.run_report import TOP_LAYERS, LayerTables, render_run_report
@@ -89,6 +88,8 @@ class RunWriter:
         extra: dict[str, Any] = {}
         plots: dict[str, Path] = {}  # layout name -> the PNG written
         if self.plots:
+            # matplotlib's import (about a third of a second) only for runs that draw: tune's runs do not.
+            from utils.writers.plots import write_all_plots
             written = write_all_plots(run_dir.path, order=identity.step_order,
                                       note=identity.random_weights_note)
             extra["plots"] = [path.name for path in written]
