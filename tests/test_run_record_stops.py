@@ -248,7 +248,7 @@ def test_ctrl_c_at_a_terminal_and_more_stops_while_the_record_is_written(cli, ma
     summary.json, the CSVs and the plots are all written."""
     began = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     run = long_run(cli, many_images, "twice", "outputs.plots=true", "dataset.batch_size=1",
-                   holds=[("utils.writers.run_writer", "write_all_plots", 3.0)])
+                   holds=[("utils.writers.plots", "write_all_plots", 3.0)])
     run_dir = run.output_dir / "twice"
     running = assert_running_with_identity(run, run_dir, began)
     seen = mid_run(run, run_dir)
