@@ -1,12 +1,12 @@
 """How a run stops (utils/harness/interruption.py): the first stop inside the passes raises there, later ones
-wait for the record, and a stop whose raise Python drops still ends the passes."""
+wait for the record, and a stop whose raise Python drops still ends the passes or the start-up."""
 import gc
 import signal
 import sys
 
 import pytest
 
-from utils.harness.interruption import RunStops, Stopped
+from utils.harness.interruption import RunStops, Stopped, stop_signals_interrupt
 
 
 class StoppedInAFinalizer:
@@ -59,3 +59,30 @@ def test_a_stop_that_arrived_is_raised_once_and_later_ones_wait_for_the_record()
             with stops.ending_passes():
                 pass
     assert stops.received == signal.SIGTERM and len(said) == 1 and "finishing the run record first" in said[0]
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_during_start_up_whose_raise_python_dropped_is_raised_on_leaving(monkeypatch, number):
+    monkeypatch.setattr(sys, "unraisablehook", lambda drop: None)
+
+    class StopInAFinalizer:
+        def __del__(self):
+            signal.raise_signal(number)
+
+    went_on = []
+    with pytest.raises(Stopped) as stopped:
+        with stop_signals_interrupt():
+            StopInAFinalizer()
+            gc.collect()
+            went_on.append("the rest of the start-up")  # the raise went nowhere
+    assert went_on == ["the rest of the start-up"] and stopped.value.signal_number == number
+
+
+def test_a_stop_during_start_up_that_arrived_is_raised_once_and_the_handlers_are_restored():
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Stopped) as stopped:
+        with stop_signals_interrupt():
+            signal.raise_signal(signal.SIGTERM)
+    assert stopped.value.signal_number == signal.SIGTERM and signal.getsignal(signal.SIGTERM) is before
+    with stop_signals_interrupt():
+        pass  # nothing is left over from the stop before

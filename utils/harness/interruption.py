@@ -44,15 +44,25 @@ def _restore(previous: dict[int, object]) -> None:
 
 @contextmanager
 def stop_signals_interrupt() -> Iterator[None]:
-    """Inside: SIGTERM raises Stopped, like Ctrl-C raises KeyboardInterrupt, so cleanup runs for both."""
+    """Inside: Ctrl-C and SIGTERM raise Stopped, so cleanup runs for both. A stop whose raise Python dropped (its
+    handler ran inside a finalizer or an at-fork callback: "Exception ignored in ...") is raised again on leaving,
+    so the start-up it arrived in never goes on to a run."""
+    raised: list[int] = []
+
     def raise_stopped(number: int, _frame) -> None:
+        raised.append(number)
         raise Stopped(number)
 
-    previous = _install(raise_stopped, (signal.SIGTERM,))
+    previous = _install(raise_stopped, STOP_SIGNALS)
     try:
         yield
+    except KeyboardInterrupt:
+        raised.clear()  # it arrived
+        raise
     finally:
         _restore(previous)
+    if raised:
+        raise Stopped(raised[0])
 
 
 class RunStops:
