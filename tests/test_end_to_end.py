@@ -69,6 +69,7 @@ def test_summary_counts_and_random_weights(run):
     assert summary["timed_passes"] == 2 and summary["images_timed"] == 14
     assert summary["pipeline_latency"]["images_per_s"] > 0
     assert "load" in summary["pipeline_latency"]["definition"]
+    assert summary["pipeline_latency"]["repeat_spread"] >= 0  # 2 timed passes: every batch timed twice
     assert summary["energy"]["status"] in ("measured", "unavailable")
     contention = summary["contention"]
     assert contention["status"] == "measured" and contention["windows"] == 2  # one window per timed pass

@@ -45,6 +45,16 @@ def test_timed_passes_only_with_shares_and_per_image_figures():
     assert [s["step"] for s in summarize_steps(ROWS, ORDER)] == ["pipeline", "forward"]
     # the empty batch is in no statistic: count 4, not 5, and the mean batch holds 3 images
     assert pipeline["count"] == 4 and pipeline["mean_images_per_batch"] == pytest.approx(3.0)
+    # The same batch across the two passes: pipeline batch 0 27.5 and 27 per image, batch 1 28 and 27. With two
+    # values the IQR over median is (b - a) / (a + b): 0.5 / 54.5 and 1 / 55, their median the mean of the two.
+    assert pipeline["repeat_spread"] == pytest.approx((0.5 / 54.5 + 1 / 55) / 2)
+    assert forward["repeat_spread"] == 0.0
+
+
+def test_a_step_timed_in_one_pass_has_no_repeat_spread():
+    once = [row("pipeline", 10.0, 1, batch=0), row("pipeline", 30.0, 1, batch=1)]
+    summary = summarize_steps(once)[0]
+    assert summary["repeat_spread"] is None and summary["spread_per_image"] == pytest.approx(10 / 20)
 
 
 def test_overhead_ratio_matches_batches_and_uses_medians():

@@ -1,8 +1,9 @@
-"""Noise is judged by the interquartile range over the median per image (utils.record.statistics `spread`), as
-torch.utils.benchmark judges it, so one outlier no longer flags a steady step (utils.writers.summary)."""
+"""Noise is judged by the interquartile range over the median (utils.record.statistics), as torch.utils.benchmark
+judges it, and on what it judges it on: the same batch timed again (`repeat_spread`), not the spread over images,
+which also holds how much the images differ (utils.writers.summary)."""
 import pytest
 
-from utils.record.statistics import describe
+from utils.record.statistics import describe, repeat_spread
 from utils.writers.summary import NOISE_WARNING, noisy_steps_warning
 
 
@@ -12,17 +13,49 @@ def test_spread_is_the_interquartile_range_over_the_median():
     assert describe([0.0, 0.0, 0.0])["spread"] is None
 
 
-def _row(step: str, values: list[float]) -> dict:
-    stats = describe(values)
-    return {"step": step, "count": stats["count"], "share_of_pipeline": 0.5, "cv_per_image": stats["cv"],
-            "spread_per_image": stats["spread"]}
+def test_repeat_spread_is_the_median_over_batches_of_each_batchs_spread_across_passes():
+    # Batch spreads: [10, 12] -> 2 / 22; [20, 20, 20] -> 0; [5, 6, 7, 100] -> quartiles 5.75 and 30.25 over 6.5.
+    # A batch timed once has no spread of its own and is left out.
+    spreads = sorted([2 / 22, 0.0, (30.25 - 5.75) / 6.5])
+    assert repeat_spread([[10.0, 12.0], [20.0] * 3, [5.0, 6.0, 7.0, 100.0], [40.0]]) == pytest.approx(spreads[1])
+    assert repeat_spread([[40.0], [50.0]]) is None and repeat_spread([]) is None
 
 
-def test_one_outlier_does_not_flag_a_steady_step_and_a_spread_one_is_flagged():
-    steady = _row("forward", [10.0] * 9 + [60.0])  # std/mean 1.5, IQR/median 0
-    scattered = _row("load", [5.0, 8.0, 11.0, 14.0, 17.0, 20.0])
-    assert steady["cv_per_image"] > NOISE_WARNING and steady["spread_per_image"] == 0.0
-    warning = noisy_steps_warning([steady, scattered])
-    assert warning.startswith("noisy timings, interquartile range over median per image above 10%: load ")
-    assert "forward" not in warning
-    assert noisy_steps_warning([steady]) is None
+def _row(step: str, per_image: list[float], repeated: list[list[float]] | None = None, share: float = 0.5) -> dict:
+    stats = describe(per_image)
+    return {"step": step, "count": stats["count"], "share_of_pipeline": share, "cv_per_image": stats["cv"],
+            "spread_per_image": stats["spread"], "repeat_spread": repeat_spread(repeated or [])}
+
+
+def test_images_that_differ_are_no_noise_when_each_batch_repeats_its_time():
+    # Three images, each loading in its own time, the same in both passes: a wide spread over images, none over
+    # passes. The pipeline repeats too, so the run is judged on the repeats alone.
+    load = _row("load", [5.0, 20.0, 40.0] * 2, [[5.0, 5.0], [20.0, 20.0], [40.0, 40.0]])
+    pipeline = _row("pipeline", [50.0, 65.0, 85.0] * 2, [[50.0, 50.5], [65.0, 65.0], [85.0, 84.0]], share=1.0)
+    assert load["spread_per_image"] > NOISE_WARNING and load["repeat_spread"] == 0.0
+    assert noisy_steps_warning([pipeline, load]) is None
+
+
+def test_a_batch_that_changes_from_pass_to_pass_is_noise_and_is_named():
+    forward = _row("forward", [10.0, 14.0, 10.0, 14.0], [[10.0, 14.0], [10.0, 14.0]])  # 4 / 24 per batch
+    pipeline = _row("pipeline", [12.0, 16.0, 12.0, 16.0], [[12.0, 16.0], [12.0, 16.0]], share=1.0)
+    steady = _row("preprocess", [1.0] * 9 + [6.0], [[1.0, 1.0]] * 5)  # one outlier: std/mean 1.5, IQR/median 0
+    warning = noisy_steps_warning([pipeline, forward, steady])
+    assert warning.startswith("noisy timings, the same batch differing from pass to pass by more than 10%")
+    assert "forward 17%" in warning and "pipeline 14%" in warning and "preprocess" not in warning
+    assert steady["cv_per_image"] > NOISE_WARNING
+
+
+def test_a_step_drawn_once_by_design_is_not_judged_beside_repeated_ones():
+    pipeline = _row("pipeline", [10.0, 10.0], [[10.0, 10.0]], share=1.0)
+    annotate = _row("annotate_save", [5.0, 15.0, 30.0], None, share=0.2)  # drawn in the first pass only
+    assert noisy_steps_warning([pipeline, annotate]) is None
+
+
+def test_a_run_that_never_timed_a_batch_twice_says_it_cannot_tell_noise_from_the_images():
+    pipeline = _row("pipeline", [10.0, 20.0, 30.0], None, share=1.0)
+    warning = noisy_steps_warning([pipeline])
+    assert warning.startswith("timings spread over images by more than 10% (interquartile range over median per "
+                              "image): pipeline 50%")
+    assert "benchmark.repeats" in warning and "cannot be told" in warning
+    assert noisy_steps_warning([_row("pipeline", [10.0, 10.0, 10.0], None, share=1.0)]) is None

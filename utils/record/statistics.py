@@ -6,7 +6,7 @@ Outliers are only counted and flagged, never dropped: a slow iteration is part o
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -58,6 +58,17 @@ def describe(values_ms: Sequence[float]) -> dict[str, float | int | None]:
         "spread": (p75 - p25) / p50 if p50 != 0 else None,
         "outliers": sum(outlier_mask(array)),
     }
+
+
+def repeat_spread(times_by_batch: Iterable[Sequence[float]]) -> float | None:
+    """The machine's noise apart from the images' own differences: for each batch timed in two passes or more, the
+    spread (interquartile range over median) of its times across the passes; the median of those over batches.
+    None when no batch was timed twice. Over different images the spread also holds how much the images differ
+    (a larger file loads longer, more detections take longer to draw); the same batch again differs only by noise,
+    which is what torch.utils.benchmark's spread measures: one workload, repeated."""
+    spreads = [describe(times)["spread"] for times in times_by_batch if len(times) > 1]
+    spreads = [spread for spread in spreads if spread is not None]
+    return float(np.median(spreads)) if spreads else None
 
 
 def median_confidence_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:

@@ -7,13 +7,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from pipelines.contract import FORWARD_STAGE
-from utils.record.statistics import describe
+from utils.record.statistics import describe, repeat_spread
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
 
 STEP_SUMMARY_COLUMNS = ("step", "parent", "count", "images", "mean_ms", "std_ms", "min_ms", "p50_ms", "p90_ms",
                         "p99_ms", "max_ms", "total_ms", "cv", "iqr_ms", "outliers", "share_of_pipeline",
                         "ms_per_image", "images_per_s", "p50_ms_per_image", "cv_per_image", "spread_per_image",
-                        "mean_images_per_batch", "p90_ms_per_image")
+                        "repeat_spread", "mean_images_per_batch", "p90_ms_per_image")
 
 
 def timed_records(records: Iterable[StepRecord]) -> list[StepRecord]:
@@ -39,6 +39,9 @@ def summarize_steps(records: Iterable[StepRecord], order: Sequence[str] = ()) ->
         per_image = describe([r.ms / r.images for r in step_records])
         images = sum(r.images for r in step_records)
         total = stats["total"]
+        by_batch: dict[int, list[float]] = defaultdict(list)  # a batch holds the same images in every pass
+        for r in step_records:
+            by_batch[r.batch].append(r.ms / r.images)
         summary.append({
             "step": step,
             "parent": step_records[0].parent or "",
@@ -53,6 +56,7 @@ def summarize_steps(records: Iterable[StepRecord], order: Sequence[str] = ()) ->
             "p50_ms_per_image": per_image["p50"],
             "cv_per_image": per_image["cv"],
             "spread_per_image": per_image["spread"],
+            "repeat_spread": repeat_spread(by_batch.values()),
             "mean_images_per_batch": images / stats["count"],
             "p90_ms_per_image": per_image["p90"],
         })

@@ -16,7 +16,7 @@ from utils.writers.peer_advice import peer_lines
 from utils.record.sections import NOT_MEASURED_YET, ContentionSection, EnergySection, MemorySection, measured
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
-               "spread_per_image")
+               "spread_per_image", "repeat_spread")
 
 
 def _fmt(value, spec: str = ".1f", missing: str = "n/a") -> str:

@@ -29,7 +29,8 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 # (steps_summary.csv column, header): the columns people quote, the rest stay in the CSV
 STEP_COLUMNS = (("step", "step"), ("count", "batches"), ("images", "images"), ("p50_ms", "p50 ms"),
                 ("p90_ms", "p90 ms"), ("p50_ms_per_image", "p50 ms/image"), ("p90_ms_per_image", "p90 ms/image"),
-                ("cv_per_image", "CV/image"), ("share_of_pipeline", "share"), ("images_per_s", "images/s"))
+                ("spread_per_image", "spread over images"), ("repeat_spread", "spread over passes"),
+                ("share_of_pipeline", "share"), ("images_per_s", "images/s"))
 VERDICT_TONES = {"equal": "good", "close": "warn", "within_budget": "warn", "different": "bad"}
 SECTIONS = (("steps", "Steps"), ("layers", "Layers"), ("memory", "Memory"), ("energy", "Energy"),
             ("agreement", "Agreement"), ("accuracy", "Accuracy"), ("environment", "Environment"), ("trace", "Trace"),
