@@ -160,13 +160,18 @@ def assert_nothing_half_written(run_dir: Path) -> None:
 
 def section_shape_errors(section: dict, shape: type) -> list[str]:
     """What in a summary.json section its TypedDict in utils/record/sections.py does not declare: keys declared
-    nowhere (a `*_mb*` key counts as declared with its `*_mib*` twin), and a status outside SectionStatus."""
+    nowhere (a `*_mb*` key counts as declared with its `*_mib*` twin), a required key missing, and a status or
+    verdict outside SectionStatus or Verdict."""
     from typing import get_args
 
-    from utils.record.sections import SectionStatus
+    from utils.record.sections import SectionStatus, Verdict
     declared = shape.__required_keys__ | shape.__optional_keys__
     errors = [f"{shape.__name__} declares no key {key!r}" for key in section
               if key not in declared and key.replace("_mb", "_mib") not in declared]
-    if section.get("status") not in get_args(SectionStatus):
+    errors += [f"{shape.__name__} requires {key!r}" for key in sorted(shape.__required_keys__ - section.keys())]
+    if "status" in declared and section.get("status") not in get_args(SectionStatus):
         errors.append(f"status {section.get('status')!r} is no SectionStatus")
+    for key in ("verdict", "detections_verdict"):
+        if key in declared and key in section and section[key] not in get_args(Verdict):
+            errors.append(f"{key} {section[key]!r} is no Verdict")
     return errors

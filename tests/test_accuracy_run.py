@@ -12,10 +12,11 @@ import pytest
 from pipelines.yolo import facts as yolo_facts
 
 from benchmark import main
-from tests.helpers import quick_args, run_benchmark
+from tests.helpers import quick_args, run_benchmark, section_shape_errors
 from tests.paths import SHAPES
 from utils.compare.accuracy import accuracy_rows
 from utils.readers.finished_run import FinishedRun
+from utils.record.sections import AccuracySection, AgreementSection
 from utils.writers.console import format_summary
 from utils.writers.run_figures import headline_figures
 
@@ -41,6 +42,7 @@ def test_torch_fp32_run_scores_itself_against_the_labels(tmp_path):
                                     "protocol": "YOLOv7's test.py", "preprocess": "official",
                                     "preprocess_is": yolo_facts.EVALUATION_PREPROCESS}
     assert 0.2 < accuracy["map_50_95"] <= accuracy["map_50"] <= 1.0  # a trained model finds the shapes
+    assert not section_shape_errors(accuracy, AccuracySection)
     assert "drop" not in accuracy and "agreement" not in summary  # torch fp32 is its own reference
     assert 0.0 < accuracy["at_conf_thres"]["recall"] <= 1.0
     classes = pd.read_csv(run_dir / "accuracy.csv")
@@ -99,6 +101,7 @@ def test_int8_without_labels_is_scored_against_the_reference(tmp_path):
     assert agreement["verdict"] in ("equal", free["verdict"])
     assert free["verdict"] in ("within_budget", "different", "undecided") and free["images"] == 3
     assert agreement["detections_verdict"] in ("equal", "close", "different")
+    assert not section_shape_errors(agreement, AgreementSection) and not section_shape_errors(accuracy, AccuracySection)
     if free["estimate"] is not None:
         assert free["low"] <= free["estimate"] <= free["high"]
     assert free["statement"] in format_summary(summary, run_dir)
@@ -156,6 +159,10 @@ def test_precision_and_recall_at_conf_thres_are_of_the_detections_as_deployed(tm
     summary = json.loads((run_dir / "summary.json").read_text())
     at = summary["accuracy"]["at_conf_thres"]
     assert at["postprocess"] == {"conf_thres": 0.25, "iou_thres": 0.05, "max_det": 300}
+    # OpenVINO int8 against the labels: the agreement graded by the mAP drop
+    assert "accuracy_drop" in summary["agreement"]
+    assert not section_shape_errors(summary["agreement"], AgreementSection)
+    assert not section_shape_errors(summary["accuracy"], AccuracySection)
     shown = pd.read_csv(run_dir / "detections.csv")
     # int8 calibrates on images the accuracy pass never scores: only the scored images' rows count.
     shown = shown[~shown["image"].isin((summary.get("calibration") or {}).get("files", []))]

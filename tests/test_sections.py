@@ -24,3 +24,9 @@ def test_a_key_or_status_declared_nowhere_is_named():
     section = {"status": "measured", "peak_rss_mib": 1.0, "peak_rss_mb": 1.05, "peak_vms_mib": 2.0}
     assert section_shape_errors(section, MemorySection) == ["MemorySection declares no key 'peak_vms_mib'"]
     assert section_shape_errors({"status": "done"}, MemorySection) == ["status 'done' is no SectionStatus"]
+
+
+def test_a_missing_required_key_and_an_unknown_verdict_are_named():
+    from utils.record.sections import AgreementSection
+    assert section_shape_errors({"verdict": "fine"}, AgreementSection) == ["verdict 'fine' is no Verdict"]
+    assert section_shape_errors({"images": 3}, AgreementSection) == ["AgreementSection requires 'verdict'"]

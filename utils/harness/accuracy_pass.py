@@ -26,6 +26,7 @@ from utils.record.accuracy import (CLASS_COLUMNS, coco_evaluation, crowd_flags, 
 from utils.record.label_free import (CONFIDENCE, JUDGE_VIEWS, MIRRORED, JudgeView, drop_over_views, from_view,
                                      label_free_verdict, pseudo_labels, stand_in, view_image)
 from utils.record.run_record import Table
+from utils.record.sections import AccuracySection
 from utils.record.steps import PassKind
 from utils.recorders.step_timer import StepTimer
 from utils.writers import layout
@@ -90,7 +91,7 @@ def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[Detection
 
 @dataclass
 class AccuracyResult:
-    summary: dict[str, Any]  # summary.json `accuracy`
+    summary: AccuracySection  # summary.json `accuracy`
     classes: Table  # accuracy.csv
 
 
@@ -130,7 +131,7 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
     # Labels with no object to find leave mAP undefined: the reason stands in place of figures that read as 0.0.
     scored = truth is None or result.objects > 0
     figures = ("map_50_95", "map_50", "map_75", "ar_100")
-    summary: dict[str, Any] = {
+    summary: AccuracySection = {
         "ground_truth": source, "images": len(usable), "images_not_decoded": len(candidate) - len(usable),
         "settings": settings, **{key: getattr(result, key) if scored else None for key in figures},
         "detections": result.detections,

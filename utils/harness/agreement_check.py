@@ -13,6 +13,7 @@ from utils.harness.timed_batch import decoded_batches
 from utils.record.agreement import (MatchCounts, RawError, VerdictThresholds, agreement_summary, match_detections,
                                     raw_output_error, topk_threshold, verdict)
 from utils.harness.scored_images import agreement_count
+from utils.record.sections import AgreementSection
 from utils.record.verdict import apply_budget, judged_counts, verdict_warnings
 
 
@@ -65,7 +66,7 @@ def _forwarded(pipeline: DetectionPipeline, batch: list[np.ndarray]) -> Any:
 
 def run_agreement_check(config: Any, pipeline: DetectionPipeline, reference: Reference, paths: Sequence[Path],
                         accuracy: Optional[dict], console: Callable[[str], None],
-                        labelled: bool = False) -> tuple[dict[str, Any], list[str]]:
+                        labelled: bool = False) -> tuple[AgreementSection, list[str]]:
     """Outside every timed pass: the reference runs the first images (with labels, unless
     benchmark.agreement.images says otherwise, the accuracy pass's). summary.json `agreement`, and the
     warnings a verdict other than equal gives."""

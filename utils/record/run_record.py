@@ -12,7 +12,8 @@ from typing import Any, Optional
 
 from utils.record.layer_profile import LayerProfile
 from utils.record.layers import SOURCE_TORCH_HOOKS, TimingSnapshot
-from utils.record.sections import NOT_MEASURED_YET, ContentionSection, EnergySection, MemorySection
+from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
+                                   EnergySection, MemorySection)
 from utils.record.steps import StepRecord
 
 SCHEMA_VERSION = 2
@@ -105,8 +106,8 @@ class RunRecord:
     contention: ContentionSection = field(default_factory=lambda: {"status": NOT_MEASURED_YET})
     scenario: Optional[dict[str, Any]] = None  # a LoadGen scenario's settings and verdict
     warmup: Optional[dict[str, Any]] = None  # the warm-up's batches, the input shapes and those left cold
-    agreement: Optional[dict[str, Any]] = None  # against the torch fp32 reference, for any other runtime
-    accuracy: Optional[dict[str, Any]] = None  # the accuracy pass: mAP and, beside a reference, the drop
+    agreement: Optional[AgreementSection] = None  # against the torch fp32 reference, for any other runtime
+    accuracy: Optional[AccuracySection] = None  # the accuracy pass: mAP and, beside a reference, the drop
     calibration: Optional[dict[str, Any]] = None  # which images calibrated int8
     accuracy_classes: Optional[Table] = None  # per class, accuracy.csv
     below: Optional[Any] = None  # utils.record.below_layer.BelowLayer: samples, counters, kernels, ITT

@@ -1,14 +1,18 @@
 """The measured sections of the run record (summary.json `energy`, `memory`, `contention`, `cpu_counters`,
-`native_time`, `kernels`), typed once: recorders build them, writers branch on them, and both name the same keys.
+`native_time`, `kernels`) and its two answers (`agreement`, `accuracy`), typed once: recorders and checks build
+them, writers branch on them, and both name the same keys.
 
 Each section says by its `status` whether it holds measurements or, under `reason`, why it does not. Writers ask
 `measured(section)` instead of comparing strings. The shapes are TypedDicts, not classes, because a section is read
-back from summary.json (compare, the regression gate, sweeps) exactly as it was written; tests/test_sections.py
-checks that a real run's sections hold no key declared nowhere here.
+back from summary.json (compare, the regression gate, sweeps) exactly as it was written. The recorders' tests and
+whole runs check each section against its shape (tests/helpers.py, section_shape_errors): a key declared nowhere
+here, or a required one missing, fails them.
 """
-from __future__ import annotations
 
+# Annotations evaluated (no `from __future__ import annotations`): TypedDict sees Required[...] only then.
 from typing import Any, Literal, Mapping, Optional, Required, TypedDict
+
+Verdict = Literal["equal", "close", "different", "within_budget", "undecided"]  # utils/record/agreement.py, verdict.py
 
 MEASURED = "measured"
 UNAVAILABLE = "unavailable"
@@ -133,3 +137,47 @@ class KernelsSection(Section, total=False):
     convolution_layers: int
     int8: dict[str, Any]
     file: str  # oneDNN's verbose output, when captured, added as summary.json is written
+
+
+class AgreementSection(TypedDict, total=False):
+    """A run against the torch fp32 reference: the verdict, what it was judged on, and with an accuracy pass, the
+    verdict graded by the mAP drop (the detections' own under `detections_verdict`)."""
+    verdict: Required[Verdict]
+    reference: str
+    images: int
+    top_k: int
+    nms_conf_thres: float
+    at_configured_conf_thres: dict[str, Any]  # the matches at the deployed conf_thres
+    judged_at: str  # which of the two the verdict was judged on
+    reference_detections: int
+    candidate_detections: int
+    loose: dict[str, Any]
+    strict: dict[str, Any]
+    raw_output: dict[str, Any]
+    thresholds: dict[str, float]
+    detections_verdict: Verdict
+    label_free: dict[str, Any]
+    accuracy_drop: dict[str, Any]
+
+
+class AccuracySection(TypedDict, total=False):
+    """The accuracy pass: mAP against the labels (or, without, the reference's detections on mirror views), and
+    beside a reference, its mAP and the drop."""
+    ground_truth: Required[dict[str, Any]]
+    images: int
+    images_not_decoded: int
+    settings: dict[str, Any]
+    map_50_95: Optional[float]
+    map_50: Optional[float]
+    map_75: Optional[float]
+    ar_100: Optional[float]
+    detections: int
+    not_scored: str  # why no mAP: labels with no object to find
+    at_conf_thres: dict[str, Any]
+    reference: dict[str, Any]
+    drop: dict[str, Any]
+    label_free: dict[str, Any]
+    evaluation_s: float
+    file: str
+    images_first_used: int  # what the first scoring took, before an undecided verdict asked for more images
+

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from utils.record.agreement import DIFFERENT, EQUAL, MatchCounts
+from utils.record.sections import AccuracySection, AgreementSection
 from utils.record.label_free import UNDECIDED, decide, images_to_decide
 
 WITHIN_BUDGET = "within_budget"
@@ -44,7 +45,7 @@ def budget_verdict(detections_verdict: str, drop: Optional[float], max_drop: flo
     return WITHIN_BUDGET if drop <= max_drop else DIFFERENT
 
 
-def apply_budget(agreement: dict[str, Any], accuracy: Optional[dict[str, Any]], max_drop: float) -> dict[str, Any]:
+def apply_budget(agreement: AgreementSection, accuracy: Optional[AccuracySection], max_drop: float) -> AgreementSection:
     """The agreement entry with its verdict graded by the accuracy's mAP drop; the verdict of the detections
     alone stays as `detections_verdict`, the drop and its interval under `accuracy_drop`."""
     drop = (accuracy or {}).get("drop")

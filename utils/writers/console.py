@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import pandas as pd
 
@@ -13,7 +14,8 @@ from utils.writers import layout
 from utils.writers.below_layer import below_console_lines
 from utils.record.int8_repair import control_entry, statement
 from utils.writers.peer_advice import peer_lines
-from utils.record.sections import NOT_MEASURED_YET, ContentionSection, EnergySection, MemorySection, measured
+from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
+                                   EnergySection, MemorySection, measured)
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
                "spread_per_image", "repeat_spread")
@@ -128,10 +130,10 @@ def format_summary(summary: dict, run_path: Path) -> str:
     if summary.get("random_weights"):
         lines.append("RANDOM WEIGHTS: timings are real, boxes are not")
     lines.append(headline(summary))
-    accuracy = summary.get("accuracy")
+    accuracy: Optional[AccuracySection] = summary.get("accuracy")
     if accuracy:
         lines.append(accuracy_line(accuracy))
-    agreement = summary.get("agreement")
+    agreement: Optional[AgreementSection] = summary.get("agreement")
     if agreement:
         lines.append(f"detections vs {agreement['reference']}: {agreement['verdict'].upper()} (strict recall "
                      f"{_fmt(agreement['strict']['recall'], '.3f')}, precision {_fmt(agreement['strict']['precision'], '.3f')}; "
@@ -145,7 +147,7 @@ def format_summary(summary: dict, run_path: Path) -> str:
     return "\n".join(lines)
 
 
-def accuracy_line(accuracy: dict) -> str:
+def accuracy_line(accuracy: AccuracySection) -> str:
     """mAP of the accuracy pass, and beside a reference its drop with the interval and the budget."""
     against = ("labels" if "format" in accuracy["ground_truth"] else "the reference's detections"
                + (" on the mirror images" if (accuracy.get("drop") or {}).get("against") == "mirror images" else ""))

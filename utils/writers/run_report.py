@@ -18,7 +18,8 @@ from utils.record.int8_repair import control_entry, statement
 from utils.writers.report_below import SECTION as BELOW_SECTION, below_section
 from utils.writers.html_page import Bar, HtmlPage, escape, format_cell
 from utils.writers.path_labels import shorten
-from utils.record.sections import NOT_MEASURED_YET, ContentionSection, EnergySection, MemorySection, measured
+from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
+                                   EnergySection, MemorySection, measured)
 
 TOP_LAYERS = 20
 TYPES_SHOWN = 15
@@ -88,7 +89,7 @@ def energy_headline(energy: EnergySection) -> Optional[tuple[str, float]]:
     return f"energy, {net}{domain} (J/image)", per_image[domain]
 
 
-def verdict_label(agreement: Mapping[str, Any]) -> str:
+def verdict_label(agreement: AgreementSection) -> str:
     return f"detections vs {agreement['reference']}"
 
 
@@ -98,10 +99,10 @@ def headline_cells(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
     streams = latency.get("streams", 1)
     figures: list[tuple[str, Any]] = [("images/s (pipeline)" if streams == 1 else f"images/s per stream ({streams})",
                                        latency.get("images_per_s"))]
-    agreement = summary.get("agreement")
+    agreement: Optional[AgreementSection] = summary.get("agreement")
     if agreement:  # beside the speed: a faster configuration that changes the answers is no win
         figures.append((verdict_label(agreement), agreement["verdict"].upper()))
-    accuracy = summary.get("accuracy")
+    accuracy: Optional[AccuracySection] = summary.get("accuracy")
     if accuracy:
         figures.append(("mAP@0.5:0.95", accuracy["map_50_95"]))
         if accuracy.get("drop"):
@@ -271,7 +272,7 @@ def _energy(page: HtmlPage, energy: EnergySection, plots: Mapping[str, Path]) ->
 
 def _agreement(page: HtmlPage, summary: Mapping[str, Any]) -> None:
     page.heading("Agreement", "agreement")
-    agreement = summary.get("agreement")
+    agreement: Optional[AgreementSection] = summary.get("agreement")
     if not agreement:
         runtime = summary.get("runtime") or {}
         page.paragraph(f"No agreement check: {runtime.get('backend')} {runtime.get('precision')} is the reference "
@@ -318,7 +319,7 @@ def _int8_control(page: HtmlPage, summary: Mapping[str, Any]) -> None:
 
 def _accuracy(page: HtmlPage, summary: Mapping[str, Any], classes: Sequence[Mapping[str, Any]]) -> None:
     page.heading("Accuracy", "accuracy")
-    accuracy = summary.get("accuracy")
+    accuracy: Optional[AccuracySection] = summary.get("accuracy")
     if not accuracy:
         page.paragraph("No accuracy pass: set dataset.labels to score the run's detections (mAP), or run another "
                        "runtime than torch fp32 to score it against that reference.")
@@ -413,7 +414,7 @@ def render_run_report(summary: Mapping[str, Any], step_summary: Sequence[Mapping
     page.paragraph(_subtitle(summary))
     if random_weights_note:
         page.banner(f"{random_weights_note}. Timings, FLOPs and memory are real.")
-    agreement = summary.get("agreement")
+    agreement: Optional[AgreementSection] = summary.get("agreement")
     tones = {verdict_label(agreement): VERDICT_TONES.get(agreement["verdict"], "")} if agreement else None
     page.headline(headline_cells(summary), tones)
     page.warnings(summary.get("warnings") or [])
