@@ -14,10 +14,11 @@ import torch
 from datasets.image_folder import find_images
 from datasets.labels import load_ground_truth
 from pipelines.contract import Detections
-from tests.helpers import pycocotools_stats, quick_args, run_benchmark
+from tests.helpers import pycocotools_stats, quick_args, run_benchmark, section_shape_errors
 from tests.paths import ROOT, SAMPLES
 from utils.record.loadgen_results import (accuracy_log_detections, detail_entries, encode_detections,
                                           scenario_result)
+from utils.record.sections import ScenarioSection
 from utils.writers import layout
 
 QUICK = quick_args(64, "benchmark.layer_timing=false", "outputs.plots=false", "outputs.save_images=false",
@@ -71,6 +72,7 @@ def test_a_scenario_runs_under_loadgen_and_keeps_its_verdict_logs_and_step_timin
     summary = json.loads((run_dir / "summary.json").read_text())
     found = summary["scenario"]
     assert found["name"] == scenario and found["driver"].startswith("MLPerf LoadGen")
+    assert not section_shape_errors(found, ScenarioSection)
     result = found["result"]
     assert result["valid"] in (True, False) and (result["valid"] or result["reason"])
     assert result["queries"] >= (1 if scenario == "offline" else 4) and result["latency_ms"]["p50"] > 0

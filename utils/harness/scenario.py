@@ -26,6 +26,7 @@ from utils.errors import MissingDependency
 from utils.harness.timed_batch import BatchPlace, run_stages, timed_batch
 from utils.native_thread import name_this_thread
 from utils.record.loadgen_results import detail_entries, encode_detections, scenario_result
+from utils.record.sections import ScenarioSection
 from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind, StepRecord
 from utils.recorders.step_timer import StepTimer
 from utils.writers import layout
@@ -415,7 +416,7 @@ class ScenarioRun:
             result.update(valid=False, reason=f"stopped by a signal: the remaining queries were answered empty{cut}")
         return result
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> ScenarioSection:
         """summary.json `scenario`: what was asked, LoadGen's verdict, and what the worker answered."""
         settings = self.settings
         return {

@@ -13,7 +13,7 @@ from typing import Any, Optional
 from utils.record.layer_profile import LayerProfile
 from utils.record.layers import SOURCE_TORCH_HOOKS, TimingSnapshot
 from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
-                                   EnergySection, MemorySection)
+                                   EnergySection, MemorySection, ScenarioSection)
 from utils.record.steps import StepRecord
 
 SCHEMA_VERSION = 2
@@ -104,7 +104,7 @@ class RunRecord:
     memory_samples: Optional[Table] = None
     memory_steps: Optional[Table] = None
     contention: ContentionSection = field(default_factory=lambda: {"status": NOT_MEASURED_YET})
-    scenario: Optional[dict[str, Any]] = None  # a LoadGen scenario's settings and verdict
+    scenario: Optional[ScenarioSection] = None  # a LoadGen scenario's settings and verdict
     warmup: Optional[dict[str, Any]] = None  # the warm-up's batches, the input shapes and those left cold
     agreement: Optional[AgreementSection] = None  # against the torch fp32 reference, for any other runtime
     accuracy: Optional[AccuracySection] = None  # the accuracy pass: mAP and, beside a reference, the drop

@@ -1,6 +1,6 @@
 """The measured sections of the run record (summary.json `energy`, `memory`, `contention`, `cpu_counters`,
-`native_time`, `kernels`) and its two answers (`agreement`, `accuracy`), typed once: recorders and checks build
-them, writers branch on them, and both name the same keys.
+`native_time`, `kernels`), its two answers (`agreement`, `accuracy`) and a LoadGen `scenario`, typed once:
+recorders and checks build them, writers branch on them, and both name the same keys.
 
 Each section says by its `status` whether it holds measurements or, under `reason`, why it does not. Writers ask
 `measured(section)` instead of comparing strings. The shapes are TypedDicts, not classes, because a section is read
@@ -180,4 +180,21 @@ class AccuracySection(TypedDict, total=False):
     evaluation_s: float
     file: str
     images_first_used: int  # what the first scoring took, before an undecided verdict asked for more images
+
+
+class ScenarioSection(TypedDict, total=False):
+    """A LoadGen scenario: what was asked, LoadGen's verdict under `result`, and what the streams answered."""
+    name: Required[str]  # single_stream, multi_stream, server or offline
+    figure: str
+    driver: str
+    mode: str
+    settings: dict[str, Any]
+    result: dict[str, Any]
+    streams: int
+    streams_warmed: list[dict[str, Any]]
+    batches_answered: int
+    samples_answered: int
+    logs: dict[str, str]
+    accuracy: dict[str, Any]  # accuracy mode with labels: LoadGen's answers scored
+    forward_bound: dict[str, Any]  # offline: the streams' whole-pipeline and forward-alone rates
 

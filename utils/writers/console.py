@@ -15,7 +15,7 @@ from utils.writers.below_layer import below_console_lines
 from utils.record.int8_repair import control_entry, statement
 from utils.writers.peer_advice import peer_lines
 from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
-                                   EnergySection, MemorySection, measured)
+                                   EnergySection, MemorySection, ScenarioSection, measured)
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
                "spread_per_image", "repeat_spread")
@@ -41,7 +41,7 @@ def headline(summary: dict) -> str:
                  f"{_fmt(batch, '.2g')} images per batch)")
     lead = (f"{summary['model']} on {runtime.get('backend', '?')} {runtime.get('precision', '')}, "
             f"{summary.get('threads')} thread(s): ")
-    scenario = summary.get("scenario")
+    scenario: Optional[ScenarioSection] = summary.get("scenario")
     if not scenario:
         return lead + f"{_fmt(latency['images_per_s'], '.2f')} images/s, " + per_image
     streams = latency.get("streams", 1)
@@ -49,7 +49,7 @@ def headline(summary: dict) -> str:
             + (f"each of {streams} streams " if streams > 1 else "") + per_image)
 
 
-def scenario_figure(scenario: dict) -> str:
+def scenario_figure(scenario: ScenarioSection) -> str:
     """The scenario's own figure (summary.json scenario.figure) with its value."""
     result = scenario.get("result") or {}
     if scenario["name"] == "multi_stream":
@@ -64,7 +64,7 @@ def forward_bound_line(bound: dict) -> str:
             f"{bound['outside_forward_share']:.1%} of each stream's time is spent outside the forward")
 
 
-def scenario_line(scenario: dict) -> str:
+def scenario_line(scenario: ScenarioSection) -> str:
     """LoadGen's verdict in one line: valid or why not, samples/s and the tail latency."""
     result = scenario.get("result") or {}
     latency = result.get("latency_ms") or {}
@@ -83,7 +83,7 @@ def format_summary(summary: dict, run_path: Path) -> str:
              f"weights: {summary['weights']}",
              f"  images: {summary['images_processed']} processed, {summary['images_skipped']} skipped, "
              f"{summary['detections']} detections; {summary['timed_passes']} timed pass(es)"]
-    scenario = summary.get("scenario")
+    scenario: Optional[ScenarioSection] = summary.get("scenario")
     if scenario:
         lines.append(scenario_line(scenario))
         if scenario.get("forward_bound"):

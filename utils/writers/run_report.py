@@ -19,7 +19,7 @@ from utils.writers.report_below import SECTION as BELOW_SECTION, below_section
 from utils.writers.html_page import Bar, HtmlPage, escape, format_cell
 from utils.writers.path_labels import shorten
 from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
-                                   EnergySection, MemorySection, measured)
+                                   EnergySection, MemorySection, ScenarioSection, measured)
 
 TOP_LAYERS = 20
 TYPES_SHOWN = 15
@@ -116,7 +116,7 @@ def headline_cells(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
     energy = energy_headline(summary.get("energy") or {"status": NOT_MEASURED_YET})
     if energy:
         figures.append(energy)
-    scenario = summary.get("scenario")
+    scenario: Optional[ScenarioSection] = summary.get("scenario")
     if scenario:  # LoadGen's verdict first: an invalid result is not the scenario's figure
         result = scenario.get("result") or {}
         latency = result.get("latency_ms") or {}
