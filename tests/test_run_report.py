@@ -86,7 +86,7 @@ class Page(HTMLParser):
 def run(tmp_path_factory):
     outputs = tmp_path_factory.mktemp("outputs")
     code = main(["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=160",
-                 "--set", "dataset.limit=2", "--set", "dataset.batch_size=2", "--set", "benchmark.repeats=1",
+                 "--set", "dataset.limit=2", "--set", "dataset.batch_size=2", "--set", "benchmark.repeats=2",
                  "--set", "benchmark.profiler=true", "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}",
                  "--set", f"run.output_dir={outputs}", "--set", "run.id=report"])
     assert code == 0
@@ -121,6 +121,10 @@ def test_report_holds_the_summary_figures_and_nothing_from_a_network(run):
     assert all(html.escape(warning) in markup for warning in summary["warnings"])
     assert "Not measured" in markup or summary["energy"]["status"] == "measured"
     assert "ui.perfetto.dev" in markup and "chrome://tracing" in markup and "<code>trace.json</code>" in markup
+    # The steps table shows both spreads as percentages: over images, and the same batch over the two passes.
+    pipeline = pd.read_csv(run_dir / "steps_summary.csv").set_index("step").loc["pipeline"]
+    cells = re.findall(r'<td class="">([^<]*)</td>', markup)
+    assert f"{pipeline['spread_per_image']:.1%}" in cells and f"{pipeline['repeat_spread']:.1%}" in cells
 
 
 @pytest.mark.slow

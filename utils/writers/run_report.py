@@ -32,6 +32,7 @@ STEP_COLUMNS = (("step", "step"), ("count", "batches"), ("images", "images"), ("
                 ("p90_ms", "p90 ms"), ("p50_ms_per_image", "p50 ms/image"), ("p90_ms_per_image", "p90 ms/image"),
                 ("spread_per_image", "spread over images"), ("repeat_spread", "spread over passes"),
                 ("share_of_pipeline", "share"), ("images_per_s", "images/s"))
+FRACTION_COLUMNS = ("spread_per_image", "repeat_spread", "share_of_pipeline")  # shown as percentages
 VERDICT_TONES = {"equal": "good", "close": "warn", "within_budget": "warn", "different": "bad"}
 SECTIONS = (("steps", "Steps"), ("layers", "Layers"), ("memory", "Memory"), ("energy", "Energy"),
             ("agreement", "Agreement"), ("accuracy", "Accuracy"), ("environment", "Environment"), ("trace", "Trace"),
@@ -149,7 +150,7 @@ def _steps(page: HtmlPage, summary: Mapping[str, Any], step_summary: Sequence[Ma
         return
     page.paragraph(f"Pipeline latency: {summary['pipeline_latency']['definition']} Times in ms per batch unless "
                    "the column says per image; quote the medians (p50).")
-    rows = [[_share(row.get(column)) if column == "share_of_pipeline" else row.get(column)
+    rows = [[_share(row.get(column)) if column in FRACTION_COLUMNS else row.get(column)
              for column, _ in STEP_COLUMNS] for row in step_summary]
     page.table([header for _, header in STEP_COLUMNS], rows, text_columns=("step",),
                row_titles=[f"{row['step']}: inside {row.get('parent') or 'the run'}; mean "
