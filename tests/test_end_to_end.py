@@ -315,3 +315,14 @@ def test_layer_memory_of_the_profiled_batch(run):
     ops = pd.read_csv(run_dir / "layer_ops.csv")
     assert "aten::conv2d" in set(ops[ops["path"] == "model.0.conv"]["op"])
     assert json.loads((run_dir / "summary.json").read_text())["profiler"]["layer_ops_csv"] == "layer_ops.csv"
+
+
+@pytest.mark.slow
+def test_the_console_table_shows_both_spreads_and_none_where_a_step_ran_once(run):
+    from utils.writers.console import format_summary
+    _, run_dir = run
+    text = format_summary(json.loads((run_dir / "summary.json").read_text()), run_dir)
+    header = next(line for line in text.splitlines() if line.strip().startswith("step "))
+    assert header.split()[-2:] == ["spread_per_image", "repeat_spread"]
+    annotate = next(line for line in text.splitlines() if line.strip().startswith("annotate_save "))
+    assert "NaN" not in text and len(annotate.split()) == len(header.split()) - 1  # drawn once: no repeat

@@ -123,7 +123,7 @@ def format_summary(summary: dict, run_path: Path) -> str:
         table = pd.read_csv(steps_csv)
         if not table.empty:
             lines.append("")
-            lines.append(table[list(_STEP_TABLE)].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+            lines.append(table[list(_STEP_TABLE)].to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep=""))
     for warning in summary.get("warnings", []):
         lines.append(f"WARNING: {warning}")
     lines.append(f"outputs: {run_path}")
