@@ -19,6 +19,11 @@ import torch
 # The names torchvision's compiled extension has had: `_C_stable` since its ops moved to the stable ABI.
 EXTENSION_NAMES = ("_C_stable", "_C")
 
+# A Python without torchvision is told so as the run starts, as an import of it would tell it (utils/errors.py
+# turns this into the setup instruction), not at the first NMS.
+if importlib.util.find_spec("torchvision") is None:
+    raise ModuleNotFoundError("No module named 'torchvision'", name="torchvision")
+
 
 def extension_library(package_dir: Path) -> Optional[Path]:
     """The compiled extension in torchvision's package folder that registers `torch.ops.torchvision`, or None."""

@@ -77,3 +77,19 @@ def test_a_yolo_process_suppresses_without_importing_torchvision_and_torchvision
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[:2] == ["2 False", "[0, 1]"]
+
+
+def test_a_python_without_torchvision_is_told_at_import_with_the_setup_instruction():
+    script = (
+        "import importlib.util, sys\n"
+        "found = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *rest: None if name == 'torchvision' else found(name, *rest)\n"
+        "from utils.errors import missing_dependency\n"
+        "try:\n"
+        "    import pipelines.box_kernels\n"
+        "except ModuleNotFoundError as error:\n"
+        "    print(missing_dependency(error))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "cannot import 'torchvision', which detbench needs" in result.stdout
