@@ -1,9 +1,11 @@
-"""A plain run's last lines (utils/tune/advice.py): what the CPU makes worth trying, from facts, and tune."""
+"""A plain run's last lines (utils/tune/advice.py): what the CPU makes worth trying, from facts, and tune; and a
+race's last line: the allocator raced under its winner."""
 import pytest
 
 from pipelines.runtimes.registry import SPECS
 from tests.paths import CONFIGS, ROOT
-from utils.tune.advice import advice_lines
+from utils.tune.advice import advice_lines, allocator_line, goal_arguments
+from utils.tune.goals import Goal
 from utils.tune.space import Machine
 
 ALL = tuple(SPECS)
@@ -64,3 +66,35 @@ def test_a_file_run_is_never_advised_torch(capsys):
                                 overrides=[f"model.file={file}", "dataset.batch_size=1"]))
     printed = capsys.readouterr().out
     assert "worth trying" in printed and " torch" not in printed.split("tune --config")[0]
+
+
+WINNER = ("--set benchmark.scenario=single_stream --set runtime.backend=openvino --set runtime.precision=fp32 "
+          "--set dataset.batch_size=2 --set runtime.threads=2 --set runtime.pinning=false")
+
+
+def test_after_a_race_the_allocator_is_raced_under_the_winner_with_the_users_other_settings():
+    line = allocator_line("configs/my config.yaml", ["runtime.threads=2", "dataset.limit=6"], [], Goal("latency"),
+                          WINNER, None)
+    assert line.startswith("not raced: runtime.allocator, which changes no answer")
+    command = line.split("to race it under the winner: ")[1]
+    # the user's own --set that the winner does not fix stays; the winner's fix the rest; quoted for the shell
+    assert command == ("python benchmark.py tune --config 'configs/my config.yaml' --set dataset.limit=6 "
+                       + WINNER + " --sweep runtime.allocator=inherit,keep_heap --minutes 5")
+
+
+def test_the_allocator_race_asks_for_the_same_goal():
+    assert goal_arguments(Goal("latency")) == []
+    assert goal_arguments(Goal("latency", "p90")) == ["--percentile", "p90"]
+    assert goal_arguments(Goal("server", target_ms=25.0)) == ["--goal", "server", "--target-ms", "25"]
+    line = allocator_line("c.yaml", [], [], Goal("throughput"), "--set benchmark.scenario=offline", None)
+    assert line.endswith("--sweep runtime.allocator=inherit,keep_heap --goal throughput --minutes 5")
+
+
+@pytest.mark.parametrize("overrides, sweeps, winner, refused", [
+    (["runtime.allocator=keep_heap"], [], WINNER, None),  # the user set it
+    ([], ["runtime.allocator=inherit,keep_heap"], WINNER, None),  # the race raced it
+    ([], [], None, None),  # no winner
+    ([], [], WINNER, "runtime.allocator keep_heap sets glibc's malloc, and this Python runs on musl"),
+])
+def test_no_allocator_race_where_it_was_set_raced_has_no_winner_or_cannot_apply(overrides, sweeps, winner, refused):
+    assert allocator_line("c.yaml", overrides, sweeps, Goal("latency"), winner, refused) is None

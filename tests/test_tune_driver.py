@@ -73,6 +73,10 @@ def test_a_stopped_race_keeps_what_it_measured_resumes_and_writes_its_answer(tmp
     assert answer["winner"]["verdict"] == "reference"
     assert answer["set_line"].startswith("--set benchmark.scenario=single_stream")
     assert answer["set_line"] in resumed.stdout
+    # The allocator was left as it was: the last line races it under the winner.
+    follow_up = resumed.stdout.strip().splitlines()[-1]
+    assert follow_up.startswith("not raced: runtime.allocator") and answer["set_line"] in follow_up
+    assert follow_up.endswith("--sweep runtime.allocator=inherit,keep_heap --minutes 5")
     table = pd.read_csv(folder / "sweep.csv")
     assert len(table) == 2 and set(table["status"]) == {"complete"}
     for row in document["rows"]:
@@ -93,6 +97,7 @@ def test_a_throughput_race_runs_loadgen_offline_and_answers_in_samples_per_secon
     assert document["kind"] == "tune" and document["answer"]["winner"] is not None
     assert "--set benchmark.scenario=offline" in document["answer"]["set_line"]
     assert "samples/s" in stdout
+    assert "--sweep runtime.allocator=inherit,keep_heap --goal throughput --minutes 5" in stdout
     # Each run's own process too: its start is told apart from the run's own time, as in shared processes.
     state = json.loads((tmp_path / "race" / "tune.json").read_text())
     ran = [run for entry in state["entries"] for run in entry["runs"] if run["status"] == "complete"]

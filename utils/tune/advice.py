@@ -1,6 +1,7 @@
 """The last lines of a plain run: which runtimes and precisions it did not try that this CPU makes promising
-(installed runtimes, precisions its flags run natively), and the `tune` command that races them. From facts
-only: no figure is guessed.
+(installed runtimes, precisions its flags run natively), and the `tune` command that races them; and the last
+line of a race that left the allocator as it was: the two-candidate race that tries glibc keeping its heap under
+the winner. From facts only: no figure is guessed.
 """
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import shlex
 from typing import Any, Callable, Optional, Sequence
 
 from pipelines.runtimes.registry import SPECS
+from utils.tune.goals import Goal
 from utils.tune.space import INT8_FLAGS, NATIVE_FLAGS, SCHEDULE_KEYS, Machine, precision_refusal
 
 # Keys tune races over: a plain run's --set of them is not carried into the suggested command.
 RACED_KEYS = ("runtime.backend", "runtime.precision", *SCHEDULE_KEYS)
+ALLOCATOR_KEY = "runtime.allocator"
+# Long enough for its two candidates' rounds at the sizes tune's own races run.
+ALLOCATOR_RACE_MINUTES = 5
 
 
 def _promising(precision: str, machine: Machine) -> tuple[bool, str]:
@@ -47,3 +52,41 @@ def advice_lines(runtime: dict[str, Any], machine: Machine, config_file: str, ov
                         *(f"--set {shlex.quote(item)}" for item in kept)])
     return [f"worth trying on this CPU, not run here: {'; '.join(parts)}",
             f"to race them with batch sizes and threads for the fastest whose accuracy holds: {command}"]
+
+
+def _key(item: str) -> str:
+    return item.partition("=")[0].strip()
+
+
+def goal_arguments(goal: Goal) -> list[str]:
+    """The tune arguments that ask for `goal` again (none for the default, latency at p50)."""
+    arguments = [] if goal.name == "latency" else ["--goal", goal.name]
+    if goal.name == "latency" and goal.percentile != "p50":
+        arguments += ["--percentile", goal.percentile]
+    if goal.target_ms is not None:
+        arguments += ["--target-ms", f"{goal.target_ms:g}"]
+    return arguments
+
+
+def allocator_line(config_file: str, overrides: Sequence[str], sweeps: Sequence[str], goal: Goal,
+                   winner_set_line: Optional[str], keep_heap_refused: Optional[str]) -> Optional[str]:
+    """After a race: the command that races the winner with glibc keeping the memory it frees against the allocator
+    as the process started. None when the race set or raced the allocator, had no winner, or keep_heap cannot
+    apply here (`keep_heap_refused`, utils.harness.heap_setting)."""
+    if winner_set_line is None or keep_heap_refused is not None:
+        return None
+    if ALLOCATOR_KEY in {_key(item) for item in [*overrides, *sweeps]}:
+        return None
+    words = shlex.split(winner_set_line)
+    winner = [value for flag, value in zip(words[::2], words[1::2]) if flag == "--set"]
+    fixed = {_key(item) for item in winner}
+    kept = [item for item in overrides if _key(item) not in fixed]
+    command = " ".join(["python benchmark.py tune --config", shlex.quote(config_file),
+                        *(f"--set {shlex.quote(item)}" for item in [*kept, *winner]),
+                        f"--sweep {ALLOCATOR_KEY}=inherit,keep_heap", *goal_arguments(goal),
+                        f"--minutes {ALLOCATOR_RACE_MINUTES}"])
+    return ("not raced: runtime.allocator, which changes no answer: glibc hands the memory a forward frees back to "
+            "the kernel, which faults it in and zeroes it again the next forward, and keep_heap keeps it (the "
+            "deployment then sets GLIBC_TUNABLES, docs/below-the-layer.md); to race it under the winner: "
+            + command)
+

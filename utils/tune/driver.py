@@ -9,6 +9,8 @@ Ctrl-C or SIGTERM is passed on to the running candidate; what was measured is ke
 from __future__ import annotations
 
 import json
+import os
+import platform
 import signal
 import time
 from dataclasses import asdict, dataclass, field
@@ -21,6 +23,7 @@ from datasets.image_folder import find_images
 from pipelines.runtimes.registry import is_reference
 from utils.config import ConfigError, load_config
 from utils.errors import ExitStatus, UsageError
+from utils.harness.heap_setting import keep_heap_refusal, process_maps
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.sweep.driver import RoundRun, settle_run
 from utils.sweep.figures import combine_rounds, read_point
@@ -28,6 +31,7 @@ from utils.sweep.launchers.base import Launcher, PointJob, PointOutcome, Stops
 from utils.sweep.launchers.local import LocalLauncher
 from utils.sweep.plan import Point
 from utils.tune import race
+from utils.tune.advice import allocator_line
 from utils.tune.answer import round_lines, spent_line, standing, time_spent, tune_answer
 from utils.tune.goals import Goal
 from utils.tune.shared_runs import split_outcome
@@ -529,6 +533,12 @@ class Tune:
             self.console(f"  dropped {drop['candidate']} (round {drop['round']}): {drop['reason']}")
         self.console(f"  {document['time']['statement']}")
         self.console(f"outputs: {self.directory.path} (sweep.csv, sweep.json, report.html, {TUNE_JSON})")
+        request = self.request
+        follow_up = allocator_line(request.config_file, request.overrides, request.sweeps, request.goal,
+                                   answer["set_line"], keep_heap_refusal(os.environ, platform.libc_ver()[0],
+                                                                         process_maps()))
+        if follow_up and not stopped:
+            self.console(follow_up)
         if stopped:
             self.console(f"stopped by {signal.Signals(stopped).name}: what was measured is kept; continue with "
                          f"python benchmark.py tune --resume {self.directory.path}")
