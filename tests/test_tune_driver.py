@@ -1,5 +1,6 @@
 """`benchmark.py tune` end to end (utils/tune/driver.py): a small race on yolov7-tiny at 160 stopped by Ctrl-C,
 resumed, and its files; a budget too short for one round; a throughput race under LoadGen."""
+import html
 import json
 import signal
 import subprocess
@@ -52,6 +53,7 @@ def test_a_stopped_race_keeps_what_it_measured_resumes_and_writes_its_answer(tmp
     assert child.returncode == 130, stderr
     kept = json.loads(state.read_text())
     assert kept["status"] == "stopped"
+    assert json.loads((folder / "sweep.json").read_text())["follow_up"] is None  # no winner to follow up yet
     measured = [run["run_dir"] for entry in kept["entries"] for run in entry["runs"] if run["status"] == "complete"]
     assert measured
     # A short budget on resuming: what the test needs is the stopped round finished, not a long race.
@@ -77,6 +79,7 @@ def test_a_stopped_race_keeps_what_it_measured_resumes_and_writes_its_answer(tmp
     follow_up = resumed.stdout.strip().splitlines()[-1]
     assert follow_up.startswith("not raced: runtime.allocator") and answer["set_line"] in follow_up
     assert follow_up.endswith("--sweep runtime.allocator=inherit,keep_heap --minutes 5")
+    assert document["follow_up"] == follow_up and html.escape(follow_up) in (folder / "report.html").read_text()
     table = pd.read_csv(folder / "sweep.csv")
     assert len(table) == 2 and set(table["status"]) == {"complete"}
     for row in document["rows"]:

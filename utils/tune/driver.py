@@ -496,6 +496,7 @@ class Tune:
                      for entry in self.race.entries],
             "rows": self._rows(),
         }
+        document["follow_up"] = self._follow_up(document["answer"]) if finished else None
         state = {"request": self.request.document(), "status": status, "spent_s": spent["elapsed_s"],
                  "rounds": self.race.rounds, "leaders": self.race.leaders,
                  "entries": [{"candidate": entry.name, "verdict": entry.verdict, "doubt": entry.doubt,
@@ -524,6 +525,12 @@ class Tune:
             rows.append(row)
         return rows
 
+    def _follow_up(self, answer: dict) -> Optional[str]:
+        """The race worth running next, on what this one left as it was: the allocator under the winner."""
+        request = self.request
+        return allocator_line(request.config_file, request.overrides, request.sweeps, request.goal,
+                              answer["set_line"], keep_heap_refusal(os.environ, platform.libc_ver()[0], process_maps()))
+
     def _conclude(self, document: dict, stopped: Optional[int]) -> None:
         answer = document["answer"]
         self.console(answer["statement"])
@@ -533,12 +540,8 @@ class Tune:
             self.console(f"  dropped {drop['candidate']} (round {drop['round']}): {drop['reason']}")
         self.console(f"  {document['time']['statement']}")
         self.console(f"outputs: {self.directory.path} (sweep.csv, sweep.json, report.html, {TUNE_JSON})")
-        request = self.request
-        follow_up = allocator_line(request.config_file, request.overrides, request.sweeps, request.goal,
-                                   answer["set_line"], keep_heap_refusal(os.environ, platform.libc_ver()[0],
-                                                                         process_maps()))
-        if follow_up and not stopped:
-            self.console(follow_up)
+        if document["follow_up"]:
+            self.console(document["follow_up"])
         if stopped:
             self.console(f"stopped by {signal.Signals(stopped).name}: what was measured is kept; continue with "
                          f"python benchmark.py tune --resume {self.directory.path}")

@@ -81,6 +81,8 @@ def write_tune_report(directory: Path, document: dict, keys: Sequence[str]) -> P
         figures += [("runner-up takes (x)", edge["ratio"]),
                     ("margin", "beyond the noise" if edge["beyond_noise"] else "within the noise")]
     page.heading("Answer").headline(figures).paragraph(answer["statement"])
+    if document.get("follow_up"):
+        page.paragraph(document["follow_up"])
     if plot is not None:
         page.heading("The race").image(plot, "each candidate's figure per round")
     rounds = ([entry["number"], len(entry["field"]), len(entry.get("capped") or ()), len(entry.get("dropped") or ()),
