@@ -21,7 +21,8 @@ EXTENSION_NAMES = ("_C_stable", "_C")
 
 # A Python without torchvision is told so as the run starts, as an import of it would tell it (utils/errors.py
 # turns this into the setup instruction), not at the first NMS.
-if importlib.util.find_spec("torchvision") is None:
+_TORCHVISION = importlib.util.find_spec("torchvision")
+if _TORCHVISION is None:
     raise ModuleNotFoundError("No module named 'torchvision'", name="torchvision")
 
 
@@ -37,8 +38,7 @@ def extension_library(package_dir: Path) -> Optional[Path]:
 
 @functools.cache
 def _nms_kernel() -> Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor]:
-    spec = importlib.util.find_spec("torchvision")
-    library = extension_library(Path(spec.origin).parent) if spec is not None and spec.origin else None
+    library = extension_library(Path(_TORCHVISION.origin).parent) if _TORCHVISION.origin else None
     if library is not None:
         try:
             torch.ops.load_library(str(library))

@@ -47,7 +47,7 @@ def advice_lines(runtime: dict[str, Any], machine: Machine, config_file: str, ov
     parts = [f"{precision} on {', '.join(names)}" + (f" (this CPU has {flags_of[precision]})"
                                                      if flags_of[precision] else "")
              for precision, names in untried.items()]
-    kept = [item for item in overrides if item.partition("=")[0].strip() not in RACED_KEYS]
+    kept = [item for item in overrides if _key(item) not in RACED_KEYS]
     command = " ".join(["python benchmark.py tune --config", shlex.quote(config_file),
                         *(f"--set {shlex.quote(item)}" for item in kept)])
     return [f"worth trying on this CPU, not run here: {'; '.join(parts)}",
