@@ -30,3 +30,10 @@ def test_a_missing_required_key_and_an_unknown_verdict_are_named():
     from utils.record.sections import AgreementSection
     assert section_shape_errors({"verdict": "fine"}, AgreementSection) == ["verdict 'fine' is no Verdict"]
     assert section_shape_errors({"images": 3}, AgreementSection) == ["AgreementSection requires 'verdict'"]
+
+
+def test_the_verdict_type_holds_every_verdict_the_checks_give():
+    from utils.record import agreement, label_free
+    given = {agreement.EQUAL, agreement.CLOSE, agreement.DIFFERENT, label_free.WITHIN_BUDGET, label_free.DIFFERENT,
+             label_free.UNDECIDED}
+    assert given == set(get_args(sections.Verdict))
