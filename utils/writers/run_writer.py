@@ -88,7 +88,7 @@ class RunWriter:
         extra: dict[str, Any] = {}
         plots: dict[str, Path] = {}  # layout name -> the PNG written
         if self.plots:
-            # matplotlib's import (about a third of a second) only for runs that draw: tune's runs do not.
+            # matplotlib's import only for runs that draw (tune's runs do not): benchmarks/startup.py times a start.
             from utils.writers.plots import write_all_plots
             written = write_all_plots(run_dir.path, order=identity.step_order,
                                       note=identity.random_weights_note)
