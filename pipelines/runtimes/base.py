@@ -10,7 +10,8 @@ spec.py and a session, pipelines/runtimes/registry.py) learns from this file alo
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
@@ -19,11 +20,30 @@ import torch
 from torch import nn
 
 from pipelines.contract import LoadedNetwork
+from utils.bounded_text import clipped
 from utils.errors import UsageError
 
 
 class RuntimeNotSupported(UsageError):
     """A runtime setting this machine or this runtime cannot do; the message says what to use instead."""
+
+
+@contextmanager
+def a_file_it_may_refuse(network: LoadedNetwork, runtime: str) -> Iterator[None]:
+    """Loading and first running a user's file (model.file): what the runtime refuses there (an opset it lacks, an
+    operator of a custom domain) is the file's fault, not a bug, so it ends as RuntimeNotSupported naming the
+    file, the runtime and its reason, in one bounded line. A network detbench exported itself is left to raise."""
+    try:
+        yield
+    except RuntimeNotSupported:
+        raise
+    except Exception as error:
+        if network.file is None:
+            raise
+        reason = clipped(" ".join(str(error).split()), 300)
+        raise RuntimeNotSupported(f"model.file {network.file}: {runtime} cannot run it ({type(error).__name__}: "
+                                  f"{reason}); export it again with operators and an opset {runtime} has, or use "
+                                  "another runtime.backend") from None
 
 
 @dataclass

@@ -15,7 +15,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 import onnx
@@ -44,9 +44,24 @@ class ExportResult:
 OPSET = 17  # the exports' ONNX opset: torch's legacy exporter and both runtimes' parsers take it
 
 
-def as_input(batch: torch.Tensor) -> np.ndarray:
-    """The float32 array an exported graph's "images" input takes."""
-    return batch.detach().to(device="cpu", dtype=torch.float32).contiguous().numpy()
+def as_input(batch: torch.Tensor, dtype: torch.dtype = torch.float32) -> np.ndarray:
+    """The array an exported graph's image input takes: float32, or uint8 pixels where a file's graph takes those."""
+    dtype = torch.uint8 if dtype == torch.uint8 else torch.float32
+    return batch.detach().to(device="cpu", dtype=dtype).contiguous().numpy()
+
+
+EXAMPLE_EXTRA = {"tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(float)": np.float32}
+
+
+def example_extra(inputs: Any, batch: int) -> dict[str, np.ndarray]:
+    """Values of a graph's further inputs for an example run (ONNX Runtime's NodeArg: name, shape, type): ones of
+    the declared shape, the batch axis the example's, any other free axis 1. Their values never matter here."""
+    examples = {}
+    for node in inputs:
+        shape = [batch if position == 0 else (size if isinstance(size, int) and size > 0 else 1)
+                 for position, size in enumerate(node.shape)]
+        examples[node.name] = np.ones(shape, dtype=EXAMPLE_EXTRA.get(node.type, np.float32))
+    return examples
 
 
 def export_key_parts(network: LoadedNetwork, example: torch.Tensor, opset: int, fuse: bool) -> dict[str, str]:

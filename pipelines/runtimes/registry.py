@@ -65,6 +65,11 @@ def offering(precision: str) -> list[str]:
     return [spec.name for spec in SPECS.values() if precision in spec.precisions]
 
 
+def reading(suffix: str) -> list[RuntimeSpec]:
+    """The runtimes that read an exported file of this kind (".onnx", ".xml") as the network, in registry order."""
+    return [spec for spec in SPECS.values() if suffix in spec.file_kinds]
+
+
 def keeping_modules() -> list[RuntimeSpec]:
     """The runtimes that run the torch modules themselves."""
     return [spec for spec in SPECS.values() if spec.keeps_modules]

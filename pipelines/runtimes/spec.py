@@ -32,6 +32,7 @@ class RuntimeSpec:
     # At fp32 with every option at its default it is the reference other runs are checked against.
     reference: bool = False
     keeps_modules: bool = False  # runs the torch modules themselves, so hooks and parts of the forward see them
+    file_kinds: tuple[str, ...] = ()  # suffixes of exported files it reads as the network (model.file), fp32 first
     layer_reader: Optional[str] = None  # "module:function": its profiling() pass -> NodeRuns
     trace_reader: Optional[str] = None  # "module:function": its profiling() of one batch -> NativeTrace
     preparing: Optional[str] = None  # what the console adds while it prepares, when that takes a while

@@ -11,18 +11,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 import onnxruntime as ort
 import torch
 
-from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings
+from pipelines.runtimes.base import (LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings,
+                                     a_file_it_may_refuse)
 from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra_op_affinities, share_opencv_threads,
                                             share_torch_threads, stream_cores, threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import (pin_calling_thread, pin_torch_pool, restore_affinities,
                                         thread_affinities)
-from pipelines.runtimes.onnx_export import INPUT_NAME, OPSET, ExportResult, as_input, export_onnx
+from pipelines.runtimes.onnx_export import INPUT_NAME, OPSET, ExportResult, as_input, example_extra, export_onnx
 from pipelines.runtimes.onnxruntime.quantizer import quantize_for_onnxruntime
 from pipelines.runtimes.onnxruntime.reverting import OnnxRuntimeGraph
 from pipelines.runtimes.onnxruntime.spec import SPEC, OnnxRuntimeOptions
@@ -91,6 +92,7 @@ class OnnxRuntime(Runtime):
         self._export: Optional[ExportResult] = None
         self._session: Optional[ort.InferenceSession] = None
         self._example: Optional[np.ndarray] = None
+        self._example_extra: dict[str, np.ndarray] = {}
         self._fused = False
         self._preparation: dict[str, Any] = {}
         self._torch_threads: Optional[int] = None  # of each stream's torch ops around the forward
@@ -129,11 +131,13 @@ class OnnxRuntime(Runtime):
                 self._pinned_callers.append(dict(stream=stream, **pin_calling_thread(cores[0])))
         return stream
 
-    def _infer(self, array: np.ndarray) -> Union[np.ndarray, list[np.ndarray]]:
-        """The output; every output, in the graph's order, for a file with several (a DETR's boxes and logits)."""
+    def _infer(self, array: np.ndarray, extra: Optional[Mapping[str, np.ndarray]] = None,
+               ) -> Union[np.ndarray, list[np.ndarray]]:
+        """The output; every output, in the graph's order, for a file with several (a DETR's boxes and logits).
+        `extra`: the graph's further inputs by name (a file's original sizes or scale factors)."""
         stream = self._stream_of_calling_thread()
         session = self._sessions[stream] if len(self._sessions) > 1 else self._session
-        outputs = session.run(None, {self._input_name: array})
+        outputs = session.run(None, {self._input_name: array, **(extra or {})})
         if self._profiled_shapes is not None:
             self._profiled_shapes.append(tuple(array.shape))
         return outputs[0] if len(outputs) == 1 else outputs
@@ -156,13 +160,15 @@ class OnnxRuntime(Runtime):
                                                              self._export.cache_dir),
                 lambda quantized: OnnxRuntimeGraph(quantized, self._export.path, self._intra_threads))
         started = time.perf_counter()
-        self._sessions = [self._new_session(self._options(stream=stream)) for stream in range(self.streams)]
-        self._session = self._sessions[0]
-        self._input_name = self._session.get_inputs()[0].name
-        session_s = time.perf_counter() - started
-        self._example = as_input(example)
-        started = time.perf_counter()
-        self._infer(self._example)
+        with a_file_it_may_refuse(network, f"ONNX Runtime {ort.__version__}"):
+            self._sessions = [self._new_session(self._options(stream=stream)) for stream in range(self.streams)]
+            self._session = self._sessions[0]
+            self._input_name = self._session.get_inputs()[0].name
+            session_s = time.perf_counter() - started
+            self._example = as_input(example, self._input_type())
+            self._example_extra = example_extra(self._session.get_inputs()[1:], example.shape[0])
+            started = time.perf_counter()
+            self._infer(self._example, self._example_extra)
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
                              **quantization, "session_s": session_s,
                              "first_inference_ms": (time.perf_counter() - started) * 1e3}
@@ -170,9 +176,10 @@ class OnnxRuntime(Runtime):
             # The torch ops around the forward (letterbox, NMS) run on this thread and torch's pool.
             self._pinned_callers += [dict(stream=0, **entry) for entry in pin_torch_pool(self._stream_cores[0])]
 
-        def run(batch: torch.Tensor) -> Union[torch.Tensor, tuple[torch.Tensor, ...]]:
+        def run(batch: torch.Tensor, extra: Optional[Mapping[str, np.ndarray]] = None,
+                ) -> Union[torch.Tensor, tuple[torch.Tensor, ...]]:
             # _infer reads self._session at each call, so profiling() can swap it.
-            outputs = self._infer(as_input(batch))
+            outputs = self._infer(as_input(batch, batch.dtype), extra)
             if isinstance(outputs, list):
                 return tuple(torch.from_numpy(output) for output in outputs)
             return torch.from_numpy(outputs)
@@ -194,12 +201,16 @@ class OnnxRuntime(Runtime):
         profile.start_ns = self._session.get_profiling_start_time_ns()
         self._profiled_shapes = profile.input_shapes
         try:
-            self._infer(self._example)
+            self._infer(self._example, self._example_extra)
             yield profile
         finally:
             self._profiled_shapes = None
             profile.path = Path(self._session.end_profiling())
             self._session = normal
+
+    def _input_type(self) -> torch.dtype:
+        """The image input's element type as the graph declares it (a file may take uint8 pixels)."""
+        return torch.uint8 if self._session.get_inputs()[0].type == "tensor(uint8)" else torch.float32
 
     def close(self) -> None:
         restore_affinities([entry["tid"] for entry in self._pinned_callers], self._process_cores)

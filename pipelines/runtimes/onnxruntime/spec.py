@@ -18,6 +18,7 @@ SPEC = RuntimeSpec(
     name="onnxruntime",
     precisions=("fp32", "int8"),
     caches=True,
+    file_kinds=(".onnx",),
     session="session:OnnxRuntime",
     library="onnxruntime",
     options=OnnxRuntimeOptions,

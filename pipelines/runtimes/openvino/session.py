@@ -9,15 +9,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
+import numpy as np
 import openvino as ov
 import openvino.properties as props
 import openvino.properties.hint as hints
 import torch
 from openvino.preprocess import PrePostProcessor
 
-from pipelines.runtimes.base import LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings
+from pipelines.runtimes.base import (LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings,
+                                     a_file_it_may_refuse)
 from pipelines.runtimes.concurrency import (AUTO, auto_choice, cores_to_pin, share_opencv_threads, share_torch_threads,
                                             threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import pin_torch_pool, restore_affinities, thread_affinities
@@ -90,6 +92,8 @@ class OpenVinoRuntime(Runtime):
         self._profiled_shapes: list[tuple[int, ...]] = []  # their inputs' shapes
         self._model_source: str = ""  # the file the compiled model was read from
         self._example = None
+        self._example_extra: dict[str, np.ndarray] = {}
+        self._file_input_dtype = torch.float32
         self._fused = False
         self._preparation: dict[str, Any] = {}
         self._torch_threads: Optional[int] = None  # of each stream's torch ops around the forward
@@ -159,19 +163,19 @@ class OpenVinoRuntime(Runtime):
         if self._input_dtype != torch.uint8:
             return model
         steps = PrePostProcessor(model)
-        steps.input().tensor().set_element_type(ov.Type.u8)
-        steps.input().preprocess().convert_element_type(ov.Type.f32).scale(self._input["scale"])
+        steps.input(0).tensor().set_element_type(ov.Type.u8)  # the image; a file's further inputs stay as they are
+        steps.input(0).preprocess().convert_element_type(ov.Type.f32).scale(self._input["scale"])
         return steps.build()
 
     def _as_model_input(self, batch: torch.Tensor):
         if self._input_dtype != torch.uint8:
-            return as_input(batch)
+            return as_input(batch, self._file_input_dtype)
         if batch.dtype != torch.uint8:
             raise TypeError(f"OpenVINO's compiled model takes uint8 pixels (runtime.input_precision u8), "
                             f"got a {batch.dtype} batch: build the pipeline with this PreparedForward's input_dtype")
         return batch.contiguous().numpy()
 
-    def _infer(self, array) -> torch.Tensor:
+    def _infer(self, array, extra: Optional[Mapping[str, np.ndarray]] = None) -> torch.Tensor:
         # Synchronous, so sharing the caller's array is safe. The output is the request's own buffer, not a copy
         # (25,200 x 85 floats at 640): valid until this thread's next inference of this shape, by which time the
         # pipeline has long taken what it keeps (NMS copies its candidate rows).
@@ -183,7 +187,7 @@ class OpenVinoRuntime(Runtime):
         request = local.requests.get(id(compiled))
         if request is None:
             request = local.requests[id(compiled)] = compiled.create_infer_request()
-        outputs = request.infer({0: array}, share_inputs=True, share_outputs=True)
+        outputs = request.infer({0: array, **(extra or {})}, share_inputs=True, share_outputs=True)
         if self._profiled is not None:
             self._profiled.append(request.get_profiling_info())
             self._profiled_shapes.append(tuple(array.shape))
@@ -211,19 +215,25 @@ class OpenVinoRuntime(Runtime):
             # finds it when compiling: confined to the pinned cores first, so no thread of it leaves them.
             os.sched_setaffinity(0, set(pinned_cores))
         self._resolve_input(network)
-        started = time.perf_counter()
-        self._model_source = str(model_path)
-        self._model = self._with_input_conversion(self.core.read_model(str(model_path)))
-        self._compiled = self._compile(perf_count=False)
-        compile_s = time.perf_counter() - started
-        if self._auto_streams:
-            self._resolve_auto_streams()
-        self._torch_threads = share_torch_threads(self._inference_threads, self.streams)
-        self._opencv_threads = share_opencv_threads(self._inference_threads, self.streams)
-        # The example's values never matter (zeros, traced shapes); only its element type must be the model's.
-        self._example = self._as_model_input(example.to(self._input_dtype))
-        started = time.perf_counter()
-        self._infer(self._example)
+        with a_file_it_may_refuse(network, f"OpenVINO {ov.get_version()}"):
+            started = time.perf_counter()
+            self._model_source = str(model_path)
+            read = self.core.read_model(str(model_path))
+            # A file's graph may take the uint8 pixels itself (its normalisation inside).
+            u8 = read.inputs[0].get_element_type() == ov.Type.u8
+            self._file_input_dtype = torch.uint8 if u8 else torch.float32
+            self._model = self._with_input_conversion(read)
+            self._compiled = self._compile(perf_count=False)
+            compile_s = time.perf_counter() - started
+            if self._auto_streams:
+                self._resolve_auto_streams()
+            self._torch_threads = share_torch_threads(self._inference_threads, self.streams)
+            self._opencv_threads = share_opencv_threads(self._inference_threads, self.streams)
+            # The example's values never matter (zeros, traced shapes); only its element type must be the model's.
+            self._example = self._as_model_input(example.to(self._input_dtype))
+            self._example_extra = _example_extra(self._model.inputs[1:], example.shape[0])
+            started = time.perf_counter()
+            self._infer(self._example, self._example_extra)
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
                              **quantization, "compile_s": compile_s,
                              "first_inference_ms": (time.perf_counter() - started) * 1e3}
@@ -232,9 +242,10 @@ class OpenVinoRuntime(Runtime):
             # forward run on this thread and torch's pool, pinned here.
             self._pinned = pin_torch_pool(pinned_cores)
 
-        def run(batch: torch.Tensor) -> torch.Tensor:
-            # _infer reads self._compiled at each call, so profiling() can swap it.
-            return self._infer(self._as_model_input(batch))
+        def run(batch: torch.Tensor, extra: Optional[Mapping[str, np.ndarray]] = None) -> torch.Tensor:
+            # _infer reads self._compiled at each call, so profiling() can swap it. `extra`: a file's further
+            # inputs by name (original sizes, scale factors).
+            return self._infer(self._as_model_input(batch), extra)
 
         return PreparedForward(run, None, self._input_dtype)
 
@@ -252,7 +263,7 @@ class OpenVinoRuntime(Runtime):
         self._compiled = self._compile(perf_count=True)
         raw: list[list[Any]] = []
         try:
-            self._infer(self._example)
+            self._infer(self._example, self._example_extra)
             self._profiled, self._profiled_shapes = raw, profile.input_shapes
             yield profile
         finally:
@@ -300,3 +311,14 @@ class OpenVinoRuntime(Runtime):
             "dynamic_shape_inferences": self._compiled.dynamic_calls,
         })
         return settings
+
+
+def _example_extra(ports: Any, batch: int) -> dict[str, np.ndarray]:
+    """Values of a graph's further inputs for an example run: ones of the declared shape and type, the batch axis
+    the example's, any other free axis 1. Their values never matter here."""
+    examples = {}
+    for port in ports:
+        shape = [batch if position == 0 else (dim.get_length() if dim.is_static else 1)
+                 for position, dim in enumerate(port.get_partial_shape())]
+        examples[port.get_any_name()] = np.ones(shape, dtype=port.get_element_type().to_dtype())
+    return examples

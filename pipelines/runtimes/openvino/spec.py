@@ -24,6 +24,7 @@ SPEC = RuntimeSpec(
     name="openvino",
     precisions=("fp32", "bf16", "int8"),
     caches=True,
+    file_kinds=(".onnx", ".xml"),
     session="session:OpenVinoRuntime",
     library="openvino",
     options=OpenVinoOptions,

@@ -38,7 +38,7 @@ class CompiledByShape:
             if shape not in self._static and shape not in self._refused and len(self._static) < self.limit:
                 try:
                     fixed = self._model.clone()
-                    fixed.reshape(ov.PartialShape(list(shape)))
+                    fixed.reshape(_fixed_shapes(fixed, shape))
                     self._static[shape] = self._compile(fixed)
                 except RuntimeError:  # a model that cannot take this shape fixed still runs it dynamic
                     self._refused.add(shape)
@@ -50,3 +50,14 @@ class CompiledByShape:
 
     def shapes(self) -> list[list[int]]:
         return [list(shape) for shape in self._static]
+
+
+def _fixed_shapes(model: ov.Model, shape: tuple[int, ...]) -> dict[int, ov.PartialShape]:
+    """The image input fixed to `shape`; each further input (a file's original sizes) to that batch, its other
+    axes as declared."""
+    shapes = {0: ov.PartialShape(list(shape))}
+    for index, port in enumerate(model.inputs[1:], start=1):
+        declared = port.get_partial_shape()
+        shapes[index] = ov.PartialShape([ov.Dimension(shape[0]) if position == 0 else dim
+                                         for position, dim in enumerate(declared)])
+    return shapes
