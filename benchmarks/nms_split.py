@@ -1,4 +1,4 @@
-"""Where NMS class by class overtakes one call over every class (pipelines/yolo/nms.py PER_CLASS_ABOVE).
+"""Where NMS class by class overtakes one call over every class (pipelines/boxes/nms.py PER_CLASS_ABOVE).
 
     .venv/bin/python benchmarks/nms_split.py [--rounds 7] [--threads 1]
 

@@ -48,6 +48,7 @@ class LoadedNetwork:
     pixel_scale: Optional[float] = None
     arch: str = ""  # the model.arch it was built as (a file's path), for families whose pipeline depends on it
     file: Optional[Path] = None  # the exported file that is the network, which runtimes read instead of exporting
+    reading: Any = None  # what the family read of such a file to build its pipeline (its output layout)
     description: dict[str, Any] = field(default_factory=dict)  # what was read of it, for summary.json
 
 
@@ -103,6 +104,11 @@ class DetectionPipeline(ABC):
         """The shape of the network input a batch of images of these upright (height, width) sizes becomes,
         from the sizes alone (no pixel is needed): the harness warms up every shape before timing."""
 
+    def doubts(self) -> list[str]:
+        """What the pipeline's own outputs so far say may be wrong with how it reads the network (a file's layout
+        taken by assumption that decoded nothing plausible), for the run's warnings; none by default."""
+        return []
+
     def forward_parts(self) -> tuple[tuple[str, nn.Module], ...]:
         """(step name, module) of the parts of the network the harness may time from outside as steps inside
         the forward stage, in running order; none by default."""
@@ -152,9 +158,10 @@ class FamilyFacts(Protocol):
 
     FORWARD_TIMING: Any  # pipelines.settings.ForwardTiming: in one piece, or in parts only torch modules keep apart
 
-    def defaults(self, arch: str) -> Any:
+    def defaults(self, arch: str, model: Any = None) -> Any:
         """pipelines.settings.ArchDefaults: the architecture's defaults under the shared names, its accuracy
-        protocol and the layers int8 keeps in float."""
+        protocol and the layers int8 keeps in float. `model`: the config's model section, whose family keys (a
+        file's model.head) may decide them; None: every such key at its default."""
 
     def settings_problem(self, arch: str, config: Any) -> Optional[str]:
         """What the resolved config asks that this architecture cannot do, for a config error; None if nothing."""
@@ -176,7 +183,8 @@ class DetectorFamily(FamilyFacts, Protocol):
         """The part of the network whose activations grow with the input area (run at small sizes to measure
         them), and the bytes per image of the rest, which do not; None where there is no torch module to probe."""
 
-    def load_network(self, arch: str, weights: Optional[str], seed: int) -> LoadedNetwork: ...
+    def load_network(self, arch: str, weights: Optional[str], seed: int, model: Any = None) -> LoadedNetwork:
+        """`model`: the config's model section, as for defaults()."""
 
     def example_input(self, preprocess: Any) -> torch.Tensor:
         """One input batch of the shape the config's preprocess section produces."""

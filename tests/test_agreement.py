@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from pipelines.contract import Detections
-from pipelines.yolo.nms import non_max_suppression
+from pipelines.boxes.nms import non_max_suppression
 from pipelines.yolo.pipeline import YoloPipeline
 from utils.record.agreement import (
     MatchCounts,

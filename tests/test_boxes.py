@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from pipelines.yolo.boxes import clip_boxes, scale_boxes_to_original, xywh_to_xyxy
-from pipelines.yolo.letterbox import letterbox_geometry
+from pipelines.boxes.conversions import clip_boxes, scale_boxes_to_original, xywh_to_xyxy
+from pipelines.boxes.letterbox import letterbox_geometry
 
 
 def test_xywh_to_xyxy_hand_case():

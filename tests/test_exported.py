@@ -18,7 +18,7 @@ from benchmark import main
 from pipelines.exported import facts
 from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yolov8_as_yolov5
 from pipelines.exported.inspection import ExportedFileError, read_exported
-from pipelines.exported.layouts import Layout, read_layout
+from pipelines.exported.layouts import read_layout
 from utils.config import ConfigError, load_config
 from tests.paths import ROOT
 
@@ -169,12 +169,14 @@ def test_detr_boxes_and_logits_from_two_outputs(tmp_path):
 
 def test_an_ambiguous_output_asks_for_model_head_and_takes_it(tmp_path):
     file = export(tmp_path, "open", torch.zeros(1, 300, 8))
-    with pytest.raises(ExportedFileError, match="set model.head to one of yolov5, yolov8, end2end, rtdetr, detr"):
+    with pytest.raises(ExportedFileError, match="could be more than one layout") as refusal:
         read_layout(read_exported(file))
-    assert read_layout(read_exported(file), "rtdetr").layout == Layout.RTDETR
-    assert load_config(ROOT / "configs" / "samples_tiny.yaml", [
-        f"model.file={file}", "model.head=yolov5", "preprocess.img_size=null",
-        "runtime.backend=onnxruntime"]).model.network.endswith("#yolov5")
+    assert "`rtdetr`: output (B, Q, 4 + C) assumed" in str(refusal.value) and "`yolov5`" in str(refusal.value)
+    assert "set model.head" in str(refusal.value)
+    assert read_layout(read_exported(file), "rtdetr").layout == "rtdetr"
+    config = load_config(ROOT / "configs" / "samples_tiny.yaml", [
+        f"model.file={file}", "model.head=yolov5", "preprocess.img_size=null", "runtime.backend=onnxruntime"])
+    assert config.model.network == str(file) and config.model.head == "yolov5"
 
 
 # Files refused ------------------------------------------------------------------------------------------------
@@ -222,12 +224,14 @@ def test_broken_files_are_refused_and_left_as_they_are(tmp_path, capsys):
     message = refused(tmp_path, capsys, f"model.file={pickle}")
     assert "does not unpickle" in message and "yolo export model=yolo11n.pt format=onnx" in message
     names = export(tmp_path, "names", torch.zeros(1, 4 + CLASSES, 100), metadata={"names": {0: "a", 1: "b"}})
-    assert "its metadata names 2 classes, and its output holds 3" in refused(tmp_path, capsys, f"model.file={names}")
+    message = refused(tmp_path, capsys, f"model.file={names}")
+    assert "match no layout detbench knows" in message and "its metadata names 2 classes" in message
     dfine = tmp_path / "two_inputs.onnx"
     graph = onnx.load(str(whole))
     graph.graph.input.append(onnx.helper.make_tensor_value_info("orig_target_sizes", onnx.TensorProto.INT64, [1, 2]))
     onnx.save(graph, str(dfine))
-    assert "takes 2 inputs (images, orig_target_sizes)" in refused(tmp_path, capsys, f"model.file={dfine}")
+    message = refused(tmp_path, capsys, f"model.file={dfine}")
+    assert "orig_target_sizes [1, 2] and outputs" in message and "adding-a-layout" in message
 
 
 @pytest.mark.slow
@@ -253,9 +257,11 @@ def test_a_static_export_wins_over_the_config_and_says_so(tmp_path, capsys):
 @pytest.mark.slow
 def test_a_file_refuses_torch_and_model_head_needs_a_file(tmp_path, capsys):
     file = export(tmp_path, "any", torch.zeros(1, 4 + CLASSES, 100))
-    assert "runtime.backend torch has no network to run for a file" in refused(
+    assert ("runtime.backend torch cannot run any.onnx (model.file): the file is the network, and an ONNX file is "
+            "read by runtime.backend onnxruntime or openvino") in refused(
         tmp_path, capsys, f"model.file={file}", "runtime.backend=torch")
-    with pytest.raises(ConfigError, match="model.head applies to model.file only"):
+    with pytest.raises(ConfigError, match="model.head belongs to the exported family and does not apply to "
+                                          "model.arch yolov7-tiny"):
         load_config(ROOT / "configs" / "samples_tiny.yaml", ["model.head=yolov8"])
 
 
@@ -269,9 +275,9 @@ def test_what_the_real_files_say_is_read_and_the_graph_wins_over_the_metadata():
     assert facts.static_batch(dynamic) is None and facts.static_size(dynamic) is None  # what the graph takes
     nms = read_exported(ULTRA / "yolo11n-shapes-nms.onnx")
     assert nms.metadata["end2end"] == "False" and nms.metadata_flag("nms") is True
-    assert read_layout(nms).layout == Layout.END2END
+    assert read_layout(nms).layout == "end2end"
     ir = read_exported(ULTRA / "yolo11n-shapes_openvino_model" / "yolo11n-shapes.xml")
-    assert ir.format == "openvino" and ir.names()[9] == "traffic light" and read_layout(ir).layout == Layout.YOLOV8
+    assert ir.format == "openvino" and ir.names()[9] == "traffic light" and read_layout(ir).layout == "yolov8"
     assert facts.defaults(str(ULTRA / "yolo11n-shapes-nms.onnx")).evaluation.multi_label is None
 
 
@@ -360,22 +366,23 @@ def test_an_int8_run_of_a_file_quantizes_into_the_cache_never_beside_the_file(tm
 
 
 def test_a_stretched_image_maps_its_boxes_back_axis_by_axis():
-    from pipelines.exported.pipeline import Stretch, StretchedBatch, Unstretch
+    from pipelines.exported.preparing import Prepare, Restore
+    from pipelines.exported.recipe import Recipe
 
     image = np.zeros((100, 400, 3), np.uint8)
     image[:, :, 2] = 255  # red in BGR
-    batch = Stretch(64, [0.0, 0.0, 0.0], [0.5, 1.0, 1.0])([image])
+    batch = Prepare(Recipe(resize="stretch", std=(0.5, 1.0, 1.0)), (64, 64))([image])
     assert batch.tensor.shape == (1, 3, 64, 64) and float(batch.tensor[0, 0].mean()) == pytest.approx(2.0)
-    restored = Unstretch()([torch.tensor([[16.0, 16.0, 48.0, 80.0, 0.9, 1.0]])],
-                           StretchedBatch(batch.tensor, [(100, 400)]))[0]
+    restored = Restore()([torch.tensor([[16.0, 16.0, 48.0, 80.0, 0.9, 1.0]])], batch)[0]
     assert restored[0].tolist() == pytest.approx([100.0, 25.0, 300.0, 100.0, 0.9, 1.0])  # clipped at the bottom
 
 
 def test_decoding_at_another_cut_leaves_the_deployed_decode_as_it_was():
-    from pipelines.exported.layouts import ReadLayout
+    from pipelines.exported.layouts import layout
+    from pipelines.exported.layouts.contract import Reading
     from pipelines.exported.pipeline import Decode
 
-    deployed = Decode(ReadLayout(Layout.YOLOV8, CLASSES, "test"), 0.25, 0.7, 300)
+    deployed = Decode(layout("yolov8"), Reading("yolov8", CLASSES, "test"), 0.25, 0.7, 300)
     raw = torch.zeros(1, 4 + CLASSES, 100)
     raw[0, :4, 0], raw[0, 5, 0] = torch.tensor([32.0, 32.0, 16.0, 16.0]), 0.1
     assert len(deployed.at(0.05)(raw, SIDE, SIDE)[0]) == 1

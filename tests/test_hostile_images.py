@@ -106,7 +106,7 @@ def test_no_usable_image_exits_2_naming_skipped_csv(tmp_path, capsys):
 def test_a_sliver_of_an_image_letterboxes_to_one_pixel_row():
     import numpy as np
 
-    from pipelines.yolo.letterbox import letterbox
+    from pipelines.boxes.letterbox import letterbox
 
     padded, geometry = letterbox(np.zeros((1, 5000, 3), np.uint8), 64)
     assert geometry.new_unpad == (64, 1) and padded.shape == (64, 64, 3)

@@ -2,7 +2,7 @@ import cv2
 import numpy as np
 import pytest
 
-from pipelines.yolo.letterbox import (LetterboxGeometry, evaluation_geometry, evaluation_letterbox, evaluation_shape,
+from pipelines.boxes.letterbox import (LetterboxGeometry, evaluation_geometry, evaluation_letterbox, evaluation_shape,
                                       letterbox, letterbox_geometry)
 
 

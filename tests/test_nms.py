@@ -16,7 +16,7 @@ import pytest
 import torch
 import torchvision
 
-from pipelines.yolo.nms import CLASS_OFFSET_PX, PER_CLASS_ABOVE, _candidates, non_max_suppression
+from pipelines.boxes.nms import CLASS_OFFSET_PX, PER_CLASS_ABOVE, _candidates, non_max_suppression
 
 
 def _iou(a, b):

@@ -22,7 +22,7 @@ class FakeFamily:
         self.backend, self.fusable = backend, fusable
         self.loads, self.fused, self.backends_asked = [], [], []
 
-    def load_network(self, network, weights, seed):
+    def load_network(self, network, weights, seed, model=None):
         self.loads.append((network, weights, seed))
         torch.manual_seed(seed)
         return LoadedNetwork(Net(), ["a", "b"], "random", True, "net:key",

@@ -259,7 +259,7 @@ def test_a_detection_writer_whose_publishing_fails_leaves_no_temporary(tmp_path,
 def test_a_bug_mid_run_leaves_a_failed_record_and_its_traceback(tmp_path, monkeypatch):
     """Not a user's mistake: the exception propagates (its traceback is the report), but summary.json says
     failed with the cause, and what the first pass wrote is kept."""
-    from pipelines.yolo.stages import NonMaxSuppression
+    from pipelines.boxes.nms import NonMaxSuppression
 
     original, calls = NonMaxSuppression.forward, {"n": 0}
 

@@ -9,9 +9,10 @@ from pipelines.registry import UnknownArchitecture, family_for
 from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family as yolo_family
-from pipelines.yolo.letterbox import letterbox
+from pipelines.boxes.letterbox import letterbox
 from pipelines.yolo.pipeline import Forwarded, YoloPipeline
-from pipelines.yolo.stages import NonMaxSuppression, Preprocess, ScaleBoxes
+from pipelines.boxes.nms import NonMaxSuppression
+from pipelines.yolo.stages import Preprocess, ScaleBoxes
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +80,7 @@ def test_conversion_is_bit_for_bit_the_reference_for_every_byte_value_and_paddin
     preprocess = Preprocess(128, rect, 114, 32, evaluation=evaluation)
     batch = preprocess([first, second])
     if evaluation:
-        from pipelines.yolo.letterbox import evaluation_letterbox, evaluation_shape
+        from pipelines.boxes.letterbox import evaluation_letterbox, evaluation_shape
         shape = evaluation_shape([first.shape[:2], second.shape[:2]], 128, 32)
         canvases = [evaluation_letterbox(image, 128, shape, (114,) * 3)[0] for image in (first, second)]
     else:

@@ -15,8 +15,6 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationEr
 
 from pipelines.registry import FACTS, facts_for, known_architectures, runtime_refusal
 from pipelines.runtimes import registry as runtimes
-from pipelines.exported.facts import HEAD_MARK
-from pipelines.exported.layouts import Layout
 from pipelines.settings import EVALUATION_KEYS, SharedPostprocess, SharedPreprocess
 from utils import strict_yaml
 from utils.bounded_text import clipped, shown
@@ -98,8 +96,8 @@ class DatasetSection(_Section):
         "(relative paths from the current directory; see [accuracy.md](accuracy.md))"))
 
 
-class ModelSection(_Section):
-    """The detector: its architecture and weights."""
+class SharedModel(BaseModel):
+    """The model keys every family reads: what the network is (model.arch, or model.file) and its weights."""
 
     arch: str = Field("yolov7", description=(
         "`yolov7`, `yolov7-tiny` or a path to a model-definition yaml in the YOLOv7 cfg format; or a torchvision "
@@ -110,28 +108,16 @@ class ModelSection(_Section):
     file: Optional[PathText] = Field(None, description=(
         "an exported detector, an ONNX file or an OpenVINO IR's .xml (its .bin beside it): the file is the "
         "network, so model.arch and model.weights do not apply (see [models.md](models.md#a-detector-given-as-a-file))"))
-    head: Optional[Literal[tuple(layout.value for layout in Layout)]] = Field(None, description=(
-        "model.file only: the file's output layout, where its outputs and metadata leave it open; null: read from "
-        "the file"))
 
     @property
     def network(self) -> str:
-        """What builds the network: model.file (with model.head as FILE#HEAD), else model.arch."""
-        if self.file is None:
-            return self.arch
-        return f"{self.file}{HEAD_MARK}{self.head}" if self.head else self.file
+        """What builds the network: model.file, else model.arch."""
+        return self.file if self.file is not None else self.arch
 
     @property
     def named(self) -> str:
         """The network as a message names it."""
         return f"model.file {self.file}" if self.file is not None else f"model.arch {self.arch}"
-
-    @model_validator(mode="after")
-    def _head_needs_a_file(self) -> "ModelSection":
-        if self.head is not None and self.file is None:
-            raise ValueError("model.head applies to model.file only (the layout of an exported file's outputs); set "
-                             "model.file, or remove model.head")
-        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -157,18 +143,22 @@ def _of_the_families(name: str, shared: type[BaseModel], part: str, doc: str) ->
     Postprocess), each family's model with its defaults and checks; the Config keeps each family to its own.
     Pydantic collects a class's fields from its bases last to first, so the bases are reversed to keep the
     shared keys first, then the families' order (families that share a model, as torchvision's do, once)."""
-    bases = tuple(reversed(list(dict.fromkeys([shared, *(getattr(facts, part) for facts in FACTS)]))))
+    bases = tuple(reversed(list(dict.fromkeys([shared, *(getattr(facts, part) for facts in FACTS
+                                                          if hasattr(facts, part))]))))
     return type(name, (*bases, _Section), {"__module__": __name__, "__doc__": doc})
 
 
 def _owned_keys(part: str) -> str:
     keys: dict[str, list[str]] = {}
     for facts in FACTS:
-        for key in getattr(facts, part).model_fields:
+        for key in getattr(facts, part, BaseModel).model_fields:
             keys.setdefault(key, []).append(facts.NAME)
     return "; ".join(f"{key} ({', '.join(names)})" for key, names in keys.items())
 
 
+ModelSection = _of_the_families(
+    "ModelSection", SharedModel, "Model", "The detector: its architecture and weights, or the file that is it. "
+    "Each family reads its own keys too (" + _owned_keys("Model") + "); another family's key is refused.")
 PreprocessSection = _of_the_families(
     "PreprocessSection", SharedPreprocess, "Preprocess", "What turns an image into the network's input. "
     f"{' '.join(SharedPreprocess.__doc__.split())[:-1]}: {', '.join(SharedPreprocess.model_fields)}, each "
@@ -489,12 +479,14 @@ class OutputsSection(_Section):
         "write `report.html`, the run on one self-contained page (see [outputs.md](outputs.md#reporthtml))"))
 
 
-SHARED_SECTIONS = {"preprocess": SharedPreprocess, "postprocess": SharedPostprocess}
+SHARED_SECTIONS = {"model": SharedModel, "preprocess": SharedPreprocess, "postprocess": SharedPostprocess}
 
 
 def family_keys(arch: str, section: str) -> tuple[str, ...]:
-    """The keys of the preprocess or postprocess section the family of `arch` reads: the shared ones, then its own."""
-    return (*SHARED_SECTIONS[section].model_fields, *getattr(facts_for(arch), section.capitalize()).model_fields)
+    """The keys of the model, preprocess or postprocess section the family of `arch` reads: the shared ones, then its
+    own."""
+    return (*SHARED_SECTIONS[section].model_fields,
+            *getattr(facts_for(arch), section.capitalize(), BaseModel).model_fields)
 
 
 def _set_default(section: BaseModel, key: str, value: Any) -> None:
@@ -538,17 +530,19 @@ class Config(_Section):
         """Each family keeps to its own keys; every shared key left null takes the architecture's default."""
         source = self.model.network
         facts = facts_for(source)
-        for section in ("preprocess", "postprocess"):
+        for section in SHARED_SECTIONS:
             keys = family_keys(source, section)
             for key in sorted(getattr(self, section).model_fields_set):
                 if key not in keys:
-                    owners = [other.NAME for other in FACTS if key in getattr(other, section.capitalize()).model_fields]
+                    owners = [other.NAME for other in FACTS
+                              if key in getattr(other, section.capitalize(), BaseModel).model_fields]
                     raise ValueError(
                         f"{section}.{key} belongs to the {' and '.join(owners)} famil{'ies' if len(owners) > 1 else 'y'} "
                         f"and does not apply to {self.model.named} ({facts.NAME} family); remove it, or "
-                        f"use {', '.join(section + '.' + k for k in keys)}")
+                        f"use {', '.join(section + '.' + k for k in keys)}"
+                        + (f", or start from {facts.CONFIG}, made for it" if getattr(facts, "CONFIG", None) else ""))
         try:
-            defaults = facts.defaults(source)
+            defaults = facts.defaults(source, self.model)
         except UsageError as error:  # a model.file that cannot run: the message names it and the fix
             raise ValueError(str(error)) from None
         for section, values in (("preprocess", defaults.preprocess), ("postprocess", defaults.postprocess)):
@@ -577,7 +571,7 @@ class Config(_Section):
     def family_sections(self) -> dict[str, Any]:
         """The config as data, preprocess and postprocess holding only the keys the model's family reads."""
         data = self.model_dump(mode="json")
-        for section in ("preprocess", "postprocess"):
+        for section in SHARED_SECTIONS:
             keys = family_keys(self.model.network, section)
             data[section] = {key: value for key, value in data[section].items() if key in keys}
         return data

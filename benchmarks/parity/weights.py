@@ -37,7 +37,7 @@ def calibrate(arch: str, seed: int, img_size: int, target: int, paths: Sequence[
     from datasets.image_folder import decode_image
     from models import build_model
     from models.calibration import BOX_LOGIT_STD, calibrate_batchnorm, calibrate_detect_head, candidate_counts
-    from pipelines.yolo.letterbox import letterbox
+    from pipelines.boxes.letterbox import letterbox
 
     torch.set_num_threads(threads)
     model = build_model(arch, seed=seed)

@@ -3,7 +3,7 @@ itself, light enough for the config schema (no torch): its architectures with th
 input geometry, its own postprocess key, its output, and that its forward is timed in one piece."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
@@ -56,7 +56,7 @@ def accepts(arch: str) -> bool:
     return arch in ARCHS
 
 
-def defaults(arch: str) -> ArchDefaults:
+def defaults(arch: str, model: Any = None) -> ArchDefaults:
     return BUILDERS[arch].defaults(KEEP_FLOAT)
 
 

@@ -4,7 +4,7 @@ architectures and the keys it reads, are in facts.py)."""
 from __future__ import annotations
 
 import statistics
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 
@@ -30,7 +30,7 @@ def memory_probe(network: LoadedNetwork, postprocess) -> tuple[torch.nn.Module, 
     return network.module, 0  # every layer's output is a feature map of the input
 
 
-def load_network(arch: str, weights: Optional[str], seed: int) -> LoadedNetwork:
+def load_network(arch: str, weights: Optional[str], seed: int, model: Any = None) -> LoadedNetwork:
     network = DenseNetwork(build_detector(arch, seed)).eval()
     return loaded_network(NAME, arch, network, weights, seed, lambda: _spread_random_weights(network, arch))
 

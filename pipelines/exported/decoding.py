@@ -1,12 +1,12 @@
-"""Each layout's decoding into detections in input pixels: pure functions, tested against hand-computed boxes
-(layouts.py says what each layout holds)."""
+"""The arithmetic the layouts decode with: pure functions on tensors, tested against hand-computed boxes (each
+layout module in layouts/ says which it applies, in which order)."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
 import torch
 
-from pipelines.exported.layouts import Layout
+PAD_SCORE = -1.0  # a padding row's score: below every cut, so no padding row is ever kept
 
 
 def yolov8_as_yolov5(raw: torch.Tensor) -> torch.Tensor:
@@ -15,36 +15,89 @@ def yolov8_as_yolov5(raw: torch.Tensor) -> torch.Tensor:
     return torch.cat((raw[:, :4], ones, raw[:, 4:]), dim=1).transpose(1, 2)
 
 
-def cut_rows(rows: torch.Tensor, conf_thres: float, max_det: int, classes: Optional[Sequence[int]] = None,
+def with_objectness(boxes_cxcywh: torch.Tensor, scores: torch.Tensor,
+                    objectness: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """(B, N, 4) boxes and (B, N, C) class scores -> (B, N, 5 + C), objectness 1 where the layout has none."""
+    if objectness is None:
+        objectness = scores.new_ones(scores.shape[:-1])
+    return torch.cat((boxes_cxcywh, objectness[..., None], scores), dim=-1)
+
+
+def xyxy_to_cxcywh(boxes: torch.Tensor) -> torch.Tensor:
+    x1, y1, x2, y2 = boxes.unbind(-1)
+    return torch.stack(((x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1), dim=-1)
+
+
+def cxcywh_to_xyxy(boxes: torch.Tensor) -> torch.Tensor:
+    cx, cy, w, h = boxes.unbind(-1)
+    return torch.stack((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2), dim=-1)
+
+
+def normalised_cxcywh_to_xyxy(boxes: torch.Tensor, height: int, width: int) -> torch.Tensor:
+    return cxcywh_to_xyxy(boxes * boxes.new_tensor([width, height, width, height]))
+
+
+def rows(boxes_xyxy: torch.Tensor, scores: torch.Tensor, classes: torch.Tensor) -> torch.Tensor:
+    """(..., K, 4), (..., K), (..., K) -> (..., K, 6) x1 y1 x2 y2 score class."""
+    return torch.cat((boxes_xyxy.float(), scores.float()[..., None], classes.to(torch.float32)[..., None]), dim=-1)
+
+
+def best_class_rows(boxes_xyxy: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    """One row per query: its best class and that class's score ((B, Q, 4), (B, Q, C) -> (B, Q, 6))."""
+    best, label = scores.max(dim=-1)
+    return rows(boxes_xyxy, best, label)
+
+
+def top_pairs(boxes_xyxy: torch.Tensor, scores: torch.Tensor, k: int) -> torch.Tensor:
+    """The k best (query, class) pairs of each image, as RF-DETR and D-FINE select: a query may appear under
+    several classes ((B, Q, 4), (B, Q, C) -> (B, min(k, Q x C), 6), best first)."""
+    batch, queries, classes = scores.shape
+    best, index = scores.reshape(batch, queries * classes).topk(min(k, queries * classes), dim=1)
+    query, label = index // classes, index % classes
+    chosen = torch.gather(boxes_xyxy, 1, query[..., None].expand(-1, -1, 4))
+    return rows(chosen, best, label)
+
+
+def padded(images: Sequence[torch.Tensor], width: int = 6) -> torch.Tensor:
+    """Per-image row sets of different lengths as one (B, K, width) tensor, short ones padded with PAD_SCORE rows."""
+    longest = max((len(image) for image in images), default=0)
+    out = torch.zeros((len(images), longest, width))
+    out[..., 4] = PAD_SCORE
+    for slot, image in zip(out, images):
+        slot[:len(image)] = image
+    return out
+
+
+def cut_rows(rows_: torch.Tensor, conf_thres: float, max_det: int, classes: Optional[Sequence[int]] = None,
              ) -> torch.Tensor:
     """(K, 6) x1 y1 x2 y2 score class rows above the cut (strictly), best first, at most max_det."""
-    kept = rows[rows[:, 4] > conf_thres]
+    kept = rows_[rows_[:, 4] > conf_thres]
     if classes is not None:
         kept = kept[torch.isin(kept[:, 5].long(), torch.as_tensor(list(classes)))]
     order = torch.sort(kept[:, 4], descending=True, stable=True).indices[:max_det]
     return kept[order]
 
 
-def normalised_cxcywh_to_xyxy(boxes: torch.Tensor, height: int, width: int) -> torch.Tensor:
-    scale = boxes.new_tensor([width, height, width, height])
-    cx, cy, w, h = (boxes * scale).unbind(-1)
-    return torch.stack((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2), dim=-1)
+def grid_points(height: int, width: int, strides: Sequence[int], offset: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every stride's grid cells, row by row, stride after stride: (N, 2) cell x, y (plus `offset` of a cell) and
+    (N,) the stride of each; a partial last cell counts (ceil), as the convolutions' output sizes do."""
+    points, cell_strides = [], []
+    for stride in strides:
+        rows_, cols = -(-height // stride), -(-width // stride)
+        y, x = torch.meshgrid(torch.arange(rows_, dtype=torch.float32), torch.arange(cols, dtype=torch.float32),
+                              indexing="ij")
+        points.append(torch.stack((x.reshape(-1), y.reshape(-1)), dim=1) + offset)
+        cell_strides.append(torch.full((rows_ * cols,), float(stride)))
+    return torch.cat(points), torch.cat(cell_strides)
 
 
-def query_rows(boxes: torch.Tensor, scores: torch.Tensor, height: int, width: int) -> torch.Tensor:
-    """One image's queries -> (Q, 6) rows: its boxes in input pixels, its best class's score and the class."""
-    best, label = scores.max(dim=-1)
-    return torch.cat((normalised_cxcywh_to_xyxy(boxes, height, width), best[:, None], label[:, None].to(boxes.dtype)),
-                     dim=1)
+def distribution_distances(logits: torch.Tensor, bins: int) -> torch.Tensor:
+    """(..., 4 x bins) unnormalised distributions over 0 .. bins - 1 (GFL's DFL: left, top, right, bottom) ->
+    (..., 4) expected distances, in strides."""
+    probabilities = logits.reshape(*logits.shape[:-1], 4, bins).softmax(dim=-1)
+    return (probabilities * torch.arange(bins, dtype=probabilities.dtype)).sum(dim=-1)
 
 
-def decode_queries(layout: Layout, outputs: Sequence[torch.Tensor], boxes_output: int, height: int,
-                   width: int) -> list[torch.Tensor]:
-    """The rows of a layout whose graph leaves one box per object, per image, before the score cut."""
-    if layout == Layout.END2END:
-        return [image.float() for image in outputs[0]]
-    if layout == Layout.RTDETR:
-        joined = outputs[0].float()
-        return [query_rows(image[:, :4], image[:, 4:], height, width) for image in joined]
-    boxes, logits = outputs[boxes_output].float(), outputs[1 - boxes_output].float()
-    return [query_rows(b, l.sigmoid(), height, width) for b, l in zip(boxes, logits)]
+def distances_to_xyxy(centres: torch.Tensor, distances: torch.Tensor) -> torch.Tensor:
+    """Centres (N, 2) and (B, N, 4) left, top, right, bottom distances -> (B, N, 4) x1 y1 x2 y2."""
+    return torch.cat((centres - distances[..., :2], centres + distances[..., 2:]), dim=-1)

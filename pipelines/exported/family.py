@@ -1,41 +1,47 @@
 """The exported family: a detector given as a file (model.file). The file is the network: nothing is built or
-loaded into torch; the runtimes read the file itself, and ONNX Runtime (an ONNX file) or OpenVINO (an IR) at
-fp32 is the reference the verdicts compare with (its facts, the defaults read from the file, are in facts.py)."""
+loaded into torch; the runtimes read the file itself, and the first runtime that reads its kind, at fp32, is the
+reference the verdicts compare with (its facts, the defaults read from the file, are in facts.py)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 
 from models.yolo import coco_names
 from pipelines.contract import LoadedNetwork
 from pipelines.exported.facts import (ARCHS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME, SIZE_KEYS,  # noqa: F401
-                                      accepts, defaults, input_size, largest_input_area, read, settings_problem,
-                                      reference_backend, smallest_input, unsupported_runtime)
-from pipelines.exported.pipeline import Decode, ExportedPipeline, Stretch, Unstretch, letterbox
+                                      accepts, defaults, exported_file, head_of, input_hw, input_size,
+                                      largest_input_area, read, reference_backend, settings_problem, smallest_input,
+                                      unsupported_runtime)
+from pipelines.exported.layouts import contract
+from pipelines.exported.pipeline import Decode, ExportedPipeline
+from pipelines.exported.preparing import Prepare, Restore
+from pipelines.exported.recipe import Recipe
 from pipelines.runtimes.base import PreparedForward
-from pipelines.yolo.stages import PIXEL_SCALE, ScaleBoxes
 
 
 def memory_probe(network: LoadedNetwork, postprocess) -> Optional[tuple[torch.nn.Module, int]]:
     return None  # no torch module to probe: the runtime allocates what the file's graph needs
 
 
-def load_network(source: str, weights: Optional[str], seed: int) -> LoadedNetwork:
+def load_network(source: str, weights: Optional[str], seed: int, model: Any = None) -> LoadedNetwork:
     """`weights` and `seed` do not apply: the file holds its weights."""
-    exported, found = read(source)
+    exported, layout, reading = read(source, head_of(model))
     names = exported.names()
     if names is None:
-        names = coco_names() if found.classes == 80 else [str(index) for index in range(found.classes)]
-    letterboxed_pixels = found.layout.letterboxed
+        names = coco_names() if reading.classes == 80 else [str(index) for index in range(reading.classes)]
+    recipe = layout.RECIPE
+    plain_pixels = recipe.mean == (0.0, 0.0, 0.0) and recipe.std == (1.0, 1.0, 1.0)
     return LoadedNetwork(
         module=None, class_names=names, weights=f"file {exported.path.name} ({exported.format}, layout "
-        f"{found.layout.value}: {found.why})", random_weights=False, cache_key=f"{NAME}:{exported.digest}",
-        pixel_scale=PIXEL_SCALE if letterboxed_pixels else None, arch=str(source), file=exported.path,
+        f"{reading.layout}: {reading.why})", random_weights=False, cache_key=f"{NAME}:{exported.digest}",
+        pixel_scale=recipe.scale if plain_pixels and exported.image_input.dtype == "float32" else None,
+        arch=str(source), file=exported.path, reading=reading,
         description={"file": str(exported.path), "format": exported.format, "digest": exported.digest,
-                     "layout": found.layout.value, "read_from": found.why, "classes": found.classes,
-                     "inputs": [[t.name, list(t.shape)] for t in exported.inputs],
-                     "outputs": [[t.name, list(t.shape)] for t in exported.outputs],
+                     "layout": reading.layout, "read_from": reading.why, "assumed": reading.assumed,
+                     "classes": reading.classes,
+                     "inputs": [[t.name, list(t.shape), t.dtype] for t in exported.inputs],
+                     "outputs": [[t.name, list(t.shape), t.dtype] for t in exported.outputs],
                      "metadata_keys": sorted(exported.metadata)})
 
 
@@ -43,15 +49,21 @@ def example_input(preprocess) -> torch.Tensor:
     return torch.zeros(1, 3, preprocess.img_size, preprocess.img_size)
 
 
+def recipe_of(preprocess) -> Recipe:
+    return Recipe().with_keys({key: getattr(preprocess, key, None) for key in Recipe.__dataclass_fields__})
+
+
 def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess, postprocess,
                    evaluation: bool = False) -> ExportedPipeline:
     """`evaluation` changes nothing: a file is scored as its exporter's predictor prepares images."""
-    _, found = read(network.arch)
-    decode = Decode(found, postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det,
-                    multi_label=getattr(postprocess, "multi_label", False))
-    if found.layout.letterboxed:
-        pre, restore = letterbox(preprocess.img_size, forward.input_dtype == torch.uint8), ScaleBoxes()
-    else:
-        pre, restore = Stretch(preprocess.img_size, preprocess.mean, preprocess.std), Unstretch()
-    return ExportedPipeline(forward, network.class_names, pre, decode, restore)
+    from pipelines.exported import layouts
 
+    reading: contract.Reading = network.reading
+    layout = layouts.layout(reading.layout)
+    decode = Decode(layout, reading, postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det,
+                    getattr(postprocess, "classes", None), getattr(postprocess, "agnostic", False),
+                    multi_label=getattr(postprocess, "multi_label", False))
+    target = input_hw(exported_file(network.arch), preprocess.img_size)
+    pixels = forward.input_dtype == torch.uint8
+    prepare = Prepare(recipe_of(preprocess), target, reading.extra_inputs, pixels=pixels)
+    return ExportedPipeline(forward, network.class_names, prepare, decode, Restore(layout.BOXES == contract.INPUT))

@@ -29,6 +29,7 @@ class ExportedFileError(UsageError):
 class Tensor:
     name: str
     shape: tuple[Dim, ...]
+    dtype: str = "float32"  # numpy's name of its element type
 
     @property
     def static(self) -> bool:
@@ -107,6 +108,11 @@ def _read_onnx(path: Path) -> ExportedFile:
     for tensor in graph.initializer:
         if uses_external_data(tensor):
             location = next((entry.value for entry in tensor.external_data if entry.key == "location"), "")
+            folder = path.resolve().parent
+            if folder not in (folder / location).resolve().parents:
+                raise ExportedFileError(f"model.file {path} points its weights at {location!r}, outside its own "
+                                        "folder, which no runtime reads (a file could reach any file that way); "
+                                        "export it again with its external data beside it")
             if not (path.parent / location).is_file():
                 raise ExportedFileError(f"model.file {path} keeps its weights in an external data file, "
                                         f"{path.parent / location}, which is missing; put it beside the .onnx file")
@@ -116,8 +122,14 @@ def _read_onnx(path: Path) -> ExportedFile:
         return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
                      for d in value.type.tensor_type.shape.dim)
 
-    inputs = tuple(Tensor(v.name, shape(v)) for v in graph.input if v.name not in constants)
-    outputs = tuple(Tensor(v.name, shape(v)) for v in graph.output)
+    def dtype(value) -> str:
+        try:
+            return str(onnx.helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type))
+        except (KeyError, ValueError, TypeError):  # no element type, or one numpy has no name for
+            return "undefined"
+
+    inputs = tuple(Tensor(v.name, shape(v), dtype(v)) for v in graph.input if v.name not in constants)
+    outputs = tuple(Tensor(v.name, shape(v), dtype(v)) for v in graph.output)
     metadata = {prop.key: _literal(prop.value) if prop.key in ("names", "args", "imgsz", "stride", "batch")
                 else prop.value for prop in model.metadata_props}
     if len(graph.node) == 0 or not outputs:
@@ -153,7 +165,9 @@ def _read_ir(path: Path) -> ExportedFile:
     def tensor(port, index: int) -> Tensor:
         names = port.get_names()
         dims = tuple(d.get_length() if d.is_static else "?" for d in port.get_partial_shape())
-        return Tensor(sorted(names)[0] if names else f"output{index}", dims)
+        element = port.get_element_type()
+        dtype = element.to_dtype().name if element.is_static() else "undefined"
+        return Tensor(sorted(names)[0] if names else f"output{index}", dims, dtype)
 
     inputs = tuple(tensor(port, i) for i, port in enumerate(model.inputs))
     outputs = tuple(tensor(port, i) for i, port in enumerate(model.outputs))

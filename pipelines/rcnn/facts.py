@@ -3,6 +3,8 @@ schema (no torch): the architectures it builds with their builders' defaults, it
 postprocess keys, its output, and that its forward is timed in parts."""
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from pipelines.settings import ArchDefaults, ForwardTiming
@@ -43,7 +45,7 @@ def accepts(arch: str) -> bool:
     return arch in ARCHS
 
 
-def defaults(arch: str) -> ArchDefaults:
+def defaults(arch: str, model: Any = None) -> ArchDefaults:
     return BUILDERS[arch].defaults()
 
 

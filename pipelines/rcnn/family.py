@@ -3,7 +3,7 @@ their pipeline is put together (its facts, the architectures and the keys it rea
 from __future__ import annotations
 
 import statistics
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 
@@ -52,7 +52,7 @@ def _area(size) -> int:
     return size[0] * size[1] if isinstance(size, (list, tuple)) else size * size
 
 
-def load_network(arch: str, weights: Optional[str], seed: int) -> LoadedNetwork:
+def load_network(arch: str, weights: Optional[str], seed: int, model: Any = None) -> LoadedNetwork:
     model = build_detector(arch, seed)
     network = rcnn.TwoStageNetwork(model).eval()
     return loaded_network(NAME, arch, network, weights, seed, lambda: _spread_random_weights(model, arch))

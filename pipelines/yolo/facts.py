@@ -3,10 +3,11 @@ architectures it builds, its input geometry, the preprocess and postprocess keys
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, Field, field_validator
 
+from pipelines.boxes.keys import LetterboxKeys
 from pipelines.runtimes import registry as runtimes
 from pipelines.settings import ArchDefaults, Evaluation, ForwardTiming
 
@@ -35,12 +36,11 @@ DEFAULTS = ArchDefaults(
 )
 
 
-class Preprocess(BaseModel):
+class Preprocess(LetterboxKeys):
     """Letterbox to a square of img_size (rect: the smallest stride-multiple rectangle per image)."""
 
     rect: bool = Field(False, description=(
         "yolo: false: square img_size letterbox; true: minimal stride-32 rectangle per image"))
-    pad_value: int = Field(114, ge=0, le=255, description="yolo: letterbox padding grey level")
 
 
 class Postprocess(BaseModel):
@@ -64,7 +64,7 @@ def accepts(arch: str) -> bool:
     return arch in ARCHS or Path(arch).suffix in ARCH_FILES
 
 
-def defaults(arch: str) -> ArchDefaults:
+def defaults(arch: str, model: Any = None) -> ArchDefaults:
     return DEFAULTS
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -19,7 +20,8 @@ from pipelines.yolo.facts import (ARCHS, EVALUATION_PREPROCESS, FORWARD_TIMING, 
                                   accepts, defaults, input_size, largest_input_area, settings_problem, smallest_input,
                                   reference_backend, unsupported_runtime)
 from pipelines.yolo.pipeline import YoloPipeline
-from pipelines.yolo.stages import PIXEL_SCALE, NonMaxSuppression, Preprocess, ScaleBoxes
+from pipelines.boxes.nms import NonMaxSuppression
+from pipelines.yolo.stages import PIXEL_SCALE, Preprocess, ScaleBoxes
 
 CALIBRATION_SIZE = 256
 # seed and structure -> (calibrated state_dict, its digest), so a second copy in the same process is cheap
@@ -30,7 +32,7 @@ def memory_probe(network: LoadedNetwork, postprocess) -> tuple[torch.nn.Module, 
     return network.module, 0  # every layer's output is a feature map of the input
 
 
-def load_network(arch: str, weights: str | None, seed: int) -> LoadedNetwork:
+def load_network(arch: str, weights: str | None, seed: int, model: Any = None) -> LoadedNetwork:
     model = build_model(arch, seed=seed)
     structure = f"{NAME}:{Path(model.yaml_file).name}:{file_digest(model.yaml_file)}"
     if weights:

@@ -10,7 +10,8 @@ import torch
 
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections, LayerTimingTargets, Stage
 from pipelines.runtimes.base import PreparedForward
-from pipelines.yolo.stages import NonMaxSuppression, PreprocessedBatch, Preprocess, ScaleBoxes
+from pipelines.boxes.nms import NonMaxSuppression
+from pipelines.yolo.stages import PreprocessedBatch, Preprocess, ScaleBoxes
 
 POSTPROCESS = "postprocess"
 

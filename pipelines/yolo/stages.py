@@ -12,10 +12,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from pipelines.yolo.boxes import scale_boxes_to_original
-from pipelines.yolo.letterbox import (LetterboxGeometry, evaluation_letterbox, evaluation_shape, letterbox_geometry,
+from pipelines.boxes.conversions import scale_boxes_to_original
+from pipelines.boxes.letterbox import (LetterboxGeometry, evaluation_letterbox, evaluation_shape, letterbox_geometry,
                                       resized_content)
-from pipelines.yolo.nms import non_max_suppression
 
 PIXEL_SCALE = 255.0  # the network's float input is each RGB pixel value over this
 
@@ -94,23 +93,6 @@ class Preprocess(nn.Module):
         slot[:, top + h:].fill_(self.pad_unit)
         slot[:, top:top + h, :left].fill_(self.pad_unit)
         slot[:, top:top + h, left + w:].fill_(self.pad_unit)
-
-
-class NonMaxSuppression(nn.Module):
-    def __init__(self, conf_thres: float, iou_thres: float, max_det: int, classes: list[int] | None,
-                 agnostic: bool, multi_label: bool = False):
-        super().__init__()
-        self.multi_label = multi_label
-        self.conf_thres = conf_thres
-        self.iou_thres = iou_thres
-        self.max_det = max_det
-        self.classes = classes
-        self.agnostic = agnostic
-
-    def forward(self, prediction: torch.Tensor) -> list[torch.Tensor]:
-        return non_max_suppression(prediction, conf_thres=self.conf_thres, iou_thres=self.iou_thres,
-                                   classes=self.classes, agnostic=self.agnostic, max_det=self.max_det,
-                                   multi_label=self.multi_label)
 
 
 class ScaleBoxes(nn.Module):

@@ -216,7 +216,7 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
     chosen = accuracy_images(paths, settings.images, truth is not None, config.benchmark.agreement.images)
     first_used = len(chosen)
     postprocess, stated = map_postprocess(config.postprocess, settings,
-                                          family.defaults(config.model.network).evaluation.source)
+                                          family.defaults(config.model.network, config.model).evaluation.source)
     mirror = truth is None and reference is not None and settings.label_free_truth == MIRRORED
     judge_views = JUDGE_VIEWS[:settings.judge_views] if mirror else ()
     progress_line(console, len(chosen), truth is not None, reference is not None, len(judge_views))

@@ -102,7 +102,8 @@ class Benchmark:
         if config.runtime.allocator == KEEP_HEAP:
             self.console("runtime.allocator keep_heap: glibc's malloc keeps the memory it frees (mallopt: "
                          "M_MMAP_MAX 0, M_TRIM_THRESHOLD 2 GiB - 1)")
-        self.network = self.family.load_network(config.model.network, config.model.weights, config.run.seed)
+        self.network = self.family.load_network(config.model.network, config.model.weights, config.run.seed,
+                                                config.model)
         check_class_ids(config.postprocess.classes, self.network.class_names, config.model.network)
         if config.model.file is not None and {"arch", "weights"} & config.model.model_fields_set:
             unused = (f"model.arch and model.weights do not apply with model.file: the file {config.model.file} is "
@@ -227,6 +228,7 @@ class Benchmark:
             record.status, record.stop_reason = Status.FAILED, (
                 f"every image was skipped ({record.images.skipped} of {record.images.found}): {layout.SKIPPED} in "
                 f"{self.run_dir.path} says why for each one")
+        record.warn(*self.pipeline.doubts())
         record.contention = with_thread_advice(recorders.contention.summary())
         threads = record.identity.runtime.get("threads")
         if (verdict := contention_verdict(record.contention, threads=threads)) is not None:

@@ -21,7 +21,8 @@ class Reference:
         preprocessing as the family's official mAP evaluation (family.build_pipeline)."""
         config = self.config
         if self._built is None:
-            network = self.family.load_network(config.model.network, config.model.weights, config.run.seed)
+            network = self.family.load_network(config.model.network, config.model.weights, config.run.seed,
+                                                config.model)
             runtime = build_runtime(self.backend, precision=REFERENCE_PRECISION, fuse=config.model.fuse)
             self._built = (runtime.prepare(network, self.family.example_input(config.preprocess)), network)
         forward, network = self._built

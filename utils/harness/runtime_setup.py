@@ -71,7 +71,7 @@ def selection_control(config: Any, family: Any, network: Any, chosen: list[Path]
                       calibration: Any):
     """The accuracy control of int8 (utils.harness.int8_selection): the calibration images at mAP settings."""
     postprocess, _ = map_postprocess(config.postprocess, config.benchmark.accuracy,
-                                     family.defaults(config.model.network).evaluation.source)
+                                     family.defaults(config.model.network, config.model).evaluation.source)
     accuracy = config.benchmark.accuracy
     judging = JudgingPipeline(family, network, config.preprocess, postprocess, config.postprocess.conf_thres)
     judge = SelectionJudge(judging, chosen, config.dataset.max_pixels, labels,

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+from torch import nn
 
 from pipelines.box_kernels import nms
-from pipelines.yolo.boxes import xywh_to_xyxy
+from pipelines.boxes.conversions import xywh_to_xyxy
 
 # Shifting each class's boxes this far apart lets one NMS call treat classes independently;
 # it must exceed any box coordinate.
@@ -106,3 +107,20 @@ def non_max_suppression(
         )
         for image_pred in prediction
     ]
+
+
+class NonMaxSuppression(nn.Module):
+    def __init__(self, conf_thres: float, iou_thres: float, max_det: int, classes: list[int] | None,
+                 agnostic: bool, multi_label: bool = False):
+        super().__init__()
+        self.multi_label = multi_label
+        self.conf_thres = conf_thres
+        self.iou_thres = iou_thres
+        self.max_det = max_det
+        self.classes = classes
+        self.agnostic = agnostic
+
+    def forward(self, prediction: torch.Tensor) -> list[torch.Tensor]:
+        return non_max_suppression(prediction, conf_thres=self.conf_thres, iou_thres=self.iou_thres,
+                                   classes=self.classes, agnostic=self.agnostic, max_det=self.max_det,
+                                   multi_label=self.multi_label)

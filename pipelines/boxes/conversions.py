@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from pipelines.yolo.letterbox import LetterboxGeometry
+from pipelines.boxes.letterbox import LetterboxGeometry
 
 
 def xywh_to_xyxy(boxes_xywh: torch.Tensor) -> torch.Tensor:

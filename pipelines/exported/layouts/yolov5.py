@@ -1,0 +1,36 @@
+"""YOLOv5 and YOLOv7 exports (and any anchor-based YOLO that decodes in the graph): one (B, N, 5 + C) output of
+cx, cy, w, h in input pixels, objectness and class scores; NMS follows. Told apart by its 5 + C values against the
+metadata's names, or by rows too many for a DETR's queries."""
+from __future__ import annotations
+
+from pipelines.exported.inspection import ExportedFile
+from pipelines.exported.layouts.contract import (ASSUMED, QUERY_LIMIT, Misfit, Reading, fixed, names_fit,
+                                                 only_the_image)
+from pipelines.exported.recipe import YOLO
+
+SUMMARY = ("YOLOv5, YOLOv7", "(B, N, 5 + C)", "cx, cy, w, h in input pixels, objectness, class scores", "NMS",
+           "5 + C values with the metadata's names; else rows beyond a DETR's queries (assumed)")
+RECIPE = YOLO
+NMS = True
+BOXES = "input"
+
+
+def read(file: ExportedFile):
+    if not only_the_image(file) or len(file.outputs) != 1 or len(file.outputs[0].shape) != 3:
+        return Misfit("it has one input and one (B, N, 5 + C) output")
+    _, count, values = file.outputs[0].shape
+    if fixed(values) is None or values < 6 or (fixed(count) is not None and count < values):
+        return Misfit(f"its rows hold 5 + C values, {values} here")
+    classes = values - 5
+    if not names_fit(file, classes):
+        return Misfit(f"its metadata names {len(file.names())} classes, and 5 + C values leave {classes}")
+    if file.names() is not None:
+        return Reading("yolov5", classes, f"output (B, N, 5 + C) with the metadata's {classes} names")
+    if fixed(count) is not None and count > QUERY_LIMIT:
+        return Reading("yolov5", classes, f"output (B, N, 5 + C) assumed: {count} rows are anchors, not queries",
+                       ASSUMED)
+    return Reading("yolov5", classes, "output (B, N, 5 + C) assumed", ASSUMED)
+
+
+def raw(outputs, reading: Reading, height: int, width: int):
+    return outputs[0].float()

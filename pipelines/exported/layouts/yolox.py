@@ -1,0 +1,49 @@
+"""YOLOX as its own export tool writes it by default: one (B, A, 5 + C) output, undecoded, one row per cell of
+the stride 8, 16 and 32 grids: cell offsets of the centre, log sizes (exp times the stride), then objectness and
+class scores with their sigmoid already applied; NMS follows (its score is objectness x class). The image is
+resized by one ratio with OpenCV and padded 114 at the bottom right, BGR, 0-255, no normalisation."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from pipelines.exported.decoding import grid_points
+from pipelines.exported.inspection import ExportedFile
+from pipelines.exported.layouts.contract import (ASSUMED, POSSIBLE, Misfit, Reading, anchor_count, fixed,
+                                                 names_fit, only_the_image)
+from pipelines.exported.recipe import YOLO
+
+SUMMARY = ("YOLOX (its export tool; `decode_in_inference` off)", "(B, A, 5 + C), one row per grid cell",
+           "cell offsets and log sizes (undecoded), objectness, class scores", "decode, then NMS",
+           "rows = cells of strides 8, 16, 32 at the static input; told by `model.head` where YOLO's decoded "
+           "rows could be the same")
+RECIPE = replace(YOLO, resize="letterbox_corner", channels="bgr", scale=1.0)
+NMS = True
+BOXES = "input"
+STRIDES = (8, 16, 32)
+DEPLOYED = {"conf_thres": 0.3, "iou_thres": 0.45}  # YOLOX's demo
+
+
+def read(file: ExportedFile):
+    if not only_the_image(file) or len(file.outputs) != 1 or len(file.outputs[0].shape) != 3:
+        return Misfit("it has one input and one (B, A, 5 + C) output")
+    _, count, values = file.outputs[0].shape
+    height, width = (fixed(side) for side in file.image_input.shape[2:])
+    if fixed(values) is None or values < 6 or not names_fit(file, values - 5):
+        return Misfit(f"its rows hold 5 + C values matching the metadata's names; {values} here")
+    if height is not None and width is not None and fixed(count) is not None:
+        if count != anchor_count(height, width, STRIDES):
+            return Misfit(f"{count} rows are not the {anchor_count(height, width, STRIDES)} cells of strides 8, 16 "
+                          f"and 32 at {height}x{width}")
+        return Reading("yolox", values - 5, "output (B, A, 5 + C) of one row per cell of strides 8, 16, 32, "
+                       "read as YOLOX's undecoded rows", ASSUMED)
+    return Reading("yolox", values - 5, "output (B, A, 5 + C) read as YOLOX's undecoded rows", POSSIBLE)
+
+
+def raw(outputs, reading: Reading, height: int, width: int):
+    values = outputs[0].float()
+    cells, strides = grid_points(height, width, STRIDES, offset=0.0)
+    centres = (values[..., :2] + cells) * strides[:, None]
+    sizes = values[..., 2:4].exp() * strides[:, None]
+    return torch.cat((centres, sizes, values[..., 4:]), dim=-1)

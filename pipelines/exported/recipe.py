@@ -1,0 +1,73 @@
+"""How an exported detector's author prepares an image for it: a recipe per layout (its defaults), overridable key by
+key under `preprocess` (the family's own keys below, beside the shared img_size, mean and std). Light: no torch.
+
+Each recipe step is a fact of the author's own predictor, since a file trained on one resize answers differently
+to another (D-FINE stretches where YOLO letterboxes; RF-DETR resizes the float image, YOLOX the 8-bit one).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal, Optional
+
+from pydantic import Field
+
+from pipelines.boxes.keys import LetterboxKeys
+
+Resize = Literal["letterbox", "letterbox_corner", "stretch"]
+Resampler = Literal["opencv", "torch", "pil"]
+Interpolation = Literal["linear", "nearest", "cubic", "area"]
+Channels = Literal["rgb", "bgr"]
+InputType = Literal["float32", "uint8"]
+RECIPE_KEYS = ("resize", "resampler", "interpolation", "channels", "scale", "pad_value", "input_type")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One layout's preprocessing: the image resized to the input, its channels ordered, its values divided by
+    `scale` then normalised by mean and std (given as R, G, B), fed as `input_type`."""
+
+    resize: Resize = "letterbox"
+    resampler: Resampler = "opencv"
+    interpolation: Interpolation = "linear"
+    channels: Channels = "rgb"
+    scale: float = 255.0
+    mean: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    std: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    pad_value: int = 114
+    input_type: InputType = "float32"
+
+    def with_keys(self, keys: dict[str, Any]) -> "Recipe":
+        """This recipe with the config's keys that are set (None: the layout's own)."""
+        changes = {key: (tuple(value) if key in ("mean", "std") else value)
+                   for key, value in keys.items() if value is not None and key in (*RECIPE_KEYS, "mean", "std")}
+        return replace(self, **changes)
+
+    def describe(self) -> dict[str, Any]:
+        """For summary.json: every step, as run."""
+        return asdict(self)
+
+
+YOLO = Recipe()  # Ultralytics' LetterBox: centred, grey 114, OpenCV's linear resize of the 8-bit image, RGB / 255
+
+
+class Preprocess(LetterboxKeys):
+    """The recipe's keys; null: the layout's own (docs/models.md gives each layout's recipe)."""
+
+    resize: Optional[Resize] = Field(None, description=(
+        "exported: `letterbox` (aspect kept, centred, padded), `letterbox_corner` (aspect kept, padded at the "
+        "bottom and right, as YOLOX and PaddleDetection do) or `stretch` (each axis to the input, as DETRs do); "
+        "null: the layout's own"))
+    resampler: Optional[Resampler] = Field(None, description=(
+        "exported: what resizes: `opencv` (the 8-bit image, rounded to whole grey levels), `torch` (the float image, "
+        "bilinear without antialiasing, as torchvision's tensor resize) or `pil` (the 8-bit image with PIL's "
+        "antialiased filter); null: the layout's own"))
+    interpolation: Optional[Interpolation] = Field(None, description=(
+        "exported: the resize's interpolation; null: the layout's own"))
+    channels: Optional[Channels] = Field(None, description=(
+        "exported: the input's channel order; null: the layout's own"))
+    scale: Optional[float] = Field(None, gt=0.0, description=(
+        "exported: pixel values are divided by this before mean and std (255: to [0, 1]; 1: kept 0-255); null: "
+        "the layout's own"))
+    input_type: Optional[InputType] = Field(None, description=(
+        "exported: the element type fed to the graph (`uint8` where the author put the normalisation inside "
+        "it); null: the file's own input type"))
