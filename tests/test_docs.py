@@ -100,3 +100,13 @@ def test_layer_timing_notebook_example_runs(monkeypatch, capsys):
     assert len(namespace["detections"]) == 1
     for module in namespace["pipeline"].layer_timing_targets().model.modules():
         assert not module._forward_hooks and not module._forward_pre_hooks
+
+
+def test_the_layout_table_is_generated_from_the_layout_modules():
+    spec = importlib.util.spec_from_file_location("build_layouts", DOCS / "build_layouts.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = (DOCS / "models.md").read_text()
+    assert text == module.render(text), "docs/models.md's layout table is out of date: run python docs/build_layouts.py"
+    table = text.split(module.START, 1)[1].split(module.END, 1)[0]
+    assert all(f"| `{name}` |" in table for name in module.layouts.names()) and "## Adding a layout" in text

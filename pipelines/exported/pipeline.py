@@ -75,7 +75,7 @@ class Seen:
 
     def doubt(self) -> Optional[str]:
         if self.images and not self.kept:
-            return f"no score passed the cut on any of {self.images} image(s)"
+            return f"no score passed the cut in any of {self.images} decoded image(s)"
         if self.kept and self.implausible * 2 > self.kept:
             return f"{self.implausible} of {self.kept} boxes lie outside the input or have no area"
         return None

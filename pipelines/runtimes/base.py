@@ -42,8 +42,8 @@ def a_file_it_may_refuse(network: LoadedNetwork, runtime: str) -> Iterator[None]
             raise
         reason = clipped(" ".join(str(error).split()), 300)
         raise RuntimeNotSupported(f"model.file {network.file}: {runtime} cannot run it ({type(error).__name__}: "
-                                  f"{reason}); export it again with operators and an opset {runtime} has, or use "
-                                  "another runtime.backend") from None
+                                  f"{reason}); export it again with operators and an opset it has, or use another "
+                                  "runtime.backend") from None
 
 
 @dataclass

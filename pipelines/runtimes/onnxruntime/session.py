@@ -160,7 +160,7 @@ class OnnxRuntime(Runtime):
                                                              self._export.cache_dir),
                 lambda quantized: OnnxRuntimeGraph(quantized, self._export.path, self._intra_threads))
         started = time.perf_counter()
-        with a_file_it_may_refuse(network, f"ONNX Runtime {ort.__version__}"):
+        with a_file_it_may_refuse(network, f"onnxruntime (ONNX Runtime {ort.__version__})"):
             self._sessions = [self._new_session(self._options(stream=stream)) for stream in range(self.streams)]
             self._session = self._sessions[0]
             self._input_name = self._session.get_inputs()[0].name

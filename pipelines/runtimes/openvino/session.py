@@ -215,7 +215,7 @@ class OpenVinoRuntime(Runtime):
             # finds it when compiling: confined to the pinned cores first, so no thread of it leaves them.
             os.sched_setaffinity(0, set(pinned_cores))
         self._resolve_input(network)
-        with a_file_it_may_refuse(network, f"OpenVINO {ov.get_version()}"):
+        with a_file_it_may_refuse(network, f"openvino (OpenVINO {ov.get_version().split('-')[0]})"):
             started = time.perf_counter()
             self._model_source = str(model_path)
             read = self.core.read_model(str(model_path))
