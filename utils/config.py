@@ -285,7 +285,8 @@ class AgreementSection(_Section):
     """The check that a runtime other than torch fp32 gives the reference's detections."""
 
     enabled: bool = Field(True, description=(
-        "for any runtime other than plain torch fp32, compare its detections with the torch fp32 reference"))
+        "for any runtime other than the reference, compare its detections with the fp32 reference's (torch "
+        "fp32 eager; for model.file, the file as exported at fp32)"))
     images: int = Field(8, ge=1, description="how many of the first images the reference runs")
     top_k: int = Field(100, ge=1, description="candidates per image compared, ranked by the reference's score")
 
@@ -313,7 +314,7 @@ class AccuracySection(_Section):
         "without labels, an undecided verdict scores more images, as many as it asks for, up to this many "
         "(see [verdict.md](verdict.md))"))
     max_drop: float = Field(0.01, ge=0.0, le=1.0, description=(
-        "mAP@0.5:0.95 drop against the torch fp32 reference a `within_budget` verdict allows"))
+        "mAP@0.5:0.95 drop against the fp32 reference a `within_budget` verdict allows"))
     preprocess: Literal["official", "deployed"] = Field("official", description=(
         "`official`: as the family's own mAP evaluation prepares images (YOLO: YOLOv7's test.py letterbox: the long "
         "side resized to img_size by pixel area, each batch centred in the rectangle of its aspect ratios plus half "

@@ -98,7 +98,8 @@ def verdict_warnings(agreement: dict[str, Any]) -> list[str]:
     effect = {WITHIN_BUDGET: "changes the detections, within the mAP budget",
               UNDECIDED: "changes the detections, and whether within the mAP budget is not decided"}.get(
         verdict, "changes the answers")
-    warnings = [f"detections are {verdict.upper()} to the torch fp32 reference's ({why}): this configuration "
+    reference = agreement.get("reference") or "torch fp32 eager"
+    warnings = [f"detections are {verdict.upper()} to the {reference} reference's ({why}): this configuration "
                 f"{effect}; see summary.json agreement"]
     interval = (drop or {}).get("interval")
     if free is None and interval and drop["interval_crosses_budget"]:

@@ -114,7 +114,7 @@ def _statement(best: Optional[PointFigures], runner_up: Optional[PointFigures], 
     if fastest is None:
         return "No point completed: there is no answer. See the reasons in the table."
     if best is None:
-        return (f"No point gave detections equal to the torch fp32 reference's. The fastest overall is "
+        return (f"No point gave detections equal to the fp32 reference's. The fastest overall is "
                 f"{fastest.name} ({fastest.p50_ms_per_image:.1f} ms/image) with {fastest.agreement} detections.")
     text = f"Fastest at equal detections: {best.name} ({best.p50_ms_per_image:.1f} ms/image)."
     if runner_up is None:
@@ -209,8 +209,9 @@ def _choose_single_stream(points: list[PointFigures], confidence: float) -> dict
         "margin": edge,
         "fastest_any": _brief(fastest) if fastest else None,
         "ranked_by": RANKED_BY,
-        "equal_means": ("agreement verdict `equal` against the torch fp32 reference (strict recall and precision "
-                        ">= 0.99, raw error <= 0.5 px), or torch fp32 eager itself, which is the reference"),
+        "equal_means": ("agreement verdict `equal` against the fp32 reference (torch fp32 eager, or for model.file "
+                        "the file as exported at fp32: strict recall and precision >= 0.99, raw error <= 0.5 px), or "
+                        "that reference itself"),
         "within_budget_means": ("agreement verdict `equal` or `within_budget` (mAP@0.5:0.95 drop against the "
                                 "reference at most benchmark.accuracy.max_drop), or the reference itself; never a "
                                 "point set apart (`undecided`, or a drop interval that contains the budget)"),

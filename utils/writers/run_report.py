@@ -323,7 +323,7 @@ def _accuracy(page: HtmlPage, summary: Mapping[str, Any], classes: Sequence[Mapp
     accuracy: Optional[AccuracySection] = summary.get("accuracy")
     if not accuracy:
         page.paragraph("No accuracy pass: set dataset.labels to score the run's detections (mAP), or run another "
-                       "runtime than torch fp32 to score it against that reference.")
+                       "runtime than the fp32 reference to score it against that reference.")
         return
     truth = accuracy["ground_truth"]
     page.paragraph(f"{accuracy['images']} image(s) at {json.dumps(accuracy['settings'])}, scored against "

@@ -75,7 +75,7 @@ def plot_sweep(rows: list[dict], keys: Sequence[str], path: Path, best: str | No
     axes.set_xlabel("median pipeline latency per image (ms)")
     axes.set_ylabel("throughput (images/s)")
     axes.set_title(f"points labelled {', '.join(keys)}; ringed: the fastest at equal detections\ncolour: "
-                   "detections against torch fp32 (green equal, orange close, red different, grey unchecked)",
+                   "detections against the fp32 reference (green equal, orange close, red different, grey unchecked)",
                    fontsize=9)
     return _save_plot(figure, axes, done, path)
 
@@ -102,7 +102,7 @@ def _plot_speed_accuracy(done: list[dict], keys: Sequence[str], path: Path, best
     axes.set_xlabel("mAP@0.5:0.95 (accuracy pass)")
     axes.set_ylabel("throughput (images/s)")
     axes.set_title(f"points labelled {', '.join(keys)}; ringed: the fastest at equal detections\ncolour: "
-                   "detections against torch fp32 (green equal, blue within the mAP budget, orange close, red "
+                   "detections against the fp32 reference (green equal, blue within the mAP budget, orange close, red "
                    "different, grey unchecked)", fontsize=9)
     return _save_plot(figure, axes, done, path)
 
