@@ -104,19 +104,20 @@ def static_batch(exported: ExportedFile) -> Optional[int]:
     return batch if isinstance(batch, int) and batch > 0 else None
 
 
-def recipe_defaults(layout: ModuleType, exported: ExportedFile) -> dict[str, Any]:
-    """The layout's recipe as preprocess defaults; the input's element type is the file's own."""
-    recipe = layout.RECIPE
+def recipe_defaults(layout: ModuleType, exported: ExportedFile, reading=None) -> dict[str, Any]:
+    """The layout's recipe (the file's own, where its reading found one beside it) as preprocess defaults; the
+    input's element type is the file's own."""
+    recipe = getattr(reading, "recipe", None) or layout.RECIPE
     return {"mean": list(recipe.mean), "std": list(recipe.std), "resize": recipe.resize,
             "resampler": recipe.resampler, "interpolation": recipe.interpolation, "channels": recipe.channels,
             "scale": recipe.scale, "input_type": "uint8" if exported.image_input.dtype == "uint8" else "float32"}
 
 
 def defaults(source: str, model: Any = None) -> ArchDefaults:
-    exported, layout, _ = read(source, head_of(model))
+    exported, layout, reading = read(source, head_of(model))
     imgsz = exported.metadata.get("imgsz")
     size = static_size(exported) or (max(imgsz) if isinstance(imgsz, (list, tuple)) and imgsz else DEFAULT_SIZE)
-    preprocess = {"img_size": size, **recipe_defaults(layout, exported)}
+    preprocess = {"img_size": size, **recipe_defaults(layout, exported, reading)}
     evaluation = VALIDATION if layout.NMS else OWN_ROWS
     # int8 keeps the decode after the file's last convolutions in float (quantization.DECODE).
     return ArchDefaults(preprocess, {**DEPLOYED, **getattr(layout, "DEPLOYED", {})}, evaluation,

@@ -30,7 +30,7 @@ def load_network(source: str, weights: Optional[str], seed: int, model: Any = No
     names = exported.names()
     if names is None:
         names = coco_names() if reading.classes == 80 else [str(index) for index in range(reading.classes)]
-    recipe = layout.RECIPE
+    recipe = reading.recipe or layout.RECIPE
     plain_pixels = recipe.mean == (0.0, 0.0, 0.0) and recipe.std == (1.0, 1.0, 1.0)
     return LoadedNetwork(
         module=None, class_names=names, weights=f"file {exported.path.name} ({exported.format}, layout "

@@ -9,7 +9,8 @@ A layout module has:
   (the graph already maps them to each original image, from an extra input);
 - `read(file) -> Reading | Misfit`: its signature: whether the file's inputs, outputs and metadata are this
   layout's, how many classes, and how sure: the registry takes the one surest reading (an ASSUMED one only when
-  no other layout reads the file, and then its decodes are checked);
+  no other layout reads the file, and then its decodes are checked); a reading may carry the file's own recipe,
+  read from a sidecar its exporter writes, which then replaces RECIPE for that file;
 - `raw(outputs, reading, height, width) -> Tensor`: the graph's outputs (a tuple, in the graph's order) as one
   (B, N, 5 + C) tensor of cx, cy, w, h in input pixels, objectness and class scores where NMS follows, else as
   (B, K, 6) rows of x1, y1, x2, y2, score, class (pad rows score -1): the score activation and top-k rule are
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from pipelines.exported.inspection import ExportedFile, Tensor
+from pipelines.exported.recipe import Recipe
 
 INPUT, ORIGINAL = "input", "original"
 # How sure a reading is: the metadata names this very model; the signature or the metadata's flags settle it; the
@@ -45,6 +47,7 @@ class Reading:
     extra_inputs: Mapping[str, str] = field(default_factory=dict)  # graph input name -> what fills it
     details: Mapping[str, Any] = field(default_factory=dict)  # the layout's own facts (strides, bins, ...)
     class_ids: Optional[Sequence[int]] = None  # output class index -> dataset class id, where not the identity
+    recipe: Optional[Recipe] = None  # the file's own preprocessing where a sidecar states it (its why says which)
 
 
     @property
