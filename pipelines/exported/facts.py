@@ -156,10 +156,6 @@ def settings_problem(source: str, config) -> Optional[str]:
         return (f"dataset.batch_size {config.dataset.batch_size}: model.file {path.name} is a static export that "
                 f"takes batches of exactly {batch}, and the file's size wins (its graph cannot take another); set "
                 f"dataset.batch_size {batch}, or export the model with a dynamic batch")
-    _, _, reading = read(source, head_of(config.model))
-    if reading.extra_inputs and config.runtime.precision == "int8":
-        return (f"runtime.precision int8: model.file {path.name} takes {', '.join(reading.extra_inputs)} beside the "
-                "image, and int8 calibration feeds the image alone; run it at fp32 or bf16")
     return None
 
 

@@ -8,10 +8,20 @@ from typing import Any, Callable, Optional, Protocol, Sequence
 
 import numpy as np
 
-RawForward = Callable[[np.ndarray], Any]  # a network input -> the model's raw output(s)
+# A network input (the image's array, or for a graph with further inputs the array and those inputs by name) ->
+# the model's raw output(s).
+RawForward = Callable[[Any], Any]
 # What the search aims under, as a share of the budget: the drop it reads is a point estimate over few images,
 # and the run's verdict then needs the drop's whole interval under the budget.
 TARGET_SHARE = 0.5
+
+
+def named_inputs(value: Any, image_name: str) -> dict[str, np.ndarray]:
+    """One network input as the graph's inputs by name."""
+    if isinstance(value, tuple):
+        image, extra = value
+        return {image_name: image, **extra}
+    return {image_name: value}
 
 
 class QuantizedGraph(Protocol):

@@ -33,7 +33,8 @@ CONV_OPS = ("Conv",)
 @dataclass(frozen=True)
 class Calibration:
     """The inputs int8 is calibrated on: `inputs()` yields one float32 (1, 3, H, W) array per image, freshly
-    each call (the quantizers may iterate more than once, and 300 inputs at 640 would not fit in memory)."""
+    each call (the quantizers may iterate more than once, and 300 inputs at 640 would not fit in memory); for a
+    graph with further inputs (a file's original sizes), the array and those inputs by name (`named_inputs`)."""
 
     inputs: Callable[[], Iterator[np.ndarray]]
     images: int

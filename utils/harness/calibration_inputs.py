@@ -29,13 +29,15 @@ def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, pos
         # The pipeline's stages up to its forward, with a forward that only keeps what it is given: the
         # network input exactly as the timed passes build it.
         seen: list[Any] = []
-        pipeline = family.build_pipeline(network, PreparedForward(lambda batch, *extra: seen.append(batch), None),
-                                         preprocess, postprocess)
+        pipeline = family.build_pipeline(network, PreparedForward(lambda batch, *extra: seen.append((batch, extra)),
+                                                                  None), preprocess, postprocess)
         stages = pipeline.stages()
         upto = [stage.name for stage in stages].index(FORWARD_STAGE) + 1
         for result in batch_loop(decoded_batches(chosen, 1, max_pixels), range(len(chosen)), untimed(stages[:upto])):
             if result.valid:
-                yield as_input(seen.pop())
+                batch, extra = seen.pop()
+                # A file's further inputs (original sizes) go with its image, as its timed passes feed them.
+                yield (as_input(batch), dict(extra[0])) if extra else as_input(batch)
 
     calibration = Calibration(inputs, len(chosen), digest, tuple(keep_float))
     return calibration if method is None else replace(calibration, method=tuple(method.items()))

@@ -118,7 +118,7 @@ def _instruction_sets() -> set[str]:
 
 def _torch_forward(forward: RawForward):
     def run(batch: torch.Tensor, *extra: Any) -> Any:
-        output = forward(as_input(batch))
+        output = forward((as_input(batch), dict(extra[0])) if extra else as_input(batch))
         if isinstance(output, tuple):
             return tuple(torch.from_numpy(np.ascontiguousarray(value)) for value in output)
         return torch.from_numpy(np.ascontiguousarray(output))

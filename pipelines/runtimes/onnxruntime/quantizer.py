@@ -9,6 +9,7 @@ from typing import Any, Optional, Sequence
 
 from pipelines.runtimes import cache_integrity
 from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.runtimes.int8_contract import named_inputs
 from pipelines.runtimes.quantization import Calibration, quantized_path, staging, with_progress
 
 
@@ -21,7 +22,7 @@ class _Reader:
 
     def get_next(self):
         value = next(self.iterator, None)
-        return None if value is None else {self.input_name: value}
+        return None if value is None else named_inputs(value, self.input_name)
 
     def rewind(self) -> None:
         self.iterator = with_progress(self.calibration, "onnxruntime int8")

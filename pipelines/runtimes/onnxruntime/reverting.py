@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from pipelines.runtimes.int8_contract import FLOAT, RawForward
+from pipelines.runtimes.int8_contract import FLOAT, RawForward, named_inputs
 from pipelines.runtimes.quantization import staging
 
 QUANTIZE, DEQUANTIZE = "QuantizeLinear", "DequantizeLinear"
@@ -95,8 +95,8 @@ class OnnxRuntimeGraph:
         session = ort.InferenceSession(chosen.SerializeToString(), options, providers=["CPUExecutionProvider"])
         name = session.get_inputs()[0].name
 
-        def run(array: np.ndarray) -> Any:
-            outputs = session.run(None, {name: array})
+        def run(value: Any) -> Any:
+            outputs = session.run(None, named_inputs(value, name))
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
         return run

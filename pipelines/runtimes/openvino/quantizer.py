@@ -12,6 +12,7 @@ import numpy as np
 
 from pipelines.runtimes import cache_integrity
 from pipelines.runtimes.openvino.signal_stack import kept_signal_stack
+from pipelines.runtimes.int8_contract import named_inputs
 from pipelines.runtimes.quantization import Calibration, quantized_path, staging, with_progress
 
 
@@ -31,7 +32,9 @@ def quantize_for_openvino(core: Any, export_path: Path, export_key: str, calibra
         started = time.perf_counter()
         model = core.read_model(str(export_path))
         ignored = nncf.IgnoredScope(names=list(float_nodes), validate=False) if float_nodes else None
-        dataset = nncf.Dataset(_ReIterable(lambda: with_progress(calibration, "openvino int8")))
+        image_name = model.inputs[0].get_any_name()
+        dataset = nncf.Dataset(_ReIterable(lambda: with_progress(calibration, "openvino int8")),
+                               lambda value: named_inputs(value, image_name) if isinstance(value, tuple) else value)
         method = calibration.settings
         with kept_signal_stack():  # NNCF makes Cores of its own
             quantized = nncf.quantize(model, dataset, preset=getattr(nncf.QuantizationPreset, PRESETS[method["preset"]]),

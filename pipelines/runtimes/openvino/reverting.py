@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from pipelines.runtimes.int8_contract import FLOAT, RawForward
+from pipelines.runtimes.int8_contract import FLOAT, RawForward, named_inputs
 from pipelines.runtimes.quantization import staging
 
 QUANTIZER = "FakeQuantize"
@@ -83,8 +83,10 @@ class OpenVinoGraph:
         compiled = self.core.compile_model(chosen, "CPU", config)
         request = compiled.create_infer_request()
 
-        def run(array: np.ndarray) -> Any:
-            outputs = request.infer({0: array})
+        name = compiled.inputs[0].get_any_name()
+
+        def run(value: Any) -> Any:
+            outputs = request.infer(named_inputs(value, name))
             values = [outputs[index].copy() for index in range(len(outputs))]
             return values[0] if len(values) == 1 else tuple(values)
 
