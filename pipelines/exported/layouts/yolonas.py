@@ -7,7 +7,6 @@ super-gradients' own COCO predict letterboxes the RGB image (OpenCV, linear, lon
 grey 114) and divides by 255; detbench letterboxes to the whole input, which places the image 2 pixels wider."""
 from __future__ import annotations
 
-
 from pipelines.exported.decoding import with_objectness, xyxy_to_cxcywh
 from pipelines.exported.inspection import ExportedFile
 from pipelines.exported.layouts.contract import (ASSUMED, NAMED, Misfit, Reading, anchor_count, fixed, named,
