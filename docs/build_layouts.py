@@ -31,7 +31,8 @@ IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 
 def recipe_words(recipe: Recipe) -> str:
     """A recipe as a reader checks it against the author's predictor."""
-    parts = [RESIZES[recipe.resize].format(pad=recipe.pad_value),
+    inset = f", {recipe.inset} pixels inside each edge" if recipe.inset and recipe.resize == "letterbox" else ""
+    parts = [RESIZES[recipe.resize].format(pad=recipe.pad_value) + inset,
              RESAMPLERS[recipe.resampler].format(interpolation=recipe.interpolation), recipe.channels.upper()]
     parts.append("0-255" if recipe.scale == 1.0 else f"/ {recipe.scale:g}")
     if (recipe.mean, recipe.std) == IMAGENET:

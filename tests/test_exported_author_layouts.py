@@ -21,7 +21,7 @@ from pipelines.exported.facts import read
 from pipelines.exported.inspection import ExportedFileError, read_exported
 from pipelines.exported.layouts import layout
 from pipelines.exported.paddle_sidecar import read_infer_config
-from pipelines.exported.preparing import Prepare
+from pipelines.exported.preparing import Prepare, placement
 from pipelines.exported.recipe import Recipe
 from tests.test_exported import run
 
@@ -116,11 +116,26 @@ def one_hot_bins(*bins: float, count: int = 8) -> torch.Tensor:
 
 # YOLO-NAS (super-gradients) -------------------------------------------------------------------------------------
 
+# SHIFT: a 32 x 64 image in a 64 x 64 input at super-gradients' inset of 2: fitted into 60 x 60 (ratio 15/16, 60 x 30),
+# centred (15 grey rows above) and moved 2 inside: a box maps back as ((x - 2) 16/15, (y - 17) 16/15), so
+# [17, 17, 47, 47] is [16, 0, 48, 32] and [2, 24.5, 9.5, 39.5] is [0, 8, 8, 24].
+
+def test_super_gradients_letterbox_fits_the_image_inside_an_inset():
+    placed = placement(32, 64, (SIDE, SIDE), "letterbox", inset=2)
+    assert (placed.size, placed.scale_x, placed.left, placed.top) == ((60, 30), 0.9375, 2, 17)
+    assert placement(32, 64, (SIDE, SIDE), "letterbox") == placement(32, 64, (SIDE, SIDE), "letterbox", inset=0)
+    image = np.full((32, 64, 3), 200, np.uint8)
+    tensor = Prepare(layout("yolonas").RECIPE, (SIDE, SIDE))([image]).tensor[0, 0] * 255
+    assert tensor[17, 1].item() == pytest.approx(114) and tensor[17, 2].item() == pytest.approx(200)
+    assert tensor[16, 30].item() == pytest.approx(114) and tensor[46, 61].item() == pytest.approx(200)
+    assert tensor[47, 30].item() == pytest.approx(114) and tensor[30, 62].item() == pytest.approx(114)
+
+
 def yolonas_candidates(rows: int) -> tuple[torch.Tensor, torch.Tensor]:
     boxes, scores = torch.zeros(1, rows, 4), torch.zeros(1, rows, 3)
-    boxes[0, 0], scores[0, 0, 1] = torch.tensor([16.0, 16.0, 48.0, 48.0]), 0.9
-    boxes[0, 1], scores[0, 1, 1] = torch.tensor([18.0, 16.0, 50.0, 48.0]), 0.8  # IoU 0.88 with the first: suppressed
-    boxes[0, 2], scores[0, 2, 2] = torch.tensor([0.0, 24.0, 8.0, 40.0]), 0.6
+    boxes[0, 0], scores[0, 0, 1] = torch.tensor([17.0, 17.0, 47.0, 47.0]), 0.9
+    boxes[0, 1], scores[0, 1, 1] = torch.tensor([19.0, 17.0, 49.0, 47.0]), 0.8  # IoU 0.88 with the first: suppressed
+    boxes[0, 2], scores[0, 2, 2] = torch.tensor([2.0, 24.5, 9.5, 39.5]), 0.6
     return boxes, scores
 
 
@@ -131,7 +146,7 @@ def test_yolonas_corners_and_scores_go_through_nms_and_the_centred_letterbox(tmp
     _, module, reading = read(str(file))
     assert reading.layout == "yolonas" and reading.classes == 3 and not reading.assumed
     assert module.RECIPE.resize == "letterbox" and module.DEPLOYED == {"conf_thres": 0.25, "iou_thres": 0.7}
-    images(tmp_path, (32, 64))  # ratio 1, 16 grey rows above: y shifts up by 16
+    images(tmp_path, (32, 64))  # see SHIFT above
     found = detections(tmp_path, file)
     assert found == {"image0": [pytest.approx([16.0, 0.0, 48.0, 32.0, 0.9, 1]),
                                 pytest.approx([0.0, 8.0, 8.0, 24.0, 0.6, 2])]}
@@ -145,7 +160,7 @@ def test_yolonas_rows_without_its_names_are_its_grid_cells_and_assumed(tmp_path)
     _, _, reading = read(str(file))
     assert reading.layout == "yolonas" and reading.assumed
     found = decoded(file, side, side, images=np.zeros((1, 3, side, side), np.float32))
-    assert found[0][0] == pytest.approx([16.0, 16.0, 48.0, 48.0, 0.9, 1])
+    assert found[0][0] == pytest.approx([17.0, 17.0, 47.0, 47.0, 0.9, 1])
     odd = export(tmp_path, "odd", Outputs(*yolonas_candidates(1343)), {"images": torch.zeros(1, 3, side, side)},
                  ["boxes", "scores"])
     assert "cells of strides" in layout("yolonas").read(read_exported(odd)).reason
@@ -169,7 +184,7 @@ def test_yolonas_flat_rows_are_split_by_their_image_index(tmp_path):
 
 @pytest.mark.slow
 def test_yolonas_flat_file_takes_uint8_pixels_on_both_runtimes(tmp_path):
-    flat = torch.tensor([[0.0, 16.0, 16.0, 48.0, 48.0, 0.9, 1.0], [0.0, 0.0, 24.0, 8.0, 40.0, 0.6, 2.0]])
+    flat = torch.tensor([[0.0, 17.0, 17.0, 47.0, 47.0, 0.9, 1.0], [0.0, 2.0, 24.5, 9.5, 39.5, 0.6, 2.0]])
     file = export(tmp_path, "flat", Outputs(flat, batched=False),
                   {"images": torch.zeros(1, 3, SIDE, SIDE, dtype=torch.uint8)}, ["flat_predictions"])
     images(tmp_path, (32, 64))
@@ -189,8 +204,8 @@ def test_a_flat_file_without_a_fixed_batch_is_not_read_as_flat(tmp_path):
 @pytest.mark.slow
 def test_yolonas_batch_format_keeps_each_images_counted_rows(tmp_path):
     boxes, scores, classes = torch.zeros(1, 5, 4), torch.zeros(1, 5), torch.zeros(1, 5, dtype=torch.int64)
-    boxes[0, 0], scores[0, 0], classes[0, 0] = torch.tensor([16.0, 16.0, 48.0, 48.0]), 0.9, 1
-    boxes[0, 1], scores[0, 1], classes[0, 1] = torch.tensor([0.0, 24.0, 8.0, 40.0]), 0.6, 2
+    boxes[0, 0], scores[0, 0], classes[0, 0] = torch.tensor([17.0, 17.0, 47.0, 47.0]), 0.9, 1
+    boxes[0, 1], scores[0, 1], classes[0, 1] = torch.tensor([2.0, 24.5, 9.5, 39.5]), 0.6, 2
     boxes[0, 2], scores[0, 2] = torch.tensor([0.0, 0.0, 64.0, 64.0]), 0.99  # past the count: padding
     module = Outputs(torch.tensor([[2]]), boxes, scores, classes)
     file = export(tmp_path, "batch", module, {"images": torch.zeros(1, 3, SIDE, SIDE, dtype=torch.uint8)},

@@ -110,7 +110,8 @@ def recipe_defaults(layout: ModuleType, exported: ExportedFile, reading=None) ->
     recipe = getattr(reading, "recipe", None) or layout.RECIPE
     return {"mean": list(recipe.mean), "std": list(recipe.std), "resize": recipe.resize,
             "resampler": recipe.resampler, "interpolation": recipe.interpolation, "channels": recipe.channels,
-            "scale": recipe.scale, "input_type": "uint8" if exported.image_input.dtype == "uint8" else "float32"}
+            "scale": recipe.scale, "input_type": "uint8" if exported.image_input.dtype == "uint8" else "float32",
+            "inset": recipe.inset}
 
 
 def defaults(source: str, model: Any = None) -> ArchDefaults:

@@ -34,16 +34,17 @@ class Placement:
     top: int = 0
 
 
-def placement(height: int, width: int, target: tuple[int, int], resize: str) -> Placement:
-    """`letterbox`: Ultralytics' (aspect kept, rounded, centred; the odd pixel to the bottom right);
-    `letterbox_corner`: YOLOX's and PaddleDetection's (aspect kept, truncated, at the top left); `stretch`: each axis
-    to the input's."""
+def placement(height: int, width: int, target: tuple[int, int], resize: str, inset: int = 0) -> Placement:
+    """`letterbox`: Ultralytics' (aspect kept, rounded, centred; the odd pixel to the bottom right), fitting the
+    input less `inset` pixels at each edge (super-gradients' 636 of 640); `letterbox_corner`: YOLOX's and
+    PaddleDetection's (aspect kept, truncated, at the top left); `stretch`: each axis to the input's."""
     target_h, target_w = target
     if resize == "stretch":
         return Placement((target_w, target_h), target_w / width, target_h / height)
     if resize == "letterbox":
-        geometry = letterbox_geometry(height, width, target, auto=False)
-        return Placement(geometry.new_unpad, geometry.ratio, geometry.ratio, geometry.pad_left, geometry.pad_top)
+        geometry = letterbox_geometry(height, width, (target_h - 2 * inset, target_w - 2 * inset), auto=False)
+        return Placement(geometry.new_unpad, geometry.ratio, geometry.ratio, geometry.pad_left + inset,
+                         geometry.pad_top + inset)
     ratio = min(target_h / height, target_w / width)
     return Placement((max(1, int(width * ratio)), max(1, int(height * ratio))), ratio, ratio)
 
@@ -96,7 +97,7 @@ class Prepare(nn.Module):
 
     def forward(self, images: list[np.ndarray]) -> PreparedBatch:
         recipe, (height, width) = self.recipe, self.target
-        placements = [placement(*image.shape[:2], self.target, recipe.resize) for image in images]
+        placements = [placement(*image.shape[:2], self.target, recipe.resize, recipe.inset) for image in images]
         batch = torch.full((len(images), 3, height, width), float(recipe.pad_value), dtype=torch.float32)
         for slot, image, placed in zip(batch, images, placements):
             content = self._resized(image, placed)  # (3, h, w) float, RGB or BGR, 0-255

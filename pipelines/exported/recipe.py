@@ -18,13 +18,14 @@ Resampler = Literal["opencv", "torch", "pil"]
 Interpolation = Literal["linear", "nearest", "cubic", "area"]
 Channels = Literal["rgb", "bgr"]
 InputType = Literal["float32", "uint8"]
-RECIPE_KEYS = ("resize", "resampler", "interpolation", "channels", "scale", "pad_value", "input_type")
+RECIPE_KEYS = ("resize", "resampler", "interpolation", "channels", "scale", "pad_value", "input_type", "inset")
 
 
 @dataclass(frozen=True)
 class Recipe:
-    """One layout's preprocessing: the image resized to the input, its channels ordered, its values divided by
-    `scale` then normalised by mean and std (given as R, G, B), fed as `input_type`."""
+    """One layout's preprocessing: the image resized to the input (a letterbox fitting it `inset` pixels inside
+    each edge), its channels ordered, its values divided by `scale` then normalised by mean and std (given as R,
+    G, B), fed as `input_type`."""
 
     resize: Resize = "letterbox"
     resampler: Resampler = "opencv"
@@ -35,6 +36,7 @@ class Recipe:
     std: tuple[float, float, float] = (1.0, 1.0, 1.0)
     pad_value: int = 114
     input_type: InputType = "float32"
+    inset: int = 0
 
     def with_keys(self, keys: dict[str, Any]) -> "Recipe":
         """This recipe with the config's keys that are set (None: the layout's own)."""
@@ -71,3 +73,6 @@ class Preprocess(LetterboxKeys):
     input_type: Optional[InputType] = Field(None, description=(
         "exported: the element type fed to the graph (`uint8` where the author put the normalisation inside "
         "it); null: the file's own input type"))
+    inset: Optional[int] = Field(None, ge=0, description=(
+        "exported: a `letterbox` fits the image this many pixels inside each edge of the input, padded all round "
+        "(super-gradients' YOLO-NAS on COCO: 636 of 640, inset 2); null: the layout's own"))

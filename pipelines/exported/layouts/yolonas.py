@@ -3,9 +3,13 @@ pixels and class scores (B, N, C) with their sigmoid already applied; NMS follow
 names them `pre_nms_bboxes_xyxy` and `pre_nms_scores` (N is then its 1000 best candidates); a graph exported
 straight from the model has one row per cell of the stride 8, 16 and 32 grids instead, and unnamed outputs.
 
-super-gradients' own COCO predict letterboxes the RGB image (OpenCV, linear, long side to 636 of 640, centred,
-grey 114) and divides by 255; detbench letterboxes to the whole input, which places the image 2 pixels wider."""
+The recipe is super-gradients' for its COCO checkpoints (`default_yolo_nas_coco_processing_params`): the RGB image's
+long side resized to 636 of the 640 input (OpenCV, linear, rounded), centred and padded grey 114 all round
+(`inset` 2), divided by 255. A model trained on other data takes its validation set's transforms instead (often
+the image at the top left: `preprocess.resize=letterbox_corner`, `preprocess.inset=0`)."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pipelines.exported.decoding import with_objectness, xyxy_to_cxcywh
 from pipelines.exported.inspection import ExportedFile
@@ -16,7 +20,7 @@ from pipelines.exported.recipe import YOLO
 SUMMARY = ("YOLO-NAS (super-gradients `export`, no NMS)", "(B, N, 4) and (B, N, C)",
            "x1, y1, x2, y2 in input pixels; class scores (sigmoid applied)", "NMS, class by class",
            "outputs named `pre_nms_bboxes_xyxy`/`pre_nms_scores`; else N = cells of strides 8, 16, 32 (assumed)")
-RECIPE = YOLO  # centred letterbox, grey 114, OpenCV linear, RGB / 255 (its `default_yolo_nas_coco_processing_params`)
+RECIPE = replace(YOLO, inset=2)  # 636 of 640, centred, grey 114, OpenCV linear, RGB / 255
 NMS = True
 BOXES = "input"
 STRIDES = (8, 16, 32)

@@ -9,14 +9,13 @@ import torch
 from pipelines.exported.decoding import PAD_SCORE, rows
 from pipelines.exported.inspection import ExportedFile
 from pipelines.exported.layouts.contract import NAMED, SIGNED, Misfit, Reading, fixed, named, only_the_image
-from pipelines.exported.recipe import YOLO
+from pipelines.exported.layouts.yolonas import RECIPE  # noqa: F401 (the same author's recipe)
 
 SUMMARY = ("YOLO-NAS (super-gradients `export`, NMS inside, batch format)",
            "`num_predictions` (B, 1), `pred_boxes` (B, K, 4), `pred_scores` (B, K), `pred_classes` (B, K)",
            "x1, y1, x2, y2 in input pixels, score, class; rows past the count are padding", "the score cut only",
            "four outputs by those names; else their ranks, the count (B, 1)")
-RECIPE = YOLO  # super-gradients' letterbox (see yolonas); the graph takes uint8 and divides by 255 itself
-NMS = False
+NMS = False  # RECIPE: yolonas's (the graph takes the uint8 pixels and divides by 255 itself)
 BOXES = "input"
 NAMES = ("num_predictions", "pred_boxes", "pred_scores", "pred_classes")
 CLASSES = 80  # its COCO models', where the file names none

@@ -7,13 +7,12 @@ from __future__ import annotations
 from pipelines.exported.decoding import padded, rows
 from pipelines.exported.inspection import ExportedFile
 from pipelines.exported.layouts.contract import NAMED, SIGNED, Misfit, Reading, fixed, only_the_image
-from pipelines.exported.recipe import YOLO
+from pipelines.exported.layouts.yolonas import RECIPE  # noqa: F401 (the same author's recipe)
 
 SUMMARY = ("YOLO-NAS (super-gradients `export`, NMS inside, flat format)", "(K, 7)",
            "image index, x1, y1, x2, y2 in input pixels, score, class", "the score cut only",
            "one output (K, 7), named `flat_predictions`; a fixed batch")
-RECIPE = YOLO  # super-gradients' letterbox (see yolonas); the graph takes uint8 and divides by 255 itself
-NMS = False
+NMS = False  # RECIPE: yolonas's (the graph takes the uint8 pixels and divides by 255 itself)
 BOXES = "input"
 NAME = "flat_predictions"
 CLASSES = 80  # its COCO models', where the file names none
