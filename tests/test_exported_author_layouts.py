@@ -136,6 +136,7 @@ def yolonas_candidates(rows: int) -> tuple[torch.Tensor, torch.Tensor]:
     boxes[0, 0], scores[0, 0, 1] = torch.tensor([17.0, 17.0, 47.0, 47.0]), 0.9
     boxes[0, 1], scores[0, 1, 1] = torch.tensor([19.0, 17.0, 49.0, 47.0]), 0.8  # IoU 0.88 with the first: suppressed
     boxes[0, 2], scores[0, 2, 2] = torch.tensor([2.0, 24.5, 9.5, 39.5]), 0.6
+    scores[0, 0, 0] = 0.5  # the first box under a second class: kept too (NMS class by class)
     return boxes, scores
 
 
@@ -149,7 +150,8 @@ def test_yolonas_corners_and_scores_go_through_nms_and_the_centred_letterbox(tmp
     images(tmp_path, (32, 64))  # see SHIFT above
     found = detections(tmp_path, file)
     assert found == {"image0": [pytest.approx([16.0, 0.0, 48.0, 32.0, 0.9, 1]),
-                                pytest.approx([0.0, 8.0, 8.0, 24.0, 0.6, 2])]}
+                                pytest.approx([0.0, 8.0, 8.0, 24.0, 0.6, 2]),
+                                pytest.approx([16.0, 0.0, 48.0, 32.0, 0.5, 0])]}
 
 
 def test_yolonas_rows_without_its_names_are_its_grid_cells_and_assumed(tmp_path):

@@ -62,7 +62,7 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
     layout = layouts.layout(reading.layout)
     decode = Decode(layout, reading, postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det,
                     getattr(postprocess, "classes", None), getattr(postprocess, "agnostic", False),
-                    multi_label=getattr(postprocess, "multi_label", False))
+                    multi_label=getattr(postprocess, "multi_label", False) or getattr(layout, "MULTI_LABEL", False))
     target = input_hw(exported_file(network.arch), preprocess.img_size)
     pixels = forward.input_dtype == torch.uint8
     prepare = Prepare(recipe_of(preprocess), target, reading.extra_inputs, pixels=pixels)

@@ -14,7 +14,8 @@ A layout module has:
 - `raw(outputs, reading, height, width) -> Tensor`: the graph's outputs (a tuple, in the graph's order) as one
   (B, N, 5 + C) tensor of cx, cy, w, h in input pixels, objectness and class scores where NMS follows, else as
   (B, K, 6) rows of x1, y1, x2, y2, score, class (pad rows score -1): the score activation and top-k rule are
-  the layout's. Pure: tested against hand-computed boxes.
+  the layout's. Pure: tested against hand-computed boxes. Optionally `MULTI_LABEL = True` where the author's NMS
+  runs class by class, so one box stands under every class above the cut.
 """
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ SUMMARY = ("NanoDet-Plus (its tools/export_onnx.py)", "(B, A, C + 4 (reg_max + 1
 RECIPE = replace(YOLO, resize="stretch", channels="bgr", scale=1.0, mean=(123.675, 116.28, 103.53),
                  std=(58.395, 57.12, 57.375))
 NMS = True
+MULTI_LABEL = True  # its head's multiclass_nms: class by class
 BOXES = "input"
 STRIDES = (8, 16, 32, 64)
 BINS = 8  # reg_max 7

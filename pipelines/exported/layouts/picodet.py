@@ -27,6 +27,7 @@ SUMMARY = ("PP-PicoDet through paddle2onnx, `post_process=False`", "per stride (
 RECIPE = replace(YOLO, resize="stretch", interpolation="cubic", mean=(0.485, 0.456, 0.406),
                  std=(0.229, 0.224, 0.225))  # configs/picodet: Resize interp 2, keep_ratio False; NormalizeImage
 NMS = True
+MULTI_LABEL = True  # PaddleDetection's MultiClassNMS: class by class
 BOXES = "input"
 STRIDES = (8, 16, 32, 64)  # PicoDet's fpn_stride (the LCNet models); the first three for three heads
 # infer_cfg.yml's NMS as its exporter writes it for PicoDet (score 0.3, IoU 0.5, 100 kept).

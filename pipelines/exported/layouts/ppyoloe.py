@@ -17,6 +17,7 @@ SUMMARY = ("PP-YOLOE+ through paddle2onnx, `exclude_nms`", "(B, N, 4) and (B, C,
            "x1, y1, x2, y2 in original pixels; class scores (sigmoid applied)", "NMS, class by class",
            "inputs `image` and `scale_factor` (B, 2); scores with channels before rows; recipe from `infer_cfg.yml`")
 NMS = True
+MULTI_LABEL = True  # PaddleDetection's MultiClassNMS: class by class
 BOXES = "original"
 # PP-YOLOE+'s MultiClassNMS (nms_threshold 0.7, keep_top_k 300) and infer_cfg.yml's draw_threshold.
 DEPLOYED = {"conf_thres": 0.5, "iou_thres": 0.7, "max_det": 300}

@@ -22,6 +22,7 @@ SUMMARY = ("YOLO-NAS (super-gradients `export`, no NMS)", "(B, N, 4) and (B, N, 
            "outputs named `pre_nms_bboxes_xyxy`/`pre_nms_scores`; else N = cells of strides 8, 16, 32 (assumed)")
 RECIPE = replace(YOLO, inset=2)  # 636 of 640, centred, grey 114, OpenCV linear, RGB / 255
 NMS = True
+MULTI_LABEL = True  # super-gradients' NMS: ONNX NonMaxSuppression per class; its predict's multi_label_per_box
 BOXES = "input"
 STRIDES = (8, 16, 32)
 NAMES = ("pre_nms_bboxes_xyxy", "pre_nms_scores")
