@@ -229,6 +229,24 @@ def test_yolox_rows_are_decoded_on_their_grids_and_divided_by_one_ratio(tmp_path
     assert found == [pytest.approx([10.0, 6.0, 18.0, 14.0, 0.72, 1]), pytest.approx([16.0, 0.0, 32.0, 16.0, 0.45, 2])]
 
 
+def test_yolox_decoded_in_its_graph_is_read_by_model_head_and_its_nms_is_class_agnostic(tmp_path):
+    cells = (SIDE // 8) ** 2 + (SIDE // 16) ** 2 + (SIDE // 32) ** 2
+    raw = torch.zeros(1, cells, 5 + 3)
+    # Rows in input pixels already: a box at (28, 20) of 16 x 16 scoring 0.9 x 0.8 = 0.72 as class 1, the same box
+    # one pixel right as class 2 (0.9 x 0.6 = 0.54, IoU 15/17 with the first), and (48, 16) 32 x 32 at 0.45.
+    raw[0, 19] = torch.tensor([28.0, 20.0, 16.0, 16.0, 0.9, 0.0, 0.8, 0.0])
+    raw[0, 20] = torch.tensor([29.0, 20.0, 16.0, 16.0, 0.9, 0.0, 0.0, 0.6])
+    raw[0, 81] = torch.tensor([48.0, 16.0, 32.0, 32.0, 0.5, 0.0, 0.0, 0.9])
+    file = export(tmp_path, "yolox_decoded", raw, dynamic=False)
+    with pytest.raises(ExportedFileError, match="`yolov5`"):  # the file does not say it is decoded
+        read(str(file))
+    assert read(str(file), "yolox_decoded")[2].layout == "yolox_decoded"
+    image_folder(tmp_path, 16, 32)  # YOLOX's recipe: ratio 2, the image at the top left
+    found = detections(tmp_path, file, "model.head=yolox_decoded")
+    # YOLOX's demo suppresses across classes: the class-2 twin of the first box goes (class by class it would stay).
+    assert found == [pytest.approx([10.0, 6.0, 18.0, 14.0, 0.72, 1]), pytest.approx([16.0, 0.0, 32.0, 16.0, 0.45, 2])]
+
+
 # A file that takes its pixels as uint8 ----------------------------------------------------------------------------
 
 class EightBitInput(nn.Module):

@@ -4,7 +4,9 @@ __init__.py), and the reading of a file it returns.
 A layout module has:
 - `SUMMARY`: its row of docs/models.md's table: (who exports it, output, boxes, what follows, how it is told apart);
 - `RECIPE`: the author's preprocessing (recipe.Recipe);
-- `NMS`: whether NMS follows the graph (True) or its rows are one per object already (False);
+- `NMS`: whether NMS follows the graph (True) or its rows are one per object already (False); optionally
+  `AGNOSTIC = True` where the author's NMS is one over every class at once (YOLOX's demo), and `DEPLOYED`, the
+  author's predict settings (conf_thres, iou_thres) where not Ultralytics';
 - `BOXES`: "input" (boxes in the network input's pixels, mapped back by the recipe's resize) or "original"
   (the graph already maps them to each original image, from an extra input);
 - `read(file) -> Reading | Misfit`: its signature: whether the file's inputs, outputs and metadata are this

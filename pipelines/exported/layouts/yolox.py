@@ -1,6 +1,7 @@
 """YOLOX as its own export tool writes it by default: one (B, A, 5 + C) output, undecoded, one row per cell of
 the stride 8, 16 and 32 grids: cell offsets of the centre, log sizes (exp times the stride), then objectness and
-class scores with their sigmoid already applied; NMS follows (its score is objectness x class). The image is
+class scores with their sigmoid already applied; NMS follows (its score is objectness x class), over every class at
+once as YOLOX's demo does. The image is
 resized by one ratio with OpenCV and padded 114 at the bottom right, BGR, 0-255, no normalisation."""
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ from pipelines.exported.layouts.contract import (ASSUMED, POSSIBLE, Misfit, Read
 from pipelines.exported.recipe import YOLO
 
 SUMMARY = ("YOLOX (its export tool; `decode_in_inference` off)", "(B, A, 5 + C), one row per grid cell",
-           "cell offsets and log sizes (undecoded), objectness, class scores", "decode, then NMS",
+           "cell offsets and log sizes (undecoded), objectness, class scores", "decode, then NMS, class-agnostic",
            "rows = cells of strides 8, 16, 32 at the static input; told by `model.head` where YOLO's decoded "
            "rows could be the same")
 RECIPE = replace(YOLO, resize="letterbox_corner", channels="bgr", scale=1.0)
 NMS = True
+AGNOSTIC = True  # YOLOX's demo: multiclass_nms(..., class_agnostic=True), one NMS over every class
 BOXES = "input"
 STRIDES = (8, 16, 32)
 DEPLOYED = {"conf_thres": 0.3, "iou_thres": 0.45}  # YOLOX's demo
