@@ -388,3 +388,19 @@ def test_decoding_at_another_cut_leaves_the_deployed_decode_as_it_was():
     assert len(deployed.at(0.05)(raw, SIDE, SIDE)[0]) == 1
     assert deployed.conf_thres == 0.25 and deployed.nms.conf_thres == 0.25
     assert len(deployed(raw, SIDE, SIDE)[0]) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])
+def test_a_static_export_of_batch_two_runs_at_its_batch(tmp_path, backend):
+    rows = torch.zeros(1, 4 + CLASSES, 100)
+    rows[0, :, 0] = torch.tensor([32.0, 32.0, 20.0, 20.0, 0.9, 0.0, 0.0])
+    path = tmp_path / "batch2.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Constant(rows), (torch.zeros(2, 3, SIDE, SIDE),), str(path), dynamo=False,
+                          opset_version=17, input_names=["images"], output_names=["output0"])
+    folder = square_image(tmp_path)
+    cv2.imwrite(str(folder / "second.png"), np.full((SIDE, SIDE, 3), 30, np.uint8))
+    summary = run(tmp_path, path, "dataset.batch_size=2", f"runtime.backend={backend}")
+    assert summary["images_processed"] == 2 and summary["detections"] == 2

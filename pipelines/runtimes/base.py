@@ -46,6 +46,13 @@ def a_file_it_may_refuse(network: LoadedNetwork, runtime: str) -> Iterator[None]
                                   "runtime.backend") from None
 
 
+def at_the_graphs_batch(example: torch.Tensor, batch: Any) -> torch.Tensor:
+    """The example input repeated to a graph's fixed batch (a static export of batch 4 takes nothing else)."""
+    if isinstance(batch, int) and batch > 0 and batch != example.shape[0]:
+        return example[:1].expand(batch, *example.shape[1:]).contiguous()
+    return example
+
+
 @dataclass
 class PreparedForward:
     run: Callable[[torch.Tensor], Any]

@@ -18,7 +18,7 @@ import onnxruntime as ort
 import torch
 
 from pipelines.runtimes.base import (LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings,
-                                     a_file_it_may_refuse)
+                                     a_file_it_may_refuse, at_the_graphs_batch)
 from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra_op_affinities, share_opencv_threads,
                                             share_torch_threads, stream_cores, threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import (pin_calling_thread, pin_torch_pool, restore_affinities,
@@ -165,6 +165,7 @@ class OnnxRuntime(Runtime):
             self._session = self._sessions[0]
             self._input_name = self._session.get_inputs()[0].name
             session_s = time.perf_counter() - started
+            example = at_the_graphs_batch(example, self._session.get_inputs()[0].shape[0])
             self._example = as_input(example, self._input_type())
             self._example_extra = example_extra(self._session.get_inputs()[1:], example.shape[0])
             started = time.perf_counter()

@@ -19,7 +19,7 @@ import torch
 from openvino.preprocess import PrePostProcessor
 
 from pipelines.runtimes.base import (LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings,
-                                     a_file_it_may_refuse)
+                                     a_file_it_may_refuse, at_the_graphs_batch)
 from pipelines.runtimes.concurrency import (AUTO, auto_choice, cores_to_pin, share_opencv_threads, share_torch_threads,
                                             threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import pin_torch_pool, restore_affinities, thread_affinities
@@ -230,6 +230,8 @@ class OpenVinoRuntime(Runtime):
             self._torch_threads = share_torch_threads(self._inference_threads, self.streams)
             self._opencv_threads = share_opencv_threads(self._inference_threads, self.streams)
             # The example's values never matter (zeros, traced shapes); only its element type must be the model's.
+            batch = self._model.inputs[0].get_partial_shape()[0]
+            example = at_the_graphs_batch(example, batch.get_length() if batch.is_static else None)
             self._example = self._as_model_input(example.to(self._input_dtype))
             self._example_extra = _example_extra(self._model.inputs[1:], example.shape[0])
             started = time.perf_counter()
