@@ -4,6 +4,7 @@ by the layout's own recipe (pipelines/exported/preparing.py), against hand-compu
 is imported: the facts of each format are the authors', the exports are ours."""
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from pathlib import Path
@@ -173,6 +174,33 @@ def test_hugging_face_detr_scores_by_softmax_without_the_no_object_class(tmp_pat
     found = detections(tmp_path, file, f"preprocess.img_size={SIDE}")
     expected = math.exp(4.0) / (math.exp(4.0) + 2 + math.exp(1.0))
     assert found == [pytest.approx([16.0, 16.0, 48.0, 48.0, expected, 0], abs=1e-4)]
+
+
+@pytest.mark.slow
+def test_hugging_face_detrs_without_no_object_slot_take_sigmoid_top_pairs_from_config_json(tmp_path):
+    # Deformable DETR: config.json counts 3 labels for 3 slots, so no slot is no-object; its processor keeps the
+    # top 100 (query, class) pairs of the sigmoid, and preprocessor_config.json says no mean and std.
+    logits, boxes = torch.full((1, 20, 3), -10.0), torch.zeros(1, 20, 4)
+    logits[0, 2] = torch.tensor([2.0, -10.0, 1.0])  # query 2 stands under classes 0 and 2
+    boxes[0, 2] = torch.tensor([0.5, 0.5, 0.5, 0.5])
+    file = export(tmp_path, "hfdeformable", logits, boxes)
+    model = onnx.load(str(file))
+    for output, name in zip(model.graph.output, ("logits", "pred_boxes")):
+        for node in model.graph.node:
+            node.output[:] = [name if value == output.name else value for value in node.output]
+        output.name = name
+    onnx.save(model, str(file))
+    labels = {str(i): name for i, name in NAMES.items()}
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "deformable_detr", "id2label": labels}))
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"do_normalize": False, "resample": 2}))
+    reading = read(str(file))[2]
+    assert (reading.classes, reading.details) == (3, {"activation": "sigmoid", "top": 100})
+    assert reading.recipe.mean == (0.0, 0.0, 0.0) and reading.recipe.std == (1.0, 1.0, 1.0)
+    image_folder(tmp_path, SIDE, SIDE)
+    found = detections(tmp_path, file, f"preprocess.img_size={SIDE}")
+    box = [16.0, 16.0, 48.0, 48.0]
+    assert found == [pytest.approx(box + [1 / (1 + math.exp(-2.0)), 0], abs=1e-4),
+                     pytest.approx(box + [1 / (1 + math.exp(-1.0)), 2], abs=1e-4)]
 
 
 # D-FINE, DEIM, RT-DETRv2: postprocessing in the graph, fed the original sizes ---------------------------------------
