@@ -168,6 +168,7 @@ def test_hugging_face_detr_scores_by_softmax_without_the_no_object_class(tmp_pat
         for node in model.graph.node:
             node.output[:] = [name if value == output.name else value for value in node.output]
         output.name = name
+    model.graph.input[0].type.tensor_type.shape.dim[1].dim_param = "num_channels"  # as optimum names it
     onnx.save(model, str(file))
     assert read(str(file))[2].layout == "hf_detr" and read(str(file))[2].classes == 3
     image_folder(tmp_path, SIDE, SIDE)

@@ -71,7 +71,9 @@ def _refuse_what_is_no_detector(file: ExportedFile) -> None:
         raise ExportedFileError(f"model.file {file.path} is {REFUSED_TASKS[task]} (its metadata says task: {task}), "
                                 f"not a detector's; outputs {shapes(file.outputs)}. Export a detection model")
     image = file.image_input
-    if len(image.shape) != 4 or image.shape[1] != 3:
+    # A named channel axis (optimum writes `num_channels`) is fed 3 channels like any other free axis.
+    channels = image.shape[1] if len(image.shape) == 4 else None
+    if len(image.shape) != 4 or (channels != 3 and not isinstance(channels, str)):
         raise ExportedFileError(f"model.file {file.path}: its input {image.name} {list(image.shape)} is not a batch "
                                 "of 3-channel images in NCHW order; export it with a (batch, 3, height, width) input")
     if image.dtype not in ("float32", "uint8"):
