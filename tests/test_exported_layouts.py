@@ -254,7 +254,7 @@ def test_yolox_rows_are_decoded_on_their_grids_and_divided_by_one_ratio(tmp_path
     assert read(str(file), "yolox")[2].layout == "yolox"
     image_folder(tmp_path, 16, 32)  # ratio 2: boxes halve, the image at the top left
     found = detections(tmp_path, file, "model.head=yolox")
-    # 0.9 x 0.8 = 0.72; 0.5 x 0.9 = 0.45; YOLOX's demo cut is 0.3. Clipped to the 16 x 32 image.
+    # 0.9 x 0.8 = 0.72; 0.5 x 0.9 = 0.45; YOLOX's demo cut is 0.3. Both inside the 16 x 32 image.
     assert found == [pytest.approx([10.0, 6.0, 18.0, 14.0, 0.72, 1]), pytest.approx([16.0, 0.0, 32.0, 16.0, 0.45, 2])]
 
 
@@ -266,6 +266,7 @@ def test_yolox_decoded_in_its_graph_is_read_by_model_head_and_its_nms_is_class_a
     raw[0, 19] = torch.tensor([28.0, 20.0, 16.0, 16.0, 0.9, 0.0, 0.8, 0.0])
     raw[0, 20] = torch.tensor([29.0, 20.0, 16.0, 16.0, 0.9, 0.0, 0.0, 0.6])
     raw[0, 81] = torch.tensor([48.0, 16.0, 32.0, 32.0, 0.5, 0.0, 0.0, 0.9])
+    raw[0, 40] = torch.tensor([60.0, 20.0, 16.0, 16.0, 0.8, 0.5, 0.0, 0.0])  # 0.4, reaching past the image's right
     file = export(tmp_path, "yolox_decoded", raw, dynamic=False)
     with pytest.raises(ExportedFileError, match="`yolov5`"):  # the file does not say it is decoded
         read(str(file))
@@ -273,7 +274,9 @@ def test_yolox_decoded_in_its_graph_is_read_by_model_head_and_its_nms_is_class_a
     image_folder(tmp_path, 16, 32)  # YOLOX's recipe: ratio 2, the image at the top left
     found = detections(tmp_path, file, "model.head=yolox_decoded")
     # YOLOX's demo suppresses across classes: the class-2 twin of the first box goes (class by class it would stay).
-    assert found == [pytest.approx([10.0, 6.0, 18.0, 14.0, 0.72, 1]), pytest.approx([16.0, 0.0, 32.0, 16.0, 0.45, 2])]
+    # Nor does it clip: the last box ends at x 68 / 2 = 34 on an image 32 wide.
+    assert found == [pytest.approx([10.0, 6.0, 18.0, 14.0, 0.72, 1]), pytest.approx([16.0, 0.0, 32.0, 16.0, 0.45, 2]),
+                     pytest.approx([26.0, 6.0, 34.0, 14.0, 0.4, 0])]
 
 
 # A file that takes its pixels as uint8 ----------------------------------------------------------------------------

@@ -67,4 +67,5 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
     target = input_hw(exported_file(network.arch), preprocess.img_size)
     pixels = forward.input_dtype == torch.uint8
     prepare = Prepare(recipe_of(preprocess), target, reading.extra_inputs, pixels=pixels)
-    return ExportedPipeline(forward, network.class_names, prepare, decode, Restore(layout.BOXES == contract.INPUT))
+    return ExportedPipeline(forward, network.class_names, prepare, decode,
+                            Restore(layout.BOXES == contract.INPUT, clip=getattr(layout, "CLIP", True)))

@@ -139,11 +139,13 @@ class Prepare(nn.Module):
 
 class Restore(nn.Module):
     """Boxes from the input's pixels back to each original image, clipped to it; boxes the graph already gave in
-    original pixels (`in_input=False`) are only clipped."""
+    original pixels (`in_input=False`) are only clipped. `clip=False` leaves them as they fall, where the author's
+    own predict does not clip (YOLOX's demo, D-FINE's, transformers' post-processing)."""
 
-    def __init__(self, in_input: bool = True):
+    def __init__(self, in_input: bool = True, clip: bool = True):
         super().__init__()
         self.in_input = in_input
+        self.clip = clip
 
     def forward(self, detections: list[torch.Tensor], batch: PreparedBatch) -> list[torch.Tensor]:
         restored = []
@@ -153,5 +155,5 @@ class Restore(nn.Module):
                 corners = found[:, :4]
                 corners.sub_(corners.new_tensor([placed.left, placed.top, placed.left, placed.top]))
                 corners.div_(corners.new_tensor([placed.scale_x, placed.scale_y, placed.scale_x, placed.scale_y]))
-            restored.append(clip_boxes(found, shape))
+            restored.append(clip_boxes(found, shape) if self.clip else found)
         return restored

@@ -8,7 +8,8 @@ A layout module has:
   `AGNOSTIC = True` where the author's NMS is one over every class at once (YOLOX's demo), and `DEPLOYED`, the
   author's predict settings (conf_thres, iou_thres) where not Ultralytics';
 - `BOXES`: "input" (boxes in the network input's pixels, mapped back by the recipe's resize) or "original"
-  (the graph already maps them to each original image, from an extra input);
+  (the graph already maps them to each original image, from an extra input); optionally `CLIP = False` where
+  the author's predict leaves boxes beyond the image as they are (they are clipped to it otherwise);
 - `read(file) -> Reading | Misfit`: its signature: whether the file's inputs, outputs and metadata are this
   layout's, how many classes, and how sure: the registry takes the one surest reading (an ASSUMED one only when
   no other layout reads the file, and then its decodes are checked); a reading may carry the file's own recipe,

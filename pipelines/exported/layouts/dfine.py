@@ -18,6 +18,7 @@ SUMMARY = ("D-FINE, DEIM, DEIMv2, RT-DETRv2 (their export scripts)",
 RECIPE = replace(YOLO, resize="stretch", resampler="pil")
 NMS = False
 BOXES = "original"
+CLIP = False  # the graph scales boxes by the original size without clamping, and tools/inference keeps them
 CLASSES = 80  # their COCO heads' classes, where the file names none
 
 

@@ -25,6 +25,7 @@ SUMMARY = ("Hugging Face DETR, Conditional/Deformable DETR, RT-DETR", "`logits` 
 RECIPE = replace(YOLO, resize="stretch", resampler="pil", mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))
 NMS = False
 BOXES = "input"
+CLIP = False  # post_process_object_detection scales boxes to target_sizes without clamping
 MODEL_CONFIG, PROCESSOR_CONFIG = "config.json", "preprocessor_config.json"
 TOP = 100  # Conditional and Deformable DETR's post_process_object_detection(top_k=100)
 ALL_QUERIES = ("rt_detr", "rt_detr_v2", "d_fine")  # their processor keeps the top Q pairs (num_top_queries = Q)

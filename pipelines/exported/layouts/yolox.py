@@ -23,6 +23,7 @@ RECIPE = replace(YOLO, resize="letterbox_corner", channels="bgr", scale=1.0)
 NMS = True
 AGNOSTIC = True  # YOLOX's demo: multiclass_nms(..., class_agnostic=True), one NMS over every class
 BOXES = "input"
+CLIP = False  # the demo divides boxes by the ratio and never clips them to the image
 STRIDES = (8, 16, 32)
 DEPLOYED = {"conf_thres": 0.3, "iou_thres": 0.45}  # YOLOX's demo
 

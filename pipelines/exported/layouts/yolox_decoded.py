@@ -18,6 +18,7 @@ RECIPE = yolox.RECIPE
 NMS = True
 AGNOSTIC = yolox.AGNOSTIC
 BOXES = "input"
+CLIP = yolox.CLIP
 DEPLOYED = yolox.DEPLOYED
 
 
