@@ -69,7 +69,8 @@ PEERS = {
                               "torchmetrics", "hydra-core", "omegaconf", "onnx", "onnxruntime", "onnxsim", "pillow",
                               "einops", "treelib", "termcolor==1.1.0", "stringcase", "rapidfuzz", "json-tricks==3.16.1",
                               "albumentations", "opencv-python-headless", "pycocotools", "openvino", "pip-tools",
-                              "pygments", "setuptools<81", "requests", "imagesize", "data-gradients"])),
+                              "pygments", "setuptools<81", "requests", "imagesize", "data-gradients",
+                              "onnx-graphsurgeon"])),
     "transformers": Peer((["transformers", "timm", "optimum-onnx", "onnx", "onnxruntime", "openvino", "pillow"],)),
 }
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "NO_ALBUMENTATIONS_UPDATE": "1",
@@ -111,8 +112,12 @@ def export(python: Path, name: str, out: Path, data: Path, chosen: list[str], ti
            "YOLO_CONFIG_DIR": str(out / "yolo-config"), "TORCH_HOME": str(out / "torch-home")}
     log = out / "driver.log"
     with log.open("w") as sink:
-        done = subprocess.run([str(python), "-c", PRELUDE + DRIVERS[name], json.dumps(args)], cwd=out, env=env,
-                              stdout=subprocess.PIPE, stderr=sink, text=True, timeout=timeout)
+        try:
+            done = subprocess.run([str(python), "-c", PRELUDE + DRIVERS[name], json.dumps(args)], cwd=out, env=env,
+                                  stdout=subprocess.PIPE, stderr=sink, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            print(f"{name}: driver stopped after {timeout} s (log {log})", flush=True)
+            return []
         sink.write(done.stdout)
     found = [json.loads(line[len("EXPORTED "):]) for line in done.stdout.splitlines() if line.startswith("EXPORTED ")]
     if done.returncode != 0:
