@@ -70,7 +70,7 @@ PEERS = {
                               "einops", "treelib", "termcolor==1.1.0", "stringcase", "rapidfuzz", "json-tricks==3.16.1",
                               "albumentations", "opencv-python-headless", "pycocotools", "openvino", "pip-tools",
                               "pygments", "setuptools<81", "requests", "imagesize", "data-gradients",
-                              "onnx-graphsurgeon"])),
+                              "onnx-graphsurgeon", "onnxscript"])),
     "transformers": Peer((["transformers", "timm", "optimum-onnx", "onnx", "onnxruntime", "openvino", "pillow"],)),
 }
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "NO_ALBUMENTATIONS_UPDATE": "1",
