@@ -20,13 +20,18 @@ class ExitStatus(IntEnum):
     OK = 0
     FAILED = 1  # the environment failed, or the run did (summary.json says status: failed)
     USAGE = 2  # a mistake in the arguments, the config or the inputs
-    INTERRUPTED = 128 + signal.SIGINT  # 130, Ctrl-C: the shell's 128 + the signal's number
+    HUNG_UP = 128 + signal.SIGHUP  # 129, the terminal closed or the ssh session dropped: the shell's 128 + the number
+    INTERRUPTED = 128 + signal.SIGINT  # 130, Ctrl-C
     TERMINATED = 128 + signal.SIGTERM  # 143
 
     @classmethod
     def stopped_by(cls, signal_number: int) -> "ExitStatus":
-        """The status of a command that a stop signal ended (only SIGINT and SIGTERM stop a command)."""
+        """The status of a command that a stop signal ended (only SIGHUP, SIGINT and SIGTERM stop a command)."""
         return cls(128 + signal_number)
+
+
+# The statuses of a command that a stop signal ended: what it measured is kept.
+STOPPED = frozenset({ExitStatus.HUNG_UP, ExitStatus.INTERRUPTED, ExitStatus.TERMINATED})
 
 
 class DetbenchError(Exception):

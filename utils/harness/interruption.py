@@ -1,8 +1,9 @@
-"""How a run stops early: Ctrl-C and SIGTERM end the passes the same way, and nothing that follows the first
-stop (the cleanup of the passes, the writing of the run record) may be cut short by another one.
+"""How a run stops early: Ctrl-C, SIGTERM and SIGHUP (the terminal closed, the ssh session dropped) end the
+passes the same way, and nothing that follows the first stop (the cleanup of the passes, the writing of the run
+record) may be cut short by another one.
 
-A process started in the background by a non-interactive shell inherits SIGINT as ignored; that choice is
-respected, never overridden.
+A process started in the background by a non-interactive shell inherits SIGINT as ignored, and one started under
+`nohup` SIGHUP; that choice is respected, never overridden.
 """
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Stopped(KeyboardInterrupt):
-    """Raised in the main thread when a stop signal ends the passes (or, for SIGTERM, the start-up)."""
+    """Raised in the main thread when a stop signal ends the passes (or, for SIGTERM and SIGHUP, the start-up)."""
 
     def __init__(self, signal_number: int):
         super().__init__(signal.Signals(signal_number).name)
@@ -44,7 +45,7 @@ def _restore(previous: dict[int, object]) -> None:
 
 @contextmanager
 def stop_signals_interrupt() -> Iterator[None]:
-    """Inside: Ctrl-C and SIGTERM raise Stopped, so cleanup runs for both. A stop whose raise Python dropped (its
+    """Inside: Ctrl-C, SIGTERM and SIGHUP raise Stopped, so cleanup runs for both. A stop whose raise Python dropped (its
     handler ran inside a finalizer or an at-fork callback: "Exception ignored in ...") is raised again on leaving,
     so the start-up it arrived in never goes on to a run."""
     raised: list[int] = []
@@ -66,7 +67,7 @@ def stop_signals_interrupt() -> Iterator[None]:
 
 
 class RunStops:
-    """Ctrl-C and SIGTERM over a whole run, from the start record to the last file written.
+    """Ctrl-C, SIGTERM and SIGHUP over a whole run, from the start record to the last file written.
 
     Inside `ending_passes()`, the first stop raises Stopped in the main thread. Every other one (during the
     start record, during the cleanup that the first stop set off, while the record is written) is noted,

@@ -76,9 +76,9 @@ def _ignore_stop_signals(worker_id: int, then: Optional[Callable[[int], None]] =
 
 
 def leave_stops_to_the_main_process(loader: DataLoader) -> DataLoader:
-    """Make the loader's workers ignore Ctrl-C and SIGTERM: the main process ends the passes, then shuts them
-    down. Ctrl-C at a terminal, or a SIGTERM sent to the whole process group (service managers, batch
-    schedulers), reaches the workers too; one killed by it turns the stop into a DataLoader error."""
+    """Make the loader's workers ignore the stop signals: the main process ends the passes, then shuts them
+    down. Ctrl-C at a terminal, a SIGTERM sent to the whole process group (service managers, batch
+    schedulers) or the SIGHUP of a closed terminal reaches the workers too; one killed by it turns the stop into a DataLoader error."""
     loader.worker_init_fn = functools.partial(_ignore_stop_signals, then=loader.worker_init_fn)
     return loader
 

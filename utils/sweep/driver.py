@@ -19,7 +19,7 @@ from typing import Callable, Iterator, Optional
 from tqdm import tqdm
 
 from utils.config import ConfigError, load_config
-from utils.errors import ExitStatus
+from utils.errors import STOPPED, ExitStatus
 from utils.readers.finished_run import FinishedRun, RunFilesError
 from utils.sweep.answer import PointFigures, choose
 from utils.sweep.figures import combine_rounds, point_line, read_point
@@ -122,7 +122,7 @@ def settle_run(sweep_dir: Path, point: Point, result: RoundRun, outcome: PointOu
         return
     if code == 0:
         _read(point, result)  # a run that completed as the stop arrived keeps its figures
-    elif stops.received or code in (ExitStatus.INTERRUPTED, ExitStatus.TERMINATED):
+    elif stops.received or code in STOPPED:
         result.status = "stopped"
         result.reason = "stopped while it ran; what it measured is in its run directory"
     else:

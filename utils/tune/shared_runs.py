@@ -11,11 +11,10 @@ import sys
 import time
 from typing import Callable, Optional
 
-from utils.errors import ExitStatus
+from utils.errors import STOPPED, ExitStatus
 from utils.sweep.launchers.base import PointOutcome
 
 MARKER = "detbench-tune-run"
-STOPS = (ExitStatus.INTERRUPTED, ExitStatus.TERMINATED)
 
 
 def runs_main(argv: list[str], run: Callable[[list[str]], int]) -> int:
@@ -30,7 +29,7 @@ def runs_main(argv: list[str], run: Callable[[list[str]], int]) -> int:
         line = f"{MARKER}\t{name}\t{code}\t{time.monotonic() - started:.3f}"
         print(line, flush=True)
         print(line, file=sys.stderr, flush=True)
-        if code in STOPS:
+        if code in STOPPED:
             return code
     return ExitStatus.OK
 
@@ -62,7 +61,7 @@ def split_outcome(names: list[str], outcome: PointOutcome) -> dict[str, tuple[Po
             split[name] = (PointOutcome(code, stdout.get(name, ""), stderr.get(name, ""),
                                         placement=outcome.placement), seconds)
             continue
-        if lost is None and outcome.returncode not in (None, ExitStatus.OK, *STOPS):
+        if lost is None and outcome.returncode not in (None, ExitStatus.OK, *STOPPED):
             # The process itself ended here: this run carries its status and its last words.
             lost = name
             tail = outcome.stderr.splitlines()

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from utils.errors import UsageError
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+from utils.harness.interruption import STOP_SIGNALS
 
 
 class LauncherError(UsageError):
@@ -48,7 +47,7 @@ Finished = Callable[[PointJob, PointOutcome], None]
 
 
 class Stops:
-    """Ctrl-C and SIGTERM during the sweep: the first is passed on (`forward`), and every one is counted so that a
+    """Ctrl-C, SIGTERM and SIGHUP during the sweep: the first is passed on (`forward`), and every one is counted so that a
     launcher can act on a second one."""
 
     def __init__(self):
@@ -65,7 +64,7 @@ class Stops:
 
     @contextmanager
     def handled(self) -> Iterator["Stops"]:
-        # A SIGINT ignored by the shell that started us stays ignored, as in a single run.
+        # A SIGINT ignored by the shell that started us (or SIGHUP under nohup) stays ignored, as in a single run.
         previous = {number: signal.signal(number, self._handle) for number in STOP_SIGNALS
                     if signal.getsignal(number) is not signal.SIG_IGN}
         try:
