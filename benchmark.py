@@ -9,7 +9,8 @@
 
 Exit status (utils/errors.py, ExitStatus): 0 complete; 1 the environment failed (an output that cannot be
 written, a missing dependency) or the run did; 2 a mistake in the arguments, the config or the inputs;
-128 + the signal's number when Ctrl-C (130) or SIGTERM (143) stopped the run.
+128 + the signal's number when SIGHUP (129: the terminal closed), Ctrl-C (130) or SIGTERM (143) stopped
+the run.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import sys
 # mistake in the config are answered before torch, OpenCV or pandas load.
 from utils.errors import DetbenchError, ExitStatus, UsageError, command_status
 from utils.harness.interruption import signal_of, stop_signals_interrupt
+from utils.steady_console import steady_console
 
 # Set before torch loads: hides the CUDA build's harmless profiler ERROR line.
 os.environ.setdefault("KINETO_LOG_LEVEL", "5")
@@ -101,7 +103,12 @@ def print_tune_advice(summary: dict, args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = sys.argv[1:] if argv is None else list(argv)
+    # A console that goes away (a closed pipe or terminal) costs the lines it would have shown, never the run.
+    with steady_console():
+        return _main(sys.argv[1:] if argv is None else list(argv))
+
+
+def _main(arguments: list[str]) -> int:
     if arguments[:1] == ["compare"]:
         from utils.compare.command import compare_main
 
@@ -147,10 +154,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # A Python without the dependencies gets a setup instruction from command_status, not a traceback.
-    status = command_status(main)
-    # Only a run that started a LoadGen test can have left one running, and only a Ray sweep a connection attempt.
-    scenario = sys.modules.get("utils.harness.scenario")
-    status = scenario.leave_past_running_tests(status) if scenario is not None else status
-    ray_cluster = sys.modules.get("utils.sweep.launchers.ray_cluster")
-    sys.exit(ray_cluster.leave_past_abandoned_connections(status) if ray_cluster is not None else status)
+    with steady_console():
+        # A Python without the dependencies gets a setup instruction from command_status, not a traceback.
+        status = command_status(main)
+        # Only a run that started a LoadGen test can have left one running, and only a Ray sweep a connection
+        # attempt.
+        scenario = sys.modules.get("utils.harness.scenario")
+        status = scenario.leave_past_running_tests(status) if scenario is not None else status
+        ray_cluster = sys.modules.get("utils.sweep.launchers.ray_cluster")
+        status = ray_cluster.leave_past_abandoned_connections(status) if ray_cluster is not None else status
+    sys.exit(status)
