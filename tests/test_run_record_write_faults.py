@@ -12,6 +12,7 @@ import pytest
 
 import utils.writers.atomic
 import utils.writers.detections
+import utils.writers.run_journal
 from benchmark import main
 from tests.helpers import EVERY_PHASE as QUICK, assert_nothing_half_written, read_json, small_photos, utc
 from utils.writers.atomic import OutputWriteError, atomic_write_text
@@ -108,20 +109,20 @@ def test_a_run_directory_that_turns_read_only_mid_run_fails_with_one_message(tmp
 
 @pytest.mark.slow
 def test_a_file_that_cannot_be_replaced_at_the_end_fails_the_run_in_summary_json(tmp_path, short, capsys, monkeypatch):
-    """A folder squats on steps_timer.csv's name (created for real once the run has started): the rename
-    fails with EISDIR, the run fails with one message, and summary.json says so."""
+    """A folder squats on report.html's name (created for real once the run has started; the file is written at
+    the end only): the rename fails with EISDIR, the run fails with one message, and summary.json says so."""
     run_dir = tmp_path / "squat"
     real_start = RunWriter.write_start
 
     def start_then_squat(writer, *args, **kwargs):
         real_start(writer, *args, **kwargs)
-        (run_dir / "steps_timer.csv" / "squatter").mkdir(parents=True)
+        (run_dir / "report.html" / "squatter").mkdir(parents=True)
 
     monkeypatch.setattr(RunWriter, "write_start", start_then_squat)
     code = main(short + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=squat"])
     out, err = capsys.readouterr()
     assert code == 1, err
-    message = f"could not write {run_dir / 'steps_timer.csv'}: Is a directory"
+    message = f"could not write {run_dir / 'report.html'}: Is a directory"
     assert [line for line in err.splitlines() if line.startswith("error:")] == [
         f"error: {message}; summary.json says status: failed where it could still be written"]
     summary = read_json(run_dir / "summary.json")
@@ -165,16 +166,19 @@ class FullDisk:
 def full_disk(monkeypatch):
     def fill(fills_at):
         disk = FullDisk(fills_at)
-        for module in (utils.writers.atomic, utils.writers.detections):
+        for module in (utils.writers.atomic, utils.writers.detections, utils.writers.run_journal):
             monkeypatch.setattr(module, "os", disk)
             monkeypatch.setattr(module, "open", disk.open, raising=False)
         return disk
     return fill
 
 
-def target_of(temporary: str) -> Path:
-    """`.name.<pid>.tmp` -> `name`, the file a temporary stands for."""
-    path = Path(temporary)
+def target_of(written: str) -> Path:
+    """`.name.<pid>.tmp` -> `name`, the file a temporary stands for; a file written under its own name (a
+    journal) stands for itself."""
+    path = Path(written)
+    if not (path.name.startswith(".") and path.name.endswith(".tmp")):
+        return path
     return path.with_name(path.name[1:].rsplit(".", 2)[0])
 
 
@@ -238,20 +242,44 @@ def test_a_detection_writer_that_cannot_start_leaves_no_temporary(tmp_path, monk
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_detection_writer_whose_publishing_fails_leaves_no_temporary(tmp_path, monkeypatch):
+def test_a_detection_writer_whose_closing_fails_leaves_no_file(tmp_path, monkeypatch):
     writer = _detection_writer(tmp_path)
 
-    class NoRename:
+    class NoSync:
         def __getattr__(self, name):
             return getattr(os, name)
 
         @staticmethod
-        def replace(source, target):
+        def fsync(descriptor):
             raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(utils.writers.detections, "os", NoRename())
+    monkeypatch.setattr(utils.writers.detections, "os", NoSync())
     with pytest.raises(OutputWriteError, match="detections.csv: Read-only file system"):
         writer.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_detection_writer_keeps_each_flushed_batch_on_disk_and_drops_a_cut_one(tmp_path, monkeypatch):
+    """Rows reach the file under its real name batch by batch (a killed run keeps them); a write the disk cuts
+    short removes both files rather than leave a row cut in half."""
+    from datasets.image_folder import LoadedImage
+
+    writer = _detection_writer(tmp_path)
+    writer.write_skipped(LoadedImage(str(tmp_path / "bad.jpg"), None, "not an image"))
+    writer.flush()
+    assert (tmp_path / "skipped.csv").read_text().splitlines() == ["image,reason", "bad.jpg,not an image"]
+    assert (tmp_path / "detections.csv").read_text().splitlines() == [",".join(DETECTION_COLUMNS)]
+    handle = writer._skipped.handle
+    real_write = handle.write
+
+    def half_then_full(text):
+        real_write(text[:len(text) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(handle, "write", half_then_full, raising=False)
+    writer.write_skipped(LoadedImage(str(tmp_path / "worse.jpg"), None, "not an image either"))
+    with pytest.raises(OutputWriteError, match="skipped.csv: No space left on device"):
+        writer.flush()
     assert list(tmp_path.iterdir()) == []
 
 

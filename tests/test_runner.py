@@ -42,6 +42,10 @@ class Recorders:
 class Writer:
     def __init__(self, fail=False):
         self.fail, self.images_written, self.skipped, self.detections_written = fail, 0, 0, 0
+        self.flushed = []  # images_written at each flush
+
+    def flush(self):
+        self.flushed.append(self.images_written)
 
     def write_skipped(self, sample):
         self.skipped += 1
@@ -94,8 +98,10 @@ def test_a_pass_that_picks_its_batches_loads_them_itself():
 
 def test_written_images_are_counted_and_annotation_is_timed_outside_the_pipeline():
     run, _, counts = runner()
-    run.run(PlannedPass(PassKind.TIMED, 0, None), Writer())
+    writer = Writer()
+    run.run(PlannedPass(PassKind.TIMED, 0, None), writer)
     assert (counts.processed, counts.skipped, counts.detections) == (4, 1, 12)
+    assert writer.flushed == [2, 3, 4]  # each batch's rows reach the disk as the batch ends
     annotate = [r for r in run.timer.records if r.step == ANNOTATE_STEP]
     assert len(annotate) == 3 and {r.parent for r in annotate} == {None}
 

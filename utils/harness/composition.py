@@ -5,6 +5,7 @@ config -> dataset -> pipeline (+ runtime) -> recorders -> run record -> writers 
 """
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
@@ -29,7 +30,7 @@ from utils.harness.interruption import RunStops, signal_of
 from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest, LoadgenImages
 from utils.harness.mlflow_step import log_to_mlflow
 from utils.harness.memory_fit import available_memory, check_fits, measure_fit
-from utils.harness.pass_plan import PassPlan, PassSchedule, WarmupBatches
+from utils.harness.pass_plan import PassPlan, PassSchedule, PlannedPass, WarmupBatches
 from utils.harness.pass_recorders import PassRecorders
 from utils.harness.passes import PassContext, PassProgress, SingleStreamPasses
 from utils.harness.run_checks import run_checks
@@ -41,14 +42,16 @@ from utils.harness.scenario import scenario_settings
 from utils.harness.start_refusals import check_class_ids
 from utils.harness.timed_batch import batch_sizes, untimed
 from utils.record.run_record import RunIdentity, RunRecord, Status
-from utils.record.steps import PIPELINE_STEP, RUN_STEP, step_order
+from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
 from utils.recorders.contention import contention_verdict, with_thread_advice
 from utils.recorders.environment import describe_environment
+from utils.recorders.memory import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS
 from utils.writers import layout
 from utils.writers.atomic import OutputWriteError
 from utils.writers.console import format_summary, layer_overview
 from utils.writers.detections import DetectionWriter
 from utils.writers.run_directory import RunDirectory
+from utils.writers.run_journal import RunJournal
 from utils.writers.run_writer import RunWriter
 from utils.writers.summary import summary_document
 
@@ -268,6 +271,7 @@ class Benchmark:
         runner = PassRunner(self.pipeline, loader, self.dataset, recorders, record.images, on_batch=on_batch)
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None
+        journal: Optional[RunJournal] = None
         try:
             # The cleanup of the passes (loader workers, memory sampler) is outside ending_passes(): once the
             # passes end, no stop cuts it short.
@@ -278,13 +282,17 @@ class Benchmark:
                     detections = DetectionWriter(self.run_dir.path, Path(config.dataset.path),
                                                  self.pipeline.class_names, config.outputs.save_images,
                                                  record.identity.random_weights_note)
+                    journal = self._journal(recorders, detections)
+                    recorders.timer.after_batch = journal.batch_ended
                     if memory is not None:
                         stack.enter_context(memory)
                         memory.mark_baseline()
                         memory.pause()  # sampled during the timed passes only (pass_recorders.LISTENING)
                     if bench.energy.enabled and bench.energy.idle_s > 0:
                         energy.measure_idle(bench.energy.idle_s)
-                    self._timed_passes(plan, PassContext(runner, record, detections, progress, self.console))
+                    after_pass = functools.partial(self._after_pass, journal, writer, record)
+                    self._timed_passes(plan, PassContext(runner, record, detections, progress, self.console,
+                                                         after_pass))
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
             if config.profiling.kernels and bench.scenario == SINGLE_STREAM:
@@ -308,14 +316,14 @@ class Benchmark:
             # A bug, not a user's mistake: the record says failed and keeps what was measured, then the
             # traceback follows.
             record.status, record.stop_reason = Status.FAILED, f"{type(error).__name__}: {error}"
-            self._finish(record, writer, detections, recorders, stops, stop_signal, failed_writing)
+            self._finish(record, writer, detections, journal, recorders, stops, stop_signal, failed_writing)
             raise
         finally:
             progress.close()
         if record.wall_s is None:
             record.wall_s = time.perf_counter() - started
         self._closing_checks(record, recorders)
-        return self._finish(record, writer, detections, recorders, stops, stop_signal, failed_writing)
+        return self._finish(record, writer, detections, journal, recorders, stops, stop_signal, failed_writing)
 
     def _one_batch(self) -> None:
         """The first batch through the pipeline's stages, untimed: not one of the run's steps."""
@@ -336,8 +344,28 @@ class Benchmark:
         backend = self.family.reference_backend(self.config.model.network)
         return self.config.benchmark.agreement.enabled and not is_reference(runtime.model_dump(), backend)
 
+    def _journal(self, recorders: PassRecorders, detections: DetectionWriter) -> RunJournal:
+        """The files that grow as the passes measure (run_journal.py), so that a killed run keeps its batches."""
+        memory, run_dir = recorders.memory, self.run_dir
+        tables = () if memory is None else (
+            (run_dir.file(layout.MEMORY), MEMORY_COLUMNS, memory.rows),
+            (run_dir.file(layout.MEMORY_STEPS), MEMORY_STEP_COLUMNS, memory.step_rows))
+        try:
+            return RunJournal(run_dir.file(layout.STEPS_TIMER), recorders.timer.records, recorders.timer.origin_ns,
+                              tables)
+        except BaseException:
+            detections.discard()
+            raise
+
+    @staticmethod
+    def _after_pass(journal: RunJournal, writer: RunWriter, record: RunRecord, planned: PlannedPass) -> None:
+        """A pass's measurements on disk as it ends: rows appended, the layer tables (re)written whole."""
+        journal.pass_ended()
+        if planned.kind is PassKind.LAYERS:
+            writer.write_layer_tables(record)
+
     def _finish(self, record: RunRecord, writer: RunWriter, detections: Optional[DetectionWriter],
-                recorders: PassRecorders, stops: RunStops, stop_signal: Optional[int],
+                journal: Optional[RunJournal], recorders: PassRecorders, stops: RunStops, stop_signal: Optional[int],
                 failed_writing: bool) -> Outcome:
         """Writes the record; a stop that arrives meanwhile is only noted (see RunStops)."""
         recorders.collect(record)
@@ -350,6 +378,8 @@ class Benchmark:
                     detections.discard()
                 else:
                     detections.close()
+            if journal is not None:
+                journal.close()  # every row in it, before the writers replace its files whole
             record.finish(record.status, record.stop_reason)
             summary = writer.write_record(record)
         except OutputWriteError as error:

@@ -69,19 +69,21 @@ class PassProgress:
 @dataclass
 class PassContext:
     """What every pass runs through and writes into: the runner (with the recorders listening), the run record,
-    the detections writer, the progress bar and the console."""
+    the detections writer, the progress bar and the console; `after_pass` follows each pass (the journal)."""
 
     runner: PassRunner
     record: RunRecord
     detections: DetectionWriter
     progress: PassProgress
     console: Callable[[str], None]
+    after_pass: Callable[[PlannedPass], None] = lambda planned: None
 
 
 class SingleStreamPasses:
     def __init__(self, plan: PassPlan, context: PassContext, pipeline: DetectionPipeline, runtime: Runtime):
         self.plan, self.runner, self.record = plan, context.runner, context.record
         self.detections, self.progress, self.console = context.detections, context.progress, context.console
+        self.after_pass = context.after_pass
         self.pipeline, self.runtime = pipeline, runtime
         self.handlers: dict[PassKind, Callable[[PlannedPass], None]] = {
             PassKind.WARMUP: self.runner.run, PassKind.TIMED: self.timed, PassKind.LAYERS: self.layers,
@@ -91,6 +93,7 @@ class SingleStreamPasses:
         for planned in self.plan.passes():
             self.progress.start(planned.kind, planned.index)
             self.handlers[planned.kind](planned)
+            self.after_pass(planned)
             self.progress.grow(self.plan.total_images)
 
     def timed(self, planned: PlannedPass) -> None:

@@ -61,6 +61,7 @@ class PassRunner:
             if result.valid:
                 with self.timer.step(ANNOTATE_STEP):
                     in_step_frame(ANNOTATE_STEP, writer.write_batch, result.valid, result.output)
+            writer.flush()  # the batch's rows reach the disk as it ends, outside its timing
         finally:
             # Also when a stop cuts the batch short: the counts in summary.json match the rows written.
             self.counts.processed = writer.images_written

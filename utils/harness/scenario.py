@@ -280,6 +280,7 @@ class _Answers:
                 if valid:
                     with timer.step(ANNOTATE_STEP):
                         self.writer.write_batch(valid, detections)
+                self.writer.flush()
             self.samples += len(batch)
             self.on_batch(len(batch))
 

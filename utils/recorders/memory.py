@@ -333,21 +333,23 @@ class MemorySampler:
     def _seconds(self, ns: int) -> float:
         return (ns - self.start_ns) / 1e9
 
-    def rows(self) -> list[dict]:
+    def rows(self, start: int = 0) -> list[dict]:
         """Rows of memory.csv: t_s, pss_mib and pss_anon_mib (the tree, None where not read), rss_mib
         (process + children), its parts self_rss_mib and children_rss_mib (None when children are not
-        included), and step ("" outside any step)."""
+        included), and step ("" outside any step). From the start-th on: the run's journal appends them as the
+        passes end."""
         with self._lock:
-            samples = sorted(self._samples, key=lambda sample: sample[0])
+            samples = sorted(self._samples, key=lambda sample: sample[0])[start:]
         return [with_megabytes({"t_s": self._seconds(t), "pss_mib": pss, "pss_anon_mib": anon,
                                 "rss_mib": own + (children or 0.0), "self_rss_mib": own,
                                 "children_rss_mib": children, "step": step})
                 for t, own, children, step, pss, anon in samples]
 
-    def step_rows(self) -> list[dict]:
-        """Rows of memory_steps.csv (step, start_s, end_s) on the samples' clock, for the memory plot."""
-        return [{"step": step, "start_s": self._seconds(start), "end_s": self._seconds(end)}
-                for step, start, end in self._intervals]
+    def step_rows(self, start: int = 0) -> list[dict]:
+        """Rows of memory_steps.csv (step, start_s, end_s) on the samples' clock, for the memory plot; from the
+        start-th on."""
+        return [{"step": step, "start_s": self._seconds(begin), "end_s": self._seconds(end)}
+                for step, begin, end in self._intervals[start:]]
 
     def _pss_summary(self, rows: list[dict]) -> dict:
         read = [row for row in rows if row["pss_mib"] is not None]

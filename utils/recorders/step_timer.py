@@ -4,9 +4,9 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
-from utils.record.steps import PassKind, StepRecord, step_rows
+from utils.record.steps import PIPELINE_STEP, PassKind, StepRecord, step_rows
 from utils.recorders.listener import StepListener
 
 
@@ -31,6 +31,8 @@ class StepTimer:
         self.origin_ns = clock()
         self._context = _BatchContext()
         self._stack: list[str] = []
+        # Called once a batch's steps are all closed (its pipeline step recorded): the run's journal writes them.
+        self.after_batch: Optional[Callable[[], None]] = None
 
     def set_batch(self, pass_kind: PassKind, pass_index: int, batch: int, cold_shape: bool = False) -> None:
         self._context = _BatchContext(pass_kind, pass_index, batch, 0, cold_shape)
@@ -60,6 +62,8 @@ class StepTimer:
                 ctx = self._context
                 self.records.append(StepRecord(name, parent, ctx.pass_kind, ctx.pass_index, ctx.batch, ctx.images,
                                                start, end, ctx.cold_shape))
+                if name == PIPELINE_STEP and self.after_batch is not None:
+                    self.after_batch()
 
     def rows(self) -> list[dict]:
         """Long-form rows for steps_timer.csv; times relative to the timer's creation."""

@@ -1,10 +1,13 @@
 """Streams detections, skipped files and annotated images to the run directory as batches finish.
 
-Rows go to disk per batch so memory stays flat however many images a dataset holds. The two CSVs grow under
-temporary names and take their real names at close(), so a reader never sees one cut mid-row.
+Rows go to disk per batch so memory stays flat however many images a dataset holds, and so a run killed without
+warning (SIGKILL, the OOM killer) keeps the detections of every batch it completed: both CSVs grow under their
+real names by one write and a flush per batch, whole rows only. A write that fails removes the file: a failed
+run never leaves one cut mid-row.
 """
 from __future__ import annotations
 
+import io
 import csv
 import os
 from pathlib import Path
@@ -17,7 +20,7 @@ from datasets.image_folder import LoadedImage
 from pipelines.contract import Detections
 from utils.writers import layout
 from utils.writers.annotate import draw_detections
-from utils.writers.atomic import OutputWriteError, atomic_write_bytes, temporary_name
+from utils.writers.atomic import OutputWriteError, atomic_write_bytes
 from utils.writers.masks import label_map
 
 DETECTION_COLUMNS = ("image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2")
@@ -27,31 +30,44 @@ SKIPPED_COLUMNS = ("image", "reason")
 class _StreamedCsv:
     def __init__(self, target: Path, columns: tuple[str, ...]):
         self.target = target
-        self.temporary = temporary_name(target)
         try:
-            self.handle = open(self.temporary, "w", newline="")
+            self.handle = open(target, "w", newline="")
         except OSError as error:
             raise OutputWriteError(target, error) from error
-        self.writer = csv.writer(self.handle)
+        self.pending = io.StringIO()  # the rows of the batch being written
+        self.writer = csv.writer(self.pending)
         try:
             self.write(columns)
+            self.flush()
         except BaseException:
             self.discard()
             raise
 
     def write(self, row: tuple) -> None:
+        self.writer.writerow(row)
+
+    def flush(self) -> None:
+        """The pending rows in one write, flushed to the operating system."""
+        text = self.pending.getvalue()
+        if not text or self.handle.closed:
+            return
+        self.pending.seek(0)
+        self.pending.truncate()
         try:
-            self.writer.writerow(row)
+            self.handle.write(text)
+            self.handle.flush()
         except OSError as error:
+            self.discard()
             raise OutputWriteError(self.target, error) from error
 
     def publish(self) -> None:
-        """Flush, close and rename into place; a write that fails here leaves no file of that name."""
+        """The last rows, then closed and synced to the disk; a write that fails here leaves no file of that name."""
         if self.handle.closed:
             return
+        self.flush()
         try:
+            os.fsync(self.handle.fileno())
             self.handle.close()
-            os.replace(self.temporary, self.target)
         except OSError as error:
             self.discard()
             raise OutputWriteError(self.target, error) from error
@@ -63,7 +79,7 @@ class _StreamedCsv:
             except OSError:
                 pass
         try:
-            self.temporary.unlink()
+            os.unlink(self.target)
         except OSError:
             pass
 
@@ -130,9 +146,18 @@ class DetectionWriter:
             raise OutputWriteError(target, OSError("OpenCV could not encode the mask label map as PNG"))
         atomic_write_bytes(target, encoded.tobytes())
 
+    def flush(self) -> None:
+        """The batch's rows to the operating system: called after each batch, outside its timing."""
+        try:
+            self._detections.flush()
+            self._skipped.flush()
+        except BaseException:
+            self.discard()  # a failed run leaves no half of the pair behind
+            raise
+
     def close(self) -> None:
-        """Publish both CSVs under their real names; call once, after the last batch (also after Ctrl-C).
-        When one cannot be published, the other's temporary goes too: a failed run leaves none behind."""
+        """Flush, sync and close both CSVs; call once, after the last batch (also after Ctrl-C). When one
+        cannot be written, the other goes too: a failed run leaves no half of the pair behind."""
         try:
             self._detections.publish()
         except BaseException:

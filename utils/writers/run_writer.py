@@ -1,7 +1,7 @@
 """Turns a run record into the files of outputs/<run_id>/ (names from layout.py), each written atomically.
 
 summary.json is written first at the start (`status: running`) and last at the end, so it always describes
-the files beside it.
+the files beside it. Between the two, the run's journal (run_journal.py) keeps on disk what the passes measure.
 """
 from __future__ import annotations
 
@@ -52,6 +52,23 @@ class RunWriter:
         document.update(extra or {})
         return document
 
+    def write_layer_tables(self, record: RunRecord) -> LayerTables | None:
+        """layer_timer.csv, layer_types.csv and layer_tree.txt from the record's layer timing (None without):
+        after the layer pass, then again with what the later passes add."""
+        if record.layer_timing is None:
+            return None
+        run_dir = self.run_dir
+        profiled_layers = record.profile.layers if record.profile is not None else None
+        kernels = record.below.kernel_by_path if record.below is not None else None
+        layers = LayerTables(timer=layer_timer_frame(record.layer_timing, record.layer_timing_source,
+                                                     profiled_layers, kernels),
+                             types=layer_types_frame(record.layer_timing),
+                             top=top_self_frame(record.layer_timing, TOP_LAYERS))
+        run_dir.write_text(layout.LAYER_TIMER, layers.timer.to_csv(index=False))
+        run_dir.write_text(layout.LAYER_TYPES, layers.types.to_csv(index=False))
+        run_dir.write_text(layout.LAYER_TREE, layer_tree_text(record.layer_timing, profile=profiled_layers))
+        return layers
+
     def write_record(self, record: RunRecord) -> dict[str, Any]:
         """Every table of the record, then the plots, TensorBoard events and report.html drawn from them, then
         summary.json."""
@@ -61,16 +78,7 @@ class RunWriter:
         step_summary = summarize_steps(record.steps, identity.step_order)
         run_dir.write_csv(layout.STEPS_SUMMARY, step_summary, STEP_SUMMARY_COLUMNS)
         profiled_layers = record.profile.layers if record.profile is not None else None
-        layers = None
-        if record.layer_timing is not None:
-            kernels = record.below.kernel_by_path if record.below is not None else None
-            layers = LayerTables(timer=layer_timer_frame(record.layer_timing, record.layer_timing_source,
-                                                         profiled_layers, kernels),
-                                 types=layer_types_frame(record.layer_timing),
-                                 top=top_self_frame(record.layer_timing, TOP_LAYERS))
-            run_dir.write_text(layout.LAYER_TIMER, layers.timer.to_csv(index=False))
-            run_dir.write_text(layout.LAYER_TYPES, layers.types.to_csv(index=False))
-            run_dir.write_text(layout.LAYER_TREE, layer_tree_text(record.layer_timing, profile=profiled_layers))
+        layers = self.write_layer_tables(record)
         if record.profile is not None:
             run_dir.write_text(layout.TRACE, record.profile.trace_json)
             run_dir.write_csv(layout.PROFILER_OPS, record.profile.ops.rows, record.profile.ops.columns)
