@@ -58,8 +58,10 @@ def _verdicts(rows: list[dict]) -> list[dict]:
 def report(a: FinishedRun, b: FinishedRun, environment: list[dict], same: int, steps: list[dict],
            layer_types: list[dict], layers: list[dict], accuracy: list[dict] = (),
            scenario: list[dict] = ()) -> str:
-    lines = [f"compare A: {a.path}", f"        B: {b.path}", "",
-             f"Environment: {len(environment)} field(s) differ, {same} are the same"]
+    lines = [f"compare A: {a.path}", f"        B: {b.path}"]
+    lines += [f"note: {side}: {run.killed_note()}; compared on those batches" for side, run in (("A", a), ("B", b))
+              if run.killed]
+    lines += ["", f"Environment: {len(environment)} field(s) differ, {same} are the same"]
     if environment:
         lines.append(_table([{k: (str(v)[:60] if v is not None else "(absent)") for k, v in row.items()}
                              for row in environment], ["field", "a", "b"]))

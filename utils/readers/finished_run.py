@@ -1,8 +1,13 @@
 """A run directory read back from its files (summary.json, env.json, config.yaml and the timing CSVs), for the
-tools that look at finished runs side by side: sweeps and compare.
+tools that look at finished runs side by side: sweeps, compare and tune.
+
+A run killed without warning (SIGKILL, the OOM killer, a power cut) leaves summary.json saying `running` and
+the files its journal kept (steps_timer.csv up to its last batch, detections.csv, the memory timeline): such a
+directory reads as `killed`, says up to where it holds, and its timings are used as they are.
 """
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any, Optional
@@ -14,6 +19,11 @@ from utils.errors import UsageError
 from utils.renamed_keys import with_new_names
 from utils.record.steps import PIPELINE_STEP, PassKind
 from utils.writers import layout
+
+
+# summary.json's status until the record is written (Status.RUNNING; utils.record.run_record loads torch, which
+# compare never needs).
+RUNNING = "running"
 
 
 class RunFilesError(UsageError):
@@ -53,10 +63,36 @@ class FinishedRun:
         except (OSError, yaml.YAMLError):
             return {}
 
+    @property
+    def killed(self) -> bool:
+        """summary.json still says running: the run ended without writing its record (or is still going)."""
+        return self.summary.get("status") == RUNNING
+
+    def holds_until(self) -> str:
+        """Up to where a run's steps_timer.csv holds: its last whole batch, in words."""
+        steps = self.table(layout.STEPS_TIMER)
+        batches = steps[steps["step"] == PIPELINE_STEP] if steps is not None else None
+        if batches is None or batches.empty:
+            return "before its first batch (no batch was timed)"
+        last = batches.iloc[-1]
+        kind = PassKind(last["pass_kind"])
+        number = f" {int(last['pass_index']) + 1}" if kind is PassKind.TIMED else ""
+        timed = int((batches["pass_kind"] == PassKind.TIMED.value).sum())
+        return f"{kind.value} pass{number}, batch {int(last['batch'])} ({timed} timed batch(es) in all)"
+
+    def killed_note(self) -> str:
+        """What a reader of a killed run must know, in one line."""
+        return (f"{self.path} was killed before it wrote its record (summary.json still says running): its files "
+                f"hold what it measured up to the {self.holds_until()}")
+
     def table(self, name: str) -> Optional[pd.DataFrame]:
-        """A CSV of the run, None when the run did not write it (e.g. no layer timing)."""
+        """A CSV of the run, None when the run did not write it (e.g. no layer timing). A last line cut short
+        (a killed run's journal, a power cut) is left out."""
         try:
-            return pd.read_csv(self.path / name)
+            data = (self.path / name).read_bytes()
+            if data and not data.endswith(b"\n"):
+                data = data[:data.rfind(b"\n") + 1]
+            return pd.read_csv(io.BytesIO(data))
         except (OSError, pd.errors.EmptyDataError, pd.errors.ParserError):
             return None
 

@@ -78,6 +78,8 @@ class PointResult:
         if self.status == "complete":
             self.figures_row, self.figures = combine_rounds([run.figures_row for run in done],
                                                             [run.figures for run in done])
+        elif len(self.runs) == 1:
+            self.figures_row = self.runs[0].figures_row  # a killed run's batches (_read_killed), shown, not ranked
 
     def row(self, sweep_dir: Path) -> dict:
         row = {"point": self.point.name, **self.point.values, "status": self.status, "reason": self.reason,
@@ -127,6 +129,21 @@ def settle_run(sweep_dir: Path, point: Point, result: RoundRun, outcome: PointOu
         result.reason = "stopped while it ran; what it measured is in its run directory"
     else:
         result.status, result.reason = "failed", exit_reason(code, outcome.stderr)
+        if code < 0:
+            _read_killed(point, result)
+
+
+def _read_killed(point: Point, result: RoundRun) -> None:
+    """A point killed by a signal it could not handle (SIGKILL, the OOM killer): its reason says up to where its
+    run directory holds, and sweep.csv shows the figures of its batches; it stays failed, never ranked."""
+    try:
+        run = FinishedRun(result.run_dir)
+        if not run.killed:
+            return
+        result.reason += f"; {run.killed_note()}"
+        result.figures_row = read_point(point, run)[0]
+    except (RunFilesError, ValueError, KeyError):
+        pass
 
 
 def _read(point: Point, result: RoundRun) -> None:

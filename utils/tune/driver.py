@@ -252,13 +252,25 @@ class Tune:
         runs = []
         for run in self._round_runs(current):
             # A run that was stopped, or started before the race itself was killed, runs again under a new name.
-            interrupted = run.status == "stopped" or (run.status == "pending"
-                                                      and (self.directory.path / run.run_dir).exists())
+            killed = run.status == "pending" and (self.directory.path / run.run_dir).exists()
+            if killed:
+                self._settle_killed(run)
+            interrupted = run.status == "stopped" or killed
             if interrupted and self._entry(run.candidate).dropped is None:
                 run = self._new_run(self._entry(run.candidate), current["number"], run.checks)
             if run.status == "pending":
                 runs.append(run)
         return runs
+
+    def _settle_killed(self, run: Run) -> None:
+        """A run whose race was killed under it: stopped, its reason saying up to where its directory holds."""
+        run.status = "stopped"
+        try:
+            finished = FinishedRun(self.directory.path / run.run_dir)
+            run.reason = (f"killed with the race; {finished.killed_note()}" if finished.killed
+                          else f"the race was killed as it ended ({finished.summary.get('status')})")
+        except RunFilesError as error:
+            run.reason = f"killed with the race before it wrote anything readable ({error})"
 
     def _new_run(self, entry: Entry, number: int, checks: bool) -> Run:
         planned = {run.run_dir for run in entry.runs}  # planned runs have no directory yet
