@@ -85,7 +85,7 @@ def test_default_folder_replaces_unsafe_characters():
 
 
 def test_report_clips_long_values_and_marks_absent_fields():
-    a, b = SimpleNamespace(path="A"), SimpleNamespace(path="B")
+    a, b = SimpleNamespace(path="A", killed=False), SimpleNamespace(path="B", killed=False)
     environment = [{"field": "env.torch_build_config", "a": "x" * 100, "b": None}]
     text = report(a, b, environment, 3, [], [], [])
     assert "Environment: 1 field(s) differ, 3 are the same" in text
@@ -93,8 +93,15 @@ def test_report_clips_long_values_and_marks_absent_fields():
     assert "(absent)" in text
 
 
+def test_report_names_a_killed_run_and_where_it_holds():
+    killed = SimpleNamespace(path="B", killed=True, killed_note=lambda: "B was killed ...: up to the timed pass 2, batch 3")
+    lines = report(SimpleNamespace(path="A", killed=False), killed, [], 0, [], [], []).splitlines()
+    assert lines[2] == "note: B: B was killed ...: up to the timed pass 2, batch 3; compared on those batches"
+    assert not [line for line in lines if line.startswith("note: A")]
+
+
 def test_report_names_each_step_verdict():
-    a, b = SimpleNamespace(path="A"), SimpleNamespace(path="B")
+    a, b = SimpleNamespace(path="A", killed=False), SimpleNamespace(path="B", killed=False)
     steps = [{"name": "pipeline", "a": 1.0, "b": 2.0, "ratio": 2.0, "significant": True},
              {"name": "load", "a": 1.0, "b": 1.0, "ratio": 1.0, "significant": False},
              {"name": "nms", "a": 1.0, "b": None, "significant": None}]
