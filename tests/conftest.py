@@ -25,3 +25,20 @@ def network():
 
     return load_network("yolov7-tiny", None, seed=0)
 
+
+
+@pytest.fixture
+def cli(tmp_path):
+    """Starts benchmark.py in processes of their own (tests.helpers.Cli): `cli(*overrides, holds=..., taps=...,
+    nohup=...)`. Whatever a test left going is killed with its process group in teardown."""
+    from tests.helpers import Cli
+
+    runs = []
+
+    def start(*overrides: str, **options):
+        runs.append(Cli(tmp_path, *overrides, **options))
+        return runs[-1]
+
+    yield start
+    for run in runs:
+        run.kill()

@@ -8,6 +8,13 @@ import contextlib
 import datetime as dt
 import io
 import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import cv2
@@ -18,7 +25,7 @@ from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 from torch import nn
 
-from tests.paths import CONFIGS, SAMPLES
+from tests.paths import CONFIGS, ROOT, SAMPLES
 from utils.writers.detections import DETECTION_COLUMNS, SKIPPED_COLUMNS
 
 
@@ -144,16 +151,194 @@ CSV_HEADERS = {"detections.csv": DETECTION_COLUMNS, "skipped.csv": SKIPPED_COLUM
                                    "start_s", "end_s", "cold_shape")}
 
 
-def assert_nothing_half_written(run_dir: Path) -> None:
-    """No temporary left behind; every CSV parses with its whole header, every JSON parses."""
-    assert not [p for p in run_dir.rglob(".*") if p.name.endswith(".tmp")]
+def assert_nothing_half_written(run_dir: Path, killed: bool = False) -> None:
+    """Every CSV parses with its whole header and ends with a whole row, every JSON parses; no temporary left
+    behind. A run `killed` without warning (SIGKILL, the OOM killer) may leave the hidden temporary of the one
+    file it was replacing (`.name.<pid>.tmp`): the file itself is then the one before, whole, or absent."""
+    temporaries = [p for p in run_dir.rglob(".*") if p.name.endswith(".tmp")]
+    assert len(temporaries) <= (1 if killed else 0), temporaries
     for path in (p for p in run_dir.rglob("*.csv") if p.is_file()):
+        text = path.read_text()
+        assert text.endswith("\n"), f"{path} ends in a row cut short"
         table = pd.read_csv(path)
         assert len(table.columns) > 0, path
         if path.name in CSV_HEADERS:
             assert tuple(table.columns) == CSV_HEADERS[path.name], path
     for path in run_dir.rglob("*.json"):
-        assert read_json(path) is not None, path
+        if not path.name.startswith("."):
+            assert read_json(path) is not None, path
+
+
+# --- the command line in a process of its own (test_run_record_stops, test_fault_injection) --------------------
+
+def process_start(pid: int):
+    """(state, start time) of a live process, or None: a pid alone may be reused by the time it is checked."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return fields[0], fields[19]
+
+
+def still_alive(children: dict[int, str]) -> list[int]:
+    alive = []
+    for pid, started in children.items():
+        now = process_start(pid)
+        if now is not None and now[0] != "Z" and now[1] == started:
+            alive.append(pid)
+    return alive
+
+
+WRAPPER = '''import importlib, signal, sys, time
+sys.path.insert(0, {root!r})
+# As at a terminal: Ctrl-C raises KeyboardInterrupt even where the suite runs as a background job, whose SIGINT the
+# shell ignores (a new session does not undo an inherited ignore). Under nohup, SIGHUP is ignored from the start.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+if {nohup!r}:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+import benchmark
+
+def wrap(module, dotted, before, after):
+    owner_path, _, attribute = dotted.rpartition(".")
+    owner = module
+    for part in filter(None, owner_path.split(".")):
+        owner = getattr(owner, part)
+    original = getattr(owner, attribute)
+    def wrapped(*args, **kwargs):
+        before()
+        result = original(*args, **kwargs)
+        after()
+        return result
+    setattr(owner, attribute, wrapped)
+
+def hold(module, dotted, seconds):
+    def held():
+        print(f"test: holding {{dotted}}", flush=True)
+        time.sleep(seconds)
+    wrap(module, dotted, held, lambda: None)
+
+def tap(module, dotted):
+    wrap(module, dotted, lambda: None, lambda: print(f"test: returned from {{dotted}}", flush=True))
+
+for module, dotted, seconds in {holds!r}:
+    hold(importlib.import_module(module), dotted, seconds)
+for module, dotted in {taps!r}:
+    tap(importlib.import_module(module), dotted)
+print("test: main starts", flush=True)
+sys.exit(benchmark.main(sys.argv[1:]))
+'''
+
+
+class Cli:
+    """benchmark.main in a subprocess in a session of its own; stdout is read line by line as it comes, and the
+    process's children are recorded while it runs. `holds`: (module, [Class.]function, seconds) to pause before
+    each call, printing `test: holding <name>`; `taps`: (module, [Class.]function) to print
+    `test: returned from <name>` after each call; `nohup`: start with SIGHUP ignored, as nohup does."""
+
+    def __init__(self, tmp_path: Path, *overrides: str, holds=(), taps=(), nohup: bool = False,
+                 base: tuple[str, ...] = tuple(EVERY_PHASE)):
+        script = tmp_path / "run_benchmark.py"
+        script.write_text(WRAPPER.format(root=str(ROOT), holds=list(holds), taps=list(taps), nohup=nohup))
+        self.output_dir = tmp_path / "outputs"
+        args = list(base) + ["--set", f"run.output_dir={self.output_dir}"]
+        for override in overrides:
+            args += ["--set", override]
+        # A session of its own: a process group to stop whole, apart from the suite's.
+        self.proc = subprocess.Popen([sys.executable, str(script), *args], cwd=ROOT, text=True,
+                                     env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines: list[str] = []
+        self.err: list[str] = []
+        self.children: dict[int, str] = {}
+        self._console_gone = threading.Event()
+        self._readers = [threading.Thread(target=self._read, args=(stream, sink), daemon=True)
+                         for stream, sink in ((self.proc.stdout, self.lines), (self.proc.stderr, self.err))]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self, stream, sink: list) -> None:
+        descriptor, pending = stream.fileno(), b""
+        while not self._console_gone.is_set():
+            if not select.select([descriptor], [], [], 0.05)[0]:
+                continue
+            chunk = os.read(descriptor, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            *whole, pending = pending.split(b"\n")
+            sink.extend(line.decode(errors="replace") + "\n" for line in whole)
+        if pending:
+            sink.append(pending.decode(errors="replace"))
+        stream.close()
+
+    def close_console(self) -> None:
+        """The reader goes away, as an orchestrator that dies or a `| head` that ends: both pipes are closed, so
+        the run's next write to stdout or stderr meets EPIPE."""
+        self._console_gone.set()
+        for reader in self._readers:
+            reader.join(timeout=10)
+
+    def _record_children(self) -> None:
+        for listing in Path(f"/proc/{self.proc.pid}/task").glob("*/children"):
+            try:
+                pids = [int(pid) for pid in listing.read_text().split()]
+            except OSError:
+                continue
+            for pid in pids:
+                started = process_start(pid)
+                if started is not None:
+                    self.children.setdefault(pid, started[1])
+
+    def live_children(self) -> list[int]:
+        self._record_children()
+        return still_alive(self.children)
+
+    def wait_until(self, condition, what: str, timeout: float = 90):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._record_children()
+            value = condition()
+            if value:
+                return value
+            assert self.proc.poll() is None, f"the run ended before {what}:\n{self.stdout}\n{self.stderr}"
+            time.sleep(0.02)
+        raise AssertionError(f"timed out waiting for {what}:\n{self.stdout}")
+
+    def count(self, text: str) -> int:
+        return sum(text in line for line in list(self.lines))
+
+    def wait_for_line(self, text: str, times: int = 1) -> None:
+        self.wait_until(lambda: self.count(text) >= times, repr(text) if times == 1 else f"{times} x {text!r}")
+
+    def stop(self, number: int, group: bool = False) -> None:
+        if group:
+            os.killpg(self.proc.pid, number)
+        else:
+            self.proc.send_signal(number)
+
+    def finish(self, timeout: float = 90) -> int:
+        code = self.proc.wait(timeout=timeout)
+        for reader in self._readers:
+            reader.join(timeout=10)
+        return code
+
+    def kill(self) -> None:
+        """The whole process group, at once (a run a failed test left going, with its workers)."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        self._console_gone.set()
+
+    @property
+    def stdout(self) -> str:
+        return "".join(self.lines)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.err)
 
 
 # --- the record's typed sections (test_sections, the recorders' tests, whole runs) --------------------------------
