@@ -3,8 +3,51 @@ and plain helpers in tests/helpers.py (quick_args, run_benchmark, ...): import t
 to any test that names them.
 
 The quick loop leaves out the slow tests (whole runs of the command line, subprocesses, exports):
-`.venv/bin/python -m pytest -m "not slow"`. `make test` runs everything."""
+`.venv/bin/python -m pytest -m "not slow"`. `make test` runs everything.
+
+No process outlives the test that started it: every process the suite starts carries a mark in its environment
+(inherited by its own children, even once they are orphaned), and a test that leaves one running fails, naming
+it, after the processes are killed."""
+import os
+import signal
+import subprocess
+import time
+import uuid
+
 import pytest
+
+from tests.processes import GRACE_S, SESSION_MARK, marked, pids
+
+
+@pytest.fixture(scope="session", autouse=True)
+def processes_of_this_session():
+    """Marks the environment every process of the suite inherits; yields the mark as bytes."""
+    token = uuid.uuid4().hex
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(SESSION_MARK, token)
+        yield f"{SESSION_MARK}={token}".encode()
+
+
+@pytest.fixture(autouse=True)
+def no_process_outlives_its_test(request, processes_of_this_session):
+    """Fails a test that leaves a process of the suite running (after killing it): a run left going slows every
+    test after it and can outlast the suite."""
+    before = pids()
+    yield
+    deadline = time.monotonic() + GRACE_S
+    left = marked(pids() - before, processes_of_this_session, before)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = marked(left, processes_of_this_session, before)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if left:
+        listed = "; ".join(f"{pid}: {command}" for pid, command in left.items())
+        pytest.fail(f"{request.node.nodeid} left {len(left)} process(es) running (now killed): {listed}",
+                    pytrace=False)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -25,6 +68,33 @@ def network():
 
     return load_network("yolov7-tiny", None, seed=0)
 
+
+
+def terminal_like() -> None:
+    """In a child before it runs: Ctrl-C as at a terminal. A suite started as a background job (`make test &`)
+    has SIGINT ignored, which a child inherits, even in a session of its own, and Python then never raises
+    KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def spawn():
+    """`spawn(command, **popen_options)`: a subprocess.Popen in a session of its own with Ctrl-C live, its whole
+    process group killed in teardown if the test left it going."""
+    started = []
+
+    def start(command, **options):
+        started.append(subprocess.Popen(command, start_new_session=True, preexec_fn=terminal_like, **options))
+        return started[-1]
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait()
 
 
 @pytest.fixture
