@@ -139,10 +139,10 @@ def test_missing_dataset_exits_2_with_the_path(tmp_path, capsys):
     assert not any(tmp_path.iterdir())
 
 
-def _cli(*args, **kwargs):
+def _cli(*args, start=subprocess.Popen, **kwargs):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    return subprocess.Popen([sys.executable, str(ROOT / "benchmark.py"), *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    return start([sys.executable, str(ROOT / "benchmark.py"), *args], cwd=ROOT, env=env,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 
 def test_config_error_has_no_traceback(tmp_path):
@@ -154,14 +154,16 @@ def test_config_error_has_no_traceback(tmp_path):
 
 
 @pytest.mark.slow
-def test_ctrl_c_writes_what_was_measured(tmp_path):
+def test_ctrl_c_writes_what_was_measured(tmp_path, spawn):
     images = tmp_path / "many"
     images.mkdir()
     photo = cv2.imread(str(SAMPLES / "dog.jpg"))
     for i in range(40):
         cv2.imwrite(str(images / f"{i:03d}.jpg"), photo)
+    # spawn: Ctrl-C live in the child even where the suite runs as a background job, and no run left going.
     proc = _cli(*QUICK, "--set", f"dataset.path={images}", "--set", f"run.output_dir={tmp_path}",
-                "--set", "run.id=stop", "--set", "benchmark.repeats=1000", "--set", "outputs.plots=false")
+                "--set", "run.id=stop", "--set", "benchmark.repeats=1000", "--set", "outputs.plots=false",
+                start=spawn)
     annotated = tmp_path / "stop" / "images"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (annotated.is_dir() and len(list(annotated.iterdir())) >= 4):

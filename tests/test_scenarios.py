@@ -118,12 +118,13 @@ def test_bad_scenario_settings_exit_2_naming_the_key(tmp_path, capsys, sets, nam
 
 
 @pytest.mark.slow
-def test_sigterm_keeps_a_server_scenario_record(tmp_path):
+def test_sigterm_keeps_a_server_scenario_record(tmp_path, spawn):
     command = [sys.executable, str(ROOT / "benchmark.py"), *QUICK, "--set", f"run.output_dir={tmp_path}",
                "--set", "run.id=stopped", "--set", "benchmark.scenario=server",
                "--set", "benchmark.loadgen.target_qps=2", "--set", "benchmark.loadgen.target_latency_ms=5000",
                "--set", "benchmark.loadgen.min_duration_s=600"]
-    run = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # spawn: a ten-minute server run never outlives the test, whatever stops it.
+    run = spawn(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     for line in run.stdout:
         if "MLPerf LoadGen drives the pipeline" in line:
             break

@@ -157,15 +157,15 @@ def test_an_existing_sweep_directory_is_never_overwritten(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_ctrl_c_keeps_the_finished_points_and_stops_the_rest(tmp_path):
+def test_ctrl_c_keeps_the_finished_points_and_stops_the_rest(tmp_path, spawn):
     """The first point fails at run time (a model definition that does not exist); Ctrl-C during the
     second one stops it; the files are still written."""
     # The second point measures for a minute, so the Ctrl-C always lands while it runs.
     command = [sys.executable, str(ROOT / "benchmark.py"), *QUICK, "--set", f"run.output_dir={tmp_path}",
                "--set", "run.id=stopped", "--set", "benchmark.min_time_s=60",
                "--sweep", f"model.arch={tmp_path / 'missing.yaml'},yolov7-tiny"]
-    process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    # spawn: Ctrl-C live in the child even where the suite runs as a background job, and no sweep left going.
+    process = spawn(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     table_file = tmp_path / "stopped" / "sweep.csv"
     # Once the second point's run has started (its env.json is written as its passes begin). Sent as soon as
     # the first point failed, the Ctrl-C once reached the second while its Python was still starting, and that

@@ -208,11 +208,11 @@ def test_an_unknown_node_refuses_the_sweep_before_anything_runs(cluster, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-def test_ctrl_c_keeps_the_finished_point_and_stops_the_running_one(cluster, tmp_path):
+def test_ctrl_c_keeps_the_finished_point_and_stops_the_running_one(cluster, tmp_path, spawn):
     """A short point and a long one start together on the two nodes; Ctrl-C once the short one is done."""
     command = _sweep(cluster, tmp_path, "stopped", "--sweep", "benchmark.repeats=3,100000")
-    process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=DRIVER_ENV)
+    # spawn: Ctrl-C live in the child even where the suite runs as a background job.
+    process = spawn(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=DRIVER_ENV)
     table_file = tmp_path / "stopped" / "sweep.csv"
     with _ended(process):
         deadline = time.monotonic() + 120
@@ -257,15 +257,14 @@ def test_a_tune_race_runs_its_first_round_on_the_cluster_and_the_rest_here(clust
     assert all(not run["placement"] for run in later)
 
 
-def test_a_killed_nodes_point_is_a_failed_row_and_the_sweep_goes_on(cluster, spread, tmp_path):
+def test_a_killed_nodes_point_is_a_failed_row_and_the_sweep_goes_on(cluster, spread, tmp_path, spawn):
     """Runs last: it takes the second node down. Points pinned by node id and by two labels of the second node;
     the one waiting for that node is failed as not run rather than waiting for good."""
     head_id = next(node["node_id"] for node in json.loads((spread[1] / "sweep.json").read_text())["launcher"]["nodes"]
                    if node["labels"].get("name") == cluster["head"].label)
     second = cluster["second"]
     command = _sweep(cluster, tmp_path, "killed", "--sweep", f"node={second.label},{second.alias},{head_id}")
-    process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=DRIVER_ENV)
+    process = spawn(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=DRIVER_ENV)
     with _ended(process):
         for line in process.stdout:
             if line.startswith(f"node={second.label}: started on"):

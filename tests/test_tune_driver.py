@@ -38,10 +38,10 @@ def test_a_budget_too_short_for_one_round_says_what_fits(tmp_path):
     assert "--resume" in stderr and "Traceback" not in stderr
 
 
-def test_a_stopped_race_keeps_what_it_measured_resumes_and_writes_its_answer(tmp_path):
+def test_a_stopped_race_keeps_what_it_measured_resumes_and_writes_its_answer(tmp_path, spawn):
     folder = tmp_path / "race"
-    child = subprocess.Popen(tune(tmp_path, "--minutes", "5"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+    # spawn: Ctrl-C live in the child even where the suite runs as a background job, and no race left going.
+    child = spawn(tune(tmp_path, "--minutes", "5"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     state = folder / "tune.json"
     while time.monotonic() < deadline:  # stop it once the first run is in
