@@ -3,12 +3,18 @@
 import csv
 import io
 import json
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
 from utils.readers.finished_run import FinishedRun
 from utils.record.steps import STEP_TIMER_COLUMNS, PassKind, StepRecord
+from utils.sweep.driver import PointResult, RoundRun, settle_run
+from utils.sweep.launchers.base import PointOutcome, Stops
+from utils.sweep.plan import Point
+from utils.tune.driver import Tune
+from utils.tune.state import Run
 from utils.writers.atomic import OutputWriteError
 from utils.writers.run_journal import RunJournal
 
@@ -104,3 +110,41 @@ def test_a_finished_run_is_not_killed(tmp_path):
     folder = killed_directory(tmp_path / "done", steps_text([("timed", 0, 0, 4.0)]))
     (folder / "summary.json").write_text(json.dumps({"status": "interrupted", "stop_reason": "SIGHUP"}))
     assert not FinishedRun(folder).killed
+
+
+KILLED_STEPS = [("warmup", 0, 0, 9.0), ("timed", 0, 0, 4.0), ("timed", 0, 1, 6.0)]
+
+
+def test_a_sweep_point_killed_by_a_signal_says_where_it_holds_and_shows_its_batches_unranked(tmp_path):
+    folder = killed_directory(tmp_path / "point", steps_text(KILLED_STEPS))
+    point = Point("point", (("benchmark.repeats", "3"),))
+    result = PointResult(point, [RoundRun(1, folder)])
+    settle_run(tmp_path, point, result.runs[0], PointOutcome(-9), Stops())
+    result.settle()
+    assert result.status == "failed"
+    assert result.reason == ("killed by SIGKILL: no error output; " + FinishedRun(folder).killed_note())
+    assert "timed pass 1, batch 1 (2 timed batch(es) in all)" in result.reason
+    assert result.figures_row["p50_ms_per_image"] == 2.5  # (2 + 3) / 2 ms per image, from its two timed batches
+    assert result.figures is None  # figures the answer could rank: none
+
+
+def test_a_sweep_point_that_failed_on_its_own_is_not_read_as_killed(tmp_path):
+    folder = killed_directory(tmp_path / "point", steps_text(KILLED_STEPS))
+    point = Point("point", (("benchmark.repeats", "3"),))
+    run = RoundRun(1, folder)
+    settle_run(tmp_path, point, run, PointOutcome(1, stderr="error: disk full"), Stops())
+    assert run.status == "failed" and "killed" not in run.reason and run.figures_row == {}
+
+
+def test_tunes_resume_marks_a_run_killed_with_the_race_stopped_saying_where_it_holds(tmp_path):
+    killed_directory(tmp_path / "killed", steps_text(KILLED_STEPS))
+    written = killed_directory(tmp_path / "written", steps_text(KILLED_STEPS))
+    (written / "summary.json").write_text(json.dumps({"status": "complete", "stop_reason": None}))
+    race = SimpleNamespace(directory=SimpleNamespace(path=tmp_path))
+    runs = {name: Run("torch fp32", 1, False, name) for name in ("killed", "written", "absent")}
+    for run in runs.values():
+        Tune._settle_killed(race, run)
+    assert {run.status for run in runs.values()} == {"stopped"}
+    assert runs["killed"].reason == "killed with the race; " + FinishedRun(tmp_path / "killed").killed_note()
+    assert runs["written"].reason == "the race was killed as it ended (complete)"
+    assert runs["absent"].reason.startswith("killed with the race before it wrote anything readable (")
