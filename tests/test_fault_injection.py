@@ -19,9 +19,10 @@ from tests.helpers import assert_nothing_half_written, quick_args, read_json, sm
 from tests.paths import ROOT
 from utils.readers.finished_run import FinishedRun
 
-# A batch is measured, and in the journal, once timed_batch returns: the wrapper prints a line then.
-MEASURED = ("utils.harness.timed_batch", "timed_batch")
-MEASURED_LINE = "test: returned from timed_batch"
+# A batch is measured, and in the journal, once the journal's batch_ended returns: the wrapper prints a line then.
+# (Not timed_batch: the untimed batches of the checks go through it too.)
+MEASURED = ("utils.writers.run_journal", "StepJournal.batch_ended")
+MEASURED_LINE = "test: returned from StepJournal.batch_ended"
 BATCH_STEPS = {"load", "preprocess", "forward", "postprocess", "nms", "scale_boxes"}
 
 

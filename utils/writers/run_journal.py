@@ -85,20 +85,24 @@ class StepJournal:
         self.file = AppendedCsv(target, STEP_TIMER_COLUMNS)
 
     def batch_ended(self) -> None:
+        """The timer's `after_batch`: once it returns, the batch is on disk (bar a power cut)."""
+        self._append_new_rows()
+
+    def pass_ended(self) -> None:
+        self._append_new_rows()
+        self.file.sync()
+
+    def close(self) -> None:
+        """The rows not written yet, then the file closed (the writers then replace it from the run record)."""
+        self._append_new_rows()
+        self.file.close()
+
+    def _append_new_rows(self) -> None:
         with self._lock:
             end = len(self.records)
             rows = step_rows(self.records[self.written:end], self.origin_ns)
             self.written = end
             self.file.append(rows)
-
-    def pass_ended(self) -> None:
-        self.batch_ended()
-        self.file.sync()
-
-    def close(self) -> None:
-        """The rows not written yet, then the file closed (the writers then replace it from the run record)."""
-        self.batch_ended()
-        self.file.close()
 
     def discard(self) -> None:
         self.file.discard()
