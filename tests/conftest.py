@@ -71,10 +71,11 @@ def network():
 
 
 def terminal_like() -> None:
-    """In a child before it runs: Ctrl-C as at a terminal. A suite started as a background job (`make test &`)
-    has SIGINT ignored, which a child inherits, even in a session of its own, and Python then never raises
-    KeyboardInterrupt."""
+    """In a child before it runs: Ctrl-C and a hang-up as at a terminal. A suite started as a background job
+    (`make test &`) has SIGINT ignored, and one started under `nohup` SIGHUP; a child inherits the ignore, even in
+    a session of its own, and the command then takes no such stop."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 @pytest.fixture

@@ -192,10 +192,10 @@ def still_alive(children: dict[int, str]) -> list[int]:
 WRAPPER = '''import importlib, signal, sys, time
 sys.path.insert(0, {root!r})
 # As at a terminal: Ctrl-C raises KeyboardInterrupt even where the suite runs as a background job, whose SIGINT the
-# shell ignores (a new session does not undo an inherited ignore). Under nohup, SIGHUP is ignored from the start.
+# shell ignores (a new session does not undo an inherited ignore), and SIGHUP ends the run even where the suite
+# runs under nohup; unless this run itself is started as under nohup, with SIGHUP ignored from the start.
 signal.signal(signal.SIGINT, signal.default_int_handler)
-if {nohup!r}:
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN if {nohup!r} else signal.SIG_DFL)
 import benchmark
 
 def wrap(module, dotted, before, after):
