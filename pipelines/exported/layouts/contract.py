@@ -88,6 +88,14 @@ def named(file: ExportedFile, *names: str) -> Optional[list[int]]:
     return [index[name] for name in names] if all(name in index for name in names) else None
 
 
+def named_as_exported(file: ExportedFile, names: Sequence[str]) -> Optional[list[int]]:
+    """As `named`, where an exporter may prefix each name with its graph's (super-gradients writes
+    `graph2_num_predictions`)."""
+    found = [next((index for index, tensor in enumerate(file.outputs)
+                   if tensor.name == name or tensor.name.endswith(f"_{name}")), None) for name in names]
+    return None if None in found else found
+
+
 def names_fit(file: ExportedFile, classes: int) -> bool:
     """Whether the metadata's names (where it has some) count these classes."""
     names = file.names()

@@ -24,6 +24,7 @@ RECIPE = replace(YOLO, inset=2)  # 636 of 640, centred, grey 114, OpenCV linear,
 NMS = True
 MULTI_LABEL = True  # super-gradients' NMS: ONNX NonMaxSuppression per class; its predict's multi_label_per_box
 BOXES = "input"
+CLIP = False  # super-gradients' predict keeps boxes past the image as the graph gives them
 STRIDES = (8, 16, 32)
 NAMES = ("pre_nms_bboxes_xyxy", "pre_nms_scores")
 DEPLOYED = {"conf_thres": 0.25, "iou_thres": 0.7}  # super-gradients' predict defaults for YOLO-NAS on COCO

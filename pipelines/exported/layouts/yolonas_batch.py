@@ -8,7 +8,7 @@ import torch
 
 from pipelines.exported.decoding import PAD_SCORE, rows
 from pipelines.exported.inspection import ExportedFile
-from pipelines.exported.layouts.contract import NAMED, SIGNED, Misfit, Reading, fixed, named, only_the_image
+from pipelines.exported.layouts.contract import NAMED, SIGNED, Misfit, Reading, fixed, named_as_exported, only_the_image
 from pipelines.exported.layouts.yolonas import RECIPE  # noqa: F401 (the same author's recipe)
 
 SUMMARY = ("YOLO-NAS (super-gradients `export`, NMS inside, batch format)",
@@ -17,6 +17,7 @@ SUMMARY = ("YOLO-NAS (super-gradients `export`, NMS inside, batch format)",
            "four outputs by those names; else their ranks, the count (B, 1)")
 NMS = False  # RECIPE: yolonas's (the graph takes the uint8 pixels and divides by 255 itself)
 BOXES = "input"
+CLIP = False  # super-gradients' predict keeps boxes past the image as the graph gives them
 NAMES = ("num_predictions", "pred_boxes", "pred_scores", "pred_classes")
 CLASSES = 80  # its COCO models', where the file names none
 DEPLOYED = {"conf_thres": 0.25}  # the graph's own cut came first (the exporter's confidence_threshold)
@@ -26,7 +27,7 @@ def read(file: ExportedFile):
     outputs = file.outputs
     if not only_the_image(file) or len(outputs) != 4:
         return Misfit("it has one input and four outputs: a count, boxes, scores and classes")
-    roles = named(file, *NAMES)
+    roles = named_as_exported(file, NAMES)
     sure, why = NAMED, "outputs num_predictions, pred_boxes, pred_scores, pred_classes (super-gradients)"
     if roles is None:
         ranks = [len(t.shape) for t in outputs]
@@ -34,7 +35,9 @@ def read(file: ExportedFile):
             return Misfit("its outputs are a (B, 1) count, (B, K, 4) boxes, (B, K) scores and (B, K) classes")
         roles, sure, why = [0, 1, 2, 3], SIGNED, "four outputs: a (B, 1) count, (B, K, 4) boxes, scores, classes"
     count, boxes = outputs[roles[0]], outputs[roles[1]]
-    if len(count.shape) != 2 or fixed(count.shape[1]) != 1 or len(boxes.shape) != 3 or fixed(boxes.shape[2]) != 4:
+    # The exporter leaves the boxes' last axis symbolic: 4 or unknown both fit.
+    if (len(count.shape) != 2 or fixed(count.shape[1]) != 1 or len(boxes.shape) != 3
+            or fixed(boxes.shape[2]) not in (4, None)):
         return Misfit(f"its count is (B, 1) and its boxes (B, K, 4), not {list(count.shape)} and "
                       f"{list(boxes.shape)}")
     names = file.names()

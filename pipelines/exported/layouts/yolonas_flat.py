@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pipelines.exported.decoding import padded, rows
 from pipelines.exported.inspection import ExportedFile
-from pipelines.exported.layouts.contract import NAMED, SIGNED, Misfit, Reading, fixed, only_the_image
+from pipelines.exported.layouts.contract import NAMED, SIGNED, Misfit, Reading, fixed, named_as_exported, only_the_image
 from pipelines.exported.layouts.yolonas import RECIPE  # noqa: F401 (the same author's recipe)
 
 SUMMARY = ("YOLO-NAS (super-gradients `export`, NMS inside, flat format)", "(K, 7)",
@@ -14,6 +14,7 @@ SUMMARY = ("YOLO-NAS (super-gradients `export`, NMS inside, flat format)", "(K, 
            "one output (K, 7), named `flat_predictions`; a fixed batch")
 NMS = False  # RECIPE: yolonas's (the graph takes the uint8 pixels and divides by 255 itself)
 BOXES = "input"
+CLIP = False  # super-gradients' predict keeps boxes past the image as the graph gives them
 NAME = "flat_predictions"
 CLASSES = 80  # its COCO models', where the file names none
 DEPLOYED = {"conf_thres": 0.25}  # the graph's own cut came first (the exporter's confidence_threshold)
@@ -27,7 +28,7 @@ def read(file: ExportedFile):
     if batch is None:
         return Misfit("its rows name their image by index, and only a fixed batch says how many images there are")
     names = file.names()
-    sure, why = (NAMED, f"output {NAME} (super-gradients)") if outputs[0].name == NAME else (
+    sure, why = (NAMED, f"output {NAME} (super-gradients)") if named_as_exported(file, [NAME]) else (
         SIGNED, "one (K, 7) output: image index, corners, score, class")
     return Reading("yolonas_flat", len(names) if names else CLASSES, why, sure, details={"batch": batch})
 
