@@ -75,3 +75,15 @@ def test_a_candidate_not_measured_yet_comes_right_after_the_leader():
     maybe = Standing("maybe", {1: 12.0}, (12.0,))
     chosen, _ = next_field([maybe, unmeasured, best], 3)
     assert [s.name for s in chosen] == ["best", "new", "maybe"]
+
+
+def test_a_candidate_not_yet_run_ranks_at_its_prior():
+    best = Standing("best", {1: 10.0}, (10.0, 10.0, 10.0))
+    measured = Standing("measured", {1: 12.0}, (12.0, 12.0, 12.0))
+    fresh_fast, fresh_slow = Standing("fresh_fast"), Standing("fresh_slow")
+    chosen, left = next_field([best, measured, fresh_slow, fresh_fast], 3, priors={"fresh_fast": 10.5,
+                                                                                  "fresh_slow": 20.0})
+    assert [s.name for s in chosen] == ["best", "fresh_fast", "measured"] and [s.name for s in left] == ["fresh_slow"]
+    # Without a prior, one not yet run goes first (anything is possible).
+    chosen, _ = next_field([best, measured, fresh_slow], 2)
+    assert [s.name for s in chosen] == ["best", "fresh_slow"]

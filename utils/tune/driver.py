@@ -35,9 +35,11 @@ from utils.tune.advice import allocator_line
 from utils.tune.answer import round_lines, spent_line, standing, time_spent, tune_answer
 from utils.tune.goals import Goal
 from utils.tune.shared_runs import split_outcome
-from utils.tune.space import BATCH, Candidate, build_space, this_machine
+from utils.record.label_free import MIN_IMAGES
+from utils.tune.space import BATCH, INT8_FLAGS, NATIVE_FLAGS, PRECISION, Candidate, build_space, this_machine
 from utils.tune.state import Entry, Run, run_dir_name
 from utils.tune.verdicts import drop_failed, settle_waiting, take_verdict
+from utils.tune.ways import first_look_order, first_looks, halve, undecidable, way_lines, way_name
 from utils.writers.atomic import OutputWriteError
 from utils.writers.run_directory import RunDirectory
 from utils.writers.tune_files import TUNE_JSON, write_tune_files
@@ -47,6 +49,8 @@ LEAN = ("benchmark.layer_timing=false", "profiling.kernels=false", "profiling.co
         "outputs.save_images=false", "outputs.plots=false", "outputs.report=false")
 # A run that reuses its way's verdict skips the accuracy check; its detections are compared instead.
 NO_CHECK = ("benchmark.agreement.enabled=false", "benchmark.accuracy.enabled=false")
+# The flags that order the first looks (utils/tune/ways.py), named on the console.
+FAVOURING = frozenset(flag for flags in NATIVE_FLAGS.values() for flag in flags) | frozenset(INT8_FLAGS)
 FIELD_SHARE = 0.9  # of the time left, what a later round's field is sized to
 MAX_ROUNDS = 6  # two candidates not told apart by then are within the noise of this machine
 
@@ -110,8 +114,11 @@ class Tune:
         request = self.request
         base = load_config(request.config_file, request.overrides + request.goal.overrides())
         images = len(find_images(base.dataset.path, base.dataset.limit))
-        self.space = build_space(this_machine(), request.goal.runs_streams, images,
+        self.machine = this_machine()
+        self.images = images
+        self.space = build_space(self.machine, request.goal.runs_streams, images,
                                  _fixed(request.overrides), request.sweeps, self._refusal)
+        self._leave_out_undecidable(base)
         self.budget_s = request.minutes * 60.0
         if self.resume is None:
             self.directory = RunDirectory(base.run.output_dir, base.run.id)
@@ -126,6 +133,25 @@ class Tune:
         except BaseException:
             self.first_launcher.close()
             raise
+
+    def _leave_out_undecidable(self, base) -> None:
+        """The reduced precisions the folder holds too few images to judge are left out at the start, once, with
+        the images they need, rather than dropped candidate after candidate as their verdicts come back."""
+        if not base.benchmark.accuracy.enabled:
+            return
+        calibration = base.runtime.calibration
+        refused = undecidable(self.space.axes.get(PRECISION, ()), self.images, base.dataset.labels is not None,
+                              calibration.images, calibration.path is not None, MIN_IMAGES)
+        if not refused:
+            return
+        left = [c for c in self.space.candidates if c.values.get(PRECISION) not in refused]
+        lines = [f"{PRECISION}={precision}: cannot be judged here: {why}" for precision, why in refused.items()]
+        if not left:
+            raise UsageError("no way of computing can be judged on this folder:\n  " + "\n  ".join(lines))
+        answerable = sorted({way_name(c.way) for c in left})
+        self.space.candidates = left
+        self.space.refusals += lines
+        self.space.notes.append(f"with these images the race answers among: {', '.join(answerable)}")
 
     def _refusal(self, overrides: list[str]) -> Optional[str]:
         try:
@@ -191,6 +217,23 @@ class Tune:
             tqdm.write(f"  {key}: {', '.join(values)}")
         for line in self.space.refusals + self.space.notes:
             tqdm.write(f"  left out: {line}" if line in self.space.refusals else f"  {line}")
+        ways = self._ways()
+        tqdm.write(f"  first looks ({len(ways)} ways, one run each before any second run), in the order this CPU's "
+                   f"facts favour ({', '.join(sorted(self.machine.flags & FAVOURING)) or 'no bf16 or VNNI flags'}): "
+                   + "; ".join(way_name(way) for way in ways))
+
+    def _ways(self) -> list:
+        return first_look_order(list(dict.fromkeys(entry.candidate.way for entry in self.race.entries)),
+                                self.machine.flags)
+
+    def _way_lines(self) -> list[str]:
+        goal = self.request.goal
+
+        def best_of(entry: Entry):
+            figure = standing(entry, goal)
+            return (figure.figure, goal.shown(figure.figure)) if figure.rounds else None
+
+        return way_lines(self._ways(), self.race.entries, len(self.race.rounds), best_of)
 
     def elapsed(self) -> float:
         return self.race.spent_s + self.clock() - self.started
@@ -286,8 +329,12 @@ class Tune:
         number = len(self.race.rounds) + 1
         alive = [entry for entry in self.race.entries if entry.dropped is None]
         if number == 1:
-            field_names, capped = [entry.name for entry in alive], []
+            # Every way's first look before any way's second run, in the order the CPU's facts favour.
+            field_names, capped = [c.name for c in first_looks([e.candidate for e in alive], self.machine.flags)], []
         else:
+            if number == 2:
+                self._halve()
+                alive = [entry for entry in self.race.entries if entry.dropped is None]
             if len(alive) < 2 or number > self.request.rounds:
                 return None
             standings = [standing(entry, self.request.goal) for entry in alive]
@@ -296,12 +343,13 @@ class Tune:
             size = race.cap(FIELD_SHARE * (self.budget_s - self.elapsed()), self._mean_seconds_per_run())
             if size < 2:
                 return None
-            chosen, left_out = race.next_field(standings, size, self.request.goal.quantile)
+            chosen, left_out = race.next_field(standings, size, self.request.goal.quantile, self._way_priors())
             field_names, capped = [s.name for s in chosen], [s.name for s in left_out]
             for name in capped:
                 self._entry(name).dropped = {"round": number, "reason": (
                     f"left out of round {number}: the time left pays for {size} runs and its best case ranked "
-                    "below them")}
+                    "below them" + ("" if self._entry(name).complete else " (never run; its way's first look "
+                                                                            "stands for it)"))}
         order = race.interleaved(field_names, number)
         judged_ways = {entry.candidate.way for entry in self.race.entries if entry.verdict_from == entry.name}
         checking = set()
@@ -318,6 +366,40 @@ class Tune:
                    "seconds": 0.0}
         self.race.rounds.append(current)
         return current
+
+    def _first_look_of(self, way) -> Optional[Entry]:
+        names = set(self.race.rounds[0]["field"]) if self.race.rounds else set()
+        return next((entry for entry in self.race.entries if entry.candidate.way == way and entry.name in names),
+                    None)
+
+    def _halve(self) -> None:
+        """After the first looks: a way whose look cannot win (its verdict, or a run that failed) stops whole,
+        before its other schedules spend time; of the rest, the slower half stops (utils/tune/ways.py)."""
+        figures, stopped = {}, {}
+        for way in {entry.candidate.way for entry in self.race.entries}:
+            look = self._first_look_of(way)
+            if look is None:
+                continue
+            figure = standing(look, self.request.goal)
+            if look.dropped is not None:
+                stopped[way] = f"its way's first look ({look.name}) was dropped: {look.dropped['reason']}"
+            elif not figure.rounds or look.can_win is not True:
+                stopped[way] = f"its way's first look ({look.name}) has no figure that can win"
+            else:
+                figures[way] = figure.figure
+        stopped.update(halve(figures).dropped)
+        for entry in self.race.entries:
+            if entry.candidate.way in stopped and entry.dropped is None:
+                entry.dropped = {"round": 1, "reason": stopped[entry.candidate.way]}
+
+    def _way_priors(self) -> dict[str, float]:
+        """A candidate not yet run stands at its way's first look's figure when the field is ranked."""
+        priors = {}
+        for entry in self.race.entries:
+            look = self._first_look_of(entry.candidate.way)
+            if not entry.complete and look is not None and look.complete:
+                priors[entry.name] = standing(look, self.request.goal).figure
+        return priors
 
     def _groups(self, runs: list[Run]) -> list[list[Run]]:
         """The runs that share a process: one way of computing at one schedule but the batch size (threads are
@@ -379,11 +461,11 @@ class Tune:
         if needed <= self.budget_s:
             return
         self._write(stopped=None, final=False)
-        count = len(self.race.entries)
+        count = len(self.race.rounds[0]["field"])
         raise TuneBudgetError(
-            f"--minutes {self.request.minutes:g} is too short: one round of the {count} candidates takes at least "
-            f"{needed / 60:.1f} min here ({processes} process(es), the first run took {per_process:.1f} s with its "
-            f"process's start; each way of computing also checks its accuracy once); the budget fits about "
+            f"--minutes {self.request.minutes:g} is too short: a first look at each of the {count} ways of computing "
+            f"takes at least {needed / 60:.1f} min here ({processes} process(es), the first run took "
+            f"{per_process:.1f} s with its process's start and its accuracy check); the budget fits about "
             f"{max(1, int(self.budget_s // max(per_process, 1e-9)))} process(es). Give --minutes "
             f"{int(needed // 60) + 1} or more, or narrow the space with --set/--sweep (its axes: "
             f"{', '.join(f'{key} {len(values)}' for key, values in self.space.axes.items())}); the runs so far are "
@@ -438,7 +520,9 @@ class Tune:
 
     def _arguments(self, run: Run) -> list[str]:
         candidate = self._entry(run.candidate).candidate
-        sets = [*LEAN, *self.request.goal.overrides(), *self.request.overrides, *candidate.overrides,
+        # A check may score as many of the folder's images as its verdict asks for (the user's --set wins).
+        scoring = [f"benchmark.accuracy.max_images={max(1, self.images)}"] if run.checks else []
+        sets = [*LEAN, *scoring, *self.request.goal.overrides(), *self.request.overrides, *candidate.overrides,
                 *(() if run.checks else NO_CHECK), f"run.id={json.dumps(run.run_dir)}"]
         return ["--config", self.request.config_file, *(part for item in sets for part in ("--set", item))]
 
@@ -507,6 +591,7 @@ class Tune:
                       "dropped_round": entry.dropped["round"] if entry.dropped else None}
                      for entry in self.race.entries],
             "rows": self._rows(),
+            "ways": self._way_lines(),
         }
         document["follow_up"] = self._follow_up(document["answer"]) if finished else None
         state = {"request": self.request.document(), "status": status, "spent_s": spent["elapsed_s"],
@@ -550,6 +635,9 @@ class Tune:
             self.console(f"  {line}")
         for drop in answer["dropped"]:
             self.console(f"  dropped {drop['candidate']} (round {drop['round']}): {drop['reason']}")
+        self.console("  how far each way got:")
+        for line in document["ways"]:
+            self.console(f"    {line}")
         self.console(f"  {document['time']['statement']}")
         self.console(f"outputs: {self.directory.path} (sweep.csv, sweep.json, report.html, {TUNE_JSON})")
         if document["follow_up"]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -103,21 +103,23 @@ def eliminate(standings: Sequence[Standing], number: int, quantile: float = 50.0
     return drops
 
 
-def optimistic(standing: Standing, quantile: float = 50.0) -> float:
-    """The best the candidate might be: its interval's low end, else its figure; unmeasured, anything."""
+def optimistic(standing: Standing, quantile: float = 50.0, prior: Optional[float] = None) -> float:
+    """The best the candidate might be: its interval's low end, else its figure; unmeasured, its `prior` (its
+    way's first look), else anything."""
     if not standing.figures:
-        return float("-inf")
+        return float("-inf") if prior is None else prior
     bound = interval(standing.samples, quantile)
     return bound.low if bound is not None else standing.figure
 
 
-def next_field(standings: Sequence[Standing], cap: int, quantile: float = 50.0) -> tuple[list[Standing],
-                                                                                       list[Standing]]:
-    """The next round's field (the leader, then the others by their best case) and the candidates the cap
-    leaves out."""
+def next_field(standings: Sequence[Standing], cap: int, quantile: float = 50.0,
+               priors: Optional[Mapping[str, float]] = None) -> tuple[list[Standing], list[Standing]]:
+    """The next round's field (the leader, then the others by their best case; one not yet run by its prior) and
+    the candidates the cap leaves out."""
+    priors = priors or {}
     best = leader(standings)
     others = sorted((standing for standing in standings if standing is not best),
-                    key=lambda standing: optimistic(standing, quantile))
+                    key=lambda standing: optimistic(standing, quantile, priors.get(standing.name)))
     ranked = ([best] if best is not None else []) + others
     return ranked[:cap], ranked[cap:]
 
