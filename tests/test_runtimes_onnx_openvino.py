@@ -99,7 +99,7 @@ def test_onnxruntime_settings_are_read_back(onnxruntime):
     assert settings["providers"] == ["CPUExecutionProvider"]
     assert settings["execution_mode"] == "ORT_SEQUENTIAL"
     assert settings["graph_optimization_level"] == "ORT_ENABLE_ALL"
-    assert settings["allow_spinning"] is False  # spinning workers would slow the torch ops after each run
+    assert settings["allow_spinning"] is True  # ONNX Runtime's own default, left as it is
     assert settings["opset"] == 17 and settings["onnx_file"].endswith(".onnx")
     preparation = settings["preparation"]
     assert set(preparation) == {"export_s", "cache_hit", "session_s", "first_inference_ms"}
@@ -171,6 +171,20 @@ def test_onnxruntime_takes_its_graph_optimization_level_from_the_config(network,
     assert torch.allclose(torch.as_tensor(output), reference(batch), atol=1e-3, rtol=1e-3)
     with pytest.raises(ValidationError, match="graph_optimization"):
         config_for("yolov7-tiny", runtime={"backend": "torch", "graph_optimization": "basic"})
+
+
+def test_onnxruntime_spinning_is_its_own_default_and_a_key_turns_it_off(network, example, cache_dir, onnxruntime):
+    default = onnxruntime[0]._session.get_session_options()
+    # Left unset: what ONNX Runtime does by itself (spinning), not a value detbench picks.
+    with pytest.raises(RuntimeError, match="does not have configuration"):
+        default.get_session_config_entry("session.intra_op.allow_spinning")
+    config = config_for("yolov7-tiny", runtime={"backend": "onnxruntime", "spinning": False})
+    runtime = build_runtime("onnxruntime", threads=THREADS, cache_dir=cache_dir, spinning=config.runtime.spinning)
+    runtime.prepare(network, example)
+    assert runtime._session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert runtime.settings()["allow_spinning"] is False
+    with pytest.raises(ValidationError, match="spinning"):
+        config_for("yolov7-tiny", runtime={"backend": "torch", "spinning": False})
 
 
 def test_onnxruntime_refuses_an_unknown_graph_optimization():

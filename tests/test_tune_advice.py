@@ -4,7 +4,7 @@ import pytest
 
 from pipelines.runtimes.registry import SPECS
 from tests.paths import CONFIGS, ROOT
-from utils.tune.advice import advice_lines, allocator_line, goal_arguments
+from utils.tune.advice import advice_lines, allocator_line, goal_arguments, spinning_line
 from utils.tune.goals import Goal
 from utils.tune.space import Machine
 
@@ -98,3 +98,26 @@ def test_the_allocator_race_asks_for_the_same_goal():
 ])
 def test_no_allocator_race_where_it_was_set_raced_has_no_winner_or_cannot_apply(overrides, sweeps, winner, refused):
     assert allocator_line("c.yaml", overrides, sweeps, Goal("latency"), winner, refused) is None
+
+
+ORT_WINNER = WINNER.replace("runtime.backend=openvino", "runtime.backend=onnxruntime")
+
+
+def test_an_onnxruntime_winner_names_its_spinning_and_races_the_other_way():
+    line = spinning_line("c.yaml", ["dataset.limit=6"], [], Goal("latency"), ORT_WINNER, "onnxruntime", True)
+    assert "runtime.spinning=true, its own default" in line and "spinning when idle" in line
+    assert line.split("to race it under the winner: ")[1] == (
+        "python benchmark.py tune --config c.yaml --set dataset.limit=6 " + ORT_WINNER
+        + " --sweep runtime.spinning=true,false --minutes 5")
+    assert "runtime.spinning=false)" in spinning_line("c.yaml", [], [], Goal("latency"), ORT_WINNER, "onnxruntime",
+                                                      False)
+
+
+@pytest.mark.parametrize("overrides, sweeps, winner, backend", [
+    (["runtime.spinning=false"], [], ORT_WINNER, "onnxruntime"),  # the user set it
+    ([], ["runtime.spinning=true,false"], ORT_WINNER, "onnxruntime"),  # the race raced it
+    ([], [], WINNER, "openvino"),  # another runtime won: it has no such key
+    ([], [], None, None),  # no winner
+])
+def test_no_spinning_race_where_it_was_set_raced_or_does_not_apply(overrides, sweeps, winner, backend):
+    assert spinning_line("c.yaml", overrides, sweeps, Goal("latency"), winner, backend, True) is None

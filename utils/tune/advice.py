@@ -1,7 +1,7 @@
 """The last lines of a plain run: which runtimes and precisions it did not try that this CPU makes promising
 (installed runtimes, precisions its flags run natively), and the `tune` command that races them; and the last
-line of a race that left the allocator as it was: the two-candidate race that tries glibc keeping its heap under
-the winner. From facts only: no figure is guessed.
+lines of a race that left the allocator or ONNX Runtime's spinning as they were: the two-candidate races that try
+the other setting under the winner. From facts only: no figure is guessed.
 """
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from utils.tune.space import INT8_FLAGS, NATIVE_FLAGS, SCHEDULE_KEYS, Machine, p
 # Keys tune races over: a plain run's --set of them is not carried into the suggested command.
 RACED_KEYS = ("runtime.backend", "runtime.precision", *SCHEDULE_KEYS)
 ALLOCATOR_KEY = "runtime.allocator"
-# Long enough for its two candidates' rounds at the sizes tune's own races run.
-ALLOCATOR_RACE_MINUTES = 5
+SPINNING_KEY, SPINNING_BACKEND = "runtime.spinning", "onnxruntime"
+# Long enough for a follow-up's two candidates' rounds at the sizes tune's own races run.
+FOLLOW_UP_MINUTES = 5
 
 
 def _promising(precision: str, machine: Machine) -> tuple[bool, str]:
@@ -68,6 +69,36 @@ def goal_arguments(goal: Goal) -> list[str]:
     return arguments
 
 
+def _winner_sets(winner_set_line: str) -> list[str]:
+    words = shlex.split(winner_set_line)
+    return [value for flag, value in zip(words[::2], words[1::2]) if flag == "--set"]
+
+
+def _race_under_winner(config_file: str, overrides: Sequence[str], winner: list[str], sweep: str,
+                       goal: Goal) -> str:
+    fixed = {_key(item) for item in winner}
+    kept = [item for item in overrides if _key(item) not in fixed]
+    return " ".join(["python benchmark.py tune --config", shlex.quote(config_file),
+                     *(f"--set {shlex.quote(item)}" for item in [*kept, *winner]), f"--sweep {sweep}",
+                     *goal_arguments(goal), f"--minutes {FOLLOW_UP_MINUTES}"])
+
+
+def spinning_line(config_file: str, overrides: Sequence[str], sweeps: Sequence[str], goal: Goal,
+                  winner_set_line: Optional[str], winner_backend: Optional[str], spinning: bool) -> Optional[str]:
+    """After a race won by ONNX Runtime: what its pool threads did (`spinning`) and the command that races the
+    other way under the winner. None when another runtime won, or the race set or raced the key."""
+    if winner_set_line is None or winner_backend != SPINNING_BACKEND:
+        return None
+    if SPINNING_KEY in {_key(item) for item in [*overrides, *sweeps]}:
+        return None
+    command = _race_under_winner(config_file, overrides, _winner_sets(winner_set_line),
+                                 f"{SPINNING_KEY}=true,false", goal)
+    return (f"not raced: {SPINNING_KEY}, which changes no answer: the winner ran with ONNX Runtime's pool threads "
+            f"{'spinning' if spinning else 'blocking'} when idle ({SPINNING_KEY}={str(spinning).lower()}"
+            f"{', its own default' if spinning else ''}); spinning wakes faster, blocking leaves the cores to the "
+            f"torch ops after the forward; to race it under the winner: {command}")
+
+
 def allocator_line(config_file: str, overrides: Sequence[str], sweeps: Sequence[str], goal: Goal,
                    winner_set_line: Optional[str], keep_heap_refused: Optional[str]) -> Optional[str]:
     """After a race: the command that races the winner with glibc keeping the memory it frees against the allocator
@@ -77,14 +108,8 @@ def allocator_line(config_file: str, overrides: Sequence[str], sweeps: Sequence[
         return None
     if ALLOCATOR_KEY in {_key(item) for item in [*overrides, *sweeps]}:
         return None
-    words = shlex.split(winner_set_line)
-    winner = [value for flag, value in zip(words[::2], words[1::2]) if flag == "--set"]
-    fixed = {_key(item) for item in winner}
-    kept = [item for item in overrides if _key(item) not in fixed]
-    command = " ".join(["python benchmark.py tune --config", shlex.quote(config_file),
-                        *(f"--set {shlex.quote(item)}" for item in [*kept, *winner]),
-                        f"--sweep {ALLOCATOR_KEY}=inherit,keep_heap", *goal_arguments(goal),
-                        f"--minutes {ALLOCATOR_RACE_MINUTES}"])
+    command = _race_under_winner(config_file, overrides, _winner_sets(winner_set_line),
+                                 f"{ALLOCATOR_KEY}=inherit,keep_heap", goal)
     return ("not raced: runtime.allocator, which changes no answer: glibc hands the memory a forward frees back to "
             "the kernel, which faults it in and zeroes it again the next forward, and keep_heap keeps it (the "
             "deployment then sets GLIBC_TUNABLES, docs/below-the-layer.md); to race it under the winner: "

@@ -31,12 +31,12 @@ from utils.sweep.launchers.base import Launcher, PointJob, PointOutcome, Stops
 from utils.sweep.launchers.local import LocalLauncher
 from utils.sweep.plan import Point
 from utils.tune import race
-from utils.tune.advice import allocator_line
+from utils.tune.advice import SPINNING_KEY, allocator_line, spinning_line
 from utils.tune.answer import round_lines, spent_line, standing, time_spent, tune_answer
 from utils.tune.goals import Goal
 from utils.tune.shared_runs import split_outcome
 from utils.record.label_free import MIN_IMAGES
-from utils.tune.space import BATCH, INT8_FLAGS, NATIVE_FLAGS, PRECISION, Candidate, build_space, this_machine
+from utils.tune.space import BACKEND, BATCH, INT8_FLAGS, NATIVE_FLAGS, PRECISION, Candidate, build_space, this_machine
 from utils.tune.state import Entry, Run, run_dir_name
 from utils.tune.verdicts import drop_failed, settle_waiting, take_verdict
 from utils.tune.ways import first_look_order, first_looks, halve, undecidable, way_lines, way_name
@@ -114,6 +114,7 @@ class Tune:
         request = self.request
         base = load_config(request.config_file, request.overrides + request.goal.overrides())
         images = len(find_images(base.dataset.path, base.dataset.limit))
+        self.base_runtime = {"backend": base.runtime.backend, "spinning": base.runtime.spinning}
         self.machine = this_machine()
         self.images = images
         self.space = build_space(self.machine, request.goal.runs_streams, images,
@@ -623,10 +624,20 @@ class Tune:
         return rows
 
     def _follow_up(self, answer: dict) -> Optional[str]:
-        """The race worth running next, on what this one left as it was: the allocator under the winner."""
+        """The races worth running next, on what this one left as it was, one a line: ONNX Runtime's spinning and
+        the allocator under the winner."""
         request = self.request
-        return allocator_line(request.config_file, request.overrides, request.sweeps, request.goal,
-                              answer["set_line"], keep_heap_refusal(os.environ, platform.libc_ver()[0], process_maps()))
+        winner = answer["winner"] or {"values": {}}
+        lines = [spinning_line(request.config_file, request.overrides, request.sweeps, request.goal, answer["set_line"],
+                               winner["values"].get(BACKEND, self.base_runtime["backend"]), self._winner_spinning(winner)),
+                 allocator_line(request.config_file, request.overrides, request.sweeps, request.goal,
+                                answer["set_line"], keep_heap_refusal(os.environ, platform.libc_ver()[0],
+                                                                      process_maps()))]
+        return "\n".join(line for line in lines if line) or None
+
+    def _winner_spinning(self, winner: dict) -> bool:
+        value = winner["values"].get(SPINNING_KEY)
+        return self.base_runtime["spinning"] if value is None else value.strip().lower() == "true"
 
     def _conclude(self, document: dict, stopped: Optional[int]) -> None:
         answer = document["answer"]
@@ -641,7 +652,8 @@ class Tune:
         self.console(f"  {document['time']['statement']}")
         self.console(f"outputs: {self.directory.path} (sweep.csv, sweep.json, report.html, {TUNE_JSON})")
         if document["follow_up"]:
-            self.console(document["follow_up"])
+            for line in document["follow_up"].splitlines():
+                self.console(line)
         if stopped:
             self.console(f"stopped by {signal.Signals(stopped).name}: what was measured is kept; continue with "
                          f"python benchmark.py tune --resume {self.directory.path}")

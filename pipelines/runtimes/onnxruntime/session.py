@@ -75,6 +75,7 @@ class OnnxRuntime(Runtime):
         self.fuse = settings.fuse
         self.cache_dir = settings.cache_dir
         self.graph_optimization = options.graph_optimization
+        self.spinning = options.spinning
         self.opset = OPSET
         self.streams, self.streams_auto = auto_choice(
             settings.streams, 1, "ONNX Runtime's own split: one session with every thread in its intra-op pool and "
@@ -104,10 +105,11 @@ class OnnxRuntime(Runtime):
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = GRAPH_OPTIMIZATION[self.graph_optimization]
-        # Idle intra-op threads must block, not spin: spinning workers slow the torch ops that run after
-        # each forward (NMS, the next letterbox) by up to 50x (onnxruntime issue 13808). Sequential execution
-        # has no inter-op pool to spin.
-        options.add_session_config_entry(ALLOW_SPINNING, "0")
+        # Spinning is ONNX Runtime's default, left unset unless turned off: spinning workers can slow the torch
+        # ops that run after each forward (NMS, the next letterbox; onnxruntime issue 13808), blocking ones wake
+        # late. Sequential execution has no inter-op pool to spin.
+        if not self.spinning:
+            options.add_session_config_entry(ALLOW_SPINNING, "0")
         cores = self._stream_cores[stream]
         if cores is not None and len(cores) > 1:
             options.add_session_config_entry(AFFINITIES, ort_intra_op_affinities(cores))
@@ -227,7 +229,7 @@ class OnnxRuntime(Runtime):
             "inter_op_threads": options.inter_op_num_threads,
             "execution_mode": options.execution_mode.name,
             "graph_optimization_level": options.graph_optimization_level.name,
-            "allow_spinning": options.get_session_config_entry(ALLOW_SPINNING) != "0",
+            "allow_spinning": self.spinning,
             "streams": len(self._sessions),
             "streams_auto": self.streams_auto,
             "threads_per_stream": options.intra_op_num_threads,

@@ -12,6 +12,13 @@ class OnnxRuntimeOptions(RuntimeOptions):
     graph_optimization: Literal["disabled", "basic", "extended", "layout", "all"] = Field(
         "all", description="onnxruntime only: the session's graph optimization level (ORT_DISABLE_ALL ... "
                            "ORT_ENABLE_ALL); lower levels show what its graph rewrites gain")
+    spinning: bool = Field(
+        True, description="onnxruntime only: whether idle intra-op pool threads spin before they sleep "
+                          "(`session.intra_op.allow_spinning`). true: ONNX Runtime's own default, what deployments "
+                          "that keep its defaults run; false: they block at once, which frees the cores for the "
+                          "torch ops after the forward (NMS, the next letterbox) but wakes the pool at each forward. "
+                          "Which is faster depends on the CPU and the model: `tune` names the race that decides it "
+                          "(see [runtimes.md](runtimes.md))")
 
 
 SPEC = RuntimeSpec(
