@@ -146,3 +146,28 @@ def test_int8_refuses_a_keep_float_naming_no_layer(network, calibration, batch, 
     wrong = type(calibration)(calibration.inputs, calibration.images, calibration.digest, ("Head",))
     with pytest.raises(RuntimeNotSupported, match="keep_float 'Head' names no layer"):
         build_runtime("openvino", precision="int8", cache_dir=tmp_path, calibration=wrong).prepare(network, batch)
+
+
+def cpu_has_bf16() -> bool:
+    cpuinfo = Path("/proc/cpuinfo")
+    return bool({"avx512_bf16", "amx_bf16"} & {flag for line in cpuinfo.read_text().splitlines()
+                                                if line.startswith("flags") for flag in line.partition(":")[2].split()})
+
+
+@pytest.mark.skipif(not cpu_has_bf16(), reason="int8+bf16 needs a CPU with native bf16")
+def test_int8_with_bf16_float_layers_runs_the_int8_model_at_a_bf16_hint(network, calibration, batch, tmp_path):
+    int8 = build_runtime("openvino", precision="int8", threads=2, cache_dir=tmp_path, calibration=calibration)
+    plain = int8.prepare(network, batch)
+    mixed = build_runtime("openvino", precision="int8+bf16", threads=2, cache_dir=tmp_path, calibration=calibration)
+    forward = mixed.prepare(network, batch)
+    settings = mixed.settings()
+    assert settings["precision"] == "int8+bf16" and settings["inference_precision_hint"] == "bf16"
+    assert int8.settings()["inference_precision_hint"] == "f32"
+    # The same quantized model, from the cache: only where its float layers run differs.
+    assert settings["preparation"]["quantized_cache_hit"] is True
+    # Here only the decode stays in float, which the plugin may keep at f32 either way: the outputs agree.
+    first = plain(as_taken(plain, batch)).clone()
+    second = forward(as_taken(forward, batch)).clone()
+    scores = (first[..., 4] * first[..., 5:].amax(-1)).flatten()
+    top = scores.topk(5).indices
+    assert torch.allclose(scores[top], (second[..., 4] * second[..., 5:].amax(-1)).flatten()[top], atol=0.1)

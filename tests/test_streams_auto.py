@@ -92,6 +92,16 @@ def test_peer_settings_name_each_difference():
     assert peer_settings({"precision": "fp32"}, "offline") is None  # not an OpenVINO run
 
 
+def test_an_int8_run_is_told_to_keep_its_float_layers_where_openvino_would():
+    int8 = {"precision": "int8", "streams": 2, "threads": 2, "openvino_defaults": PEER}
+    assert peer_settings(int8, "offline") == ["runtime.precision=int8+bf16"]
+    assert peer_settings({**int8, "precision": "int8+bf16"}, "offline") == []
+    at_f32 = {**PEER, "inference_precision": "f32"}
+    assert peer_settings({**int8, "openvino_defaults": at_f32}, "offline") == []
+    assert peer_settings({**int8, "precision": "int8+bf16", "openvino_defaults": at_f32}, "offline") == [
+        "runtime.precision=int8"]
+
+
 def test_peer_lines_state_both_and_one_line_to_run_the_peers_choice():
     ran = {"precision": "fp32", "streams": 1, "threads": 2, "openvino_defaults": PEER}
     lines = peer_lines(ran, "single_stream")

@@ -274,7 +274,9 @@ RuntimeSection = create_model(
     precision=(Literal[tuple(dict.fromkeys(p for spec in runtimes.SPECS.values() for p in spec.precisions))],
                Field(runtimes.REFERENCE_PRECISION, description=(
                    "`fp32`; `bf16` with `torch` (autocast) and `openvino`, on CPUs with native bf16; `int8` with "
-                   "`openvino` and `onnxruntime` (see [accuracy.md](accuracy.md))"))),
+                   "`openvino` and `onnxruntime`; `int8+bf16` with `openvino` on CPUs with native bf16: int8, its "
+                   "layers left in float at bf16, as OpenVINO's CPU plugin runs them by default there (see "
+                   "[accuracy.md](accuracy.md))"))),
     **{key: (option.annotation, option) for key, option in _RUNTIME_OPTIONS.items()},
     **{key: (field.annotation, field) for key, field in _RuntimeCommon.model_fields.items()},
 )

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, field_validator
 from pipelines.exported.inspection import FILE_SUFFIXES, ONNX_SUFFIX, PICKLE_SUFFIXES, ExportedFile, read_exported
 from pipelines.exported.recipe import Preprocess  # noqa: F401 (the family's preprocess keys)
 from pipelines.runtimes import registry as runtimes
+from pipelines.runtimes.spec import quantizes
 from pipelines.settings import ArchDefaults, Evaluation, ForwardTiming
 
 NAME = "exported"
@@ -132,9 +133,9 @@ def unsupported_runtime(runtime, source: str = "") -> Optional[str]:
         kind = "an ONNX file" if path.suffix == ONNX_SUFFIX else "an OpenVINO IR"
         return (f"runtime.backend {runtime.backend} cannot run {path.name or 'a file'} (model.file): the file is the "
                 f"network, and {kind} is read by runtime.backend {' or '.join(readers)}")
-    if runtime.precision == "int8" and path.suffix != ONNX_SUFFIX:
-        return ("runtime.precision int8 quantizes an ONNX file, not an IR: give the ONNX export as model.file, or "
-                "run the IR at fp32 or bf16")
+    if quantizes(runtime.precision) and path.suffix != ONNX_SUFFIX:
+        return (f"runtime.precision {runtime.precision} quantizes an ONNX file, not an IR: give the ONNX export as "
+                "model.file, or run the IR at fp32 or bf16")
     return None
 
 

@@ -18,6 +18,12 @@ class RuntimeOptions(BaseModel):
     runtime is refused."""
 
 
+def quantizes(precision: str) -> bool:
+    """Whether the precision runs an int8 quantization of the network (`int8`, or `int8+bf16`: its layers left in
+    float at bf16)."""
+    return precision.split("+")[0] == "int8"
+
+
 @dataclass(frozen=True)
 class RuntimeSpec:
     name: str  # the value of runtime.backend, and the runtime's folder

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from pipelines.runtimes.registry import SPECS
+from pipelines.runtimes.spec import quantizes
 from utils.record import cpu_counters as counter_math
 from utils.record import kernels as kernel_math
 from utils.record import native_time, page_faults, sampled_stacks
@@ -106,7 +107,7 @@ class BelowTheLayer:
         if spec is not None and spec.kernels.from_layers and record.layer_timing is not None:
             self.data.kernel_by_path = {r.path: r.name for r in record.layer_timing.records if r.kind == KIND_LAYER}
         names = list(self.data.kernel_by_path.values())
-        if kernels.get("precision") == "int8":
+        if quantizes(kernels.get("precision", "")):
             flags = kernel_math.cpu_flags(_read("/proc/cpuinfo"))
             kernels["int8"] = kernel_math.int8_instructions(
                 [part for name in names for part in name.split("+")], flags, kernels["backend"])

@@ -11,6 +11,7 @@ from pipelines.runtimes.base import Runtime, RuntimeSettings
 from pipelines.runtimes.cache_integrity import usable_directory
 from pipelines.runtimes.concurrency import scenario_streams
 from pipelines.runtimes.registry import SPECS, build_runtime
+from pipelines.runtimes.spec import quantizes
 from utils.config import AUTO
 from utils.harness.accuracy_pass import map_postprocess
 from utils.harness.calibration_inputs import calibration_inputs
@@ -38,7 +39,7 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
                                scenario_streams(runtime.streams, config.benchmark.scenario), runtime.pinning,
                                usable_directory(runtime.cache_dir) if spec.caches else None)
     scored, calibration = paths, None
-    if runtime.precision == "int8":
+    if quantizes(runtime.precision):
         own = find_images(runtime.calibration.path) if runtime.calibration.path else None
         chosen, scored = calibration_split(paths, runtime.calibration.images, own)
         calibration = calibration_document(chosen, scored, Path(config.dataset.path), runtime.calibration.path)
@@ -58,7 +59,7 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
     built = build_runtime(runtime.backend, **vars(settings), **options)
     if spec.preparing is not None:
         console(f"Preparing {runtime.backend} ({spec.preparing})...")
-        if runtime.precision == "int8":
+        if quantizes(runtime.precision):
             console(f"int8: calibrating on {settings.calibration.images} images "
                     f"({calibration['source']}; the quantized model is cached too)...")
     forward = built.prepare(network, family.example_input(config.preprocess))

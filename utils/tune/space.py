@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional
 
 from pipelines.runtimes.registry import SPECS
+from pipelines.runtimes.spec import quantizes
 from utils.errors import UsageError
 from utils.record.kernels import cpu_flags
 from utils.sweep.plan import MAX_RUNS, parse_axis, safe_name
@@ -25,7 +26,7 @@ SCENARIO_KEY = "benchmark.scenario"
 SCHEDULE_KEYS = (BATCH, THREADS, STREAMS, PINNING)
 # A precision the CPU runs natively only with one of these flags (as /proc/cpuinfo spells them); without them
 # a runtime emulates it, slower than fp32.
-NATIVE_FLAGS = {"bf16": ("avx512_bf16", "amx_bf16")}
+NATIVE_FLAGS = {"bf16": ("avx512_bf16", "amx_bf16"), "int8+bf16": ("avx512_bf16", "amx_bf16")}
 # What makes int8 fast, said beside its candidates: not a condition, int8 runs without them.
 INT8_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
 MAX_BATCH = 8
@@ -201,7 +202,7 @@ def build_space(machine: Machine, runs_streams: bool, images: int, fixed: Mappin
             refusals.append(f"{candidate.name}: {reason}")
         else:
             left.append(candidate)
-    notes = [int8_note(machine)] if "int8" in axes.get(PRECISION, ()) else []
+    notes = [int8_note(machine)] if any(map(quantizes, axes.get(PRECISION, ()))) else []
     if not left:
         raise SpaceError("no candidate of the space can run here:\n  " + "\n  ".join(refusals[-10:]))
     return Space(axes, left, refusals, notes)

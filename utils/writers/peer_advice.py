@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pipelines.runtimes.spec import quantizes
+
 # OpenVINO's element types as detbench's runtime.precision names them.
 PRECISION_NAMES = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
 
@@ -24,7 +26,13 @@ def peer_settings(runtime: dict[str, Any], scenario: str) -> Optional[list[str]]
         return None
     sets = []
     precision = PRECISION_NAMES.get(peer["inference_precision"], peer["inference_precision"])
-    if runtime.get("precision") != "int8" and precision != runtime.get("precision"):
+    ran = runtime.get("precision", "")
+    if quantizes(ran):
+        # An int8 model's own choice is where its float layers run: int8+bf16 where OpenVINO picks bf16.
+        chosen = "int8+bf16" if precision == "bf16" else "int8"
+        if chosen != ran:
+            sets.append(f"runtime.precision={chosen}")
+    elif precision != ran:
         sets.append(f"runtime.precision={precision}")
     if peer["streams"] != runtime.get("streams"):
         sets.append(f"runtime.streams={peer['streams']}")

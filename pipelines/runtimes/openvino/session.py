@@ -31,10 +31,12 @@ from pipelines.runtimes.openvino.signal_stack import shared_core
 from pipelines.runtimes.openvino.spec import INPUT_PRECISIONS, SPEC, OpenVinoOptions
 from pipelines.runtimes.openvino.static_shapes import CompiledByShape
 from pipelines.runtimes.quantization import quantize_network
+from pipelines.runtimes.spec import quantizes
 
 DEVICE = "CPU"
-# int8 runs the quantized model; its layers left in float run in f32.
-PRECISION_TYPES = {"fp32": ov.Type.f32, "bf16": ov.Type.bf16, "int8": ov.Type.f32}
+# int8 runs the quantized model; its layers left in float run in f32, or in bf16 with int8+bf16 (what the CPU
+# plugin picks by itself on a CPU with native bf16).
+PRECISION_TYPES = {"fp32": ov.Type.f32, "bf16": ov.Type.bf16, "int8": ov.Type.f32, "int8+bf16": ov.Type.bf16}
 READ_BACK = ("INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS",
              "EXECUTION_DEVICES", "ENABLE_CPU_PINNING")
 
@@ -53,8 +55,8 @@ class OpenVinoRuntime(Runtime):
 
     def __init__(self, settings: RuntimeSettings = RuntimeSettings(), options: OpenVinoOptions = OpenVinoOptions()):
         precision, input_precision = settings.precision, options.input_precision
-        if precision == "int8" and settings.calibration is None:
-            raise RuntimeNotSupported("runtime.precision int8 needs calibration images (runtime.calibration)")
+        if quantizes(precision) and settings.calibration is None:
+            raise RuntimeNotSupported(f"runtime.precision {precision} needs calibration images (runtime.calibration)")
         if precision not in PRECISION_TYPES:
             raise RuntimeNotSupported(f"runtime.backend openvino runs {' or '.join(PRECISION_TYPES)}, "
                                       f"not {precision}")
@@ -63,7 +65,7 @@ class OpenVinoRuntime(Runtime):
                                       f"{input_precision!r}")
         self.core = shared_core()
         self.capabilities = list(self.core.get_property(DEVICE, "OPTIMIZATION_CAPABILITIES"))
-        if precision == "bf16" and "BF16" not in self.capabilities:
+        if PRECISION_TYPES[precision] == ov.Type.bf16 and "BF16" not in self.capabilities:
             raise RuntimeNotSupported(f"runtime.precision bf16: OpenVINO's CPU plugin offers "
                                       f"{', '.join(self.capabilities)} on this CPU, not BF16; use "
                                       "runtime.precision fp32")
@@ -72,7 +74,7 @@ class OpenVinoRuntime(Runtime):
         self.fuse = settings.fuse
         self.cache_dir = settings.cache_dir
         self.opset = OPSET
-        self.calibration = settings.calibration if precision == "int8" else None
+        self.calibration = settings.calibration if quantizes(precision) else None
         self._auto_streams = settings.streams == AUTO  # resolved by the throughput hint at compile time
         self.streams, self.streams_auto = (1, None) if self._auto_streams else auto_choice(settings.streams, 1, "")
         self.pinning = settings.pinning

@@ -22,7 +22,7 @@ class OpenVinoOptions(RuntimeOptions):
 
 SPEC = RuntimeSpec(
     name="openvino",
-    precisions=("fp32", "bf16", "int8"),
+    precisions=("fp32", "bf16", "int8", "int8+bf16"),
     caches=True,
     file_kinds=(".onnx", ".xml"),
     session="session:OpenVinoRuntime",
