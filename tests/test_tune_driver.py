@@ -34,7 +34,9 @@ def finish(command):
 def test_a_budget_too_short_for_one_round_says_what_fits(tmp_path):
     status, _, stderr = finish(tune(tmp_path, "--minutes", "0.01"))
     assert status == 2
-    assert "is too short: one round of the 2 candidates takes at least" in stderr and "(1 process(es)," in stderr
+    # One way (torch fp32 at batch 1 and 2): its first look is the floor.
+    assert "is too short: a first look at each of the 1 ways of computing takes at least" in stderr
+    assert "(1 process(es)," in stderr
     assert "--resume" in stderr and "Traceback" not in stderr
 
 
@@ -58,7 +60,7 @@ def test_a_stopped_race_keeps_what_it_measured_resumes_and_writes_its_answer(tmp
     assert measured
     # A short budget on resuming: what the test needs is the stopped round finished, not a long race.
     resumed = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "tune", "--resume", str(folder),
-                              "--minutes", "0.3", "--rounds", "2"], capture_output=True, text=True, timeout=600)
+                              "--minutes", "1", "--rounds", "2"], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     final = json.loads(state.read_text())
     assert final["status"] == "complete" and len(final["rounds"]) <= 2 and final["request"]["rounds"] == 2
@@ -80,6 +82,10 @@ def test_a_stopped_race_keeps_what_it_measured_resumes_and_writes_its_answer(tmp
     assert follow_up.startswith("not raced: runtime.allocator") and answer["set_line"] in follow_up
     assert follow_up.endswith("--sweep runtime.allocator=inherit,keep_heap --minutes 5")
     assert document["follow_up"] == follow_up and html.escape(follow_up) in (folder / "report.html").read_text()
+    # The one way's first look ran batch 1 alone; batch 2 joined from round 2; the console says how far it got.
+    assert final["rounds"][0]["field"] == [name for name in final["rounds"][0]["field"] if "batch_size=1" in name]
+    assert document["ways"][0].startswith("torch fp32: 2 of 2 schedule(s) run")
+    assert "how far each way got:" in resumed.stdout
     table = pd.read_csv(folder / "sweep.csv")
     assert len(table) == 2 and set(table["status"]) == {"complete"}
     for row in document["rows"]:

@@ -268,6 +268,8 @@ class Tune:
                     self._out_of_time(current)
                     return True
                 self._launch(self._local, [part], stops)
+                if current["number"] == 1 and not stops.received:
+                    self._check_budget_once()
                 group = group[len(part):]
         return False
 
@@ -439,9 +441,6 @@ class Tune:
         done = [other for entry in self.race.entries for other in entry.runs if other.status != "pending"]
         if not done:
             return group[:1]
-        if group[0].round == 1 and not getattr(self, "_budget_checked", False):
-            self._budget_checked = True
-            self._check_budget(done)
         starts = sorted(run.start_s for run in done if run.start_s > 0)
         spent = self.elapsed() + (starts[len(starts) // 2] if starts else 0.0)
         part = []
@@ -452,10 +451,16 @@ class Tune:
             part.append(run)
         return part
 
+    def _check_budget_once(self) -> None:
+        """After the race's first run: a budget that cannot pay for a first look at every way is a mistake. Each
+        process of round 1 costs at least what the first run did (it started a process and checked its accuracy
+        too), so that many first runs are a floor under the round."""
+        done = [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
+        if done and not getattr(self, "_budget_checked", False):
+            self._budget_checked = True
+            self._check_budget(done)
+
     def _check_budget(self, done: list[Run]) -> None:
-        """After the first run: a budget that cannot pay for one round of every candidate is a mistake. Each
-        process of round 1 costs at least what the first run did (it started a process too), so that many
-        first runs are a floor under the round."""
         processes = len(self._groups([entry.runs[0] for entry in self.race.entries if entry.runs]))
         per_process = sum(run.seconds + run.start_s for run in done) / len(done)
         needed = per_process * processes
