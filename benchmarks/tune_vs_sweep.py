@@ -2,9 +2,13 @@
 against each other in interleaved rounds.
 
     .venv/bin/python benchmarks/tune_vs_sweep.py [--batch 1,2,4] [--threads 1,2] [--minutes M] [--rounds 3]
-        [--set KEY=VALUE ...]
+        [--set KEY=VALUE ...] [--data DIR [--labels PATH] [--weights FILE] [--img-size N]]
+    .venv/bin/python benchmarks/tune_vs_sweep.py --data ../shared/data/shapes/images \
+        --labels ../shared/data/shapes/instances.json --weights ../shared/data/shapes/yolov7-tiny-shapes.pt \
+        --img-size 320 --threads 2 --minutes 10
 
-The space is the issue's: yolov7-tiny at 320 on the bundled photos (configs/samples_tiny.yaml), every runtime x
+The space is the issue's: yolov7-tiny at 320 on the bundled photos (configs/samples_tiny.yaml), or on --data with
+its --labels (without them, every verdict is the label-free one) and --weights, every runtime x
 precision pair this CPU runs natively (tune's own space: installed runtimes, bf16 only with its flags), the
 batch sizes and thread counts given, pinning off. The exhaustive sweep is what a user runs today: one `--sweep`
 per runtime (a sweep crosses its axes, and not every runtime offers every precision), every point with its own
@@ -52,12 +56,22 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--minutes", type=float, help="tune's budget (default: a quarter of the sweep's time)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the two winners")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--data", type=Path, help="a folder of images (dataset.path) instead of the bundled photos")
+    parser.add_argument("--labels", type=Path, help="--data's labels (dataset.labels): a YOLO folder or COCO json")
+    parser.add_argument("--weights", type=Path, help="model.weights, trained for --data's scenes")
+    parser.add_argument("--img-size", type=int, help="preprocess.img_size")
     parser.add_argument("--tune-from", metavar="DIR",
                         help="with --sweeps-from: a finished tune directory to judge (its tune.json's time) instead "
                              "of racing again")
     parser.add_argument("--sweeps-from", metavar="DIR",
                         help="reuse the sweeps of an earlier run of this script (its sweeps.json) and race tune only")
-    return parser.parse_args()
+    args = parser.parse_args()
+    data = [f"dataset.path={args.data.resolve()}"] if args.data else []
+    data += [f"dataset.labels={args.labels.resolve()}"] if args.labels else []
+    data += [f"model.weights={args.weights.resolve()}"] if args.weights else []
+    data += [f"preprocess.img_size={args.img_size}"] if args.img_size else []
+    args.overrides = data + args.overrides  # the user's own --set after, so they win
+    return args
 
 
 def benchmark(*arguments: str) -> tuple[int, float, str]:
@@ -178,6 +192,8 @@ def main() -> int:
         return 1
     answer = document["answer"]
     print(answer["statement"])
+    for line in document.get("ways", []):
+        print(f"  way {line}")
     for entry in answer["rounds"]:
         print(f"  round {entry['number']}: {len(entry['field'])} candidates, {len(entry['capped'])} left out by the "
               f"budget, {len(entry['dropped'])} dropped after it, {entry['seconds']:.0f} s")
