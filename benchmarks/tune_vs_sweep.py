@@ -12,8 +12,9 @@ its --labels (without them, every verdict is the label-free one) and --weights, 
 precision pair this CPU runs natively (tune's own space: installed runtimes, bf16 only with its flags), the
 batch sizes and thread counts given, pinning off. The exhaustive sweep is what a user runs today: one `--sweep`
 per runtime (a sweep crosses its axes, and not every runtime offers every precision), every point with its own
-accuracy check; its answer is the fastest point within the accuracy budget over the runtimes' sweeps. tune then
-races the same space with a budget of --minutes (default: a quarter of the sweep's time, the issue's goal).
+accuracy check; its answer is the fastest point within the accuracy budget over the runtimes' sweeps (beside it,
+OpenVINO's int8+bf16 against int8 at each point both ran). tune then races the same space with a budget of
+--minutes (default: a quarter of the sweep's time, the issue's goal).
 
 The two winners, when they differ, then run as plain runs in --rounds interleaved rounds (A B, B A, ...): the
 ratio of tune's winner's p50 per image to the sweep's, per round and its median, says whether tune's winner is
@@ -111,6 +112,34 @@ def run_sweeps(folder: Path, args: argparse.Namespace) -> tuple[float, dict]:
     return total, best
 
 
+def ratio(row: dict, other: dict, key: str) -> str:
+    return f"{row[key] / other[key]:.3f}" if row.get(key) and other.get(key) else "?"
+
+
+def int8_pairs(folder: Path) -> list[str]:
+    """OpenVINO's int8 with its float layers at bf16 against plain int8, point by point of the sweep (the same
+    batch size and threads), with each one's verdict."""
+    document = folder / "sweep_openvino" / "sweep.json"
+    if not document.is_file():
+        return []
+    rows = json.loads(document.read_text())["rows"]
+    by_key = {}
+    for row in rows:
+        if row.get("status") == "complete" and row.get("runtime.precision") in ("int8", "int8+bf16"):
+            key = (row.get("dataset.batch_size"), row.get("runtime.threads"))
+            by_key.setdefault(key, {})[row["runtime.precision"]] = row
+    lines = []
+    for (batch, threads), pair in sorted(by_key.items()):
+        if len(pair) == 2:
+            plain, mixed = pair["int8"], pair["int8+bf16"]
+            lines.append(f"batch {batch}, {threads} threads: int8+bf16 {mixed['p50_ms_per_image']:.2f} against int8 "
+                         f"{plain['p50_ms_per_image']:.2f} ms/image (x{ratio(mixed, plain, 'p50_ms_per_image')}); "
+                         f"forward x{ratio(mixed, plain, 'forward_p50_ms_per_image')}; verdicts "
+                         f"{mixed.get('agreement')} and {plain.get('agreement')}, mAP drops {mixed.get('map_drop')} "
+                         f"and {plain.get('map_drop')}")
+    return lines
+
+
 def run_tune(folder: Path, args: argparse.Namespace, minutes: float, run_id: str) -> tuple[int, float, dict, str]:
     status, seconds, output = benchmark(
         "tune", "--config", str(CONFIG), "--minutes", f"{minutes:.2f}",
@@ -165,6 +194,8 @@ def main() -> int:
     else:
         sweep_s, swept = run_sweeps(folder, args)
         (folder / "sweeps.json").write_text(json.dumps({"seconds": sweep_s, "best": swept}, indent=2) + "\n")
+    for line in int8_pairs(folder):
+        print(f"openvino {line}")
     minutes = args.minutes or sweep_s / 4 / 60
     print(f"exhaustive sweep: {sweep_s:.0f} s; best within the budget: {swept['point'] if swept else 'none'}")
     if args.tune_from:
