@@ -50,6 +50,9 @@ YOLO_CONFIG_DIR, with the dataset YAML written locally; its font check fails qui
 `benchmark()` is called as a function (the `yolo benchmark` command line drops `split`, so the int8 exports would
 calibrate on the scored images).
 
+Ultralytics' own predict loop (its speed dict and wall time) beside detbench's pipeline and forward on the same
+files: benchmarks/ultralytics_predict.py.
+
 Rounds interleave the two sides (the peer first in even rounds, detbench first in odd ones, detbench's runs in
 reversed order too), so neither always runs right after the other. The machine may be shared: the load average
 of each side's measurements is printed beside its figures. Quote the CPU flags with every figure. Prints its
