@@ -1,6 +1,12 @@
 """The race's plan over ways of computing (utils/tune/ways.py): first looks in the order the CPU's facts favour,
 one per way; successive halving after them; the precisions a folder is too small to judge; how far each way got."""
-from utils.tune.space import BACKEND, BATCH, PINNING, PRECISION, THREADS, Candidate
+from types import SimpleNamespace
+
+import pytest
+
+from utils.errors import UsageError
+from utils.tune.driver import Tune
+from utils.tune.space import BACKEND, BATCH, PINNING, PRECISION, THREADS, Candidate, Space
 from utils.tune.state import Entry, Run
 from utils.tune.ways import (first_look_order, first_looks, folder_needed, halve, native_parts, undecidable,
                              way_lines, way_rank)
@@ -103,3 +109,39 @@ def test_way_lines_say_how_far_each_way_got_and_why_it_stopped():
         "openvino bf16: 2 of 2 schedule(s) run, up to round 3 of 3, best 5.00 ms/image; in the race at its end",
         "torch fp32: 1 of 2 schedule(s) run, up to round 1 of 3, best 9.00 ms/image; stopped: halved: slow",
         "onnxruntime int8: no run completed; not reached: out of time"]
+
+
+def folder(labels=None, accuracy=True):
+    """The config facts the race's leave-out step reads (a loaded config's sections)."""
+    return SimpleNamespace(benchmark=SimpleNamespace(accuracy=SimpleNamespace(enabled=accuracy)),
+                           runtime=SimpleNamespace(calibration=SimpleNamespace(images=300, path=None)),
+                           dataset=SimpleNamespace(labels=labels))
+
+
+def race_over(images, *ways):
+    candidates = [candidate(backend, precision) for backend, precision in ways]
+    precisions = tuple(dict.fromkeys(precision for _, precision in ways))
+    return SimpleNamespace(images=images, space=Space({PRECISION: precisions}, candidates))
+
+
+def test_the_race_says_at_the_start_which_precisions_the_folder_cannot_judge_and_what_it_answers():
+    race = race_over(48, ("openvino", "fp32"), ("openvino", "bf16"), ("onnxruntime", "int8"))
+    Tune._leave_out_undecidable(race, folder())
+    assert [c.values[PRECISION] for c in race.space.candidates] == ["fp32", "bf16"]
+    assert race.space.refusals == ["runtime.precision=int8: cannot be judged here: the folder holds 48 image(s), of "
+                                   "which int8 calibrates on 24: 24 to score, fewer than the 30 a verdict without "
+                                   "labels needs; give 59 images or more (or runtime.calibration.path, a folder of "
+                                   "other images), or labels (dataset.labels)"]
+    assert race.space.notes == ["with these images the race answers among: openvino bf16, openvino fp32"]
+    # With labels, or with the accuracy check off, nothing is left out.
+    for config in (folder(labels="labels/"), folder(accuracy=False)):
+        kept = race_over(48, ("openvino", "fp32"), ("onnxruntime", "int8"))
+        Tune._leave_out_undecidable(kept, config)
+        assert len(kept.space.candidates) == 2 and not kept.space.refusals
+
+
+def test_a_folder_that_can_judge_no_way_is_refused_with_the_images_it_needs():
+    race = race_over(10, ("openvino", "bf16"), ("onnxruntime", "int8"))
+    with pytest.raises(UsageError, match="no way of computing can be judged on this folder") as refused:
+        Tune._leave_out_undecidable(race, folder())
+    assert "give 30 images or more" in str(refused.value) and "give 59 images or more" in str(refused.value)
