@@ -1,16 +1,17 @@
 """tune against the exhaustive sweep on the same space: both times, both answers, and the two winners judged
 against each other in interleaved rounds.
 
-    .venv/bin/python benchmarks/tune_vs_sweep.py [--batch 1,2,4] [--threads 1,2] [--minutes M] [--rounds 3]
+    .venv/bin/python benchmarks/tune_vs_sweep.py [--batch 1,2,4] [--threads 1,2] [--runtimes R1,R2] [--minutes M]
+        [--rounds 3]
         [--set KEY=VALUE ...] [--data DIR [--labels PATH] [--weights FILE] [--img-size N]]
     .venv/bin/python benchmarks/tune_vs_sweep.py --data ../shared/data/shapes/images \
         --labels ../shared/data/shapes/instances.json --weights ../shared/data/shapes/yolov7-tiny-shapes.pt \
         --img-size 320 --threads 2 --minutes 10
 
 The space is the issue's: yolov7-tiny at 320 on the bundled photos (configs/samples_tiny.yaml), or on --data with
-its --labels (without them, every verdict is the label-free one) and --weights, every runtime x
-precision pair this CPU runs natively (tune's own space: installed runtimes, bf16 only with its flags), the
-batch sizes and thread counts given, pinning off. The exhaustive sweep is what a user runs today: one `--sweep`
+its --labels (without them, every verdict is the label-free one) and --weights, every runtime x precision pair
+this CPU runs natively (tune's own space: installed runtimes, or those of --runtimes, bf16 only with its flags),
+the batch sizes and thread counts given, pinning off. The exhaustive sweep is what a user runs today: one `--sweep`
 per runtime (a sweep crosses its axes, and not every runtime offers every precision), every point with its own
 accuracy check; its answer is the fastest point within the accuracy budget over the runtimes' sweeps (beside it,
 OpenVINO's int8+bf16 against int8 at each point both ran). tune then races the same space with a budget of
@@ -54,6 +55,8 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", default="1,2,4", help="batch sizes of the space")
     parser.add_argument("--threads", default="1,2", help="thread counts of the space")
+    parser.add_argument("--runtimes", help="the runtimes of the space, e.g. onnxruntime,openvino (default: every "
+                                           "installed one)")
     parser.add_argument("--minutes", type=float, help="tune's budget (default: a quarter of the sweep's time)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the two winners")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
@@ -87,10 +90,15 @@ def sets(items: list[str]) -> list[str]:
     return [part for item in items for part in ("--set", item)]
 
 
+def runtimes(args: argparse.Namespace) -> list[str]:
+    installed = this_machine().installed
+    return [name for name in installed if not args.runtimes or name in args.runtimes.split(",")]
+
+
 def run_sweeps(folder: Path, args: argparse.Namespace) -> tuple[float, dict]:
     """One sweep per installed runtime over its native precisions; the best within the budget over all."""
     machine, total, best = this_machine(), 0.0, None
-    for name in machine.installed:
+    for name in runtimes(args):
         precisions = [p for p in SPECS[name].precisions if precision_refusal(p, machine) is None]
         status, seconds, output = benchmark(
             "--config", str(CONFIG), *sets(args.overrides + [f"run.output_dir={folder}", f"run.id=sweep_{name}",
@@ -144,7 +152,8 @@ def run_tune(folder: Path, args: argparse.Namespace, minutes: float, run_id: str
     status, seconds, output = benchmark(
         "tune", "--config", str(CONFIG), "--minutes", f"{minutes:.2f}",
         *sets(args.overrides + [f"run.output_dir={folder}", f"run.id={run_id}", "runtime.pinning=false"]),
-        "--sweep", f"dataset.batch_size={args.batch}", "--sweep", f"runtime.threads={args.threads}")
+        "--sweep", f"dataset.batch_size={args.batch}", "--sweep", f"runtime.threads={args.threads}",
+        *(["--sweep", f"runtime.backend={','.join(runtimes(args))}"] if args.runtimes else []))
     document = folder / run_id / "sweep.json"
     return status, seconds, json.loads(document.read_text()) if document.is_file() else {}, output
 
