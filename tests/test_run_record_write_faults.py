@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 import utils.writers.atomic
-import utils.writers.detections
-import utils.writers.run_journal
+import utils.writers.streamed_csv
 from benchmark import main
 from tests.helpers import EVERY_PHASE as QUICK, assert_nothing_half_written, read_json, small_photos, utc
 from utils.writers.atomic import OutputWriteError, atomic_write_text
@@ -166,7 +165,7 @@ class FullDisk:
 def full_disk(monkeypatch):
     def fill(fills_at):
         disk = FullDisk(fills_at)
-        for module in (utils.writers.atomic, utils.writers.detections, utils.writers.run_journal):
+        for module in (utils.writers.atomic, utils.writers.streamed_csv):
             monkeypatch.setattr(module, "os", disk)
             monkeypatch.setattr(module, "open", disk.open, raising=False)
         return disk
@@ -236,7 +235,7 @@ def test_a_detection_writer_that_cannot_start_leaves_no_temporary(tmp_path, monk
         opened.append(file)
         return open(file, *args, **kwargs)
 
-    monkeypatch.setattr(utils.writers.detections, "open", second_open_fails, raising=False)
+    monkeypatch.setattr(utils.writers.streamed_csv, "open", second_open_fails, raising=False)
     with pytest.raises(OutputWriteError, match="skipped.csv: No space left on device"):
         _detection_writer(tmp_path)
     assert list(tmp_path.iterdir()) == []
@@ -253,7 +252,7 @@ def test_a_detection_writer_whose_closing_fails_leaves_no_file(tmp_path, monkeyp
         def fsync(descriptor):
             raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(utils.writers.detections, "os", NoSync())
+    monkeypatch.setattr(utils.writers.streamed_csv, "os", NoSync())
     with pytest.raises(OutputWriteError, match="detections.csv: Read-only file system"):
         writer.close()
     assert list(tmp_path.iterdir()) == []

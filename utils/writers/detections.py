@@ -7,9 +7,6 @@ run never leaves one cut mid-row.
 """
 from __future__ import annotations
 
-import io
-import csv
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -22,66 +19,10 @@ from utils.writers import layout
 from utils.writers.annotate import draw_detections
 from utils.writers.atomic import OutputWriteError, atomic_write_bytes
 from utils.writers.masks import label_map
+from utils.writers.streamed_csv import StreamedCsv
 
 DETECTION_COLUMNS = ("image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2")
 SKIPPED_COLUMNS = ("image", "reason")
-
-
-class _StreamedCsv:
-    def __init__(self, target: Path, columns: tuple[str, ...]):
-        self.target = target
-        try:
-            self.handle = open(target, "w", newline="")
-        except OSError as error:
-            raise OutputWriteError(target, error) from error
-        self.pending = io.StringIO()  # the rows of the batch being written
-        self.writer = csv.writer(self.pending)
-        try:
-            self.write(columns)
-            self.flush()
-        except BaseException:
-            self.discard()
-            raise
-
-    def write(self, row: tuple) -> None:
-        self.writer.writerow(row)
-
-    def flush(self) -> None:
-        """The pending rows in one write, flushed to the operating system."""
-        text = self.pending.getvalue()
-        if not text or self.handle.closed:
-            return
-        self.pending.seek(0)
-        self.pending.truncate()
-        try:
-            self.handle.write(text)
-            self.handle.flush()
-        except OSError as error:
-            self.discard()
-            raise OutputWriteError(self.target, error) from error
-
-    def publish(self) -> None:
-        """The last rows, then closed and synced to the disk; a write that fails here leaves no file of that name."""
-        if self.handle.closed:
-            return
-        self.flush()
-        try:
-            os.fsync(self.handle.fileno())
-            self.handle.close()
-        except OSError as error:
-            self.discard()
-            raise OutputWriteError(self.target, error) from error
-
-    def discard(self) -> None:
-        if not self.handle.closed:
-            try:
-                self.handle.close()
-            except OSError:
-                pass
-        try:
-            os.unlink(self.target)
-        except OSError:
-            pass
 
 
 class DetectionWriter:
@@ -92,9 +33,9 @@ class DetectionWriter:
         self.note = note
         self.images_dir = run_path / layout.IMAGES_DIR if save_images else None
         self.masks_dir = run_path / layout.MASKS_DIR
-        self._detections = _StreamedCsv(run_path / layout.DETECTIONS, DETECTION_COLUMNS)
+        self._detections = StreamedCsv(run_path / layout.DETECTIONS, DETECTION_COLUMNS)
         try:
-            self._skipped = _StreamedCsv(run_path / layout.SKIPPED, SKIPPED_COLUMNS)
+            self._skipped = StreamedCsv(run_path / layout.SKIPPED, SKIPPED_COLUMNS)
         except BaseException:
             self._detections.discard()
             raise

@@ -8,70 +8,12 @@ pass. At the end the writers write every file from the run record as before, rep
 """
 from __future__ import annotations
 
-import csv
-import io
-import os
 import threading
 from pathlib import Path
 from typing import Callable, Sequence
 
 from utils.record.steps import STEP_TIMER_COLUMNS, StepRecord, step_rows
-from utils.writers.atomic import OutputWriteError
-
-
-class AppendedCsv:
-    """A CSV under its real name that grows by whole batches of rows, each written in one go and flushed."""
-
-    def __init__(self, target: Path, columns: Sequence[str]):
-        self.target = target
-        self.columns = list(columns)
-        try:
-            self.handle = open(target, "w", newline="", encoding="utf-8")
-        except OSError as error:
-            raise OutputWriteError(target, error) from error
-        self.append([dict(zip(self.columns, self.columns))])
-
-    def append(self, rows: Sequence[dict]) -> None:
-        if not rows or self.handle.closed:
-            return
-        text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=self.columns, extrasaction="ignore")
-        writer.writerows(rows)
-        try:
-            self.handle.write(text.getvalue())
-            self.handle.flush()
-        except OSError as error:
-            self.discard()  # a row cut by the failure is never left for a reader
-            raise OutputWriteError(self.target, error) from error
-
-    def sync(self) -> None:
-        """Down to the disk itself (a flush reaches the operating system only): once per pass, not per batch."""
-        if self.handle.closed:
-            return
-        try:
-            os.fsync(self.handle.fileno())
-        except OSError as error:
-            self.discard()
-            raise OutputWriteError(self.target, error) from error
-
-    def close(self) -> None:
-        if not self.handle.closed:
-            try:
-                self.handle.close()
-            except OSError as error:
-                self.discard()
-                raise OutputWriteError(self.target, error) from error
-
-    def discard(self) -> None:
-        if not self.handle.closed:
-            try:
-                self.handle.close()
-            except OSError:
-                pass
-        try:
-            self.target.unlink()
-        except OSError:
-            pass
+from utils.writers.streamed_csv import StreamedCsv
 
 
 class StepJournal:
@@ -82,7 +24,7 @@ class StepJournal:
         self.origin_ns = origin_ns
         self.written = 0
         self._lock = threading.Lock()  # LoadGen's streams end batches from their own threads
-        self.file = AppendedCsv(target, STEP_TIMER_COLUMNS)
+        self.file = StreamedCsv(target, STEP_TIMER_COLUMNS)
 
     def batch_ended(self) -> None:
         """The timer's `after_batch`: once it returns, the batch is on disk (bar a power cut)."""
@@ -115,7 +57,7 @@ class TableJournal:
     def __init__(self, target: Path, columns: Sequence[str], rows_since: Callable[[int], list[dict]]):
         self.rows_since = rows_since
         self.written = 0
-        self.file = AppendedCsv(target, columns)
+        self.file = StreamedCsv(target, columns)
 
     def pass_ended(self) -> None:
         rows = self.rows_since(self.written)
