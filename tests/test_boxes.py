@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from pipelines.boxes.conversions import clip_boxes, scale_boxes_to_original, xywh_to_xyxy
+from pipelines.boxes.conversions import clip_boxes, scale_boxes_to_original, xywh_to_xyxy, xyxy_to_xywh
 from pipelines.boxes.letterbox import letterbox_geometry
 
 
@@ -65,3 +65,10 @@ def test_round_trip_through_letterbox_space(h, w, new_shape, auto):
         [geometry.pad_left, geometry.pad_top, geometry.pad_left, geometry.pad_top], dtype=torch.float32
     )
     torch.testing.assert_close(scale_boxes_to_original(forward, geometry, (h, w)), original, rtol=0, atol=1e-3)
+
+
+def test_corners_become_centre_and_size_and_back():
+    corners = torch.tensor([[10.0, 20.0, 30.0, 60.0]])
+    centred = xyxy_to_xywh(corners)
+    assert centred.tolist() == [[20.0, 40.0, 20.0, 40.0]]
+    assert torch.equal(xywh_to_xyxy(centred), corners)

@@ -14,6 +14,12 @@ def xywh_to_xyxy(boxes_xywh: torch.Tensor) -> torch.Tensor:
     return torch.cat((centre - half_size, centre + half_size), dim=-1)
 
 
+def xyxy_to_xywh(boxes_xyxy: torch.Tensor) -> torch.Tensor:
+    """(..., 4) x1, y1, x2, y2 -> (..., 4) centre-x, centre-y, width, height (new tensor)."""
+    x1, y1, x2, y2 = boxes_xyxy.unbind(-1)
+    return torch.stack(((x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1), dim=-1)
+
+
 def _clip_corners_(corners: torch.Tensor, shape_hw: tuple[int, int]) -> None:
     """Clamp the (..., 4) xyxy corners into an image of shape (h, w), in place."""
     height, width = shape_hw

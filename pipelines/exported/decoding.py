@@ -6,6 +6,8 @@ from typing import Optional, Sequence
 
 import torch
 
+from pipelines.boxes.conversions import xywh_to_xyxy
+
 PAD_SCORE = -1.0  # a padding row's score: below every cut, so no padding row is ever kept
 
 
@@ -23,18 +25,8 @@ def with_objectness(boxes_cxcywh: torch.Tensor, scores: torch.Tensor,
     return torch.cat((boxes_cxcywh, objectness[..., None], scores), dim=-1)
 
 
-def xyxy_to_cxcywh(boxes: torch.Tensor) -> torch.Tensor:
-    x1, y1, x2, y2 = boxes.unbind(-1)
-    return torch.stack(((x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1), dim=-1)
-
-
-def cxcywh_to_xyxy(boxes: torch.Tensor) -> torch.Tensor:
-    cx, cy, w, h = boxes.unbind(-1)
-    return torch.stack((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2), dim=-1)
-
-
 def normalised_cxcywh_to_xyxy(boxes: torch.Tensor, height: int, width: int) -> torch.Tensor:
-    return cxcywh_to_xyxy(boxes * boxes.new_tensor([width, height, width, height]))
+    return xywh_to_xyxy(boxes * boxes.new_tensor([width, height, width, height]))
 
 
 def rows(boxes_xyxy: torch.Tensor, scores: torch.Tensor, classes: torch.Tensor) -> torch.Tensor:

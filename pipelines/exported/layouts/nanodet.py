@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import torch
 
-from pipelines.exported.decoding import (distances_to_xyxy, distribution_distances, grid_points, with_objectness,
-                                         xyxy_to_cxcywh)
+from pipelines.boxes.conversions import xyxy_to_xywh
+from pipelines.exported.decoding import distances_to_xyxy, distribution_distances, grid_points, with_objectness
 from pipelines.exported.inspection import ExportedFile
 from pipelines.exported.layouts.contract import (ASSUMED, SIGNED, Misfit, Reading, anchor_count, fixed, names_fit,
                                                  only_the_image)
@@ -61,4 +61,4 @@ def raw(outputs, reading: Reading, height: int, width: int):
     corners = distances_to_xyxy(cells * strides[:, None], distances)
     limits = corners.new_tensor([width, height, width, height])
     corners = torch.minimum(corners.clamp(min=0), limits)
-    return with_objectness(xyxy_to_cxcywh(corners), values[..., :classes])
+    return with_objectness(xyxy_to_xywh(corners), values[..., :classes])

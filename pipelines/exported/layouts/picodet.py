@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import torch
 
-from pipelines.exported.decoding import (distances_to_xyxy, distribution_distances, grid_points, with_objectness,
-                                         xyxy_to_cxcywh)
+from pipelines.boxes.conversions import xyxy_to_xywh
+from pipelines.exported.decoding import distances_to_xyxy, distribution_distances, grid_points, with_objectness
 from pipelines.exported.inspection import ExportedFile
 from pipelines.exported.layouts.contract import SIGNED, Misfit, Reading, anchor_count, fixed, names_fit, only_the_image
 from pipelines.exported.paddle_sidecar import read_infer_config
@@ -87,4 +87,4 @@ def raw(outputs, reading: Reading, height: int, width: int):
     cells, cell_strides = grid_points(height, width, strides, offset=0.5)
     centres = cells * cell_strides[:, None]
     distances = distribution_distances(distributions, bins) * cell_strides[:, None]
-    return with_objectness(xyxy_to_cxcywh(distances_to_xyxy(centres, distances)), scores)
+    return with_objectness(xyxy_to_xywh(distances_to_xyxy(centres, distances)), scores)

@@ -7,7 +7,8 @@ The recipe is read from `infer_cfg.yml` beside the file when it is there; else P
 each axis resized to the input with OpenCV's cubic filter on the 8-bit RGB image, divided by 255."""
 from __future__ import annotations
 
-from pipelines.exported.decoding import with_objectness, xyxy_to_cxcywh
+from pipelines.boxes.conversions import xyxy_to_xywh
+from pipelines.exported.decoding import with_objectness
 from pipelines.exported.inspection import ExportedFile
 from pipelines.exported.layouts.contract import SIGNED, Misfit, Reading, fixed, names_fit
 from pipelines.exported.layouts.paddle_nms import RECIPE, extra_inputs
@@ -48,4 +49,4 @@ def read(file: ExportedFile):
 
 def raw(outputs, reading: Reading, height: int, width: int):
     boxes = outputs[reading.roles["boxes"]].float()
-    return with_objectness(xyxy_to_cxcywh(boxes), outputs[reading.roles["scores"]].float().transpose(1, 2))
+    return with_objectness(xyxy_to_xywh(boxes), outputs[reading.roles["scores"]].float().transpose(1, 2))

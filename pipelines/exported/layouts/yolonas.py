@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pipelines.exported.decoding import with_objectness, xyxy_to_cxcywh
+from pipelines.boxes.conversions import xyxy_to_xywh
+from pipelines.exported.decoding import with_objectness
 from pipelines.exported.inspection import ExportedFile
 from pipelines.exported.layouts.contract import (ASSUMED, NAMED, Misfit, Reading, anchor_count, fixed, named,
                                                  names_fit, only_the_image)
@@ -56,4 +57,4 @@ def read(file: ExportedFile):
 
 def raw(outputs, reading: Reading, height: int, width: int):
     boxes = outputs[reading.roles["boxes"]].float()
-    return with_objectness(xyxy_to_cxcywh(boxes), outputs[reading.roles["scores"]].float())
+    return with_objectness(xyxy_to_xywh(boxes), outputs[reading.roles["scores"]].float())
