@@ -28,6 +28,15 @@ def bias_shift(scores, cut, per_image=PER_IMAGE):
     return logit(cut) - middle
 
 
+class Biases:  # one shift for the class convolutions of every stride
+    def __init__(self, convs):
+        self.convs = convs
+
+    def add_(self, value):
+        for conv in self.convs:
+            conv.bias.add_(value)
+
+
 def calibrate(scores_of, bias, cut, rounds=3):
     """Shifts the class head's bias until about PER_IMAGE scores per image pass cut; scores_of() -> every
     candidate's score over the images. Repeated: scores that round to 1.0 hide their logit the first time."""
@@ -399,15 +408,6 @@ model = exp.get_model().eval()
 head = model.head
 
 
-class Biases:  # one shift for the class convolutions of every stride
-    def __init__(self, convs):
-        self.convs = convs
-
-    def add_(self, value):
-        for conv in self.convs:
-            conv.bias.add_(value)
-
-
 def anchor_scores():
     out = []
     for image in IMAGES:
@@ -572,15 +572,6 @@ with torch.no_grad():
         model(inputs(image))
 for norm in norms:
     norm.eval()
-
-
-class Biases:  # one shift for the class convolutions of every stride
-    def __init__(self, convs):
-        self.convs = convs
-
-    def add_(self, value):
-        for conv in self.convs:
-            conv.bias.add_(value)
 
 
 heads = [getattr(model.heads, f"head{i}") for i in (1, 2, 3)]
