@@ -50,6 +50,21 @@ def no_process_outlives_its_test(request, processes_of_this_session):
                     pytrace=False)
 
 
+@pytest.fixture(autouse=True)
+def thread_counts_kept():
+    """torch's and OpenCV's thread counts are process-wide: a runtime a test prepares and never closes would
+    leave every later test in this process on its share."""
+    import cv2
+    import torch
+
+    torch_threads, opencv_threads = torch.get_num_threads(), cv2.getNumThreads()
+    yield
+    if torch.get_num_threads() != torch_threads:
+        torch.set_num_threads(torch_threads)
+    if cv2.getNumThreads() != opencv_threads:
+        cv2.setNumThreads(opencv_threads)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def cache_of_this_session(tmp_path_factory):
     """Exports, int8 models and their accuracy-aware choices are cached in a folder of this session's, never the

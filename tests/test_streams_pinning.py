@@ -12,12 +12,13 @@ import pytest
 import torch
 
 from benchmark import main
-from pipelines.runtimes.base import RuntimeNotSupported
+from pipelines.runtimes.base import PreparedForward, RuntimeNotSupported
 from pipelines.runtimes.concurrency import cores_to_pin, ort_intra_op_affinities, stream_cores, threads_per_stream
 from pipelines.runtimes.registry import build_runtime
 from tests.forward_inputs import as_taken
 from tests.paths import ROOT
 from utils.config import ConfigError, load_config
+from utils.harness.reference import with_the_runs_threads
 
 CONFIG = ROOT / "configs" / "samples_tiny.yaml"
 
@@ -117,6 +118,28 @@ def test_torch_streams_give_each_workers_torch_and_opencv_their_share_and_one_st
     finally:
         torch.set_num_threads(torch_threads)
         cv2.setNumThreads(opencv_threads)
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])
+def test_another_runtime_keeps_torch_to_one_thread_while_it_runs_and_gives_the_count_back(backend, network,
+                                                                                         tmp_path):
+    # torch's team of 2 spinning at its barrier beside the runtime's pool slowed the forward by half on 2 cores.
+    torch.set_num_threads(2)
+    runtime = build_runtime(backend, threads=2, cache_dir=tmp_path)
+    runtime.prepare(network, torch.rand(1, 3, 64, 64))
+    assert torch.get_num_threads() == 1
+    settings = runtime.settings()
+    assert settings["torch_threads_per_stream"] == 1 and settings["threads"] == 2
+    runtime.close()
+    assert torch.get_num_threads() == 2
+
+
+def test_the_reference_forward_runs_on_the_runs_threads_and_leaves_torch_on_its_share():
+    seen = []
+    forward = with_the_runs_threads(PreparedForward(lambda batch: seen.append(torch.get_num_threads()), None), 2)
+    torch.set_num_threads(1)
+    forward(torch.zeros(1))
+    assert seen == [2] and torch.get_num_threads() == 1
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no process affinity on this OS")

@@ -7,13 +7,15 @@ so the OS does not move them.
 from __future__ import annotations
 
 import os
-from typing import Optional, Sequence
+from contextlib import contextmanager
+from typing import Iterator, Optional, Sequence
 
 import torch
 
 from pipelines.runtimes.base import RuntimeNotSupported
 
 
+TORCH_OWN_THREADS = torch.get_num_threads()  # torch's default, before a runtime shares threads out
 AUTO = "auto"
 AUTO_ONE_REQUEST = "auto:single_stream"  # auto where one request at a time is in flight
 ONE_REQUEST = "auto in single_stream: one request is in flight at a time, and one stream takes every thread"
@@ -42,14 +44,35 @@ def threads_per_stream(threads: int, streams: int) -> int:
     return threads // streams
 
 
-def share_torch_threads(threads: int, streams: int) -> int:
-    """For a runtime other than torch: with streams, each stream's worker thread runs the torch ops around its
-    forward (letterbox, NMS) in an OpenMP team of its own. Teams of the run's whole thread count would put
-    streams x threads threads on its cores, where a team member preempted by another stream's inference holds
-    the rest at the barrier; each worker's team gets its stream's share instead. Returns torch's thread count."""
-    if streams > 1:
-        torch.set_num_threads(threads_per_stream(threads, streams))
-    return torch.get_num_threads()
+def share_torch_threads() -> int:
+    """For a runtime other than torch: the torch ops around its forward (letterbox, decode, NMS) run on one thread,
+    in each stream's worker as on the caller. A larger torch team waits at its barrier by spinning (libgomp's
+    policy) on the cores the runtime's pool needs next, and the pool's own spinning threads hold the cores that
+    team wants: each slows the other (benchmarks/runtime_loop.py --with-stages prints what it costs). Those ops are
+    small next to the forward. Returns torch's thread count; close() gives the previous one back
+    (restore_torch_threads)."""
+    torch.set_num_threads(1)
+    return 1
+
+
+def restore_torch_threads(count: Optional[int]) -> None:
+    """torch's thread count as it was before a runtime shared it out (None: it never did)."""
+    if count is not None and torch.get_num_threads() != count:
+        torch.set_num_threads(count)
+
+
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """torch's ops inside run on `count` threads (the torch reference's forward in a run whose own runtime keeps
+    torch to one), then on as many as before."""
+    before = torch.get_num_threads()
+    if count != before:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        if count != before:
+            torch.set_num_threads(before)
 
 
 def share_opencv_threads(threads: int, streams: int) -> int:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.contract import DetectionPipeline, LoadedNetwork
+from pipelines.runtimes.base import PreparedForward
+from pipelines.runtimes.concurrency import TORCH_OWN_THREADS, torch_threads
 from pipelines.runtimes.registry import REFERENCE, REFERENCE_PRECISION, build_runtime
 
 REFERENCE_NAME = "torch fp32 eager"
@@ -24,7 +26,8 @@ class Reference:
             network = self.family.load_network(config.model.network, config.model.weights, config.run.seed,
                                                 config.model)
             runtime = build_runtime(self.backend, precision=REFERENCE_PRECISION, fuse=config.model.fuse)
-            self._built = (runtime.prepare(network, self.family.example_input(config.preprocess)), network)
+            forward = runtime.prepare(network, self.family.example_input(config.preprocess))
+            self._built = (with_the_runs_threads(forward, config.runtime.threads or TORCH_OWN_THREADS), network)
         forward, network = self._built
         return self.family.build_pipeline(network, forward, config.preprocess, postprocess, evaluation)
 
@@ -39,3 +42,13 @@ class Reference:
             return f"{self.backend} {REFERENCE_PRECISION} (the file as exported)"
         fused = self.config.model.fuse and self._built is not None and self._built[1].fuse is not None
         return REFERENCE_NAME + (" (fused)" if fused else "")
+
+
+def with_the_runs_threads(forward: PreparedForward, threads: int) -> PreparedForward:
+    """The reference's forward on the run's threads: a run on another runtime keeps torch's ops to one thread
+    (pipelines.runtimes.concurrency.share_torch_threads), which would slow its untimed torch reference passes."""
+    def run(batch: Any, *extra: Any) -> Any:
+        with torch_threads(threads):
+            return forward.run(batch, *extra)
+
+    return PreparedForward(run, forward.module, forward.input_dtype)

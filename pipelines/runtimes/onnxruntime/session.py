@@ -19,8 +19,9 @@ import torch
 
 from pipelines.runtimes.base import (LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings,
                                      a_file_it_may_refuse, at_the_graphs_batch)
-from pipelines.runtimes.concurrency import (auto_choice, cores_to_pin, ort_intra_op_affinities, share_opencv_threads,
-                                            share_torch_threads, stream_cores, threads_per_stream, usable_cores)
+from pipelines.runtimes.concurrency import (TORCH_OWN_THREADS, auto_choice, cores_to_pin, ort_intra_op_affinities,
+                                            restore_torch_threads, share_opencv_threads, share_torch_threads,
+                                            stream_cores, threads_per_stream, usable_cores)
 from pipelines.runtimes.pinning import (pin_calling_thread, pin_torch_pool, restore_affinities,
                                         thread_affinities)
 from pipelines.runtimes.onnx_export import INPUT_NAME, OPSET, ExportResult, as_input, example_extra, export_onnx
@@ -97,6 +98,7 @@ class OnnxRuntime(Runtime):
         self._fused = False
         self._preparation: dict[str, Any] = {}
         self._torch_threads: Optional[int] = None  # of each stream's torch ops around the forward
+        self._torch_threads_before: Optional[int] = None  # what close() gives back
         self._opencv_threads: Optional[int] = None  # of OpenCV's pool, which the letterbox's resize runs on
 
     def _options(self, profile_prefix: Optional[Path] = None, stream: int = 0) -> ort.SessionOptions:
@@ -145,9 +147,11 @@ class OnnxRuntime(Runtime):
         return outputs[0] if len(outputs) == 1 else outputs
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
-        total = self.threads or torch.get_num_threads()
+        total = self.threads or TORCH_OWN_THREADS
         self._intra_threads = threads_per_stream(total, self.streams)
-        self._torch_threads = share_torch_threads(total, self.streams)
+        if self._torch_threads_before is None:
+            self._torch_threads_before = torch.get_num_threads()
+        self._torch_threads = share_torch_threads()
         self._opencv_threads = share_opencv_threads(total, self.streams)
         if self.pinning:
             self._stream_cores = stream_cores(cores_to_pin(usable_cores(), total), self.streams)
@@ -216,6 +220,7 @@ class OnnxRuntime(Runtime):
         return torch.uint8 if self._session.get_inputs()[0].type == "tensor(uint8)" else torch.float32
 
     def close(self) -> None:
+        restore_torch_threads(self._torch_threads_before)
         restore_affinities([entry["tid"] for entry in self._pinned_callers], self._process_cores)
 
     def settings(self) -> dict[str, Any]:

@@ -20,8 +20,9 @@ from openvino.preprocess import PrePostProcessor
 
 from pipelines.runtimes.base import (LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings,
                                      a_file_it_may_refuse, at_the_graphs_batch)
-from pipelines.runtimes.concurrency import (AUTO, auto_choice, cores_to_pin, share_opencv_threads, share_torch_threads,
-                                            threads_per_stream, usable_cores)
+from pipelines.runtimes.concurrency import (AUTO, TORCH_OWN_THREADS, auto_choice, cores_to_pin, restore_torch_threads,
+                                            share_opencv_threads, share_torch_threads, threads_per_stream,
+                                            usable_cores)
 from pipelines.runtimes.pinning import pin_torch_pool, restore_affinities, thread_affinities
 from pipelines.runtimes.onnx_export import OPSET, ExportResult, as_input, export_onnx
 from pipelines.runtimes.openvino.layers import NodeCounter
@@ -99,6 +100,7 @@ class OpenVinoRuntime(Runtime):
         self._fused = False
         self._preparation: dict[str, Any] = {}
         self._torch_threads: Optional[int] = None  # of each stream's torch ops around the forward
+        self._torch_threads_before: Optional[int] = None  # what close() gives back
         self._opencv_threads: Optional[int] = None  # of OpenCV's pool, which the letterbox's resize runs on
 
     def _compile(self, perf_count: bool) -> CompiledByShape:
@@ -198,7 +200,7 @@ class OpenVinoRuntime(Runtime):
         return torch.from_numpy(outputs[0])
 
     def prepare(self, network: LoadedNetwork, example: torch.Tensor) -> PreparedForward:
-        self._inference_threads = self.threads or torch.get_num_threads()
+        self._inference_threads = self.threads or TORCH_OWN_THREADS
         if not self._auto_streams:
             threads_per_stream(self._inference_threads, self.streams)
         pinned_cores = cores_to_pin(usable_cores(), self._inference_threads) if self.pinning else None
@@ -229,7 +231,9 @@ class OpenVinoRuntime(Runtime):
             compile_s = time.perf_counter() - started
             if self._auto_streams:
                 self._resolve_auto_streams()
-            self._torch_threads = share_torch_threads(self._inference_threads, self.streams)
+            if self._torch_threads_before is None:
+                self._torch_threads_before = torch.get_num_threads()
+            self._torch_threads = share_torch_threads()
             self._opencv_threads = share_opencv_threads(self._inference_threads, self.streams)
             # The example's values never matter (zeros, traced shapes); only its element type must be the model's.
             batch = self._model.inputs[0].get_partial_shape()[0]
@@ -281,6 +285,7 @@ class OpenVinoRuntime(Runtime):
                 for inference, infos in enumerate(raw) for info in infos]
 
     def close(self) -> None:
+        restore_torch_threads(self._torch_threads_before)
         restore_affinities([entry["tid"] for entry in self._pinned], self._process_cores)
 
     def settings(self) -> dict[str, Any]:
