@@ -132,6 +132,7 @@ def run_detbench(side: dict, images: Path, work: Path, run_id: str, threads: int
     row = {"forward": summary["forward"]["p50_ms_per_image"],
            "undecoded": (steps["pipeline"]["total_ms"] - steps["load"]["total_ms"]) / timed,
            "pipeline": steps["pipeline"]["total_ms"] / timed,
+           "preprocess": steps["preprocess"]["p50_ms"], "postprocess": steps["postprocess"]["p50_ms"],
            "ran": summary["runtime"].get("inference_precision_hint") or summary["runtime"]["precision"],
            "spinning": summary["runtime"].get("allow_spinning")}
     shutil.rmtree(work / "runs" / run_id, ignore_errors=True)
@@ -187,7 +188,9 @@ def main() -> int:
                   f"inference {peer['inference']:.2f}, pre+inf+post {peer['whole']:.2f}, wall "
                   f"{peer['wall_ms_per_image']:.2f} ms/image; detbench forward {ours['forward']:.2f}, without "
                   f"decoding {ours['undecoded']:.2f}, "
-                  f"pipeline {ours['pipeline']:.2f} ms/image ({ours['ran']}, spinning {ours['spinning']})", flush=True)
+                  f"pipeline {ours['pipeline']:.2f} ms/image ({ours['ran']}, spinning {ours['spinning']}); medians: peer "
+                  f"preprocess {peer['preprocess']:.2f}, postprocess {peer['postprocess']:.2f}, detbench preprocess "
+                  f"{ours['preprocess']:.2f}, postprocess {ours['postprocess']:.2f}", flush=True)
         print(f"{name}: {side['file'].name}, detbench {side['backend']} {side['precision']}; peer over detbench "
               f"(above 1: detbench faster):")
         print(f"  forward: peer inference / detbench forward p50 "

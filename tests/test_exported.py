@@ -16,7 +16,8 @@ from torch import nn
 
 from benchmark import main
 from pipelines.exported import facts
-from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yolov8_as_yolov5
+from pipelines.boxes.nms import non_max_suppression
+from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yolov8_as_yolov5, yolov8_rows_passing
 from pipelines.exported.inspection import ExportedFileError, read_exported
 from pipelines.exported.layouts import read_layout
 from utils.config import ConfigError, load_config
@@ -98,6 +99,17 @@ def test_channels_first_rows_gain_an_objectness_of_one():
     raw = torch.tensor([[[10.0, 20.0], [11.0, 21.0], [4.0, 6.0], [5.0, 7.0], [0.9, 0.1], [0.2, 0.8]]])
     expected = torch.tensor([[[10, 11, 4, 5, 1, 0.9, 0.2], [20, 21, 6, 7, 1, 0.1, 0.8]]])
     assert torch.equal(yolov8_as_yolov5(raw), expected)
+
+
+def test_channels_first_rows_that_can_pass_are_found_before_any_row_is_built():
+    raw = torch.tensor([[[10.0, 20.0, 30.0], [11.0, 21.0, 31.0], [4.0, 6.0, 8.0], [5.0, 7.0, 9.0],
+                         [0.9, 0.1, float("nan")], [0.2, 0.25, 0.1]]])
+    rows = yolov8_as_yolov5(raw)[0]
+    passing = yolov8_rows_passing(raw, 0.25)  # the second row's best (0.25) is not above the cut; NaN goes on
+    assert len(passing) == 1
+    torch.testing.assert_close(passing[0], rows[[0, 2]], equal_nan=True, rtol=0, atol=0)
+    torch.testing.assert_close(yolov8_rows_passing(raw, -1.0)[0], rows, equal_nan=True, rtol=0, atol=0)
+    assert non_max_suppression(passing, 0.25, 0.5)[0].tolist() == non_max_suppression(rows[None], 0.25, 0.5)[0].tolist()
 
 
 def test_rows_are_cut_strictly_above_the_score_best_first():

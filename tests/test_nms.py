@@ -272,6 +272,21 @@ def test_a_nan_class_score_does_not_hide_the_rows_other_classes():
     torch.testing.assert_close(kept[:, 4], torch.tensor([0.9 * 0.8]))
 
 
+@pytest.mark.parametrize("settings", SETTINGS)
+def test_rows_without_objectness_as_a_transposed_view_match_brute_force(settings):
+    # A layout without objectness carries 1 there, and its rows are a view of (B, 5 + C, N): the best-class test
+    # runs on the view first. A NaN row must go on as it would in the full product test.
+    for seed in range(10):
+        prediction = _random_prediction(seed)
+        prediction[..., 4] = 1.0
+        prediction[0, 0, 5] = float("nan")
+        view = prediction.transpose(1, 2).contiguous().transpose(1, 2)
+        assert not view.is_contiguous()
+        for image_rows, image_detections in zip(prediction.tolist(), non_max_suppression(view, **settings)):
+            expected, _ = _reference_nms(image_rows, **settings)
+            assert _as_rows(image_detections) == expected, f"seed {seed}"
+
+
 def test_torchvisions_nms_orders_equal_scores_by_index():
     # The class-by-class path orders its kept boxes by a stable sort: that is the same order only while
     # torchvision's own NMS breaks ties by index.

@@ -49,7 +49,13 @@ def _suppress_one_image(
     max_det: int,
     max_nms: int,
 ) -> torch.Tensor:
-    rows = image_pred[image_pred[:, 4] > conf_thres]
+    objectness = image_pred[:, 4]
+    passing = objectness > conf_thres
+    if conf_thres >= 0 and bool(passing.all()):
+        # Nothing to sort by objectness (a layout without one carries 1, and its rows are often a transposed
+        # view): the best-class test below, on the view, before thousands of rows are copied.
+        passing = ~(objectness * image_pred[:, 5:].amax(dim=1) <= conf_thres)
+    rows = image_pred[passing]
     if not len(rows):
         # Frames with nothing in them are common: skip a dozen operations on empty tensors, which beside another
         # stream's inference cost several times what they cost on an idle core.
@@ -84,7 +90,7 @@ def _kept(boxes: torch.Tensor, scores: torch.Tensor, class_idx: torch.Tensor, io
 
 
 def non_max_suppression(
-    prediction: torch.Tensor,
+    prediction: torch.Tensor | Sequence[torch.Tensor],
     conf_thres: float = 0.25,
     iou_thres: float = 0.45,
     classes: Sequence[int] | None = None,
@@ -93,17 +99,17 @@ def non_max_suppression(
     max_det: int = 300,
     max_nms: int = 30000,
 ) -> list[torch.Tensor]:
-    """Filter (B, N, 5 + nc) predictions (cx, cy, w, h, obj, class scores...) into detections.
+    """Filter (B, N, 5 + nc) predictions (cx, cy, w, h, obj, class scores...) into detections; or a sequence of
+    (N_i, 5 + nc) rows, one per image.
 
     Returns one (n, 6) tensor per image: x1, y1, x2, y2, score, class; score = obj * class score,
     sorted by score descending, at most `max_det` rows. Thresholds are strict (score == conf is dropped).
     """
-    if prediction.dtype in (torch.float16, torch.bfloat16):
-        # torchvision's CPU NMS only accepts float32/float64.
-        prediction = prediction.float()
     return [
         _suppress_one_image(
-            image_pred, conf_thres, iou_thres, classes, agnostic, multi_label, max_det, max_nms
+            # torchvision's CPU NMS only accepts float32/float64.
+            image_pred.float() if image_pred.dtype in (torch.float16, torch.bfloat16) else image_pred,
+            conf_thres, iou_thres, classes, agnostic, multi_label, max_det, max_nms
         )
         for image_pred in prediction
     ]
@@ -120,7 +126,7 @@ class NonMaxSuppression(nn.Module):
         self.classes = classes
         self.agnostic = agnostic
 
-    def forward(self, prediction: torch.Tensor) -> list[torch.Tensor]:
+    def forward(self, prediction: torch.Tensor | Sequence[torch.Tensor]) -> list[torch.Tensor]:
         return non_max_suppression(prediction, conf_thres=self.conf_thres, iou_thres=self.iou_thres,
                                    classes=self.classes, agnostic=self.agnostic, max_det=self.max_det,
                                    multi_label=self.multi_label)

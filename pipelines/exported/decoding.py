@@ -17,6 +17,18 @@ def yolov8_as_yolov5(raw: torch.Tensor) -> torch.Tensor:
     return torch.cat((raw[:, :4], ones, raw[:, 4:]), dim=1).transpose(1, 2)
 
 
+def yolov8_rows_passing(raw: torch.Tensor, conf_thres: float) -> list[torch.Tensor]:
+    """Per image, the rows of yolov8_as_yolov5(raw) that NMS goes on with: those whose best class score is not at
+    or below a non-negative cut (a NaN row goes on, as NMS's own test lets it), every row under a negative one.
+    Found on (4 + C, N) itself, so the thousands of rows that cannot pass are never copied."""
+    images = []
+    for image in raw:
+        if conf_thres >= 0:
+            image = image[:, ~(image[4:].amax(dim=0) <= conf_thres)]
+        images.append(torch.cat((image[:4], image.new_ones((1, image.shape[1])), image[4:])).T)
+    return images
+
+
 def with_objectness(boxes_cxcywh: torch.Tensor, scores: torch.Tensor,
                     objectness: Optional[torch.Tensor] = None) -> torch.Tensor:
     """(B, N, 4) boxes and (B, N, C) class scores -> (B, N, 5 + C), objectness 1 where the layout has none."""

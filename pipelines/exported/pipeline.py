@@ -50,7 +50,11 @@ class Decode(nn.Module):
         return raw[..., 4]
 
     def forward(self, outputs: Any, height: int, width: int) -> list[torch.Tensor]:
-        raw = self.raw(outputs, height, width)
+        if self.layout.NMS and hasattr(self.layout, "passing"):
+            outputs = tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
+            raw = self.layout.passing(outputs, self.reading, height, width, self.conf_thres)
+        else:
+            raw = self.raw(outputs, height, width)
         found = self.nms(raw) if self.layout.NMS else [cut_rows(rows, self.conf_thres, self.max_det, self.classes)
                                                        for rows in raw]
         if self.reading.assumed:

@@ -2,7 +2,7 @@
 anchors, of cx, cy, w, h in input pixels and class scores (no objectness); NMS follows."""
 from __future__ import annotations
 
-from pipelines.exported.decoding import yolov8_as_yolov5
+from pipelines.exported.decoding import yolov8_as_yolov5, yolov8_rows_passing
 from pipelines.exported.inspection import ExportedFile
 from pipelines.exported.layouts.contract import Misfit, Reading, fixed, names_fit, only_the_image
 from pipelines.exported.recipe import YOLO
@@ -28,3 +28,7 @@ def read(file: ExportedFile):
 
 def raw(outputs, reading: Reading, height: int, width: int):
     return yolov8_as_yolov5(outputs[0].float())
+
+
+def passing(outputs, reading: Reading, height: int, width: int, conf_thres: float):
+    return yolov8_rows_passing(outputs[0].float(), conf_thres)
