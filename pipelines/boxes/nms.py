@@ -24,11 +24,6 @@ def _candidates(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Boxes (xyxy), scores and class indices of the rows (already past the objectness test) whose class scores
     pass too."""
-    if conf_thres >= 0:
-        # objectness x score rounds monotonically in the score for objectness above a non-negative threshold, so a
-        # row's best class bounds all of its products: drop the rows whose best cannot pass before the (rows x
-        # classes) products are formed. Kept as `not <=`, a row with a NaN goes on as before.
-        rows = rows[~(rows[:, 4] * rows[:, 5:].amax(dim=1) <= conf_thres)]
     class_scores = rows[:, 5:] * rows[:, 4:5]
     boxes = xywh_to_xyxy(rows[:, :4])
     if multi_label:
@@ -37,6 +32,23 @@ def _candidates(
     best_scores, best_class = class_scores.max(dim=1)
     passing = best_scores > conf_thres
     return boxes[passing], best_scores[passing], best_class[passing]
+
+
+def _passing_rows(image_pred: torch.Tensor, conf_thres: float) -> torch.Tensor:
+    """The rows whose objectness passes and, under a non-negative cut, whose best class can pass as well:
+    objectness x score rounds monotonically in the score for objectness above such a cut, so a row's best class
+    bounds all of its products, and the rows whose best cannot pass go before the (rows x classes) products are
+    formed. Kept as `not <=`: a row with a NaN goes on."""
+    objectness = image_pred[:, 4]
+    passing = objectness > conf_thres
+    if conf_thres < 0:
+        return image_pred[passing]
+    if bool(passing.all()):
+        # Nothing to sort by objectness (a layout without one carries 1, and its rows are often a transposed
+        # view): the best-class test on the view, before thousands of rows are copied.
+        return image_pred[~(objectness * image_pred[:, 5:].amax(dim=1) <= conf_thres)]
+    rows = image_pred[passing]
+    return rows[~(rows[:, 4] * rows[:, 5:].amax(dim=1) <= conf_thres)]
 
 
 def _suppress_one_image(
@@ -49,13 +61,7 @@ def _suppress_one_image(
     max_det: int,
     max_nms: int,
 ) -> torch.Tensor:
-    objectness = image_pred[:, 4]
-    passing = objectness > conf_thres
-    if conf_thres >= 0 and bool(passing.all()):
-        # Nothing to sort by objectness (a layout without one carries 1, and its rows are often a transposed
-        # view): the best-class test below, on the view, before thousands of rows are copied.
-        passing = ~(objectness * image_pred[:, 5:].amax(dim=1) <= conf_thres)
-    rows = image_pred[passing]
+    rows = _passing_rows(image_pred, conf_thres)
     if not len(rows):
         # Frames with nothing in them are common: skip a dozen operations on empty tensors, which beside another
         # stream's inference cost several times what they cost on an idle core.
