@@ -21,6 +21,7 @@ from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yol
 from pipelines.exported.inspection import ExportedFileError, read_exported
 from pipelines.exported.layouts import read_layout
 from utils.config import ConfigError, load_config
+from utils.tune.driver import base_config
 from tests.paths import ROOT
 
 ULTRA = ROOT.parent / "shared" / "data" / "ultra"
@@ -275,6 +276,16 @@ def test_a_file_refuses_torch_and_model_head_needs_a_file(tmp_path, capsys):
     with pytest.raises(ConfigError, match="model.head belongs to the exported family and does not apply to "
                                           "model.arch yolov7-tiny"):
         load_config(ROOT / "configs" / "samples_tiny.yaml", ["model.head=yolov8"])
+
+
+def test_tune_starts_from_a_runtime_that_reads_the_file_unless_the_backend_was_set(tmp_path):
+    # samples_tiny.yaml runs torch; tune races the backend, so a file there must not stop it before it starts.
+    file = export(tmp_path, "any", torch.zeros(1, 4 + CLASSES, 100))
+    config = ROOT / "configs" / "samples_tiny.yaml"
+    assert base_config(config, [f"model.file={file}"], ("torch", "onnxruntime", "openvino")).runtime.backend == \
+        "onnxruntime"
+    with pytest.raises(ConfigError, match="runtime.backend torch cannot run any.onnx"):
+        base_config(config, [f"model.file={file}", "runtime.backend=torch"], ("torch", "onnxruntime"))
 
 
 # The real YOLO11n that Ultralytics exported ---------------------------------------------------------------------

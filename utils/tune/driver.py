@@ -96,6 +96,23 @@ class Race:
     spent_s: float = 0.0  # wall time of earlier sittings (before a --resume)
 
 
+def base_config(config_file, overrides: list[str], installed: tuple[str, ...]):
+    """The config every candidate starts from. Its own runtime.backend is one value of an axis the race sets: where
+    that one cannot run the model (a config of torch with an exported file as model.file), the first installed
+    runtime that can stands in, unless --set fixed the backend. Each candidate is validated on its own later."""
+    try:
+        return load_config(config_file, overrides)
+    except ConfigError as refusal:
+        if any(item.split("=", 1)[0].strip() == BACKEND for item in overrides):
+            raise
+        for name in installed:
+            try:
+                return load_config(config_file, overrides + [f"{BACKEND}={name}"])
+            except ConfigError:
+                continue
+        raise refusal
+
+
 class Tune:
     def __init__(self, request: TuneRequest, launcher: Optional[Launcher] = None, resume: Optional[Path] = None,
                  console: Callable[[str], None] = print, clock: Callable[[], float] = time.monotonic):
@@ -112,10 +129,10 @@ class Tune:
         # The budget runs from here: building the space (the runtimes' imports) is part of what tune costs.
         self.started = self.clock()
         request = self.request
-        base = load_config(request.config_file, request.overrides + request.goal.overrides())
+        self.machine = this_machine()
+        base = base_config(request.config_file, request.overrides + request.goal.overrides(), self.machine.installed)
         images = len(find_images(base.dataset.path, base.dataset.limit))
         self.base_runtime = {"backend": base.runtime.backend, "spinning": base.runtime.spinning}
-        self.machine = this_machine()
         self.images = images
         self.space = build_space(self.machine, request.goal.runs_streams, images,
                                  _fixed(request.overrides), request.sweeps, self._refusal)
