@@ -97,19 +97,23 @@ class Race:
 
 
 def base_config(config_file, overrides: list[str], installed: tuple[str, ...]):
-    """The config every candidate starts from. Its own runtime.backend is one value of an axis the race sets: where
-    that one cannot run the model (a config of torch with an exported file as model.file), the first installed
-    runtime that can stands in, unless --set fixed the backend. Each candidate is validated on its own later."""
+    """The config every candidate starts from. Its runtime.backend and dataset.batch_size are values of axes the
+    race sets: where they cannot run the model (samples_tiny.yaml's torch at batch 2 with a static exported file
+    as model.file), the first installed runtime that can, at batch 1, stands in for what --set did not fix. Each
+    candidate is validated on its own later."""
     try:
         return load_config(config_file, overrides)
     except ConfigError as refusal:
-        if any(item.split("=", 1)[0].strip() == BACKEND for item in overrides):
-            raise
-        for name in installed:
-            try:
-                return load_config(config_file, overrides + [f"{BACKEND}={name}"])
-            except ConfigError:
-                continue
+        fixed = {item.split("=", 1)[0].strip() for item in overrides}
+        backends = [[]] + ([[f"{BACKEND}={name}"] for name in installed] if BACKEND not in fixed else [])
+        batches = [[]] + ([[f"{BATCH}=1"]] if BATCH not in fixed else [])
+        for backend in backends:
+            for batch in batches:
+                if backend or batch:
+                    try:
+                        return load_config(config_file, overrides + backend + batch)
+                    except ConfigError:
+                        continue
         raise refusal
 
 
