@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/ultralytics_peer.py [--rounds 5] [--peer-venv ~/.cache/detbench-peers/ultralytics]
         [--ultra ../shared/data/ultra] [--shapes ../shared/data/shapes] [--calibration 50] [--budget 0.01]
-        [--detbench DIR]
+        [--detbench DIR] [--tune-minutes M | --no-tune]
 
 What it measures, from one run:
   - the peer's rows: Ultralytics' `ultralytics.utils.benchmarks.benchmark()` on the checkpoint the files were
@@ -35,6 +35,12 @@ What it measures, from one run:
     interval) to detbench's answer, per round, as a median with its 90% interval over rounds. Goal: at least
     1.25x. Met or missed only when the interval lies wholly on one side of it, otherwise not resolved; from 5
     rounds on there is an interval.
+  - tune on the same file, scenes, labels, calibration and budget, given the time the peer's benchmark took in
+    round 0 (or --tune-minutes, and then the races come before round 0): one race under `--goal latency` at
+    batch 1 (the peer's rows are batch 1) and one under `--goal throughput` (LoadGen offline, every batch size
+    and stream count). Each answer then runs in every later round beside the rest, a plain run: the latency
+    answer's forward p50 and the throughput answer's LoadGen offline ms per sample (10 s), each against the
+    peer's fastest row within the budget. Goals: x1.0 or better at batch 1, x1.25 or better under throughput.
 
 The data, the same on both sides: the 200 shapes scenes sorted by name; the last --calibration (50) calibrate
 every int8 model (detbench's default: the dataset's last images; the peer's export is given the dataset YAML's
@@ -64,11 +70,13 @@ import argparse
 import ast
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -81,7 +89,10 @@ from utils.record.statistics import GOAL_INTERVAL, judge_against, median_confide
 GOAL = 1.25
 IMG_SIZE = 320
 DETBENCH_CONFIGS = (("onnxruntime", "fp32"), ("onnxruntime", "int8"), ("openvino", "fp32"), ("openvino", "bf16"),
-                    ("openvino", "int8"))
+                    ("openvino", "int8"), ("openvino", "int8+bf16"))
+THROUGHPUT_GOAL = 1.25  # tune's --goal throughput answer against the peer's fastest row
+LATENCY_GOAL = 1.0  # tune's answer at batch 1 against the peer's fastest row
+OFFLINE_SECONDS = 10  # LoadGen offline duration of each timed run of tune's throughput answer
 PEER_ROWS = ({"name": "ONNX", "format": "onnx", "quantize": None, "file": "{stem}.onnx"},
              {"name": "ONNX int8", "format": "onnx", "quantize": 8, "file": "{stem}_int8.onnx"},
              {"name": "OpenVINO", "format": "openvino", "quantize": None, "file": "{stem}_openvino_model"},
@@ -281,15 +292,24 @@ def ran_label(runtime: dict) -> str:
     return hint or runtime["precision"]
 
 
-def detbench_run(backend: str, precision: str, file: Path, shapes: Path, out: Path, run_id: str,
-                 args: argparse.Namespace, with_accuracy: bool) -> dict:
-    sets = [f"model.file={file}", "preprocess.img_size=null", f"dataset.path={shapes / 'images'}",
-            f"dataset.labels={shapes / 'labels'}", "dataset.batch_size=1", f"runtime.backend={backend}",
-            f"runtime.precision={precision}", f"runtime.threads={args.threads}",
-            f"runtime.calibration.images={args.calibration}", f"benchmark.accuracy.max_drop={args.budget}",
-            f"benchmark.repeats={args.repeats}", "benchmark.layer_timing=false", "benchmark.profiler=false",
-            "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",
-            f"run.output_dir={out}", f"run.id={run_id}"]
+def common_sets(file: Path, shapes: Path, args: argparse.Namespace) -> list[str]:
+    """What every detbench run and both races share: the file, the scenes and labels, int8's calibration scenes
+    and the accuracy budget."""
+    return [f"model.file={file}", "preprocess.img_size=null", f"dataset.path={shapes / 'images'}",
+            f"dataset.labels={shapes / 'labels'}", f"runtime.calibration.images={args.calibration}",
+            f"benchmark.accuracy.max_drop={args.budget}", "benchmark.layer_timing=false", "benchmark.profiler=false",
+            "outputs.save_images=false", "outputs.plots=false", "outputs.report=false"]
+
+
+def detbench_run(values: dict, file: Path, shapes: Path, out: Path, run_id: str, args: argparse.Namespace,
+                 with_accuracy: bool) -> dict:
+    """One plain run of `values` (runtime.backend, runtime.precision and any other keys; batch 1 and --threads
+    unless they say otherwise). Under LoadGen offline (benchmark.scenario), its samples/s as ms per sample."""
+    values = {"dataset.batch_size": 1, "runtime.threads": args.threads, **values}
+    sets = common_sets(file, shapes, args) + [f"{key}={value}" for key, value in values.items()] + [
+        f"benchmark.repeats={args.repeats}", f"run.output_dir={out}", f"run.id={run_id}"]
+    if values.get("benchmark.scenario") == "offline":
+        sets += [f"benchmark.loadgen.min_duration_s={OFFLINE_SECONDS}"]
     if not with_accuracy:
         sets += ["benchmark.accuracy.enabled=false", "benchmark.agreement.enabled=false"]
     command = [sys.executable, str(args.detbench / "benchmark.py"), "--config",
@@ -301,6 +321,10 @@ def detbench_run(backend: str, precision: str, file: Path, shapes: Path, out: Pa
     if done.returncode != 0:
         return {"error": f"exit {done.returncode}: {(done.stderr.strip().splitlines() or [''])[-1]}", "load": load}
     summary = json.loads((out / run_id / "summary.json").read_text())
+    if values.get("benchmark.scenario") == "offline":
+        rate = ((summary.get("scenario") or {}).get("result") or {}).get("samples_per_s")
+        shutil.rmtree(out / run_id, ignore_errors=True)
+        return {"ms_per_sample": 1000.0 / rate, "load": load} if rate else {"error": "no samples/s", "load": load}
     steps = summary["steps"]
     row = {"forward_ms": summary["forward"]["p50_ms_per_image"],
            "pipeline_ms": summary["pipeline_latency"]["p50_ms_per_image"],
@@ -315,6 +339,39 @@ def detbench_run(backend: str, precision: str, file: Path, shapes: Path, out: Pa
                    interval=[(drop.get("interval") or {}).get("low"), (drop.get("interval") or {}).get("high")])
     shutil.rmtree(out / run_id, ignore_errors=True)
     return row
+
+
+def race(goal: str, minutes: float, file: Path, out: Path, args: argparse.Namespace) -> dict:
+    """`benchmark.py tune` on the file with the peer's budget: under latency at batch 1 (the peer's rows are batch
+    1), under throughput over every batch size and stream count. A budget too short for a first look at every way
+    is refused by tune naming the shortest that would do: the race then resumes with that much more, and says so.
+    Returns the winner (its values as a plain run takes them, its figure) and the minutes spent."""
+    run_id = f"tune-{goal}"
+    sets = common_sets(file, args.shapes, args) + [f"run.output_dir={out}", f"run.id={run_id}"]
+    sets += ["dataset.batch_size=1"] if goal == "latency" else []
+    base = [sys.executable, str(args.detbench / "benchmark.py"), "tune"]
+    command = base + ["--config", str(args.detbench / "configs" / "samples_tiny.yaml"), "--goal", goal, "--minutes",
+                      f"{minutes:.1f}"] + [part for item in sets for part in ("--set", item)]
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=args.detbench)
+    floor = re.search(r"Give --minutes (\d+) or more", done.stdout + done.stderr)
+    if done.returncode == 2 and floor:
+        print(f"tune --goal {goal} refused {minutes:.1f} min: {(done.stdout + done.stderr).strip().splitlines()[-1]}; "
+              f"resumed with {floor.group(1)} min more", flush=True)
+        done = subprocess.run(base + ["--resume", str(out / run_id), "--minutes", floor.group(1)], capture_output=True,
+                              text=True, cwd=args.detbench)
+    spent = (time.monotonic() - started) / 60
+    document = out / run_id / "sweep.json"
+    answer = json.loads(document.read_text()).get("answer", {}) if document.is_file() else {}
+    if done.returncode != 0 or not answer.get("winner"):
+        said = (done.stdout + done.stderr)[-3000:]
+        raise FailedRun(f"tune --goal {goal} gave no answer (exit {done.returncode}):\n{said}")
+    values = dict(answer["winner"]["values"])
+    if goal == "throughput":
+        values["benchmark.scenario"] = "offline"
+    print(f"tune --goal {goal} ({spent:.1f} min): {answer['statement']}", flush=True)
+    return {"values": values, "shown": answer["winner"]["shown"], "minutes": spent,
+            "verdict": answer["winner"].get("verdict")}
 
 
 def spread(values: list[float]) -> str:
@@ -358,6 +415,10 @@ def main() -> int:
                         help="the detbench checkout whose benchmark.py runs, e.g. a `git archive` of a commit; "
                              "default: this one")
     parser.add_argument("--output-dir", type=Path, default=None, help="where the work folder goes (default: temp)")
+    parser.add_argument("--tune-minutes", type=float, default=None,
+                        help="each race's budget; the races then come before round 0 (default: the time the "
+                             "peer's benchmark took in round 0, raced after it)")
+    parser.add_argument("--no-tune", action="store_true", help="leave tune's two races out")
     args = parser.parse_args()
     model_name, flags = cpu_facts()
     python = ensure_peer(args.peer_venv.expanduser(), args.skip_install)
@@ -365,7 +426,7 @@ def main() -> int:
     data, model, scored = prepare_data(args.shapes, args.ultra, work, args.calibration)
     file = args.ultra / "yolo11n-shapes.onnx"
     bf16 = any(flag in flags for flag in ("avx512_bf16", "amx_bf16"))
-    configs = [c for c in DETBENCH_CONFIGS if c[1] != "bf16" or bf16]
+    configs = [c for c in DETBENCH_CONFIGS if "bf16" not in c[1] or bf16]
     print(f"CPU {model_name}; flags {' '.join(flags)}; {os.cpu_count()} cores; detbench from {args.detbench}; work "
           f"folder {work}", flush=True)
 
@@ -373,30 +434,45 @@ def main() -> int:
     peer_rounds: list[dict[str, dict]] = []
     raw_rounds: list[dict] = []
     ours: list[dict[str, dict]] = []
+    tuned: dict[str, dict] = {}  # goal -> tune's answer, timed in every round after its race
+    peer_seconds: list[float] = []
+    if args.tune_minutes and not args.no_tune:  # a budget given: the races come first, so every round times them
+        for goal in ("latency", "throughput"):
+            tuned[goal] = race(goal, args.tune_minutes, file, work / "runs", args)
     for index in range(args.rounds):
         first = index == 0
         peer_row: dict[str, dict] = {}
         our_row: dict[str, dict] = {}
 
         def peer() -> None:
+            started = time.monotonic()
             env, found, raw = run_peer(python, work, data, model, args.ultra, first, args.timeout)
+            peer_seconds.append(time.monotonic() - started)
             peer_env.update(env)
             peer_row.update({row["name"]: row for row in found})
             raw_rounds.append(raw)
 
         def detbench() -> None:
             for backend, precision in (configs if index % 2 == 0 else list(reversed(configs))):
-                our_row[f"{backend} {precision}"] = detbench_run(backend, precision, file, args.shapes, work / "runs",
-                                                                 f"r{index}-{backend}-{precision}", args, first)
+                our_row[f"{backend} {precision}"] = detbench_run(
+                    {"runtime.backend": backend, "runtime.precision": precision}, file, args.shapes, work / "runs",
+                    f"r{index}-{backend}-{precision}", args, first)
+            for goal, answer in tuned.items():
+                our_row[f"tune {goal}"] = detbench_run(answer["values"], file, args.shapes, work / "runs",
+                                                       f"r{index}-tune-{goal}", args, False)
 
         for measure in ((peer, detbench) if index % 2 == 0 else (detbench, peer)):
             measure()
         peer_rounds.append(peer_row)
         ours.append(our_row)
-        print(f"round {index}: peer " + ", ".join(
+        if first and not args.no_tune and not tuned:
+            for goal in ("latency", "throughput"):
+                tuned[goal] = race(goal, peer_seconds[0] / 60, file, work / "runs", args)
+        print(f"round {index}: peer ({peer_seconds[-1]:.0f} s) " + ", ".join(
             f"{name} {row['inference_ms']} ms (mAP {row['map_50_95']})" for name, row in peer_row.items()) +
             "; detbench forward p50 " + ", ".join(
-            f"{name} {row['forward_ms']:.2f} ms" if "forward_ms" in row else f"{name} {row['error']}"
+            f"{name} {row['forward_ms']:.2f} ms" if "forward_ms" in row else
+            f"{name} {row['ms_per_sample']:.2f} ms/sample" if "ms_per_sample" in row else f"{name} {row['error']}"
             for name, row in our_row.items()) + "; raw OpenVINO " + ", ".join(
             f"{name} {value['p50_ms']:.2f} ms" for name, value in raw_rounds[-1].items()), flush=True)
 
@@ -490,6 +566,21 @@ def main() -> int:
         print(f"peer / detbench, whole pipeline without decoding (the peer's preprocess + inference + postprocess at "
               f"conf 0.001 against detbench's letterbox + forward + NMS at its deployed conf): "
               f"x{statistics.median(whole):.3f} (rounds {min(whole):.3f}-{max(whole):.3f})")
+    for goal, answer in tuned.items():
+        name, key = f"tune {goal}", ("forward_ms" if goal == "latency" else "ms_per_sample")
+        goal_ratio = LATENCY_GOAL if goal == "latency" else THROUGHPUT_GOAL
+        ratios = [r[fastest_peer]["inference_ms"] / o[name][key] for r, o in zip(peer_rounds, ours)
+                  if r.get(fastest_peer, {}).get("inference_ms") and key in o.get(name, {})]
+        if not ratios:
+            print(f"tune --goal {goal}: its answer did not run in any round ({ours[-1].get(name, {}).get('error')})")
+            continue
+        value, interval = statistics.median(ratios), median_confidence_interval(ratios, GOAL_INTERVAL)
+        shown = (f"{GOAL_INTERVAL:.0%} interval over rounds x{interval[0]:.3f}-{interval[1]:.3f}" if interval else
+                 f"rounds {min(ratios):.3f}-{max(ratios):.3f}")
+        figure = "forward p50 ms/image" if goal == "latency" else "LoadGen offline ms/sample"
+        print(f"tune --goal {goal} in {answer['minutes']:.1f} min: {answer['values']} ({answer['verdict']}; "
+              f"{answer['shown']} in the race); the peer's {fastest_peer} inference over its {figure}: x{value:.3f} "
+              f"({shown}); goal >= {goal_ratio}x: {judge_against(value, interval, goal_ratio, higher_is_better=True)}")
     for name in (raw_rounds[0] if raw_rounds else {}):
         values = [r[name]["p50_ms"] for r in raw_rounds if name in r]
         print(f"raw OpenVINO in the peer's environment, {name}: p50 {spread(values)} ms per inference "
