@@ -282,13 +282,13 @@ def test_tune_starts_from_a_runtime_that_reads_the_file_unless_the_backend_was_s
     # samples_tiny.yaml runs torch; tune races the backend, so a file there must not stop it before it starts.
     file = export(tmp_path, "any", torch.zeros(1, 4 + CLASSES, 100))
     config = ROOT / "configs" / "samples_tiny.yaml"
-    assert base_config(config, [f"model.file={file}"], ("torch", "onnxruntime", "openvino")).runtime.backend == \
-        "onnxruntime"
+    base, stand_in = base_config(config, [f"model.file={file}"], ("torch", "onnxruntime", "openvino"))
+    assert base.runtime.backend == "onnxruntime" and stand_in == ["runtime.backend=onnxruntime"]
     with pytest.raises(ConfigError, match="runtime.backend torch cannot run any.onnx"):
         base_config(config, [f"model.file={file}", "runtime.backend=torch"], ("torch", "onnxruntime"))
     static = export(tmp_path, "static", torch.zeros(1, 4 + CLASSES, 100), dynamic=False)  # samples_tiny: batch 2
-    assert base_config(config, [f"model.file={static}", "preprocess.img_size=null"],
-                       ("torch", "openvino")).dataset.batch_size == 1
+    base, stand_in = base_config(config, [f"model.file={static}", "preprocess.img_size=null"], ("torch", "openvino"))
+    assert base.dataset.batch_size == 1 and stand_in == ["runtime.backend=openvino", "dataset.batch_size=1"]
     with pytest.raises(ConfigError, match="batches of exactly 1"):
         base_config(config, [f"model.file={static}", "preprocess.img_size=null", "dataset.batch_size=2"],
                     ("torch", "openvino"))

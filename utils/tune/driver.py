@@ -15,7 +15,7 @@ import signal
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from tqdm import tqdm
 
@@ -96,13 +96,13 @@ class Race:
     spent_s: float = 0.0  # wall time of earlier sittings (before a --resume)
 
 
-def base_config(config_file, overrides: list[str], installed: tuple[str, ...]):
-    """The config every candidate starts from. Its runtime.backend and dataset.batch_size are values of axes the
-    race sets: where they cannot run the model (samples_tiny.yaml's torch at batch 2 with a static exported file
-    as model.file), the first installed runtime that can, at batch 1, stands in for what --set did not fix. Each
-    candidate is validated on its own later."""
+def base_config(config_file, overrides: list[str], installed: tuple[str, ...]) -> tuple[Any, list[str]]:
+    """The config every candidate starts from, and what stands in for the config's own values. Its runtime.backend
+    and dataset.batch_size are values of axes the race sets: where they cannot run the model (samples_tiny.yaml's
+    torch at batch 2 with a static exported file as model.file), the first installed runtime that can, at batch 1,
+    stands in for what --set did not fix. Each way and candidate is validated on its own later."""
     try:
-        return load_config(config_file, overrides)
+        return load_config(config_file, overrides), []
     except ConfigError as refusal:
         fixed = {item.split("=", 1)[0].strip() for item in overrides}
         backends = [[]] + ([[f"{BACKEND}={name}"] for name in installed] if BACKEND not in fixed else [])
@@ -111,7 +111,7 @@ def base_config(config_file, overrides: list[str], installed: tuple[str, ...]):
             for batch in batches:
                 if backend or batch:
                     try:
-                        return load_config(config_file, overrides + backend + batch)
+                        return load_config(config_file, overrides + backend + batch), backend + batch
                     except ConfigError:
                         continue
         raise refusal
@@ -125,6 +125,7 @@ class Tune:
         self.resume = resume
         self.console = console
         self.clock = clock
+        self.stand_in: list[str] = []  # what stands in for the config's own axis values (base_config)
 
     # ---- before anything runs ----
     def prepare(self) -> None:
@@ -134,7 +135,8 @@ class Tune:
         self.started = self.clock()
         request = self.request
         self.machine = this_machine()
-        base = base_config(request.config_file, request.overrides + request.goal.overrides(), self.machine.installed)
+        base, self.stand_in = base_config(request.config_file, request.overrides + request.goal.overrides(),
+                                          self.machine.installed)
         images = len(find_images(base.dataset.path, base.dataset.limit))
         self.base_runtime = {"backend": base.runtime.backend, "spinning": base.runtime.spinning}
         self.images = images
@@ -177,7 +179,10 @@ class Tune:
 
     def _refusal(self, overrides: list[str]) -> Optional[str]:
         try:
-            load_config(self.request.config_file, self.request.overrides + self.request.goal.overrides() + overrides)
+            # A way is checked at what stands in for the config's own batch and backend; a candidate's own values
+            # come after and win.
+            load_config(self.request.config_file,
+                        self.request.overrides + self.request.goal.overrides() + self.stand_in + overrides)
         except ConfigError as error:
             return str(error).splitlines()[-1].strip()
         return None
