@@ -50,6 +50,18 @@ def no_process_outlives_its_test(request, processes_of_this_session):
                     pytrace=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def ctrl_c_as_python_has_it():
+    """A shell starts a background job with SIGINT ignored (`make test &`, nohup): the stop-signal tests would
+    then test that inheritance, not detbench. Python's own Ctrl-C handler for the session, as a terminal gives."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        yield
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    else:
+        yield
+
+
 @pytest.fixture(autouse=True)
 def thread_counts_kept():
     """torch's and OpenCV's thread counts are process-wide: a runtime a test prepares and never closes would

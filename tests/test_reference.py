@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from pipelines.contract import LoadedNetwork
+from pipelines.runtimes.base import PreparedForward
 from tests.helpers import Net
 from utils.harness import reference as reference_module
 from utils.harness.reference import REFERENCE_NAME, Reference
@@ -42,7 +43,8 @@ class FakeFamily:
 
 def config(fuse: bool = True):
     return SimpleNamespace(model=SimpleNamespace(network="tiny", weights="w.pt", fuse=fuse),
-                           run=SimpleNamespace(seed=3), preprocess=SimpleNamespace(img_size=8))
+                           run=SimpleNamespace(seed=3), preprocess=SimpleNamespace(img_size=8),
+                           runtime=SimpleNamespace(threads=None))
 
 
 def test_one_network_serves_every_postprocess_setting():
@@ -89,11 +91,12 @@ def test_the_name_is_plain_without_fusing():
 
 def test_a_file_is_its_own_reference_at_fp32(monkeypatch):
     asked = []
+    prepared = PreparedForward(lambda batch: batch, None)  # another runtime's: no torch module, its own threads
 
     class Runtime:
         def prepare(self, network, example):
             asked.append(("prepare", network.cache_key, tuple(example.shape)))
-            return "prepared forward"
+            return prepared
 
     def build_runtime(backend, **settings):
         asked.append((backend, settings))
@@ -103,7 +106,7 @@ def test_a_file_is_its_own_reference_at_fp32(monkeypatch):
     reference = Reference(FakeFamily(backend="onnxruntime"), config(fuse=True))
     assert reference.backend == "onnxruntime"
     assert reference.name == "onnxruntime fp32 (the file as exported)"
-    assert reference.pipeline("deployed").forward == "prepared forward"
+    assert reference.pipeline("deployed").forward is prepared
     reference.pipeline("again")
     assert asked == [("onnxruntime", {"precision": "fp32", "fuse": True}), ("prepare", "net:key", (1, 3, 8, 8))]
     assert reference.name == "onnxruntime fp32 (the file as exported)"  # no "(fused)" for a file

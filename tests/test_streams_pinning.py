@@ -136,7 +136,8 @@ def test_another_runtime_keeps_torch_to_one_thread_while_it_runs_and_gives_the_c
 
 def test_the_reference_forward_runs_on_the_runs_threads_and_leaves_torch_on_its_share():
     seen = []
-    forward = with_the_runs_threads(PreparedForward(lambda batch: seen.append(torch.get_num_threads()), None), 2)
+    module = torch.nn.Identity()
+    forward = with_the_runs_threads(PreparedForward(lambda batch: seen.append(torch.get_num_threads()), module), 2)
     torch.set_num_threads(1)
     forward(torch.zeros(1))
     assert seen == [2] and torch.get_num_threads() == 1

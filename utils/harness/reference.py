@@ -45,8 +45,12 @@ class Reference:
 
 
 def with_the_runs_threads(forward: PreparedForward, threads: int) -> PreparedForward:
-    """The reference's forward on the run's threads: a run on another runtime keeps torch's ops to one thread
-    (pipelines.runtimes.concurrency.share_torch_threads), which would slow its untimed torch reference passes."""
+    """A torch reference's forward on the run's threads: a run on another runtime keeps torch's ops to one thread
+    (pipelines.runtimes.concurrency.share_torch_threads), which would slow its untimed reference passes. A file's
+    reference (no torch module) runs on its runtime's own pool and is returned as it is."""
+    if forward.module is None:
+        return forward
+
     def run(batch: Any, *extra: Any) -> Any:
         with torch_threads(threads):
             return forward.run(batch, *extra)
