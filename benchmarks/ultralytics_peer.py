@@ -70,7 +70,6 @@ import argparse
 import ast
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -78,11 +77,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.tune_vs_sweep import fitting_minutes  # noqa: E402
 from utils.errors import FailedRun, command_status  # noqa: E402
 from utils.record.statistics import GOAL_INTERVAL, judge_against, median_confidence_interval  # noqa: E402
 
@@ -354,11 +353,11 @@ def race(goal: str, minutes: float, file: Path, out: Path, args: argparse.Namesp
                       f"{minutes:.1f}"] + [part for item in sets for part in ("--set", item)]
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, cwd=args.detbench)
-    floor = re.search(r"Give --minutes (\d+) or more", done.stdout + done.stderr)
+    floor = fitting_minutes(done.stdout + done.stderr)
     if done.returncode == 2 and floor:
         print(f"tune --goal {goal} refused {minutes:.1f} min: {(done.stdout + done.stderr).strip().splitlines()[-1]}; "
-              f"resumed with {floor.group(1)} min more", flush=True)
-        done = subprocess.run(base + ["--resume", str(out / run_id), "--minutes", floor.group(1)], capture_output=True,
+              f"resumed with {floor:g} min more", flush=True)
+        done = subprocess.run(base + ["--resume", str(out / run_id), "--minutes", f"{floor:g}"], capture_output=True,
                               text=True, cwd=args.detbench)
     spent = (time.monotonic() - started) / 60
     document = out / run_id / "sweep.json"
@@ -380,6 +379,14 @@ def spread(values: list[float]) -> str:
         return f"{statistics.median(values):.2f} [{interval[0]:.2f}, {interval[1]:.2f}]"
     return f"{statistics.median(values):.2f} (range {min(values):.2f}-{max(values):.2f})" if len(values) > 1 else \
         f"{values[0]:.2f}"
+
+
+def against_goal(ratios: list[float], goal: float) -> str:
+    """Peer over detbench per round: the median, its interval over rounds (or why none) and the goal's judgement."""
+    value, interval = statistics.median(ratios), median_confidence_interval(ratios, GOAL_INTERVAL)
+    shown = (f"{GOAL_INTERVAL:.0%} interval over rounds x{interval[0]:.3f}-{interval[1]:.3f}" if interval else
+             f"{len(ratios)} round(s): too few for an interval")
+    return f"x{value:.3f} ({shown}); goal >= {goal}x: {judge_against(value, interval, goal, higher_is_better=True)}"
 
 
 def describe_ran(row: dict, cpu_default: str) -> str:
@@ -548,17 +555,18 @@ def main() -> int:
         return 0
     answer = min(within_ours, key=our_medians.__getitem__)
     fastest_peer = min(within_peer, key=medians.__getitem__)
-    ratios = [r[fastest_peer]["inference_ms"] / o[answer]["forward_ms"] for r, o in zip(peer_rounds, ours)
-              if r.get(fastest_peer, {}).get("inference_ms") and "forward_ms" in o.get(answer, {})]
-    value, interval = statistics.median(ratios), median_confidence_interval(ratios, GOAL_INTERVAL)
+
+    def peer_over(name: str, key: str) -> list[float]:
+        """The peer's fastest row's inference time over detbench row `name`'s figure `key`, round by round."""
+        return [r[fastest_peer]["inference_ms"] / o[name][key] for r, o in zip(peer_rounds, ours)
+                if r.get(fastest_peer, {}).get("inference_ms") and key in o.get(name, {})]
+
     print(f"\ndetbench's answer: {answer} (verdict {ours[0][answer]['verdict']}), forward p50 "
           f"{our_medians[answer]:.2f} ms/image; the peer's fastest row within the budget: {fastest_peer} "
           f"({describe_ran(peer_rounds[0][fastest_peer], cpu_default).split(';')[0]}), {medians[fastest_peer]:.2f} "
           f"ms/image")
-    shown = (f"{GOAL_INTERVAL:.0%} interval over rounds x{interval[0]:.3f}-{interval[1]:.3f}" if interval else
-             f"{len(ratios)} round(s): too few for an interval")
-    print(f"peer / detbench, single-stream latency per image (forward): x{value:.3f} ({shown}); goal >= {GOAL}x: "
-          f"{judge_against(value, interval, GOAL, higher_is_better=True)}")
+    print(f"peer / detbench, single-stream latency per image (forward): "
+          f"{against_goal(peer_over(answer, 'forward_ms'), GOAL)}")
     whole = [sum(r[fastest_peer]["speed"].get(k, 0.0) for k in ("preprocess", "inference", "postprocess")) /
              o[answer]["undecoded_ms"] for r, o in zip(peer_rounds, ours)
              if r.get(fastest_peer, {}).get("speed") and "undecoded_ms" in o.get(answer, {})]
@@ -566,21 +574,16 @@ def main() -> int:
         print(f"peer / detbench, whole pipeline without decoding (the peer's preprocess + inference + postprocess at "
               f"conf 0.001 against detbench's letterbox + forward + NMS at its deployed conf): "
               f"x{statistics.median(whole):.3f} (rounds {min(whole):.3f}-{max(whole):.3f})")
-    for goal, answer in tuned.items():
+    for goal, raced in tuned.items():
         name, key = f"tune {goal}", ("forward_ms" if goal == "latency" else "ms_per_sample")
-        goal_ratio = LATENCY_GOAL if goal == "latency" else THROUGHPUT_GOAL
-        ratios = [r[fastest_peer]["inference_ms"] / o[name][key] for r, o in zip(peer_rounds, ours)
-                  if r.get(fastest_peer, {}).get("inference_ms") and key in o.get(name, {})]
+        ratios = peer_over(name, key)
         if not ratios:
             print(f"tune --goal {goal}: its answer did not run in any round ({ours[-1].get(name, {}).get('error')})")
             continue
-        value, interval = statistics.median(ratios), median_confidence_interval(ratios, GOAL_INTERVAL)
-        shown = (f"{GOAL_INTERVAL:.0%} interval over rounds x{interval[0]:.3f}-{interval[1]:.3f}" if interval else
-                 f"rounds {min(ratios):.3f}-{max(ratios):.3f}")
         figure = "forward p50 ms/image" if goal == "latency" else "LoadGen offline ms/sample"
-        print(f"tune --goal {goal} in {answer['minutes']:.1f} min: {answer['values']} ({answer['verdict']}; "
-              f"{answer['shown']} in the race); the peer's {fastest_peer} inference over its {figure}: x{value:.3f} "
-              f"({shown}); goal >= {goal_ratio}x: {judge_against(value, interval, goal_ratio, higher_is_better=True)}")
+        print(f"tune --goal {goal} in {raced['minutes']:.1f} min: {raced['values']} ({raced['verdict']}; "
+              f"{raced['shown']} in the race); the peer's {fastest_peer} inference over its {figure}: "
+              f"{against_goal(ratios, LATENCY_GOAL if goal == 'latency' else THROUGHPUT_GOAL)}")
     for name in (raw_rounds[0] if raw_rounds else {}):
         values = [r[name]["p50_ms"] for r in raw_rounds if name in r]
         print(f"raw OpenVINO in the peer's environment, {name}: p50 {spread(values)} ms per inference "

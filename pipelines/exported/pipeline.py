@@ -21,6 +21,11 @@ from pipelines.runtimes.base import PreparedForward
 POSTPROCESS = "postprocess"
 
 
+def as_tuple(outputs: Any) -> tuple:
+    """The graph's outputs as the layouts take them: a tuple in the graph's order, one output alone too."""
+    return tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
+
+
 class Decode(nn.Module):
     """The graph's outputs -> per image (n, 6) x1 y1 x2 y2 score class in input pixels: the layout's raw rows,
     then YOLO's NMS where the layout has none, else the score cut alone."""
@@ -41,8 +46,7 @@ class Decode(nn.Module):
 
     def raw(self, outputs: Any, height: int, width: int) -> torch.Tensor:
         """(B, candidates, values): what agreement checks compare."""
-        outputs = tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
-        return self.layout.raw(outputs, self.reading, height, width)
+        return self.layout.raw(as_tuple(outputs), self.reading, height, width)
 
     def scores(self, raw: torch.Tensor) -> torch.Tensor:
         if self.layout.NMS:
@@ -51,8 +55,7 @@ class Decode(nn.Module):
 
     def forward(self, outputs: Any, height: int, width: int) -> list[torch.Tensor]:
         if self.layout.NMS and hasattr(self.layout, "passing"):
-            outputs = tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
-            raw = self.layout.passing(outputs, self.reading, height, width, self.conf_thres)
+            raw = self.layout.passing(as_tuple(outputs), self.reading, height, width, self.conf_thres)
         else:
             raw = self.raw(outputs, height, width)
         found = self.nms(raw) if self.layout.NMS else [cut_rows(rows, self.conf_thres, self.max_det, self.classes)
