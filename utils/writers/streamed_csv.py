@@ -6,8 +6,9 @@ from __future__ import annotations
 import csv
 import io
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from utils.writers.atomic import OutputWriteError
 
@@ -45,33 +46,24 @@ class StreamedCsv:
             return
         self.pending.seek(0)
         self.pending.truncate()
-        try:
+        with self._removed_if_it_fails():
             self.handle.write(text)
             self.handle.flush()
-        except OSError as error:
-            self.discard()  # a row cut by the failure is never left for a reader
-            raise OutputWriteError(self.target, error) from error
 
     def sync(self) -> None:
         """Down to the disk itself (a flush reaches the operating system only)."""
         if self.handle.closed:
             return
-        try:
+        with self._removed_if_it_fails():
             os.fsync(self.handle.fileno())
-        except OSError as error:
-            self.discard()
-            raise OutputWriteError(self.target, error) from error
 
     def close(self) -> None:
         """The pending rows, then the file closed."""
         if self.handle.closed:
             return
         self.flush()
-        try:
+        with self._removed_if_it_fails():
             self.handle.close()
-        except OSError as error:
-            self.discard()
-            raise OutputWriteError(self.target, error) from error
 
     def publish(self) -> None:
         """The last rows, synced to the disk and closed; a write that fails here leaves no file of that name."""
@@ -80,6 +72,15 @@ class StreamedCsv:
         self.flush()
         self.sync()
         self.close()
+
+    @contextmanager
+    def _removed_if_it_fails(self) -> Iterator[None]:
+        """A write, sync or close that fails removes the file (a row it cut is never left for a reader)."""
+        try:
+            yield
+        except OSError as error:
+            self.discard()
+            raise OutputWriteError(self.target, error) from error
 
     def discard(self) -> None:
         if not self.handle.closed:
