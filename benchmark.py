@@ -7,7 +7,7 @@
     python benchmark.py compare RUN_A RUN_B [--out DIR]
     python benchmark.py tune --config C [--goal latency|throughput|server] [--minutes N]   (race for the fastest)
 
-Exit status (utils/errors.py, ExitStatus): 0 complete; 1 the environment failed (an output that cannot be
+Exit status (utils/core/errors.py, ExitStatus): 0 complete; 1 the environment failed (an output that cannot be
 written, a missing dependency) or the run did; 2 a mistake in the arguments, the config or the inputs;
 128 + the signal's number when SIGHUP (129: the terminal closed), Ctrl-C (130) or SIGTERM (143) stopped
 the run.
@@ -20,9 +20,9 @@ import sys
 
 # Standard library only up to the point where the arguments and the config are checked: `--help` and a
 # mistake in the config are answered before torch, OpenCV or pandas load.
-from utils.errors import DetbenchError, ExitStatus, UsageError, command_status
-from utils.harness.interruption import signal_of, stop_signals_interrupt
-from utils.steady_console import steady_console
+from utils.core.errors import DetbenchError, ExitStatus, UsageError, command_status
+from utils.core.interruption import signal_of, stop_signals_interrupt
+from utils.core.steady_console import steady_console
 
 # Set before torch loads: hides the CUDA build's harmless profiler ERROR line.
 os.environ.setdefault("KINETO_LOG_LEVEL", "5")
@@ -52,14 +52,14 @@ def prepare(args: argparse.Namespace):
     """The config and the inputs it names, then everything the run needs (the run directory is claimed last).
     Raises UsageError for a user's mistake, EnvironmentFault for an output that cannot be written."""
     from datasets.dataset_root import check_dataset_root
-    from utils.config import load_config
+    from utils.config.schema import load_config
 
     config = load_config(args.config, args.overrides)
     check_dataset_root(config.dataset.path)
 
-    from utils.harness.collector import loading_without_collection
+    from utils.assembly.collector import loading_without_collection
     with loading_without_collection():
-        from utils.harness.composition import Benchmark
+        from utils.assembly.composition import Benchmark
 
         benchmark = Benchmark(config, args.config)
         benchmark.prepare()
@@ -68,8 +68,8 @@ def prepare(args: argparse.Namespace):
 
 def sweep(args: argparse.Namespace) -> int:
     """Every point validated before any runs; then one benchmark.py process per point."""
-    from utils.sweep.driver import Sweep
-    from utils.sweep.launchers import make_launcher
+    from utils.commands.sweep.driver import Sweep
+    from utils.launchers import make_launcher
 
     try:
         with stop_signals_interrupt():
@@ -87,9 +87,9 @@ def sweep(args: argparse.Namespace) -> int:
 
 def print_tune_advice(summary: dict, args: argparse.Namespace) -> None:
     """What this CPU makes worth trying that the run did not, and the command that races it."""
-    from utils.config import ConfigError, load_config
-    from utils.tune.advice import advice_lines
-    from utils.tune.space import this_machine
+    from utils.config.schema import ConfigError, load_config
+    from utils.commands.tune.advice import advice_lines
+    from utils.commands.tune.space import this_machine
 
     def refuse(overrides: list[str]):
         try:
@@ -110,15 +110,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(arguments: list[str]) -> int:
     if arguments[:1] == ["compare"]:
-        from utils.compare.command import compare_main
+        from utils.commands.compare.command import compare_main
 
         return compare_main(arguments[1:])
     if arguments[:1] == ["tune"]:
-        from utils.tune.command import tune_main
+        from utils.commands.tune.command import tune_main
 
         return tune_main(arguments[1:])
-    if arguments[:1] == ["runs"]:  # tune's runs that share one process (utils/tune/shared_runs.py)
-        from utils.tune.shared_runs import runs_main
+    if arguments[:1] == ["runs"]:  # tune's runs that share one process (utils/commands/tune/shared_runs.py)
+        from utils.commands.tune.shared_runs import runs_main
 
         return runs_main(arguments[1:], main)
     try:
@@ -137,7 +137,7 @@ def _main(arguments: list[str]) -> int:
         return ExitStatus.stopped_by(signal_of(stop))
     if benchmark is None:
         return sweep(args)
-    from utils.harness.collector import release_loaded
+    from utils.assembly.collector import release_loaded
     try:
         outcome = benchmark.execute()
     finally:
@@ -159,8 +159,8 @@ if __name__ == "__main__":
         status = command_status(main)
         # Only a run that started a LoadGen test can have left one running, and only a Ray sweep a connection
         # attempt.
-        scenario = sys.modules.get("utils.harness.scenario")
+        scenario = sys.modules.get("utils.scenarios.loadgen.test")
         status = scenario.leave_past_running_tests(status) if scenario is not None else status
-        ray_cluster = sys.modules.get("utils.sweep.launchers.ray_cluster")
+        ray_cluster = sys.modules.get("utils.launchers.ray_cluster")
         status = ray_cluster.leave_past_abandoned_connections(status) if ray_cluster is not None else status
     sys.exit(status)

@@ -7,7 +7,7 @@ on the goals). Speed figures are medians over interleaved rounds (each round run
 so drift of a shared machine spreads over all of them); ratios are taken within a round.
 
 1. mAP equals pycocotools' on the same detections (|difference| <= 1e-4): the torch fp32 detections of the
-   shapes model at mAP settings, evaluated by utils.record.accuracy (faster-coco-eval) and by pycocotools.
+   shapes model at mAP settings, evaluated by utils.checks.accuracy.coco_map (faster-coco-eval) and by pycocotools.
 2. mAP within 0.02 of YOLOv7's own test.py on the same checkpoint and images. The official code (GPL-3.0) is
    driven as benchmarks/official_parity.py drives it: the wheel is downloaded at run time into a cache and run
    in a separate process (`--peer-test`, internal) with only the wheel and its extra modules on its path;
@@ -15,7 +15,7 @@ so drift of a shared machine spreads over all of them); ratios are taken within 
    checkpoint is read there with torch.load(weights_only=False): it is the project's own file.
 3. OpenVINO int8 on the shapes model: mAP@0.5:0.95 drop <= 0.01 against torch fp32; forward >= 2x OpenVINO
    fp32's.
-4. The shapes model (batch 1, 2 threads): the fastest `within_budget` configuration (utils.sweep.answer.choose
+4. The shapes model (batch 1, 2 threads): the fastest `within_budget` configuration (utils.commands.sweep.answer.choose
    over torch fp32, OpenVINO and ONNX Runtime fp32 and int8) >= 2x the torch fp32 eager pipeline's images/s.
 5. yolov7 at 640 (random weights, the sample photos): OpenVINO int8 forward >= 2.3x torch eager's; its verdict
    must say `different` (random weights give int8 nothing to agree on).
@@ -96,9 +96,9 @@ def pycocotools_goal(out: Path, threads: int) -> tuple[str, dict]:
     from pipelines.runtimes.torch.session import TorchEager
     from pipelines.yolo import family
     from tests.test_accuracy import pycocotools_stats
-    from utils.config import config_for
-    from utils.harness.accuracy_pass import detect
-    from utils.record.accuracy import coco_evaluation
+    from utils.config.schema import config_for
+    from utils.checks.accuracy.accuracy_pass import detect
+    from utils.checks.accuracy.coco_map import coco_evaluation
 
     torch.set_num_threads(threads)
     paths = find_images(SHAPES / "images")
@@ -150,8 +150,8 @@ def official_goal(out: Path, ours: dict, images: int) -> str:
 
 
 def shapes_goals(out: Path, rounds: int, threads: int) -> list[str]:
-    from utils.readers.finished_run import FinishedRun
-    from utils.sweep.answer import PointFigures, choose
+    from utils.storage.finished_run import FinishedRun
+    from utils.commands.sweep.answer import PointFigures, choose
 
     runs: dict[tuple[str, str], list[dict]] = {c: [] for c in CONFIGURATIONS}
     samples: dict[tuple[str, str], list[float]] = {c: [] for c in CONFIGURATIONS}
@@ -234,7 +234,7 @@ def yolov7_goal(out: Path, rounds: int, threads: int) -> str:
 
 
 def evaluation_goal(ours: dict, images: int = 5000) -> str:
-    from utils.record.accuracy import coco_evaluation, map_drop_interval
+    from utils.checks.accuracy.coco_map import coco_evaluation, map_drop_interval
 
     truths, found = ours["truths"], ours["found"]
     tiled_truths = [truths[i % len(truths)] for i in range(images)]
@@ -268,7 +268,7 @@ def main() -> int | None:
         peer_test(args)  # the peer's process cannot import detbench's utils: it ends with status 0 or a traceback
         return None
     sys.path.insert(0, str(PROJECT_ROOT))
-    from utils.errors import ExitStatus
+    from utils.core.errors import ExitStatus
 
     os.chdir(PROJECT_ROOT)
     out = Path(args.output_dir or tempfile.mkdtemp(prefix="detbench-accuracy-goals-"))

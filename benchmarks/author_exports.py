@@ -171,7 +171,7 @@ def agreement(expected: dict[str, list], found: dict[str, list]):
     import torch
 
     from pipelines.contract import Detections
-    from utils.record.agreement import MatchCounts, match_detections
+    from utils.checks.agreement.matching import MatchCounts, match_detections
 
     def detections(rows: list) -> Detections:
         table = torch.tensor(rows, dtype=torch.float32).reshape(-1, 6)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from utils.errors import ExitStatus, FailedRun, UsageError, command_status  # noqa: E402
+from utils.core.errors import ExitStatus, FailedRun, UsageError, command_status  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = "configs/samples.yaml"

@@ -26,8 +26,8 @@ from datasets.image_folder import decode_image  # noqa: E402
 from pipelines.contract import Detections  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
-from utils.config import config_for  # noqa: E402
-from utils.record.agreement import MatchCounts, match_detections  # noqa: E402
+from utils.config.schema import config_for  # noqa: E402
+from utils.checks.agreement.matching import MatchCounts, match_detections  # noqa: E402
 
 FILES = {"static ONNX": "yolo11n-shapes.onnx", "dynamic ONNX": "yolo11n-shapes-dynamic.onnx",
          "ONNX with NMS": "yolo11n-shapes-nms.onnx", "OpenVINO IR": "yolo11n-shapes_openvino_model/yolo11n-shapes.xml"}
@@ -57,8 +57,8 @@ def against_ultralytics(file: Path, backend: str, expected: dict, data: Path) ->
 def map_on_shapes(file: Path, backend: str, data: Path) -> float:
     from datasets.image_folder import find_images
     from datasets.labels import load_ground_truth
-    from utils.harness.accuracy_pass import detect
-    from utils.record.accuracy import coco_evaluation
+    from utils.checks.accuracy.accuracy_pass import detect
+    from utils.checks.accuracy.coco_map import coco_evaluation
 
     _, config = pipeline_of(file, backend)
     accuracy = config.benchmark.accuracy

@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from utils.recorders.perf_events import (COUNTERS, EVENTS, TYPE_SOFTWARE, PerfRefused, enable,  # noqa: E402
+from utils.measure.below_layer.perf_events import (COUNTERS, EVENTS, TYPE_SOFTWARE, PerfRefused, enable,  # noqa: E402
                                          open_counter)
 
 PAGE = 4096

@@ -65,19 +65,19 @@ from datasets.image_folder import decode_image, find_images, image_loader  # noq
 from pipelines.contract import FORWARD_STAGE  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
-from utils.config import config_for  # noqa: E402
-from utils.errors import command_status  # noqa: E402
-from utils.harness.cpu_budget import loader_workers, usable_cpus  # noqa: E402
-from utils.harness.runner import shutdown_workers  # noqa: E402
-from utils.harness.timed_batch import run_stages  # noqa: E402
+from utils.config.schema import config_for  # noqa: E402
+from utils.core.errors import command_status  # noqa: E402
+from utils.preflight.cpu_budget import loader_workers, usable_cpus  # noqa: E402
+from utils.scenarios.runner import shutdown_workers  # noqa: E402
+from utils.measure.steps.timed_batch import run_stages  # noqa: E402
 from utils.record.statistics import GOAL_INTERVAL as INTERVAL  # noqa: E402
 from utils.record.statistics import NOT_RESOLVED, judge_against, median_confidence_interval  # noqa: E402
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP  # noqa: E402
-from utils.recorders.contention import ContentionRecorder, contention_verdict  # noqa: E402
-from utils.recorders.cpu_counters import CpuCounters  # noqa: E402
-from utils.recorders.energy import EnergyRecorder, probe_rapl  # noqa: E402
-from utils.recorders.memory import MemorySampler  # noqa: E402
-from utils.recorders.step_timer import StepTimer  # noqa: E402
+from utils.measure.contention.recorder import ContentionRecorder, contention_verdict  # noqa: E402
+from utils.measure.below_layer.cpu_counters import CpuCounters  # noqa: E402
+from utils.measure.energy.recorder import EnergyRecorder, probe_rapl  # noqa: E402
+from utils.measure.memory.recorder import MemorySampler  # noqa: E402
+from utils.measure.steps.step_timer import StepTimer  # noqa: E402
 
 GOALS = {("yolov7", 640): 0.02, ("yolov7-tiny", 640): 0.02}
 MIN_QUIET_ROUNDS = 3  # fewer, and one burst of steal decides the verdict

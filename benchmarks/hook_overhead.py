@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from models import build_model, fuse_model  # noqa: E402
-from utils.errors import command_status  # noqa: E402
-from utils.recorders.layer_timing import ModelTiming  # noqa: E402
+from utils.core.errors import command_status  # noqa: E402
+from utils.measure.layers.model_timing import ModelTiming  # noqa: E402
 
 
 def timed_forward(model: torch.nn.Module, batch: torch.Tensor) -> float:

@@ -98,8 +98,8 @@ def labelled_drop(ultra: Path, data: Path, deployed: str, scored: int) -> tuple[
     from pipelines.exported import family
     from pipelines.runtimes.base import PreparedForward
     from pipelines.runtimes.onnx_export import as_input
-    from utils.config import config_for
-    from utils.record.accuracy import coco_evaluation
+    from utils.config.schema import config_for
+    from utils.checks.accuracy.coco_map import coco_evaluation
 
     file = ultra / "yolo11n-shapes.onnx"
     config = config_for("yolov7", model={"file": str(file)}, runtime={"backend": "openvino"})

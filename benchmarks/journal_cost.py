@@ -1,11 +1,11 @@
 """The journal's cost: how much slower the pipeline runs when every batch's steps are appended to steps_timer.csv
-and its detections flushed as the batch ends (utils/writers/run_journal.py), against the record kept in memory
+and its detections flushed as the batch ends (utils/measure/steps/journal.py), against the record kept in memory
 until the run ends.
 
     .venv/bin/python benchmarks/journal_cost.py --rounds 9 [--arch yolov7-tiny --img-size 320 --batches 30 --threads 1]
 
 One process, one pipeline on seeded random weights, the bundled photos decoded once and handed to the harness's
-own batch loop (utils.harness.timed_batch.batch_loop with a StepTimer), batch 1. Each round runs three blocks of
+own batch loop (utils.measure.steps.timed_batch.batch_loop with a StepTimer), batch 1. Each round runs three blocks of
 --batches batches: "memory" (the steps in memory, the detections' rows written to a file without a flush, as
 before the journal), "journal" (the timer's after_batch appends the batch's steps to steps_timer.csv, the
 detections are flushed after each batch) and "memory, again", the first under another name: its ratio is the
@@ -33,14 +33,14 @@ sys.path.insert(0, str(PROJECT_ROOT))
 from datasets.image_folder import decode_image, find_images  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
-from utils.config import config_for  # noqa: E402
-from utils.errors import command_status  # noqa: E402
-from utils.harness.timed_batch import batch_loop, run_stages  # noqa: E402
+from utils.config.schema import config_for  # noqa: E402
+from utils.core.errors import command_status  # noqa: E402
+from utils.measure.steps.timed_batch import batch_loop, run_stages  # noqa: E402
 from utils.record.statistics import GOAL_INTERVAL, judge_against, median_confidence_interval  # noqa: E402
 from utils.record.steps import PIPELINE_STEP, PassKind  # noqa: E402
-from utils.recorders.step_timer import StepTimer  # noqa: E402
-from utils.writers.detections import DetectionWriter  # noqa: E402
-from utils.writers.run_journal import StepJournal  # noqa: E402
+from utils.measure.steps.step_timer import StepTimer  # noqa: E402
+from utils.detections.writer import DetectionWriter  # noqa: E402
+from utils.measure.steps.journal import StepJournal  # noqa: E402
 
 GOAL = 1.01
 BLOCKS = ("memory", "journal", "memory, again")

@@ -4,8 +4,8 @@
 
 Both sides run the same stage, a busy wait of --work-us microseconds standing in for the pipeline, through
 detbench's own code: the bare loop calls it one image after another with the step timer around it (as a timed
-pass does); the LoadGen side is a SingleStream test whose queries go through detbench's SUT (utils.harness.
-scenario: LoadGen's issue callback, the queue, the worker thread, the step timer, QuerySamplesComplete).
+pass does); the LoadGen side is a SingleStream test whose queries go through detbench's SUT (utils.scenarios.
+loadgen.test: LoadGen's issue callback, the queue, the worker thread, the step timer, QuerySamplesComplete).
 SingleStream issues a query only when the previous one is complete, so the median gap between two issues is
 the time one query costs; the overhead is that minus the bare loop's median per image. Rounds interleave the
 two sides, and the figure is the median over rounds. Prints its figures; never a test.
@@ -27,11 +27,11 @@ import torch  # noqa: E402
 
 from datasets.image_folder import LoadedImage  # noqa: E402
 from pipelines.contract import Detections, Stage  # noqa: E402
-from utils.errors import command_status  # noqa: E402
-from utils.harness.timed_batch import run_stages  # noqa: E402
-from utils.harness.scenario import AnswerSinks, _Answers, import_loadgen  # noqa: E402
+from utils.core.errors import command_status  # noqa: E402
+from utils.measure.steps.timed_batch import run_stages  # noqa: E402
+from utils.scenarios.loadgen.test import AnswerSinks, _Answers, import_loadgen  # noqa: E402
 from utils.record.steps import PassKind, PIPELINE_STEP  # noqa: E402
-from utils.recorders.step_timer import StepTimer  # noqa: E402
+from utils.measure.steps.step_timer import StepTimer  # noqa: E402
 
 NO_DETECTIONS = Detections(torch.zeros(0, 4), torch.zeros(0), torch.zeros(0, dtype=torch.long))
 

@@ -26,8 +26,8 @@ import numpy as np
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
-from utils.errors import command_status  # noqa: E402
-from utils.writers import layout  # noqa: E402
+from utils.core.errors import command_status  # noqa: E402
+from utils.storage import layout# noqa: E402
 
 
 def synthetic_image(width: int = 640, height: int = 480, seed: int = 0) -> np.ndarray:

@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.parity.map_check import main  # noqa: E402
-from utils.errors import command_status  # noqa: E402
+from utils.core.errors import command_status  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(command_status(main))

@@ -44,7 +44,7 @@ from typing import Optional
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
-from utils.errors import FailedRun, command_status  # noqa: E402
+from utils.core.errors import FailedRun, command_status  # noqa: E402
 from utils.record.statistics import GOAL_INTERVAL as INTERVAL, judge_against, median_confidence_interval  # noqa: E402
 
 BENCHMARK_APP = Path(sys.executable).parent / "benchmark_app"

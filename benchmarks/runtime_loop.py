@@ -32,7 +32,7 @@ from datasets.image_folder import decode_image, find_images  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.base import PreparedForward  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
-from utils.config import config_for  # noqa: E402
+from utils.config.schema import config_for  # noqa: E402
 
 WARMUP = 10
 

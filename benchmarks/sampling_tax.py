@@ -38,13 +38,13 @@ sys.path.insert(0, str(PROJECT_ROOT))
 from datasets.image_folder import decode_image, find_images  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.torch.session import TorchEager  # noqa: E402
-from utils.config import ProfilingSection, config_for  # noqa: E402
-from utils.harness.timed_batch import run_stages  # noqa: E402
+from utils.config.schema import ProfilingSection, config_for  # noqa: E402
+from utils.measure.steps.timed_batch import run_stages  # noqa: E402
 from utils.record.steps import PIPELINE_STEP  # noqa: E402
-from utils.recorders.contention import ContentionRecorder  # noqa: E402
-from utils.recorders.memory import MemorySampler  # noqa: E402
-from utils.recorders.sampler import PySpySampler  # noqa: E402
-from utils.recorders.step_timer import StepTimer  # noqa: E402
+from utils.measure.contention.recorder import ContentionRecorder  # noqa: E402
+from utils.measure.memory.recorder import MemorySampler  # noqa: E402
+from utils.measure.below_layer.sampler import PySpySampler  # noqa: E402
+from utils.measure.steps.step_timer import StepTimer  # noqa: E402
 
 GOAL = 0.03
 SAMPLED, BARE, NOISE_CONTROL = "sampled", "bare", "bare, again"

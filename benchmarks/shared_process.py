@@ -1,5 +1,5 @@
 """Does a run time the same as a process's second run as alone? tune runs the batch sizes of one way of
-computing in one process (utils/tune/shared_runs.py); this says whether that changes what they time.
+computing in one process (utils/commands/tune/shared_runs.py); this says whether that changes what they time.
 
     .venv/bin/python benchmarks/shared_process.py [--runtimes onnxruntime,openvino,torch] [--pairs 5]
         [--batch 4] [--first-batch 2] [--threads 2] [--set KEY=VALUE ...]

@@ -1,4 +1,4 @@
-"""What a run's start costs with the garbage collector paused while it loads (utils/harness/collector.py, as
+"""What a run's start costs with the garbage collector paused while it loads (utils/assembly/collector.py, as
 benchmark.py does) against the collector left on.
 
     .venv/bin/python benchmarks/startup.py [--pairs 8] [--config configs/samples_tiny.yaml] [--set KEY=VALUE ...]
@@ -25,10 +25,10 @@ import contextlib, gc, json, sys, time
 sys.path.insert(0, {root!r})
 paused, config_file, overrides = sys.argv[1] == "paused", sys.argv[2], json.loads(sys.argv[3])
 started = time.perf_counter()
-from utils.harness.collector import loading_without_collection
+from utils.assembly.collector import loading_without_collection
 with (loading_without_collection() if paused else contextlib.nullcontext()):
-    from utils.config import load_config
-    from utils.harness.composition import Benchmark
+    from utils.config.schema import load_config
+    from utils.assembly.composition import Benchmark
     benchmark = Benchmark(load_config(config_file, overrides), config_file)
     benchmark.prepare()
 print(json.dumps({{"seconds": time.perf_counter() - started, "full_collections": gc.get_stats()[2]["collections"]}}))

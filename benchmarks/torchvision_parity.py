@@ -30,9 +30,9 @@ from datasets.image_folder import decode_image, find_images  # noqa: E402
 from pipelines.dense.facts import ARCHS as DENSE_ARCHS  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.torch.session import TorchEager  # noqa: E402
-from utils.config import config_for  # noqa: E402
+from utils.config.schema import config_for  # noqa: E402
 from pipelines.contract import Detections  # noqa: E402
-from utils.record.agreement import MatchCounts, MatchCriteria, match_detections  # noqa: E402
+from utils.checks.agreement.matching import MatchCounts, MatchCriteria, match_detections  # noqa: E402
 
 SAME = MatchCriteria(iou_threshold=0.5, strict_iou=0.9, score_tolerance=1e-5)
 

@@ -44,8 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipelines.runtimes.registry import SPECS  # noqa: E402
-from utils.record.kernels import DECIDING_FLAGS  # noqa: E402
-from utils.tune.space import precision_refusal, this_machine  # noqa: E402
+from utils.measure.below_layer.kernels import DECIDING_FLAGS  # noqa: E402
+from utils.commands.tune.space import precision_refusal, this_machine  # noqa: E402
 
 CONFIG = ROOT / "configs" / "samples_tiny.yaml"
 GOAL_RATIO = 1.05

@@ -82,7 +82,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.tune_vs_sweep import fitting_minutes  # noqa: E402
-from utils.errors import FailedRun, command_status  # noqa: E402
+from utils.core.errors import FailedRun, command_status  # noqa: E402
 from utils.record.statistics import GOAL_INTERVAL, judge_against, median_confidence_interval  # noqa: E402
 
 GOAL = 1.25

@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from utils.errors import FailedRun, command_status  # noqa: E402
+from utils.core.errors import FailedRun, command_status  # noqa: E402
 from utils.record.statistics import GOAL_INTERVAL, median_confidence_interval  # noqa: E402
 
 IMG_SIZE = 320

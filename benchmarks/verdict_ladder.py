@@ -13,7 +13,7 @@ are cached under --cache, so a second run only recomputes the verdicts.
 
 The label-free verdict is reached as a run without labels reaches it: on the first `--start` images (a run's
 default, benchmark.agreement.images), then, while undecided, on as many as it asks for, up to
-benchmark.accuracy.max_images and the images there are (utils.harness.scored_images.more_images). The real drop
+benchmark.accuracy.max_images and the images there are (utils.checks.scored_images.more_images). The real drop
 is measured on all scored images.
 
 For each candidate it prints the real drop against the labels with its 95% interval, the label-free estimate
@@ -41,12 +41,12 @@ from pipelines.contract import Detections  # noqa: E402
 from pipelines.runtimes.base import RuntimeNotSupported  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
 from pipelines.yolo import family  # noqa: E402
-from utils.config import AccuracySection, AgreementSection, config_for  # noqa: E402
-from utils.harness.accuracy_pass import map_postprocess  # noqa: E402
-from utils.harness.calibration_inputs import calibration_inputs  # noqa: E402
-from utils.harness.scored_images import more_images  # noqa: E402
-from utils.record.accuracy import map_drop_interval  # noqa: E402
-from utils.record.label_free import (JUDGE_VIEWS, MIRRORED, from_view, label_free_verdict,  # noqa: E402
+from utils.config.schema import AccuracySection, AgreementSection, config_for  # noqa: E402
+from utils.checks.accuracy.accuracy_pass import map_postprocess  # noqa: E402
+from utils.checks.int8.calibration_inputs import calibration_inputs  # noqa: E402
+from utils.checks.scored_images import more_images  # noqa: E402
+from utils.checks.accuracy.coco_map import map_drop_interval  # noqa: E402
+from utils.checks.accuracy.label_free import (JUDGE_VIEWS, MIRRORED, from_view, label_free_verdict,  # noqa: E402
                                      labelled_verdict, view_image)
 
 NOISE = (0.05, 0.2)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from utils.bounded_text import LIMIT, clipped
-from utils.errors import UsageError
+from utils.core.bounded_text import LIMIT, clipped
+from utils.core.errors import UsageError
 
 
 class DatasetError(UsageError):

@@ -12,7 +12,7 @@ from torch.utils.data import DataLoader, Dataset
 from datasets.dataset_root import DatasetError, check_dataset_root
 from datasets.image_header import read_header
 from datasets.size_probe import PROBE_BYTES, stored_size
-from utils.bounded_text import LIMIT, clipped
+from utils.core.bounded_text import LIMIT, clipped
 
 BUNDLED_SAMPLES = Path(__file__).resolve().parent / "samples"
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from datasets.image_folder import DatasetError
-from utils.bounded_text import clipped, shown
+from utils.core.bounded_text import clipped, shown
 
 # COCO train2017's instances file is 448 MB; a file above this would take several times its size in memory.
 MAX_JSON_BYTES = 1 << 30

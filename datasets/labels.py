@@ -17,7 +17,7 @@ import numpy as np
 from datasets.image_folder import decode_image
 from datasets.image_header import read_header
 from datasets.label_checks import LabelError, coverage_warning, no_match, read_json, read_label_text, twice
-from utils.bounded_text import shown
+from utils.core.bounded_text import shown
 
 # COCO's category ids of its 80 detection classes, in the order of YOLO's 80 class indices; the 10 ids COCO
 # skipped (12, 26, 29, 30, 45, 66, 68, 69, 71, 83) belong to no class. torchvision's R-CNN labels are these ids.

@@ -20,9 +20,9 @@ from typing import Any
 import torch
 
 from models.fuse import is_fused
-from utils.bounded_text import LIMIT, clipped
+from utils.core.bounded_text import LIMIT, clipped
 from models.yolo import BUILTIN_ARCHS, Model, definition_path, load_definition, parse_definition
-from utils.errors import UsageError
+from utils.core.errors import UsageError
 
 MAX_LISTED = 10
 NETWORK_CLASS = "models.yolo.Model"

@@ -17,8 +17,8 @@ from torch import nn
 
 from models.common import MP, SP, SPPCSPC, Concat, Conv, RepConv
 from models.definition_args import SIGNATURES, ActivationSpec, bind_args, is_int, is_number, resolve_arg
-from utils import strict_yaml
-from utils.errors import UsageError
+from utils.config import strict_yaml
+from utils.core.errors import UsageError
 
 DEFINITIONS_DIR = Path(__file__).resolve().parent / "definitions"
 BUILTIN_ARCHS = ("yolov7", "yolov7-tiny")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pipelines.runtimes import registry as runtimes
 from pipelines.settings import ForwardTiming
-from utils.errors import UsageError
+from utils.core.errors import UsageError
 
 if TYPE_CHECKING:
     from pipelines.contract import DetectorFamily, FamilyFacts

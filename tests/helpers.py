@@ -26,7 +26,7 @@ from pycocotools.cocoeval import COCOeval
 from torch import nn
 
 from tests.paths import CONFIGS, ROOT, SAMPLES
-from utils.writers.detections import DETECTION_COLUMNS, SKIPPED_COLUMNS
+from utils.detections.writer import DETECTION_COLUMNS, SKIPPED_COLUMNS
 
 
 # --- quick runs of the command line -----------------------------------------------------------------------------

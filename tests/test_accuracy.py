@@ -1,4 +1,4 @@
-"""utils.record.accuracy: hand-computed cases, and faster-coco-eval's figures against pycocotools' on the same
+"""utils.checks.accuracy.coco_map: hand-computed cases, and faster-coco-eval's figures against pycocotools' on the same
 detections."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from datasets.image_folder import find_images
 from datasets.labels import load_ground_truth
 from tests.helpers import pycocotools_stats
 from tests.paths import SHAPES
-from utils.record.accuracy import (coco_evaluation, coco_map, map_drop_interval, map_of_matches, match_image,
+from utils.checks.accuracy.coco_map import (coco_evaluation, coco_map, map_drop_interval, map_of_matches, match_image,
                                    precision_recall_at)
 
 

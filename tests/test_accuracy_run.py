@@ -14,11 +14,11 @@ from pipelines.yolo import facts as yolo_facts
 from benchmark import main
 from tests.helpers import quick_args, run_benchmark, section_shape_errors
 from tests.paths import SHAPES
-from utils.compare.accuracy import accuracy_rows
-from utils.readers.finished_run import FinishedRun
+from utils.commands.compare.accuracy import accuracy_rows
+from utils.storage.finished_run import FinishedRun
 from utils.record.sections import AccuracySection, AgreementSection
-from utils.writers.console import format_summary
-from utils.writers.run_figures import headline_figures
+from utils.reporting.console import format_summary
+from utils.reporting.run_figures import headline_figures
 
 pytestmark = pytest.mark.slow  # whole runs of the shapes config
 

@@ -9,7 +9,7 @@ import torch
 from pipelines.contract import Detections
 from pipelines.boxes.nms import non_max_suppression
 from pipelines.yolo.pipeline import YoloPipeline
-from utils.record.agreement import (
+from utils.checks.agreement.matching import (
     MatchCounts,
     MatchCriteria,
     RawError,

@@ -10,7 +10,7 @@ from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family as yolo
 from tests.paths import SHAPES
-from utils.harness.agreement_check import compare_with_reference
+from utils.checks.agreement.agreement_check import compare_with_reference
 
 pytestmark = pytest.mark.slow  # real pipelines, one of them exported to OpenVINO
 

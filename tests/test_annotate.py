@@ -1,11 +1,11 @@
-"""utils.writers.annotate: detections drawn onto a copy of an image (boxes, labels, translucent masks), with a red
+"""utils.detections.annotate: detections drawn onto a copy of an image (boxes, labels, translucent masks), with a red
 banner above the image when the weights are random.
 
 Tested on small blank images: the original is left alone, a class keeps one colour, a mask is blended at the
 stated opacity, an unknown class is labelled by its number, and the banner adds a strip without hiding a pixel."""
 import numpy as np
 
-from utils.writers.annotate import BANNER_BGR, MASK_OPACITY, class_color, draw_detections, with_banner
+from utils.detections.annotate import BANNER_BGR, MASK_OPACITY, class_color, draw_detections, with_banner
 
 WHITE = np.full((100, 200, 3), 255, np.uint8)
 BOX = np.array([[10, 40, 60, 90, 0.9, 2]], float)  # x1, y1, x2, y2, score, class

@@ -9,7 +9,7 @@ from benchmark import main
 from tests.helpers import quick_args, section_shape_errors
 from tests.paths import ROOT
 from utils.record.sections import CpuCountersSection, KernelsSection, NativeTimeSection
-from utils.recorders import sampler as sampler_module
+from utils.measure.below_layer import sampler as sampler_module
 
 BASE = quick_args(96, "dataset.limit=2", "dataset.batch_size=1", "benchmark.repeats=1",
                   "benchmark.agreement.enabled=false", "outputs.plots=false")
@@ -92,7 +92,7 @@ def test_missing_sampler_finishes_the_run(tmp_path, monkeypatch, capsys):
 
 
 def test_bad_profiling_settings_are_refused_by_name():
-    from utils.config import ConfigError, load_config
+    from utils.config.schema import ConfigError, load_config
     config = ROOT / "configs" / "samples_tiny.yaml"
     assert load_config(config).profiling.sampler is None  # off by default
     with pytest.raises(ConfigError, match="profiling.sampler"):

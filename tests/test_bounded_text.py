@@ -3,7 +3,7 @@ import time
 
 import yaml
 
-from utils.bounded_text import LIMIT, clipped, nesting_depth, shown
+from utils.core.bounded_text import LIMIT, clipped, nesting_depth, shown
 
 
 def nested(levels: int, width: int) -> list:

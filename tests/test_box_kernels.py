@@ -1,4 +1,4 @@
-"""NMS and IoU without torchvision's Python package (pipelines/box_kernels.py): hand-computed cases, torchvision's own
+"""NMS and IoU without torchvision's Python package (pipelines/boxes/kernels.py): hand-computed cases, torchvision's own
 ops as the independent reference, and a YOLO process that never imports torchvision."""
 import importlib.util
 import subprocess
@@ -9,7 +9,7 @@ import pytest
 import torch
 import torchvision
 
-from pipelines import box_kernels
+from pipelines.boxes import kernels as box_kernels
 from tests.paths import ROOT
 
 
@@ -84,9 +84,9 @@ def test_a_python_without_torchvision_is_told_at_import_with_the_setup_instructi
         "import importlib.util, sys\n"
         "found = importlib.util.find_spec\n"
         "importlib.util.find_spec = lambda name, *rest: None if name == 'torchvision' else found(name, *rest)\n"
-        "from utils.errors import missing_dependency\n"
+        "from utils.core.errors import missing_dependency\n"
         "try:\n"
-        "    import pipelines.box_kernels\n"
+        "    import pipelines.boxes.kernels\n"
         "except ModuleNotFoundError as error:\n"
         "    print(missing_dependency(error))\n"
     )

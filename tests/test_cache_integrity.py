@@ -107,8 +107,8 @@ def truncated_int8_heals(cache_dir: Path) -> dict:
     from datasets.image_folder import find_images
     from pipelines.runtimes.registry import build_runtime
     from pipelines.yolo import family
-    from utils.config import config_for
-    from utils.harness.calibration_inputs import calibration_inputs
+    from utils.config.schema import config_for
+    from utils.checks.int8.calibration_inputs import calibration_inputs
 
     lines: list[str] = []
     logging.getLogger("detbench.cache").addHandler(type("H", (logging.Handler,), {

@@ -8,7 +8,7 @@ from torch import nn
 
 from models import Detect, build_model
 from models.yolo import definition_path
-from models.calibration import (bisect_shift, calibrate_batchnorm, calibrate_detect_head, candidate_counts,
+from models.random_weights import (bisect_shift, calibrate_batchnorm, calibrate_detect_head, candidate_counts,
                                 candidate_target)
 from pipelines.yolo import family as yolo
 

@@ -11,14 +11,14 @@ import torch
 
 from pipelines.runtimes.registry import build_runtime
 from tests.paths import ROOT, SHAPES
-from utils.config import ConfigError, load_config
+from utils.config.schema import ConfigError, load_config
 
 
 def _calibration(method: dict | None):
     from datasets.image_folder import find_images
     from pipelines.yolo import family
-    from utils.config import config_for
-    from utils.harness.calibration_inputs import calibration_inputs
+    from utils.config.schema import config_for
+    from utils.checks.int8.calibration_inputs import calibration_inputs
 
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
     config = config_for("yolov7-tiny", preprocess={"img_size": 96})

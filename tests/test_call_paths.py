@@ -1,4 +1,4 @@
-"""utils.recorders.call_paths: HookedCalls brackets every call of a model's modules and of the pipeline's
+"""utils.measure.layers.call_paths: HookedCalls brackets every call of a model's modules and of the pipeline's
 transforms from outside and names each call by its call path; shapes_of describes a call's inputs and outputs.
 
 Tested through a minimal subclass that only notes the node of each call: the paths and kinds of module and
@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from utils.record.layers import KIND_LAYER, KIND_MODEL, KIND_TRANSFORM, MODEL, POSTPROCESSING, PREPROCESSING
-from utils.recorders.call_paths import HookedCalls, shapes_of
+from utils.measure.layers.snapshot import KIND_LAYER, KIND_MODEL, KIND_TRANSFORM, MODEL, POSTPROCESSING, PREPROCESSING
+from utils.measure.layers.call_paths import HookedCalls, shapes_of
 
 
 class NotedCalls(HookedCalls):

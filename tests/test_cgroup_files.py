@@ -1,8 +1,8 @@
-"""utils.harness.cgroup_files: reading one of the cgroup's limit files: its text stripped, or None where the file
+"""utils.preflight.cgroup_files: reading one of the cgroup's limit files: its text stripped, or None where the file
 is absent or unreadable (no such controller, no limit).
 
 Tested on temporary files standing in for cgroup files."""
-from utils.harness.cgroup_files import read_value
+from utils.preflight.cgroup_files import read_value
 
 
 def test_a_value_is_read_without_its_newline(tmp_path):

@@ -5,7 +5,7 @@ import copy
 import pytest
 
 from tests.helpers import metadata, torch_like_trace
-from utils.record.chrome_trace import (complete_events, integer_ids, lies_within, merge_events, name_tracks,
+from utils.measure.layers.chrome_trace import (complete_events, integer_ids, lies_within, merge_events, name_tracks,
                                        trace_origin_ns, unix_ns)
 
 

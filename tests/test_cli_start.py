@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.paths import ROOT, SAMPLES
-from utils.errors import ExitStatus
+from utils.core.errors import ExitStatus
 
 HEAVY = ("torch", "torchvision", "cv2", "numpy", "pandas", "matplotlib", "PIL", "onnxruntime", "openvino")
 
@@ -71,7 +71,7 @@ def test_config_mistakes_are_answered_before_heavy_libraries_load(tmp_path, case
 
 @pytest.mark.slow
 def test_a_yolo_run_without_plots_loads_neither_torchvision_nor_matplotlib(tmp_path):
-    # torchvision's import brings torch._dynamo (NMS comes from its compiled kernel instead, pipelines/box_kernels.py)
+    # torchvision's import brings torch._dynamo (NMS comes from its compiled kernel instead, pipelines/boxes/kernels.py)
     # and matplotlib is for the plots: together most of a second of every start, tune's runs included.
     result, stderr = probe(["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=64",
                             "--set", f"dataset.path={SAMPLES}", "--set", "dataset.limit=2",

@@ -1,10 +1,10 @@
-"""The garbage collector around a run's start (utils/harness/collector.py): paused while the run loads, what
+"""The garbage collector around a run's start (utils/assembly/collector.py): paused while the run loads, what
 loaded frozen out of later collections, given back when the run ends; a start that fails freezes nothing."""
 import gc
 
 import pytest
 
-from utils.harness.collector import loading_without_collection, release_loaded
+from utils.assembly.collector import loading_without_collection, release_loaded
 
 
 @pytest.fixture(autouse=True)

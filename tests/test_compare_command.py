@@ -1,4 +1,4 @@
-"""utils.compare.command: `benchmark.py compare RUN_A RUN_B`: the console report of what differs between two runs,
+"""utils.commands.compare.command: `benchmark.py compare RUN_A RUN_B`: the console report of what differs between two runs,
 compare.csv and compare.html, and with --fail-above the regression gate's exit status.
 
 Tested on tiny hand-written run directories (summary.json, config.yaml, steps_timer.csv): the exit statuses
@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from utils.compare.command import compare_main, default_folder, report
-from utils.writers import layout
+from utils.commands.compare.command import compare_main, default_folder, report
+from utils.storage import layout
 
 HEADER = "step,parent,pass_kind,pass_index,batch,images,ms,warmup,start_s,end_s,cold_shape\n"
 STEADY = (10.0, 10.2, 9.8, 10.1, 9.9, 10.0)

@@ -1,4 +1,4 @@
-"""utils.compare.environment: what differs between the machines and settings of two runs (env.json, summary.json,
+"""utils.commands.compare.environment: what differs between the machines and settings of two runs (env.json, summary.json,
 config.yaml), the usual suspects of a speed difference listed first.
 
 Tested on hand-made dictionaries and one tiny run directory: dotted flattening, the order and counts of
@@ -6,9 +6,9 @@ differences, long values compared by digest, per-run identity fields and thread 
 import hashlib
 import json
 
-from utils.compare.environment import differences, flatten, settings
-from utils.readers.finished_run import FinishedRun
-from utils.writers import layout
+from utils.commands.compare.environment import differences, flatten, settings
+from utils.storage.finished_run import FinishedRun
+from utils.storage import layout
 
 
 def test_flatten_dots_nested_keys_and_keeps_lists_whole():

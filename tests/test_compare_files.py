@@ -1,4 +1,4 @@
-"""utils.writers.compare_files: compare.csv (every row of a comparison with its section) and compare.html (the same,
+"""utils.commands.compare.files: compare.csv (every row of a comparison with its section) and compare.html (the same,
 readable, the largest layer changes only).
 
 Tested on hand-made comparison rows: the CSV's columns and ignored extras, the page's headline and verdict
@@ -7,8 +7,8 @@ import re
 
 import pandas as pd
 
-from utils.writers import layout
-from utils.writers.compare_files import HTML_LAYERS, write_compare_csv, write_compare_html
+from utils.storage import layout
+from utils.commands.compare.files import HTML_LAYERS, write_compare_csv, write_compare_html
 
 PIPELINE = {"section": "step", "name": "pipeline", "a": 10.0, "b": 12.0, "difference": 2.0, "ratio": 1.2,
             "ci_low": 1.1, "ci_high": 1.3, "significant": True}

@@ -1,7 +1,7 @@
 import pytest
 import yaml
 
-from utils.config import ConfigError, apply_override, config_to_yaml, load_config
+from utils.config.schema import ConfigError, apply_override, config_to_yaml, load_config
 
 
 def write(tmp_path, data, name="exp.yaml"):

@@ -1,4 +1,4 @@
-"""utils.config_messages: a config's mistakes as readable messages: YAML syntax errors with line and column, and
+"""utils.config.messages: a config's mistakes as readable messages: YAML syntax errors with line and column, and
 pydantic's validation errors as one line per key saying what to write instead and which file or --set gave it.
 
 Tested on a small strict schema of the same shape as the real one: each kind of error's line, where the value is
@@ -9,7 +9,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from utils.config_messages import MAX_LISTED_ERRORS, describe_errors, yaml_error
+from utils.config.messages import MAX_LISTED_ERRORS, describe_errors, yaml_error
 
 
 class Runtime(BaseModel):

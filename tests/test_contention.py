@@ -8,9 +8,9 @@ import pytest
 
 from tests.helpers import section_shape_errors
 from utils.record.sections import ContentionSection
-from utils.recorders.contention import (ContentionRecorder, contention_verdict, free_cores, process_ticks,
+from utils.measure.contention.recorder import (ContentionRecorder, contention_verdict, free_cores, process_ticks,
                                        read_cpu_mhz, threads_supported, with_thread_advice)
-from utils.recorders.memory import ProcessTree
+from utils.measure.memory.recorder import ProcessTree
 
 TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 STAT_HEAD = "cpu  9999 9 9999 9999 99 9 9 9 0 0\n"  # the all-CPUs line: never read, the per-CPU lines are

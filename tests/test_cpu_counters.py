@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from utils.record.below_layer import BatchCounters
-from utils.record.cpu_counters import PROCESS_ROW, counter_rows, counters_summary
+from utils.measure.below_layer.record import BatchCounters
+from utils.measure.below_layer.counter_rows import PROCESS_ROW, counter_rows, counters_summary
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
-from utils.recorders import perf_events
-from utils.recorders.cpu_counters import CpuCounters, _read_whole, parse_task
-from utils.recorders.step_timer import StepTimer
+from utils.measure.below_layer import perf_events
+from utils.measure.below_layer.cpu_counters import CpuCounters, _read_whole, parse_task
+from utils.measure.steps.step_timer import StepTimer
 
 
 def _busy(seconds):

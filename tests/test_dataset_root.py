@@ -5,7 +5,7 @@ Tested on a temporary folder, a missing path and a file."""
 import pytest
 
 from datasets.dataset_root import DatasetError, check_dataset_root
-from utils.errors import UsageError
+from utils.core.errors import UsageError
 
 
 def test_a_folder_is_returned_as_a_path(tmp_path):

@@ -110,7 +110,7 @@ def test_another_thread_keeps_seeing_pillows_limit(tmp_path):
 
 DECODERS = re.compile(r"\b(?:cv2\.imdecode|cv2\.imread|Image\.open)\(")
 # Files that may decode: the gate itself, and the writer that reads back the annotated images this run wrote.
-ALLOWED = {"datasets/image_folder.py", "utils/writers/tensorboard_events.py"}
+ALLOWED = {"datasets/image_folder.py", "utils/reporting/tensorboard_events.py"}
 
 
 def test_every_decode_of_an_input_goes_through_the_gate():

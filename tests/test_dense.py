@@ -17,7 +17,7 @@ from pipelines.dense import family
 from pipelines.dense.network import Decode, LevelSizes
 from pipelines.dense.pipeline import DensePipeline
 from pipelines.runtimes.registry import build_runtime
-from utils.config import config_for
+from utils.config.schema import config_for
 from tests.paths import ROOT
 
 pytestmark = pytest.mark.slow  # torchvision's dense detectors built, run and exported

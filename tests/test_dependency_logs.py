@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from tests.paths import ROOT, SHAPES
-from utils.harness.dependency_logs import DependencyLogs
-from utils.writers import layout
+from utils.assembly.dependency_logs import DependencyLogs
+from utils.storage import layout
 
 
 def test_dependency_lines_go_to_the_file_and_warnings_to_one_console_line(tmp_path):

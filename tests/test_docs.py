@@ -5,16 +5,16 @@ import re
 import pytest
 
 from tests.paths import ROOT
-from utils.compare.timings import COLUMNS as COMPARE_COLUMNS
-from utils.record.accuracy import CLASS_COLUMNS
-from utils.record.layer_tables import LAYER_OPS_COLUMNS, LAYER_TIMER_COLUMNS, LAYER_TYPES_COLUMNS
-from utils.record.step_statistics import STEP_SUMMARY_COLUMNS
+from utils.commands.compare.timings import COLUMNS as COMPARE_COLUMNS
+from utils.checks.accuracy.coco_map import CLASS_COLUMNS
+from utils.measure.layers.tables import LAYER_OPS_COLUMNS, LAYER_TIMER_COLUMNS, LAYER_TYPES_COLUMNS
+from utils.measure.steps.statistics import STEP_SUMMARY_COLUMNS
 from utils.record.steps import STEP_TIMER_COLUMNS
-from utils.recorders.memory import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS
-from utils.recorders.profiler import PROFILER_OPS_COLUMNS
-from utils.writers import layout
-from utils.writers.detections import DETECTION_COLUMNS, SKIPPED_COLUMNS
-from utils.writers.sweep_files import FIGURE_COLUMNS
+from utils.measure.memory.recorder import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS
+from utils.measure.layers.profiler import PROFILER_OPS_COLUMNS
+from utils.storage import layout
+from utils.detections.writer import DETECTION_COLUMNS, SKIPPED_COLUMNS
+from utils.commands.sweep.files import FIGURE_COLUMNS
 
 DOCS = ROOT / "docs"
 
@@ -28,7 +28,7 @@ def _builder():
 
 def test_configuration_reference_is_generated_from_the_current_schema():
     builder = _builder()
-    assert builder.undocumented() == [], "give these keys a Field(description=...) in utils/config.py"
+    assert builder.undocumented() == [], "give these keys a Field(description=...) in utils/config/schema.py"
     assert (DOCS / "configuration.md").read_text() == builder.render(), \
         "docs/configuration.md is out of date: run python docs/build_configuration.py"
 

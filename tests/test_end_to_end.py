@@ -200,8 +200,8 @@ def test_energy_measured_end_to_end_on_a_ticking_fake_powercap(tmp_path, monkeyp
     writing a file would fall behind on a loaded machine and make the figure depend on the scheduler."""
     import functools
 
-    import utils.harness.pass_recorders
-    import utils.recorders.energy as energy_module
+    import utils.measure.listening
+    import utils.measure.energy.recorder as energy_module
 
     max_range = 5_000_000_000  # 5000 J
     offset = max_range - 300_000_000
@@ -217,7 +217,7 @@ def test_energy_measured_end_to_end_on_a_ticking_fake_powercap(tmp_path, monkeyp
             return [int(offset + (time.perf_counter() - start) * 100e6) % max_range]
 
     monkeypatch.setattr(energy_module, "open_rapl_device", lambda root, domains: TickingCounter())
-    monkeypatch.setattr(utils.harness.pass_recorders, "EnergyRecorder",
+    monkeypatch.setattr(utils.measure.listening, "EnergyRecorder",
                         functools.partial(energy_module.EnergyRecorder, root=tmp_path / "powercap"))
     code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=energy",
                          "--set", "benchmark.layer_timing=false", "--set", "benchmark.repeats=1"])
@@ -321,7 +321,7 @@ def test_layer_memory_of_the_profiled_batch(run):
 
 @pytest.mark.slow
 def test_the_console_table_shows_both_spreads_and_none_where_a_step_ran_once(run):
-    from utils.writers.console import format_summary
+    from utils.reporting.console import format_summary
     _, run_dir = run
     text = format_summary(json.loads((run_dir / "summary.json").read_text()), run_dir)
     header = next(line for line in text.splitlines() if line.strip().startswith("step "))

@@ -8,7 +8,7 @@ import pytest
 from tests.helpers import section_shape_errors
 from tests.paths import ROOT
 from utils.record.sections import EnergySection
-from utils.recorders.energy import (EnergyRecorder, average_watts, counter_delta_uj, probe_rapl, rapl_device,
+from utils.measure.energy.recorder import (EnergyRecorder, average_watts, counter_delta_uj, probe_rapl, rapl_device,
                           uj_to_joules)
 
 MAX_RANGE_UJ = 262_143_328_850
@@ -248,7 +248,7 @@ def test_mismatched_step_end_is_an_error(tmp_path):
 
 
 def test_import_keeps_pyjoules_log_line_and_logging_config_away():
-    script = "import logging, utils.recorders.energy; print(len(logging.getLogger().handlers))"
+    script = "import logging, utils.measure.energy.recorder; print(len(logging.getLogger().handlers))"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
                             cwd=ROOT)
     assert result.returncode == 0, result.stderr

@@ -20,8 +20,8 @@ from pipelines.boxes.nms import non_max_suppression
 from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yolov8_as_yolov5, yolov8_rows_passing
 from pipelines.exported.inspection import ExportedFileError, read_exported
 from pipelines.exported.layouts import read_layout
-from utils.config import ConfigError, load_config
-from utils.tune.driver import base_config
+from utils.config.schema import ConfigError, load_config
+from utils.commands.tune.driver import base_config
 from tests.paths import ROOT
 
 ULTRA = ROOT.parent / "shared" / "data" / "ultra"

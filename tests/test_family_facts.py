@@ -12,8 +12,8 @@ from pipelines.dense import facts as dense_facts
 from pipelines.rcnn import facts as rcnn_facts
 from pipelines.settings import SHARED_POSTPROCESS, SHARED_PREPROCESS, ForwardTiming
 from pipelines.yolo import facts as yolo_facts
-from utils.config import ConfigError, PostprocessSection, PreprocessSection, family_keys, load_config
-from utils.readers.finished_run import FinishedRun
+from utils.config.schema import ConfigError, PostprocessSection, PreprocessSection, family_keys, load_config
+from utils.storage.finished_run import FinishedRun
 from tests.paths import ROOT
 
 CONFIG = "configs/samples_tiny.yaml"

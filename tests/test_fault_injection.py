@@ -17,11 +17,11 @@ import pytest
 
 from tests.helpers import assert_nothing_half_written, quick_args, read_json, small_photos
 from tests.paths import ROOT
-from utils.readers.finished_run import FinishedRun
+from utils.storage.finished_run import FinishedRun
 
 # A batch is measured, and in the journal, once the journal's batch_ended returns: the wrapper prints a line then.
 # (Not timed_batch: the untimed batches of the checks go through it too.)
-MEASURED = ("utils.writers.run_journal", "StepJournal.batch_ended")
+MEASURED = ("utils.measure.steps.journal", "StepJournal.batch_ended")
 MEASURED_LINE = "test: returned from StepJournal.batch_ended"
 BATCH_STEPS = {"load", "preprocess", "forward", "postprocess", "nms", "scale_boxes"}
 
@@ -77,12 +77,12 @@ def test_a_run_killed_in_its_timed_passes_keeps_every_batch_it_measured(cli, pho
 
 # The phases of a run, each entered through the call the run is held at.
 PHASES = {
-    "start": ("utils.harness.composition", "warmup_line"),  # summary.json says running; nothing measured yet
-    "warm-up": ("utils.harness.passes", "SingleStreamPasses.run"),
-    "timed passes": ("utils.harness.passes", "SingleStreamPasses.timed"),
-    "layer pass": ("utils.harness.passes", "SingleStreamPasses.layers"),
-    "accuracy pass": ("utils.harness.run_checks", "run_accuracy_pass"),
-    "writing": ("utils.writers.run_writer", "RunWriter.write_record"),
+    "start": ("utils.assembly.composition", "warmup_line"),  # summary.json says running; nothing measured yet
+    "warm-up": ("utils.scenarios.single_stream.passes", "SingleStreamPasses.run"),
+    "timed passes": ("utils.scenarios.single_stream.passes", "SingleStreamPasses.timed"),
+    "layer pass": ("utils.scenarios.single_stream.passes", "SingleStreamPasses.layers"),
+    "accuracy pass": ("utils.checks.run_checks", "run_accuracy_pass"),
+    "writing": ("utils.reporting.run_writer", "RunWriter.write_record"),
 }
 # Each kill in two phases; every phase gets one.
 KILLS = ["SIGKILL", "SIGHUP", "SIGTERM with no console", "SIGKILL", "SIGHUP", "SIGTERM with no console"]

@@ -1,4 +1,4 @@
-"""utils.compare.gate_runs: the regression gate's figures read out of two finished runs (latency, throughput,
+"""utils.commands.compare.gate_runs: the regression gate's figures read out of two finished runs (latency, throughput,
 map_drop, peak_memory), and the checks that the two runs may be gated at all.
 
 Tested on tiny hand-written run directories (summary.json and steps_timer.csv only): figures computed by hand
@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from utils.compare.gate_runs import GateError, check_comparable, contention_notes, gate_figures
-from utils.readers.finished_run import FinishedRun
-from utils.writers import layout
+from utils.commands.compare.gate_runs import GateError, check_comparable, contention_notes, gate_figures
+from utils.storage.finished_run import FinishedRun
+from utils.storage import layout
 
 HEADER = "step,parent,pass_kind,pass_index,batch,images,ms,warmup,start_s,end_s,cold_shape\n"
 

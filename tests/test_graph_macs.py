@@ -7,7 +7,7 @@ from torch import nn
 
 from pipelines.runtimes.graph_macs import macs_by_scope, node_macs
 from pipelines.runtimes.profiles import NodeRun, NodeRuns, scope_of
-from utils.recorders.runtime_layers import layer_timing
+from utils.measure.layers.runtime_layers import layer_timing
 
 
 class Small(nn.Module):

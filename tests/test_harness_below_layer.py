@@ -1,4 +1,4 @@
-"""utils.harness.below_layer: BelowTheLayer starts and stops the recorders below the layer (py-spy sampler, CPU
+"""utils.measure.below_layer.control: BelowTheLayer starts and stops the recorders below the layer (py-spy sampler, CPU
 counters, oneDNN's kernels batch, ITT tasks) from outside the pipeline and turns what they recorded into the run
 record's plain data.
 
@@ -10,14 +10,14 @@ from types import SimpleNamespace
 import torch
 from torch import nn
 
-from utils.harness.below_layer import BelowTheLayer
-from utils.record.below_layer import SamplerResult
-from utils.record.kernels import MARKER
-from utils.record.layers import KIND_LAYER, KIND_MODEL, LayerRecord, TimingSnapshot
-from utils.record.page_faults import Allocator
+from utils.measure.below_layer.control import BelowTheLayer
+from utils.measure.below_layer.record import SamplerResult
+from utils.measure.below_layer.kernels import MARKER
+from utils.measure.layers.snapshot import KIND_LAYER, KIND_MODEL, LayerRecord, TimingSnapshot
+from utils.measure.below_layer.page_faults import Allocator
 from utils.record.run_record import RunIdentity, RunRecord
 from utils.record.steps import PassKind
-from utils.recorders.step_timer import StepTimer
+from utils.measure.steps.step_timer import StepTimer
 
 ALLOCATOR = Allocator("glibc's malloc", True)
 

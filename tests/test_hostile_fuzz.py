@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from datasets.image_folder import IMAGE_SUFFIXES, decode_image
 from pipelines.yolo.stages import Preprocess
 from tests.paths import ROOT
-from utils.config import DEFAULT_MAX_PIXELS, Config, ConfigError, load_config
+from utils.config.schema import DEFAULT_MAX_PIXELS, Config, ConfigError, load_config
 
 settings.register_profile("ci", max_examples=40, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -4,7 +4,7 @@ import re
 import cv2
 import numpy as np
 
-from utils.writers.html_page import Bar, HtmlPage, bar_chart_svg, format_cell
+from utils.storage.html_page import Bar, HtmlPage, bar_chart_svg, format_cell
 
 
 def test_page_is_self_contained_and_escapes_what_it_is_given(tmp_path):

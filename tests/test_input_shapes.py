@@ -23,10 +23,10 @@ def RcnnPreprocess(min_size: int, max_size: int) -> TorchvisionPreprocess:
 
 SSDLITE = TorchvisionPreprocess(TransformSettings.calibrating(DENSE_BUILDERS["ssdlite320_mobilenet_v3_large"], 0, 0))
 from pipelines.yolo.stages import Preprocess as YoloPreprocess
-from utils.config import ConfigError, load_config
-from utils.harness.input_shapes import batch_shapes, choose_warmup, image_sizes, loadgen_batch_shapes, shape_counts
-from utils.harness.pass_plan import PassPlan, PassSchedule, WarmupBatches
-from utils.record.step_statistics import summarize_steps, timed_records
+from utils.config.schema import ConfigError, load_config
+from utils.scenarios.input_shapes import batch_shapes, choose_warmup, image_sizes, loadgen_batch_shapes, shape_counts
+from utils.scenarios.pass_plan import PassPlan, PassSchedule, WarmupBatches
+from utils.measure.steps.statistics import summarize_steps, timed_records
 from utils.record.steps import PassKind, StepRecord
 
 QUICK = quick_args(96, "preprocess.rect=true", "benchmark.layer_timing=false", "outputs.plots=false",

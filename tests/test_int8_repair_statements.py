@@ -1,7 +1,7 @@
-"""What a run says of accuracy-aware int8 (utils/record/int8_repair.py), from hand-made summary entries."""
+"""What a run says of accuracy-aware int8 (utils/checks/int8/repair_statement.py), from hand-made summary entries."""
 from __future__ import annotations
 
-from utils.record.int8_repair import control_entry, statement, warnings
+from utils.checks.int8.repair_statement import control_entry, statement, warnings
 
 BASE = {"budget": 0.01, "figure": "mAP@0.5:0.95 drop against the labels",
         "judged_on": "50 calibration images (never scored by the run's verdict)", "operations": 217}

@@ -30,8 +30,8 @@ def reverting_facts(runtime_name: str, cache_dir: Path) -> dict:
     from pipelines.runtimes.openvino.reverting import OpenVinoGraph, ir_files
     from pipelines.runtimes.openvino.signal_stack import shared_core
     from pipelines.yolo import family
-    from utils.config import config_for
-    from utils.harness.calibration_inputs import calibration_inputs
+    from utils.config.schema import config_for
+    from utils.checks.int8.calibration_inputs import calibration_inputs
 
     config = config_for("yolov7-tiny", preprocess={"img_size": SIZE})
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)

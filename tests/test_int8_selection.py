@@ -1,4 +1,4 @@
-"""The judge of accuracy-aware int8 (utils/harness/int8_selection.py) on fake forwards over tiny drawn images:
+"""The judge of accuracy-aware int8 (utils/checks/int8/selection.py) on fake forwards over tiny drawn images:
 which images judge (undecodable ones left out with their labels, at most MAX_SELECTION_IMAGES), what stands in
 for the truth (the labels, the float model's detections on mirror views, or its own detections), the drop it
 reads against hand-computed mAPs, and the control it hands the quantizer (its digest, its timed inputs)."""
@@ -13,10 +13,10 @@ from pydantic import BaseModel
 from pipelines.cache_keys import parts_digest
 from pipelines.contract import Detections, Stage
 from pipelines.runtimes.quantization import Calibration
-from utils.harness import int8_selection
-from utils.harness.int8_selection import (LABELLED, MAX_SELECTION_IMAGES, OWN, TIMED_INPUTS, JudgingPipeline,
+from utils.checks.int8 import selection as int8_selection
+from utils.checks.int8.selection import (LABELLED, MAX_SELECTION_IMAGES, OWN, TIMED_INPUTS, JudgingPipeline,
                                           SelectionJudge, accuracy_control)
-from utils.record.label_free import JUDGE_VIEWS, PseudoTruth
+from utils.checks.accuracy.label_free import JUDGE_VIEWS, PseudoTruth
 
 HEIGHT, WIDTH = 48, 64
 SQUARE = [10.0, 8.0, 30.0, 28.0]  # x1 y1 x2 y2 of the white square drawn on every "square" image

@@ -1,4 +1,4 @@
-"""How a run stops (utils/harness/interruption.py): the first stop inside the passes raises there, later ones
+"""How a run stops (utils/core/interruption.py): the first stop inside the passes raises there, later ones
 wait for the record, and a stop whose raise Python drops still ends the passes or the start-up."""
 import gc
 import signal
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from utils.harness.interruption import RunStops, Stopped, stop_signals_interrupt
+from utils.core.interruption import RunStops, Stopped, stop_signals_interrupt
 
 
 class StoppedInAFinalizer:

@@ -4,8 +4,8 @@ import pytest
 import torch
 from torch import nn
 
-from utils.recorders.itt_tasks import IttTasks, itt_status
-from utils.recorders.step_timer import StepTimer
+from utils.measure.below_layer.itt_tasks import IttTasks, itt_status
+from utils.measure.steps.step_timer import StepTimer
 
 
 class Recorder:

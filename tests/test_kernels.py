@@ -3,9 +3,9 @@ captured for real from torch eager in fp32 and bf16), and the int8 instructions 
 import torch
 from torch import nn
 
-from utils.record.kernels import (NOT_ONEDNN, convolution_kernels, cpu_flags, int8_instructions, int8_line,
+from utils.measure.below_layer.kernels import (NOT_ONEDNN, convolution_kernels, cpu_flags, int8_instructions, int8_line,
                                   kernel_counts, onednn_info)
-from utils.recorders.onednn_verbose import capture_onednn_verbose
+from utils.measure.below_layer.onednn_verbose import capture_onednn_verbose
 
 LINES = """onednn_verbose,v1,info,oneDNN v3.12.0 (commit abc)
 onednn_verbose,v1,info,cpu,runtime:OpenMP,nthr:2

@@ -8,15 +8,15 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from utils.readers.finished_run import FinishedRun
+from utils.storage.finished_run import FinishedRun
 from utils.record.steps import STEP_TIMER_COLUMNS, PassKind, StepRecord
-from utils.sweep.driver import PointResult, RoundRun, settle_run
-from utils.sweep.launchers.base import PointOutcome, Stops
-from utils.sweep.plan import Point
-from utils.tune.driver import Tune
-from utils.tune.state import Run
-from utils.writers.atomic import OutputWriteError
-from utils.writers.run_journal import RunJournal
+from utils.commands.sweep.driver import PointResult, RoundRun, settle_run
+from utils.launchers.base import PointOutcome, Stops
+from utils.commands.sweep.plan import Point
+from utils.commands.tune.driver import Tune
+from utils.commands.tune.state import Run
+from utils.storage.atomic import OutputWriteError
+from utils.measure.steps.journal import RunJournal
 
 
 def record(step, kind, index, batch, start_ms, end_ms, parent="pipeline"):

@@ -11,12 +11,12 @@ import pytest
 import torch
 
 from pipelines.contract import Detections
-from utils.record.accuracy import map_drop_interval
-from utils.config import AccuracySection
-from utils.record.label_free import (DIFFERENT, JUDGE_VIEWS, UNDECIDED, VIEW_PAD_VALUE, WITHIN_BUDGET, Interval,
+from utils.checks.accuracy.coco_map import map_drop_interval
+from utils.config.schema import AccuracySection
+from utils.checks.accuracy.label_free import (DIFFERENT, JUDGE_VIEWS, UNDECIDED, VIEW_PAD_VALUE, WITHIN_BUDGET, Interval,
                                      JudgeView, ViewedDrop, drop_over_views, from_view, images_to_decide,
                                      label_free_verdict, mirror_image, mirrored_back, pseudo_labels, view_image)
-from utils.record.verdict import apply_budget, verdict_warnings
+from utils.checks.verdict import apply_budget, verdict_warnings
 
 
 @dataclass
@@ -120,7 +120,7 @@ def test_the_run_verdict_follows_the_label_free_one_unless_equal():
 
 def test_labels_of_crowds_alone_give_no_drop_and_leave_the_verdict_to_the_detections():
     from datasets.labels import GroundTruth, ImageTruth
-    from utils.harness.accuracy_pass import evaluate
+    from utils.checks.accuracy.accuracy_pass import evaluate
     found = scene(3)
     crowds = ImageTruth(found.boxes, found.labels.astype(np.int64), np.ones(len(found.labels), bool))
     truth = GroundTruth("t.json", "coco", "category id = model label id", (crowds,), 0)

@@ -17,11 +17,11 @@ import torchvision
 from pipelines.runtimes.registry import build_runtime
 from tests.helpers import Net
 from tests.paths import SAMPLES, TINY_CONFIG
-from utils.record.layer_profile import Allocation, LayerProfile, PathMemory, PathOp, Span, attribute
-from utils.record.layer_tables import (LAYER_MEMORY_COLUMNS, LAYER_OPS_COLUMNS, LAYER_TIMER_COLUMNS, layer_ops_frame,
+from utils.measure.layers.layer_profile import Allocation, LayerProfile, PathMemory, PathOp, Span, attribute
+from utils.measure.layers.tables import (LAYER_MEMORY_COLUMNS, LAYER_OPS_COLUMNS, LAYER_TIMER_COLUMNS, layer_ops_frame,
                                        layer_timer_frame, layer_tree_text, top_self_frame)
-from utils.recorders.layer_timing import ModelTiming
-from utils.recorders.profiler import output_nbytes, profile_pipeline
+from utils.measure.layers.model_timing import ModelTiming
+from utils.measure.layers.profiler import output_nbytes, profile_pipeline
 
 
 def op(name: str, start: int, end: int, thread: int = 1) -> Span:
@@ -132,7 +132,7 @@ def check_memory_columns(timer: pd.DataFrame) -> None:
 @pytest.fixture(scope="module")
 def tiny_yolo():
     from pipelines.registry import family_for
-    from utils.config import load_config
+    from utils.config.schema import load_config
 
     config = load_config(TINY_CONFIG)
     preprocess = config.preprocess.model_copy(update={"img_size": 128})

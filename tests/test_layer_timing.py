@@ -10,9 +10,9 @@ import pytest
 import torch
 from torch import nn
 
-from utils.record.layer_tables import (LAYER_TIMER_COLUMNS, LAYER_TYPES_COLUMNS, layer_timer_frame, layer_tree_text,
+from utils.measure.layers.tables import (LAYER_TIMER_COLUMNS, LAYER_TYPES_COLUMNS, layer_timer_frame, layer_tree_text,
                                  layer_types_frame, top_self_frame)
-from utils.recorders.layer_timing import ModelTiming, shapes_of
+from utils.measure.layers.model_timing import ModelTiming, shapes_of
 
 NS_PER_MS = 1_000_000
 

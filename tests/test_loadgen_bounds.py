@@ -8,10 +8,10 @@ import time
 import pytest
 
 from tests.paths import ROOT, SAMPLES
-from utils.config import LoadgenSection
-from utils.harness.loadgen_bounds import (BYTES_PER_QUERY, BYTES_PER_SAMPLE, DEFAULT_LIMIT_S, LoadgenRefused,
+from utils.config.schema import LoadgenSection
+from utils.scenarios.loadgen.bounds import (BYTES_PER_QUERY, BYTES_PER_SAMPLE, DEFAULT_LIMIT_S, LoadgenRefused,
                                           check_integers, check_plan, plan)
-from utils.harness.scenario import EXPECTED_RATE_MARGIN, ScenarioSettings
+from utils.scenarios.loadgen.test import EXPECTED_RATE_MARGIN, ScenarioSettings
 
 GiB = 2**30
 IMAGE = 3 * 480 * 640

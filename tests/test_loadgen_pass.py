@@ -1,4 +1,4 @@
-"""utils.harness.loadgen_pass: under LoadGen (multi_stream, server, offline) the warm-up runs as for
+"""utils.scenarios.loadgen.loadgen_pass: under LoadGen (multi_stream, server, offline) the warm-up runs as for
 single_stream, two probe batches tell LoadGen what rate to expect, and each stream warms the input shapes
 LoadGen's batches can take before the test starts.
 
@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from datasets.image_folder import DatasetBatches
-from utils.harness.input_shapes import AUTO, WarmupChoice
-from utils.harness.loadgen_pass import LoadgenPass, LoadgenTest, LoadgenImages
-from utils.harness.pass_plan import PassPlan, PassSchedule, WarmupBatches
-from utils.harness.passes import PassContext
+from utils.scenarios.input_shapes import AUTO, WarmupChoice
+from utils.scenarios.loadgen.loadgen_pass import LoadgenPass, LoadgenTest, LoadgenImages
+from utils.scenarios.pass_plan import PassPlan, PassSchedule, WarmupBatches
+from utils.scenarios.single_stream.passes import PassContext
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind, StepRecord
 
 SIZES = [(10, 20), (20, 10), (10, 20)]  # (height, width) of three images; the loader's batches: [0, 1], [2]

@@ -8,8 +8,8 @@ import torch
 
 from pipelines.runtimes.base import PreparedForward
 from pipelines.yolo import family as yolo
-from utils.config import config_for
-from utils.harness.accuracy_pass import map_postprocess
+from utils.config.schema import config_for
+from utils.checks.accuracy.accuracy_pass import map_postprocess
 
 YOLO = config_for("yolov7-tiny")
 

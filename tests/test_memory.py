@@ -9,7 +9,7 @@ import pytest
 from tests.helpers import section_shape_errors
 from tests.paths import ROOT
 from utils.record.sections import MemorySection
-from utils.recorders.memory import (MEMORY_COLUMNS, NO_STEP, MemorySampler, ProcessTree, PssUnavailable,
+from utils.measure.memory.recorder import (MEMORY_COLUMNS, NO_STEP, MemorySampler, ProcessTree, PssUnavailable,
                                     peak_increase_per_step)
 
 
@@ -318,7 +318,7 @@ def test_process_tree_says_why_pss_is_unavailable(tmp_path, make, reason):
 
 
 def test_the_sampler_no_longer_needs_memory_profiler():
-    source = (ROOT / "utils" / "recorders" / "memory.py").read_text()
+    source = (ROOT / "utils" / "measure" / "memory" / "recorder.py").read_text()
     assert "memory_profiler" not in source
 
 

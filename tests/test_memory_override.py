@@ -4,8 +4,8 @@ import json
 import pytest
 
 from tests.helpers import quick_args, run_benchmark
-from utils.harness import composition
-from utils.harness.memory_fit import MemoryFit, MemoryRefused, check_fits
+from utils.assembly import composition
+from utils.preflight.memory_fit import MemoryFit, MemoryRefused, check_fits
 
 MiB = 2**20
 

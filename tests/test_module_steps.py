@@ -1,4 +1,4 @@
-"""utils.recorders.module_steps: ModuleSteps times each call of chosen parts of a network (R-CNN's backbone,
+"""utils.measure.steps.module_steps: ModuleSteps times each call of chosen parts of a network (R-CNN's backbone,
 rpn, roi_heads) as a step of a StepTimer, nested in the step open when it runs, with forward hooks.
 
 Tested on a tiny two-part network: one step per call with its parent, the part's step opening before and
@@ -8,8 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from utils.recorders.module_steps import ModuleSteps
-from utils.recorders.step_timer import StepTimer
+from utils.measure.steps.module_steps import ModuleSteps
+from utils.measure.steps.step_timer import StepTimer
 
 
 class Failing(nn.Module):

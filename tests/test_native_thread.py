@@ -2,8 +2,8 @@
 import threading
 from pathlib import Path
 
-from utils.native_thread import NAME_BYTES, name_this_thread
-from utils.recorders.memory import SAMPLER_NAME, MemorySampler
+from utils.core.native_thread import NAME_BYTES, name_this_thread
+from utils.measure.memory.recorder import SAMPLER_NAME, MemorySampler
 
 
 def _kernel_name(tid: int) -> str:

@@ -2,10 +2,10 @@
 step, and the speedscope / trace forms, against hand-computed cases."""
 import pytest
 
-from utils.record.native_time import (CATEGORIES, Frame, Segment, categorize, clock_offset_us, fitted_offset_us,
+from utils.measure.below_layer.native_time import (CATEGORIES, Frame, Segment, categorize, clock_offset_us, fitted_offset_us,
                                       jit_ranges, step_shares, thread_segments, where_time_went, with_jit_frames)
-from utils.record.sampled_stacks import complete_events, speedscope_document
-from utils.harness.step_frames import in_step_frame
+from utils.measure.below_layer.sampled_stacks import complete_events, speedscope_document
+from utils.measure.steps.step_frames import in_step_frame
 from utils.record.steps import STEP_FRAME_PREFIX, PassKind, StepRecord
 
 PY = Frame("run", "/app/pipeline.py")

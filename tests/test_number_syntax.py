@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from utils import strict_yaml
-from utils.config import ConfigError, load_config
+from utils.config import strict_yaml
+from utils.config.schema import ConfigError, load_config
 
 
 def config_file(tmp_path, text: str):

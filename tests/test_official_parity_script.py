@@ -13,7 +13,7 @@ from benchmarks.parity import results as parity_results
 from benchmarks.parity import rounds as parity_rounds
 from benchmarks.parity import specs as parity_specs
 from tests.paths import ROOT
-from utils.errors import ExitStatus
+from utils.core.errors import ExitStatus
 
 SCRIPT = ROOT / "benchmarks" / "official_parity.py"
 PEER = ROOT / "benchmarks" / "parity" / "peer.py"

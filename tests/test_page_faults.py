@@ -11,9 +11,9 @@ import pytest
 
 from benchmark import main
 from tests.paths import ROOT
-from utils.errors import UsageError
-from utils.harness.heap_setting import apply_allocator, keep_heap_refusal
-from utils.record.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP_TUNABLES, KEPT_BY_SETTING, Allocator,
+from utils.core.errors import UsageError
+from utils.preflight.heap_setting import apply_allocator, keep_heap_refusal
+from utils.measure.below_layer.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP_TUNABLES, KEPT_BY_SETTING, Allocator,
                                       allocator_of, page_fault_line, page_fault_summary)
 
 GLIBC = Allocator("glibc's defaults", True)

@@ -1,7 +1,7 @@
 """The pass schedule: order, progress total, and the time and precision stops."""
 from tests.paths import CONFIGS
-from utils.config import load_config
-from utils.harness.pass_plan import PassPlan, PassSchedule, WarmupBatches
+from utils.config.schema import load_config
+from utils.scenarios.pass_plan import PassPlan, PassSchedule, WarmupBatches
 from utils.record.steps import PassKind
 
 

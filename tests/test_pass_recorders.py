@@ -1,4 +1,4 @@
-"""Energy, memory and step statistics describe the timed passes only (utils/harness/pass_recorders.py): whole
+"""Energy, memory and step statistics describe the timed passes only (utils/measure/listening.py): whole
 runs with the real recorders, energy read through pyJoules' RAPL device from a fake powercap tree."""
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import utils.harness.pass_recorders
-import utils.recorders.energy as energy_module
+import utils.measure.listening
+import utils.measure.energy.recorder as energy_module
 from benchmark import main
 from tests.helpers import quick_args
-from utils.harness.pass_recorders import LISTENING, Recorder
-from utils.harness.passes import PassProgress
+from utils.measure.listening import LISTENING, Recorder
+from utils.scenarios.single_stream.passes import PassProgress
 from utils.record.steps import PassKind
 
 SAMPLES = quick_args(160, "dataset.limit=4", "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",
@@ -37,7 +37,7 @@ def fake_powercap(tmp_path: Path, monkeypatch, counter) -> None:
     (zone / "max_energy_range_uj").write_text("262143328850\n")
     (zone / "energy_uj").write_text("0\n")
     monkeypatch.setattr(energy_module, "open_rapl_device", lambda root, domains: counter)
-    monkeypatch.setattr(utils.harness.pass_recorders, "EnergyRecorder",
+    monkeypatch.setattr(utils.measure.listening, "EnergyRecorder",
                         functools.partial(energy_module.EnergyRecorder, root=tmp_path / "powercap"))
 
 

@@ -3,8 +3,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from utils.writers.path_labels import shorten
-from utils.writers.plots import (plot_energy, plot_layer_types, plot_memory_timeline, plot_step_latency, plot_top_layers,
+from utils.measure.layers.path_labels import shorten
+from utils.reporting.plots import (plot_energy, plot_layer_types, plot_memory_timeline, plot_step_latency, plot_top_layers,
                                  spans_from_labels, timed_step_rows, write_all_plots)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from tests.helpers import Net
-from utils.recorders.profiler import (PROFILER_OPS_COLUMNS, native_output_filtered, profile_pipeline, profiler_ops_frame,
+from utils.measure.layers.profiler import (PROFILER_OPS_COLUMNS, native_output_filtered, profile_pipeline, profiler_ops_frame,
                                      step_range)
 
 SLACK_US = 1.0

@@ -19,9 +19,9 @@ from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family
 from tests.forward_inputs import as_taken
 from tests.paths import SHAPES
-from utils.config import config_for
-from utils.harness.calibration_inputs import calibration_inputs
-from utils.record.accuracy import coco_evaluation
+from utils.config.schema import config_for
+from utils.checks.int8.calibration_inputs import calibration_inputs
+from utils.checks.accuracy.coco_map import coco_evaluation
 
 pytestmark = pytest.mark.slow  # int8 calibration and export of the shapes model
 

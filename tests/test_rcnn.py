@@ -15,9 +15,9 @@ from pipelines.runtimes.registry import build_runtime
 from pipelines.runtimes.torch.session import cpu_runs_bf16, floating_to_float32
 from pipelines.torchvision_common.weights import COCO_CATEGORIES, build_detector, state_dict_mismatch
 from tests.paths import ROOT, SAMPLES
-from utils.config import ConfigError, config_for, config_to_yaml, load_config
-from utils.harness.agreement_check import compare_with_reference
-from utils.writers.masks import label_map
+from utils.config.schema import ConfigError, config_for, config_to_yaml, load_config
+from utils.checks.agreement.agreement_check import compare_with_reference
+from utils.detections.masks import label_map
 
 ARCH = "fasterrcnn_mobilenet_v3_large_fpn"
 PRE = config_for(ARCH, preprocess={"img_size": 160, "max_size": 200}).preprocess

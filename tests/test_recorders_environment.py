@@ -1,4 +1,4 @@
-"""utils.recorders.environment: what a run ran on (env.json): CPU, threads, library versions, the variables that
+"""utils.measure.environment: what a run ran on (env.json): CPU, threads, library versions, the variables that
 decide threads and the allocator, the build configuration and the project's git commit, marked dirty when
 tracked files changed.
 
@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import torch
 
-from utils.recorders.environment import ALLOCATOR_VARIABLES, cpu_model, describe_environment, git_commit
+from utils.measure.environment import ALLOCATOR_VARIABLES, cpu_model, describe_environment, git_commit
 
 
 def git(repo, *args):

@@ -1,4 +1,4 @@
-"""The fp32 reference of the accuracy pass and the agreement check (utils/harness/reference.py), on a fake family
+"""The fp32 reference of the accuracy pass and the agreement check (utils/checks/reference.py), on a fake family
 with a tiny network: built once whatever the postprocess settings, on the family's reference runtime at fp32,
 fused as the config says, and the name summary.json gives it."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ import torch
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
 from tests.helpers import Net
-from utils.harness import reference as reference_module
-from utils.harness.reference import REFERENCE_NAME, Reference
+from utils.checks import reference as reference_module
+from utils.checks.reference import REFERENCE_NAME, Reference
 
 
 class FakeFamily:

@@ -14,7 +14,7 @@ import pytest
 
 from benchmark import main
 from tests.paths import ROOT
-from utils.compare.gate import (Figure, Interval, judge, latency_figure, map_drop_figure, parse_threshold,
+from utils.commands.compare.gate import (Figure, Interval, judge, latency_figure, map_drop_figure, parse_threshold,
                                 single_value_figure, throughput_figure, throughput_ratio_interval, verdict_line)
 
 RUN = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),

@@ -1,5 +1,5 @@
-"""Renamed config keys (utils/renamed_keys.py): found in config data, and moved to their new names."""
-from utils.renamed_keys import RENAMED, renamed_in, with_new_names
+"""Renamed config keys (utils/config/renamed_keys.py): found in config data, and moved to their new names."""
+from utils.config.renamed_keys import RENAMED, renamed_in, with_new_names
 
 
 def test_old_keys_are_found_and_moved_and_a_new_key_already_there_wins():

@@ -1,12 +1,12 @@
-"""utils.writers.report_below: report.html's "Below the layer" section, built from summary.json's native_time,
+"""utils.measure.below_layer.report: report.html's "Below the layer" section, built from summary.json's native_time,
 cpu_counters, kernels and itt keys.
 
 Tested by rendering the section alone into a page from hand-made summaries: what it says when nothing ran,
 each part's paragraphs and tables when measured, and the reason it gives when a part is unavailable."""
-from utils.record.native_time import CATEGORIES, CATEGORY_TITLES
-from utils.writers import layout
-from utils.writers.html_page import HtmlPage
-from utils.writers.report_below import below_section
+from utils.measure.below_layer.native_time import CATEGORIES, CATEGORY_TITLES
+from utils.storage import layout
+from utils.storage.html_page import HtmlPage
+from utils.measure.below_layer.report import below_section
 
 PASS = {"pass_index": 0, "wall_ms": 100.0, "cpu_ms": 150.0, "voluntary_switches": 10, "involuntary_switches": 2,
         "cpu_migrations": 1, "minor_faults": 300, "major_faults": 0, "ipc": 1.5, "images": 6}

@@ -1,4 +1,4 @@
-"""utils.harness.run_checks: the checks after the measured passes: the accuracy pass, and for a runtime other than
+"""utils.checks.run_checks: the checks after the measured passes: the accuracy pass, and for a runtime other than
 the reference the agreement check against the torch fp32 reference, each inside the run's stop handling.
 
 Tested with the two checks and the reference replaced by fakes that note their calls (the checks themselves
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from utils.harness import run_checks as checks
+from utils.checks import run_checks as checks
 from utils.record.run_record import RunIdentity, RunRecord
 
 

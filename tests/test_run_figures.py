@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from utils.config import ConfigError, load_config
+from utils.config.schema import ConfigError, load_config
 from utils.tracking.mlflow_runs import artifact_location, param_text
-from utils.writers.run_figures import flatten, headline_figures, weights_kind
-from utils.writers.tensorboard_events import downscaled, hparam_values, step_series
+from utils.reporting.run_figures import flatten, headline_figures, weights_kind
+from utils.reporting.tensorboard_events import downscaled, hparam_values, step_series
 
 CONFIG = "configs/samples_tiny.yaml"
 
@@ -70,7 +70,7 @@ def test_energy_and_memory_scalars_read_back(tmp_path):
     from torch.utils.tensorboard import SummaryWriter
 
     from utils.record.run_record import Table
-    from utils.writers.tensorboard_events import energy_scalars, memory_scalars
+    from utils.reporting.tensorboard_events import energy_scalars, memory_scalars
 
     energy = Table([{"tag": "forward", "count": 2, "duration_s": 1.0, "package-0_j": 12.5, "dram-0_j": None}],
                    ("tag", "count", "duration_s", "package-0_j", "dram-0_j"))

@@ -89,7 +89,7 @@ def test_sigterm_mid_run_ends_it_like_ctrl_c_even_with_a_ctrl_c_while_workers_sh
     waits for that shutdown, and the run ends as the first stop said."""
     began = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     run = long_run(cli, many_images, "term", "outputs.plots=false", "dataset.batch_size=1",
-                   holds=[("utils.harness.composition", "shutdown_workers", 3.0)])
+                   holds=[("utils.assembly.composition", "shutdown_workers", 3.0)])
     run_dir = run.output_dir / "term"
     running = assert_running_with_identity(run, run_dir, began)
     seen = mid_run(run, run_dir)
@@ -112,7 +112,7 @@ def test_ctrl_c_at_a_terminal_and_more_stops_while_the_record_is_written(cli, ma
     summary.json, the CSVs and the plots are all written."""
     began = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     run = long_run(cli, many_images, "twice", "outputs.plots=true", "dataset.batch_size=1",
-                   holds=[("utils.writers.plots", "write_all_plots", 3.0)])
+                   holds=[("utils.reporting.plots", "write_all_plots", 3.0)])
     run_dir = run.output_dir / "twice"
     running = assert_running_with_identity(run, run_dir, began)
     seen = mid_run(run, run_dir)
@@ -192,8 +192,8 @@ def test_sighup_under_nohup_leaves_the_run_going(cli, many_images):
 
 @pytest.mark.parametrize("number, holds", [
     (signal.SIGINT, []),  # lands while main() parses its arguments and imports
-    (signal.SIGTERM, [("utils.config", "load_config", 30.0)]),
-    (signal.SIGHUP, [("utils.config", "load_config", 30.0)]),
+    (signal.SIGTERM, [("utils.config.schema", "load_config", 30.0)]),
+    (signal.SIGHUP, [("utils.config.schema", "load_config", 30.0)]),
 ], ids=["Ctrl-C-at-start-up", "SIGTERM-while-the-config-loads", "SIGHUP-while-the-config-loads"])
 def test_a_stop_before_the_run_starts_writes_nothing(cli, number, holds):
     run = cli(f"dataset.path={SAMPLES}", "run.id=early", holds=holds)

@@ -10,13 +10,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import utils.writers.atomic
-import utils.writers.streamed_csv
+import utils.storage.atomic
+import utils.storage.streamed_csv
 from benchmark import main
 from tests.helpers import EVERY_PHASE as QUICK, assert_nothing_half_written, read_json, small_photos, utc
-from utils.writers.atomic import OutputWriteError, atomic_write_text
-from utils.writers.detections import DETECTION_COLUMNS, DetectionWriter
-from utils.writers.run_writer import RunWriter
+from utils.storage.atomic import OutputWriteError, atomic_write_text
+from utils.detections.writer import DETECTION_COLUMNS, DetectionWriter
+from utils.reporting.run_writer import RunWriter
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +165,7 @@ class FullDisk:
 def full_disk(monkeypatch):
     def fill(fills_at):
         disk = FullDisk(fills_at)
-        for module in (utils.writers.atomic, utils.writers.streamed_csv):
+        for module in (utils.storage.atomic, utils.storage.streamed_csv):
             monkeypatch.setattr(module, "os", disk)
             monkeypatch.setattr(module, "open", disk.open, raising=False)
         return disk
@@ -235,7 +235,7 @@ def test_a_detection_writer_that_cannot_start_leaves_no_temporary(tmp_path, monk
         opened.append(file)
         return open(file, *args, **kwargs)
 
-    monkeypatch.setattr(utils.writers.streamed_csv, "open", second_open_fails, raising=False)
+    monkeypatch.setattr(utils.storage.streamed_csv, "open", second_open_fails, raising=False)
     with pytest.raises(OutputWriteError, match="skipped.csv: No space left on device"):
         _detection_writer(tmp_path)
     assert list(tmp_path.iterdir()) == []
@@ -252,7 +252,7 @@ def test_a_detection_writer_whose_closing_fails_leaves_no_file(tmp_path, monkeyp
         def fsync(descriptor):
             raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(utils.writers.streamed_csv, "os", NoSync())
+    monkeypatch.setattr(utils.storage.streamed_csv, "os", NoSync())
     with pytest.raises(OutputWriteError, match="detections.csv: Read-only file system"):
         writer.close()
     assert list(tmp_path.iterdir()) == []

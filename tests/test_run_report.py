@@ -16,10 +16,10 @@ import pytest
 
 from benchmark import main
 from tests.paths import ROOT
-from utils.config import ConfigError, load_config
+from utils.config.schema import ConfigError, load_config
 from utils.record.run_record import RunIdentity, RunRecord, Status
-from utils.writers.run_directory import RunDirectory
-from utils.writers.run_writer import RunWriter
+from utils.storage.run_directory import RunDirectory
+from utils.reporting.run_writer import RunWriter
 
 CHROMIUM = shutil.which("chromium")
 NO_CHROMIUM = ("Debian's chromium package is not installed, so report.html cannot be checked in a real browser: "

@@ -2,9 +2,9 @@
 profiler trace on its Unix clock."""
 import pytest
 
-from utils.record.below_layer import BatchCounters
-from utils.record.chrome_trace import PROCESS_NAME, complete_events
-from utils.record.run_trace import (COUNTERS_PROCESS, SAMPLES_PROCESS, STEPS_PROCESS, below_trace, counter_events,
+from utils.measure.below_layer.record import BatchCounters
+from utils.measure.layers.chrome_trace import PROCESS_NAME, complete_events
+from utils.measure.layers.run_trace import (COUNTERS_PROCESS, SAMPLES_PROCESS, STEPS_PROCESS, below_trace, counter_events,
                                     step_events)
 from utils.record.steps import PIPELINE_STEP, PassKind, StepRecord
 

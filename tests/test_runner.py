@@ -1,4 +1,4 @@
-"""utils.harness.runner: PassRunner runs the pipeline over the data once per planned pass, every step timed from
+"""utils.scenarios.runner: PassRunner runs the pipeline over the data once per planned pass, every step timed from
 outside, with the recorders the pass's kind lets listen; and the loader's workers are left to the main process
 on a stop, and shut down at once after.
 
@@ -14,12 +14,12 @@ import pytest
 
 from datasets.image_folder import LoadedImage
 from pipelines.contract import Stage
-from utils.harness.interruption import STOP_SIGNALS
-from utils.harness.pass_plan import PlannedPass
-from utils.harness.runner import PassRunner, _ignore_stop_signals, leave_stops_to_the_main_process, shutdown_workers
+from utils.core.interruption import STOP_SIGNALS
+from utils.scenarios.pass_plan import PlannedPass
+from utils.scenarios.runner import PassRunner, _ignore_stop_signals, leave_stops_to_the_main_process, shutdown_workers
 from utils.record.run_record import ImageCounts
 from utils.record.steps import ANNOTATE_STEP, PIPELINE_STEP, PassKind
-from utils.recorders.step_timer import StepTimer
+from utils.measure.steps.step_timer import StepTimer
 
 
 def image(name, decoded=True):

@@ -53,11 +53,11 @@ def test_below_the_layer_asks_the_runtimes_specs_instead_of_naming_them():
     import ast
 
     from tests.paths import ROOT as root
-    for module in ("utils/harness/below_layer.py", "utils/harness/dependency_logs.py", "utils/record/native_time.py"):
+    for module in ("utils/measure/below_layer/control.py", "utils/assembly/dependency_logs.py", "utils/measure/below_layer/native_time.py"):
         constants = [node.value for node in ast.walk(ast.parse((root / module).read_text()))
                      if isinstance(node, ast.Constant) and isinstance(node.value, str)]
         assert not [value for value in constants if value in registry.SPECS], module
-    from utils.harness.dependency_logs import DEPENDENCIES
-    from utils.record.native_time import CATEGORIES
+    from utils.assembly.dependency_logs import DEPENDENCIES
+    from utils.measure.below_layer.native_time import CATEGORIES
     assert {"openvino", "nncf", "onnxruntime"} <= set(DEPENDENCIES)
     assert CATEGORIES[0] == "python" and "torch_onednn" in CATEGORIES and CATEGORIES[-1] == "waiting"

@@ -8,7 +8,7 @@ from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import RUNTIMES, SPECS, build_runtime
 from pipelines.runtimes.torch.session import cpu_runs_bf16
 from pipelines.yolo import family as yolo
-from utils.config import ConfigError, RuntimeSection, load_config
+from utils.config.schema import ConfigError, RuntimeSection, load_config
 
 CONFIG = "configs/samples_tiny.yaml"
 

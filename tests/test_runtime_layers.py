@@ -9,14 +9,14 @@ import torch
 
 from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo.family import load_network
-from utils.record.layer_tables import layer_timer_frame, layer_types_frame
-from utils.record.layers import KIND_LAYER, MODEL_FORWARD_KINDS, TimingSnapshot
+from utils.measure.layers.tables import layer_timer_frame, layer_types_frame
+from utils.measure.layers.snapshot import KIND_LAYER, MODEL_FORWARD_KINDS, TimingSnapshot
 from pipelines.runtimes.onnxruntime import layers as ort_layers
 from pipelines.runtimes.openvino import layers as ov_layers
 from pipelines.runtimes.openvino.layers import NodeCounter
 from pipelines.runtimes.profiles import scope_of
 from tests.forward_inputs import as_taken
-from utils.recorders.runtime_layers import layer_timing
+from utils.measure.layers.runtime_layers import layer_timing
 
 SOURCE_ONNXRUNTIME, SOURCE_OPENVINO = ort_layers.SOURCE, ov_layers.SOURCE
 

@@ -7,7 +7,7 @@ import pytest
 
 from pipelines.runtimes import registry
 from pipelines.runtimes.base import Runtime
-from utils.config import ConfigError, RuntimeSection, _RuntimeCommon, load_config
+from utils.config.schema import ConfigError, RuntimeSection, _RuntimeCommon, load_config
 
 CONFIG = "configs/samples_tiny.yaml"
 

@@ -1,4 +1,4 @@
-"""The run's runtime prepared from the config (utils/harness/runtime_setup.py): int8's calibration images kept
+"""The run's runtime prepared from the config (utils/assembly/runtime_setup.py): int8's calibration images kept
 apart from the scored ones, and its accuracy control attached only where the config asks for it, judged against
 the labels of the calibration images where they hold objects."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ from datasets.image_folder import find_images
 from datasets.labels import load_ground_truth
 from pipelines.yolo import family
 from tests.paths import SHAPES
-from utils.config import config_for
-from utils.harness import runtime_setup
+from utils.config.schema import config_for
+from utils.assembly import runtime_setup
 
 SIZE = 96
 

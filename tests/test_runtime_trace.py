@@ -5,9 +5,9 @@ import json
 import pytest
 
 from tests.helpers import metadata, torch_like_trace
-from utils.record.chrome_trace import complete_events, lies_within
+from utils.measure.layers.chrome_trace import complete_events, lies_within
 from pipelines.runtimes.onnxruntime.trace import readable_node, trace_events
-from utils.recorders.runtime_trace import RuntimeEvents, batch_events, trace_for_viewers
+from utils.measure.layers.runtime_trace import RuntimeEvents, batch_events, trace_for_viewers
 
 
 def onnxruntime_events(profile_events: list[dict], warmup_runs: int) -> tuple[dict, ...]:

@@ -17,7 +17,7 @@ from pipelines.runtimes.onnxruntime.session import OnnxRuntime
 from pipelines.runtimes.openvino import session as openvino_runtime
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.registry import build_runtime
-from utils.config import config_for
+from utils.config.schema import config_for
 
 SIZE = 128
 THREADS = 2

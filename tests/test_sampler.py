@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from utils.record.native_time import clock_offset_us, offset_bounds_us, step_shares, thread_segments
+from utils.measure.below_layer.native_time import clock_offset_us, offset_bounds_us, step_shares, thread_segments
 from utils.record.steps import PassKind
-from utils.recorders.sampler import (MARK_FUNCTION, PERMISSION_HINT, SAMPLER_NICE, PySpySampler, _why_it_failed,
+from utils.measure.below_layer.sampler import (MARK_FUNCTION, PERMISSION_HINT, SAMPLER_NICE, PySpySampler, _why_it_failed,
                                      find_py_spy)
-from utils.recorders.step_timer import StepTimer
+from utils.measure.steps.step_timer import StepTimer
 
 PY_SPY = find_py_spy()
 needs_py_spy = pytest.mark.skipif(PY_SPY is None, reason="py-spy is not installed")

@@ -7,9 +7,9 @@ import pytest
 
 from benchmark import main
 from tests.paths import ROOT
-from utils.sweep.answer import PointFigures, choose
-from utils.writers.run_figures import headline_figures, scenario_figures
-from utils.writers.run_report import headline_cells
+from utils.commands.sweep.answer import PointFigures, choose
+from utils.reporting.run_figures import headline_figures, scenario_figures
+from utils.reporting.run_report import headline_cells
 
 
 def _point(name, scenario, p50=10.0, valid=None, per_s=None, p99=None, agreement="reference"):

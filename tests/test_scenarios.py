@@ -16,10 +16,10 @@ from datasets.labels import load_ground_truth
 from pipelines.contract import Detections
 from tests.helpers import pycocotools_stats, quick_args, run_benchmark, section_shape_errors
 from tests.paths import ROOT, SAMPLES
-from utils.record.loadgen_results import (accuracy_log_detections, detail_entries, encode_detections,
+from utils.scenarios.loadgen.results import (accuracy_log_detections, detail_entries, encode_detections,
                                           scenario_result)
 from utils.record.sections import ScenarioSection
-from utils.writers import layout
+from utils.storage import layout
 
 QUICK = quick_args(64, "benchmark.layer_timing=false", "outputs.plots=false", "outputs.save_images=false",
                    "outputs.report=false", "dataset.limit=4", f"dataset.path={SAMPLES}",

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.runtimes.base import RuntimeNotSupported
-from utils.harness.scored_images import agreement_count, calibration_document, calibration_split, more_images
+from utils.checks.scored_images import agreement_count, calibration_document, calibration_split, more_images
 
 PATHS = [Path(f"/data/images/{n:02d}.jpg") for n in range(10)]
 

@@ -33,7 +33,8 @@ def test_a_missing_required_key_and_an_unknown_verdict_are_named():
 
 
 def test_the_verdict_type_holds_every_verdict_the_checks_give():
-    from utils.record import agreement, label_free
+    from utils.checks.agreement import matching as agreement
+    from utils.checks.accuracy import label_free
     given = {agreement.EQUAL, agreement.CLOSE, agreement.DIFFERENT, label_free.WITHIN_BUDGET, label_free.DIFFERENT,
              label_free.UNDECIDED}
     assert given == set(get_args(sections.Verdict))

@@ -10,11 +10,11 @@ from torch import nn
 from pipelines.yolo import family as yolo
 from tests.helpers import run_benchmark
 from tests.paths import CONFIGS
-from utils.harness.cpu_budget import cgroup_cpu_quota, threads_warning, usable_cpus
-from utils.harness.memory_fit import (INPUT_BYTES_PER_PIXEL, MARGIN, MemoryFit, MemoryRefused, cgroup_room,
+from utils.preflight.cpu_budget import cgroup_cpu_quota, threads_warning, usable_cpus
+from utils.preflight.memory_fit import (INPUT_BYTES_PER_PIXEL, MARGIN, MemoryFit, MemoryRefused, cgroup_room,
                                       check_fits, fit_line, largest_batch, largest_side, live_peak_bytes,
                                       measure_fit)
-from utils.harness.start_refusals import StartRefused, check_class_ids
+from utils.preflight.start_refusals import StartRefused, check_class_ids
 
 MiB = 2**20
 
@@ -150,7 +150,7 @@ def test_threads_above_the_cpus_are_a_warning_in_summary_and_report(tmp_path, ca
 @pytest.mark.slow
 def test_rcnn_probe_runs_the_backbone_and_counts_the_heads():
     from pipelines.rcnn import family as rcnn
-    from utils.config import config_for
+    from utils.config.schema import config_for
 
     network = rcnn.load_network("fasterrcnn_mobilenet_v3_large_fpn", None, 0)
     module, heads = rcnn.memory_probe(network, config_for("fasterrcnn_mobilenet_v3_large_fpn").postprocess)

@@ -4,7 +4,7 @@ import io
 import os
 import sys
 
-from utils.steady_console import SteadyStream, steady_console
+from utils.core.steady_console import SteadyStream, steady_console
 
 
 def test_a_closed_pipe_drops_the_line_and_points_the_descriptor_at_dev_null():

@@ -2,7 +2,7 @@ import statistics
 
 import pytest
 
-from utils.record.step_statistics import overhead_ratio, summarize_steps
+from utils.measure.steps.statistics import overhead_ratio, summarize_steps
 from utils.record.steps import PassKind, StepRecord
 
 TIMED, WARMUP, LAYERS = PassKind.TIMED, PassKind.WARMUP, PassKind.LAYERS

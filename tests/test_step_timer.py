@@ -3,8 +3,8 @@ import time
 import pytest
 
 from utils.record.steps import PassKind
-from utils.recorders.step_timer import StepTimer
-from utils.writers.run_directory import RunDirectory, RunDirectoryExists
+from utils.measure.steps.step_timer import StepTimer
+from utils.storage.run_directory import RunDirectory, RunDirectoryExists
 
 
 class SteppedClock:

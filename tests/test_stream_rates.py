@@ -1,11 +1,11 @@
 """What concurrent streams' step times say about an offline run's rate, and how the console states it."""
 import pytest
 
-from utils.record.stream_rates import forward_bound
-from utils.sweep.answer import PointFigures
-from utils.sweep.figures import point_line
-from utils.writers.console import forward_bound_line, headline
-from utils.writers.run_report import headline_cells
+from utils.measure.steps.stream_rates import forward_bound
+from utils.commands.sweep.answer import PointFigures
+from utils.commands.sweep.figures import point_line
+from utils.reporting.console import forward_bound_line, headline
+from utils.reporting.run_report import headline_cells
 
 
 def test_offline_bound_on_two_streams_is_hand_computed():

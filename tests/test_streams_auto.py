@@ -10,8 +10,8 @@ from pipelines.runtimes.openvino.signal_stack import kept_signal_stack
 from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family as yolo
 from tests.paths import ROOT
-from utils.config import ConfigError, load_config
-from utils.writers.peer_advice import peer_lines, peer_settings
+from utils.config.schema import ConfigError, load_config
+from utils.reporting.peer_advice import peer_lines, peer_settings
 
 CONFIG = ROOT / "configs" / "samples_tiny.yaml"
 

@@ -17,8 +17,8 @@ from pipelines.runtimes.concurrency import cores_to_pin, ort_intra_op_affinities
 from pipelines.runtimes.registry import build_runtime
 from tests.forward_inputs import as_taken
 from tests.paths import ROOT
-from utils.config import ConfigError, load_config
-from utils.harness.reference import with_the_runs_threads
+from utils.config.schema import ConfigError, load_config
+from utils.checks.reference import with_the_runs_threads
 
 CONFIG = ROOT / "configs" / "samples_tiny.yaml"
 

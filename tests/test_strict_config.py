@@ -5,8 +5,8 @@ import pytest
 import yaml
 
 from benchmark import main
-from utils.config import MAX_CONFIG_BYTES, ConfigError, load_config
-from utils.strict_yaml import MAX_VALUES, StrictYamlError, expanded_size, load
+from utils.config.schema import MAX_CONFIG_BYTES, ConfigError, load_config
+from utils.config.strict_yaml import MAX_VALUES, StrictYamlError, expanded_size, load
 
 
 def alias_bomb(levels: int) -> str:

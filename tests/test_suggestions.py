@@ -1,11 +1,11 @@
-"""utils.suggestions: "did you mean ...?" for a misspelt config key or value: the closest allowed name, or nothing.
+"""utils.core.suggestions: "did you mean ...?" for a misspelt config key or value: the closest allowed name, or nothing.
 
-Tested on the real config schema (utils.config.Config) and plain lists of names: close and unrelated words,
+Tested on the real config schema (utils.config.schema.Config) and plain lists of names: close and unrelated words,
 text that is not a name, nested sections, and a value already right."""
 import pytest
 
-from utils.config import BenchmarkSection, Config, LoadgenSection
-from utils.suggestions import closest, key_hint, section_model, value_hint
+from utils.config.schema import BenchmarkSection, Config, LoadgenSection
+from utils.core.suggestions import closest, key_hint, section_model, value_hint
 
 
 def test_closest_finds_a_misspelling_and_nothing_for_an_unrelated_word():

@@ -1,10 +1,10 @@
 """Noise is judged by the interquartile range over the median (utils.record.statistics), as torch.utils.benchmark
 judges it, and on what it judges it on: the same batch timed again (`repeat_spread`), not the spread over images,
-which also holds how much the images differ (utils.writers.summary)."""
+which also holds how much the images differ (utils.reporting.summary)."""
 import pytest
 
 from utils.record.statistics import describe, repeat_spread
-from utils.writers.summary import NOISE_WARNING, noisy_steps_warning
+from utils.reporting.summary import NOISE_WARNING, noisy_steps_warning
 
 
 def test_spread_is_the_interquartile_range_over_the_median():

@@ -12,10 +12,10 @@ import pytest
 
 from benchmark import main
 from tests.paths import ROOT
-from utils.sweep.launchers import LauncherError, make_launcher
-from utils.sweep.launchers.local import LocalLauncher
-from utils.sweep.launchers.ray_cluster import Node, nodes_for, probe_address, unpack
-from utils.sweep.launchers.ray_point import FOLDER_PREFIX, point_environment, remove_abandoned_folders, run_point
+from utils.launchers import LauncherError, make_launcher
+from utils.launchers.local import LocalLauncher
+from utils.launchers.ray_cluster import Node, nodes_for, probe_address, unpack
+from utils.launchers.ray_point import FOLDER_PREFIX, point_environment, remove_abandoned_folders, run_point
 
 QUICK = ["--config", str(ROOT / "configs" / "samples_tiny.yaml"),
          "--set", f"dataset.path={ROOT / 'datasets' / 'samples'}", "--set", "dataset.limit=2"]
@@ -136,7 +136,7 @@ def test_an_address_that_accepts_but_never_answers_as_ray_is_exit_2_in_bounded_t
     arguments = QUICK + ["--set", f"run.output_dir={tmp_path}", "--launcher", "ray", "--ray-address", address,
                          "--sweep", "preprocess.img_size=64,96"]
     # As the command line runs it (its __main__ leaves past the attempt still inside Ray's client), given 3 s.
-    script = ("import runpy, sys; import utils.sweep.launchers.ray_cluster as launcher; launcher.CONNECT_SECONDS = 3; "
+    script = ("import runpy, sys; import utils.launchers.ray_cluster as launcher; launcher.CONNECT_SECONDS = 3; "
               f"sys.argv = ['benchmark.py', *{arguments!r}]; runpy.run_path('benchmark.py', run_name='__main__')")
     try:
         began = time.monotonic()
@@ -149,7 +149,7 @@ def test_an_address_that_accepts_but_never_answers_as_ray_is_exit_2_in_bounded_t
 
 
 def test_a_process_with_a_connection_attempt_still_in_rays_client_leaves_with_its_status_once_written():
-    script = ("import atexit, threading; import utils.sweep.launchers.ray_cluster as launcher; "
+    script = ("import atexit, threading; import utils.launchers.ray_cluster as launcher; "
               "assert launcher.leave_past_abandoned_connections(3) == 3; "
               "stuck = threading.Thread(target=threading.Event().wait, daemon=True); stuck.start(); "
               "launcher._abandoned.append(stuck); atexit.register(print, 'the interpreter ran its exit'); "

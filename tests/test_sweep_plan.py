@@ -2,11 +2,11 @@
 import pytest
 
 from utils.record.statistics import pass_spread
-from utils.sweep.answer import PointFigures, choose, pareto_front
-from utils.sweep.driver import exit_reason, stderr_reason
-from utils.sweep.driver import PointResult, RoundRun
-from utils.sweep.figures import combine_rounds
-from utils.sweep.plan import SweepError, expand, round_name, round_order, split_values
+from utils.commands.sweep.answer import PointFigures, choose, pareto_front
+from utils.commands.sweep.driver import exit_reason, stderr_reason
+from utils.commands.sweep.driver import PointResult, RoundRun
+from utils.commands.sweep.figures import combine_rounds
+from utils.commands.sweep.plan import SweepError, expand, round_name, round_order, split_values
 
 
 def test_product_in_argument_order_with_readable_names():

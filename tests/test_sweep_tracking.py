@@ -1,4 +1,4 @@
-"""utils.sweep.tracking: a sweep in MLflow: one parent run for the sweep, each complete point logged under it as
+"""utils.commands.sweep.tracking: a sweep in MLflow: one parent run for the sweep, each complete point logged under it as
 a child; a store that cannot be reached costs the sweep only its MLflow record.
 
 Tested with the MLflow calls replaced by fakes (test_tracking covers them against a real store): what is logged
@@ -7,9 +7,9 @@ from contextlib import contextmanager
 
 import pytest
 
-from utils.config import MlflowSection
-from utils.sweep import tracking
-from utils.sweep.tracking import SweepTracking
+from utils.config.schema import MlflowSection
+from utils.commands.sweep import tracking
+from utils.commands.sweep.tracking import SweepTracking
 from utils.tracking.mlflow_runs import TrackingError
 
 SETTINGS = MlflowSection(tracking_uri="sqlite:///outputs/mlflow.db", experiment="sweeps")

@@ -1,4 +1,4 @@
-"""utils.harness.timed_batch: the one loop over batches every pass runs: fetch a batch, keep the images that
+"""utils.measure.steps.timed_batch: the one loop over batches every pass runs: fetch a batch, keep the images that
 decoded, run the pipeline's stages, each step timed from outside by a StepTimer (or untimed without one).
 
 Tested with hand-made stages, images and a StepTimer on a clock that ticks 1 ms per reading: which steps are
@@ -11,10 +11,10 @@ import numpy as np
 
 from datasets.image_folder import LoadedImage
 from pipelines.contract import Stage
-from utils.harness.timed_batch import (BatchPlace, batch_count, batch_loop, batch_sizes, decoded_batches,
+from utils.measure.steps.timed_batch import (BatchPlace, batch_count, batch_loop, batch_sizes, decoded_batches,
                                        run_stages, timed_batch, untimed)
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind
-from utils.recorders.step_timer import StepTimer
+from utils.measure.steps.step_timer import StepTimer
 
 STAGES = (Stage("preprocess", lambda v: v + ["pre"]), Stage("nms", lambda v: v + ["nms"], "postprocess"),
           Stage("scale_boxes", lambda v: v + ["scale"], "postprocess"))

@@ -14,9 +14,9 @@ import pytest
 
 from benchmark import main
 from tests.helpers import quick_args
-from utils.record.chrome_trace import complete_events, lies_within, span
-from utils.recorders.profiler import profile_pipeline, step_range
-from utils.recorders.runtime_trace import trace_for_viewers
+from utils.measure.layers.chrome_trace import complete_events, lies_within, span
+from utils.measure.layers.profiler import profile_pipeline, step_range
+from utils.measure.layers.runtime_trace import trace_for_viewers
 
 QUICK = quick_args(128, "dataset.limit=1", "dataset.batch_size=1", "benchmark.warmup=0", "benchmark.repeats=1",
                    "benchmark.layer_timing=false", "benchmark.profiler=true", "benchmark.agreement.enabled=false",

@@ -11,13 +11,13 @@ from tensorboard.plugins.hparams import plugin_data_pb2
 
 from benchmark import main
 from tests.paths import ROOT
-from utils.config import load_config
-from utils.errors import ExitStatus
-from utils.harness.composition import Benchmark, Outcome
-from utils.harness.interruption import RunStops
-from utils.harness.mlflow_step import log_to_mlflow
+from utils.config.schema import load_config
+from utils.core.errors import ExitStatus
+from utils.assembly.composition import Benchmark, Outcome
+from utils.core.interruption import RunStops
+from utils.tracking.mlflow_step import log_to_mlflow
 from utils.tracking.mlflow_runs import TrackingError, log_run_directory, sweep_run
-from utils.writers.run_directory import RunDirectory
+from utils.storage.run_directory import RunDirectory
 
 pytestmark = pytest.mark.slow  # a whole run logged to TensorBoard and MLflow
 

@@ -1,12 +1,12 @@
-"""A plain run's last lines (utils/tune/advice.py): what the CPU makes worth trying, from facts, and tune; and a
+"""A plain run's last lines (utils/commands/tune/advice.py): what the CPU makes worth trying, from facts, and tune; and a
 race's last line: the allocator raced under its winner."""
 import pytest
 
 from pipelines.runtimes.registry import SPECS
 from tests.paths import CONFIGS, ROOT
-from utils.tune.advice import advice_lines, allocator_line, goal_arguments, spinning_line
-from utils.tune.goals import Goal
-from utils.tune.space import Machine
+from utils.commands.tune.advice import advice_lines, allocator_line, goal_arguments, spinning_line
+from utils.commands.tune.goals import Goal
+from utils.commands.tune.space import Machine
 
 ALL = tuple(SPECS)
 

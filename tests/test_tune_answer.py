@@ -1,11 +1,11 @@
-"""The race's answer (utils/tune/answer.py): never a candidate whose verdict fails or is in doubt; its margin
+"""The race's answer (utils/commands/tune/answer.py): never a candidate whose verdict fails or is in doubt; its margin
 beyond the noise only when the interval and every shared round say so."""
-from utils.sweep.answer import PointFigures
-from utils.tune.answer import margin, set_line, time_spent, tune_answer
-from utils.tune.goals import Goal
-from utils.tune.race import Standing
-from utils.tune.space import Candidate
-from utils.tune.state import Entry, Run
+from utils.commands.sweep.answer import PointFigures
+from utils.commands.tune.answer import margin, set_line, time_spent, tune_answer
+from utils.commands.tune.goals import Goal
+from utils.commands.tune.race import Standing
+from utils.commands.tune.space import Candidate
+from utils.commands.tune.state import Entry, Run
 
 LATENCY = Goal("latency")
 

@@ -1,8 +1,8 @@
-"""`benchmark.py tune`'s bad input (utils/tune/command.py): one message, exit status 2, nothing run."""
+"""`benchmark.py tune`'s bad input (utils/commands/tune/command.py): one message, exit status 2, nothing run."""
 import pytest
 
 from tests.paths import TINY_CONFIG
-from utils.tune.command import tune_main
+from utils.commands.tune.command import tune_main
 
 
 @pytest.mark.parametrize("arguments, says", [

@@ -1,4 +1,4 @@
-"""`benchmark.py tune` end to end (utils/tune/driver.py): a small race on yolov7-tiny at 160 stopped by Ctrl-C,
+"""`benchmark.py tune` end to end (utils/commands/tune/driver.py): a small race on yolov7-tiny at 160 stopped by Ctrl-C,
 resumed, and its files; a budget too short for one round; a throughput race under LoadGen."""
 import html
 import json

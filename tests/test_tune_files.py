@@ -1,4 +1,4 @@
-"""The files of a tune directory (utils/writers/tune_files.py) from a race's state built by hand: sweep.csv with the
+"""The files of a tune directory (utils/commands/tune/files.py) from a race's state built by hand: sweep.csv with the
 race's columns before run_dir, sweep.json, tune.json for --resume, and at the end race.png (each candidate's line
 round by round, the winner's drawn apart, a cross where one was dropped) and report.html; each written whole or
 not at all."""
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from utils.sweep.answer import PointFigures
-from utils.tune.answer import spent_line, standing, time_spent, tune_answer
-from utils.tune.goals import Goal
-from utils.tune.space import Candidate
-from utils.tune.state import Entry, Run
-from utils.writers import tune_files
-from utils.writers.atomic import OutputWriteError
-from utils.writers.sweep_files import FIGURE_COLUMNS
-from utils.writers.tune_files import RACE_PLOT, TUNE_JSON, plot_race, tune_columns, write_tune_files
+from utils.commands.sweep.answer import PointFigures
+from utils.commands.tune.answer import spent_line, standing, time_spent, tune_answer
+from utils.commands.tune.goals import Goal
+from utils.commands.tune.space import Candidate
+from utils.commands.tune.state import Entry, Run
+from utils.commands.tune import files as tune_files
+from utils.storage.atomic import OutputWriteError
+from utils.commands.sweep.files import FIGURE_COLUMNS
+from utils.commands.tune.files import RACE_PLOT, TUNE_JSON, plot_race, tune_columns, write_tune_files
 
 LATENCY = Goal("latency")
 KEYS = ["runtime.backend"]

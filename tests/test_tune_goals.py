@@ -1,8 +1,8 @@
-"""What each goal races (utils/tune/goals.py): a cost per run, lower is faster."""
+"""What each goal races (utils/commands/tune/goals.py): a cost per run, lower is faster."""
 import pytest
 
-from utils.sweep.answer import PointFigures
-from utils.tune.goals import Goal
+from utils.commands.sweep.answer import PointFigures
+from utils.commands.tune.goals import Goal
 
 
 def figures(samples=(10.0, 20.0, 30.0, 40.0, 50.0), samples_per_s=None, valid=None):

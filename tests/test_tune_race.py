@@ -1,7 +1,7 @@
-"""The race's decisions (utils/tune/race.py), on hand-computed cases."""
+"""The race's decisions (utils/commands/tune/race.py), on hand-computed cases."""
 import pytest
 
-from utils.tune.race import Interval, Standing, cap, eliminate, interleaved, interval, leader, next_field
+from utils.commands.tune.race import Interval, Standing, cap, eliminate, interleaved, interval, leader, next_field
 
 
 def test_interval_of_two_samples_is_their_range_and_of_one_is_none():

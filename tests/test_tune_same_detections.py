@@ -1,5 +1,5 @@
 """Two runs of one way give the same detections only at the strict bar of the equal-detections check."""
-from utils.tune.same_detections import same_detections
+from utils.commands.tune.same_detections import same_detections
 
 HEADER = "image,class_id,class_name,score,x1,y1,x2,y2\n"
 ROWS = ["dog.jpg,16,dog,0.90000,10.00,10.00,110.00,110.00", "dog.jpg,2,car,0.80000,200.00,50.00,300.00,120.00",

@@ -1,14 +1,14 @@
-"""Runs that share one process (utils/tune/shared_runs.py): each marked as it ends, the process's outcome split
-back into one per run; and which runs of a round the race puts in one process (utils/tune/driver.py)."""
+"""Runs that share one process (utils/commands/tune/shared_runs.py): each marked as it ends, the process's outcome split
+back into one per run; and which runs of a round the race puts in one process (utils/commands/tune/driver.py)."""
 import json
 from types import SimpleNamespace
 
-from utils.sweep.launchers.base import PointOutcome
-from utils.tune.driver import Race, Tune
-from utils.tune.goals import Goal
-from utils.tune.shared_runs import MARKER, runs_main, split_outcome
-from utils.tune.space import Candidate
-from utils.tune.state import Entry, Run
+from utils.launchers.base import PointOutcome
+from utils.commands.tune.driver import Race, Tune
+from utils.commands.tune.goals import Goal
+from utils.commands.tune.shared_runs import MARKER, runs_main, split_outcome
+from utils.commands.tune.space import Candidate
+from utils.commands.tune.state import Entry, Run
 
 
 def test_runs_each_with_the_common_settings_and_marks_each(capsys):

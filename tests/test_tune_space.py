@@ -1,9 +1,9 @@
-"""tune's space (utils/tune/space.py): from the CPU's flags and the runtimes installed, pruned by facts, fixed
+"""tune's space (utils/commands/tune/space.py): from the CPU's flags and the runtimes installed, pruned by facts, fixed
 and narrowed by the user."""
 import pytest
 
 from pipelines.runtimes.registry import SPECS
-from utils.tune.space import (BACKEND, BATCH, PINNING, PRECISION, STREAMS, THREADS, Machine, SpaceError,
+from utils.commands.tune.space import (BACKEND, BATCH, PINNING, PRECISION, STREAMS, THREADS, Machine, SpaceError,
                               build_space, doubling)
 
 ALL = tuple(SPECS)

@@ -1,9 +1,9 @@
-"""Which verdict each candidate may claim (utils/tune/verdicts.py): judged once per way, reused only where the
+"""Which verdict each candidate may claim (utils/commands/tune/verdicts.py): judged once per way, reused only where the
 detections were checked equal."""
-from utils.sweep.answer import PointFigures
-from utils.tune.space import Candidate
-from utils.tune.state import Entry, Run, run_dir_name
-from utils.tune.verdicts import drop_failed, settle_waiting, take_verdict
+from utils.commands.sweep.answer import PointFigures
+from utils.commands.tune.space import Candidate
+from utils.commands.tune.state import Entry, Run, run_dir_name
+from utils.commands.tune.verdicts import drop_failed, settle_waiting, take_verdict
 
 HEADER = "image,class_id,class_name,score,x1,y1,x2,y2\n"
 BOXES = "dog.jpg,16,dog,0.90000,10.00,10.00,110.00,110.00\n"

@@ -1,14 +1,14 @@
-"""The race's plan over ways of computing (utils/tune/ways.py): first looks in the order the CPU's facts favour,
+"""The race's plan over ways of computing (utils/commands/tune/ways.py): first looks in the order the CPU's facts favour,
 one per way; successive halving after them; the precisions a folder is too small to judge; how far each way got."""
 from types import SimpleNamespace
 
 import pytest
 
-from utils.errors import UsageError
-from utils.tune.driver import Tune
-from utils.tune.space import BACKEND, BATCH, PINNING, PRECISION, THREADS, Candidate, Space
-from utils.tune.state import Entry, Run
-from utils.tune.ways import (first_look_order, first_looks, folder_needed, halve, native_parts, undecidable,
+from utils.core.errors import UsageError
+from utils.commands.tune.driver import Tune
+from utils.commands.tune.space import BACKEND, BATCH, PINNING, PRECISION, THREADS, Candidate, Space
+from utils.commands.tune.state import Entry, Run
+from utils.commands.tune.ways import (first_look_order, first_looks, folder_needed, halve, native_parts, undecidable,
                              way_lines, way_rank)
 
 AMX = frozenset({"avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8"})

@@ -1,7 +1,7 @@
-"""Within budget means the same with labels as without: the mAP drop's interval decides (utils.record.verdict)."""
+"""Within budget means the same with labels as without: the mAP drop's interval decides (utils.checks.verdict)."""
 import pytest
 
-from utils.record.verdict import apply_budget, budget_verdict, verdict_warnings
+from utils.checks.verdict import apply_budget, budget_verdict, verdict_warnings
 
 AGREEMENT = {"verdict": "different", "strict": {"recall": 0.6}}
 

@@ -2,9 +2,9 @@
 is never picked; it is listed apart with its reason and marked on the plot."""
 from __future__ import annotations
 
-from utils.record.verdict import doubt
-from utils.sweep.answer import PointFigures, choose
-from utils.writers.sweep_files import plot_sweep
+from utils.checks.verdict import doubt
+from utils.commands.sweep.answer import PointFigures, choose
+from utils.commands.sweep.files import plot_sweep
 
 
 def point(name, ms, agreement, reason=None, map_50_95=0.6):

@@ -1,4 +1,4 @@
-"""utils.writers.below_layer: the files, summary.json keys and console lines of what lies below the layer.
+"""utils.measure.below_layer.files: the files, summary.json keys and console lines of what lies below the layer.
 
 Tested on hand-made BelowLayer data: which files a run directory gets for which parts, the summary keys with
 the files they point to, the CPU counters' console line computed from per-pass totals, and the console lines
@@ -8,11 +8,11 @@ import json
 import pandas as pd
 import pytest
 
-from utils.record.below_layer import BelowLayer
+from utils.measure.below_layer.record import BelowLayer
 from utils.record.run_record import RunIdentity, RunRecord, Table
-from utils.writers import layout
-from utils.writers.below_layer import below_console_lines, below_summary, counters_line, write_below_layer
-from utils.writers.run_directory import RunDirectory
+from utils.storage import layout
+from utils.measure.below_layer.files import below_console_lines, below_summary, counters_line, write_below_layer
+from utils.storage.run_directory import RunDirectory
 
 PASS = {"wall_ms": 100.0, "cpu_ms": 150.0, "voluntary_switches": 10, "involuntary_switches": 2,
         "cpu_migrations": 1, "minor_faults": 300, "major_faults": 0, "ipc": 1.5}

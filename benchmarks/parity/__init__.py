@@ -68,7 +68,7 @@ before the command applies to both (the report names it): glibc's default heap h
 the kernel, and how often differs from process to process by up to 3x in page faults per image. Reported per
 configuration: the median images/s over rounds, the median of the per-round ratios to the official loop of
 the same round, the p50 ms per image, and the agreement of its detections with the official loop's of the same
-round, summed over rounds (utils.record.agreement.match_detections: loose = same class at IoU >= 0.5;
+round, summed over rounds (utils.checks.agreement.matching.match_detections: loose = same class at IoU >= 0.5;
 strict = IoU >= 0.9 and score within 0.01; recall over the official detections, precision over the
 configuration's). "equal" means strict recall and precision >= 0.99, "close" loose recall and precision >= 0.9
 (detbench's own thresholds), otherwise "different".
@@ -85,7 +85,7 @@ report.txt (the printed table). The cache (--cache-dir, default $XDG_CACHE_HOME/
 ~/.cache/detbench/official_parity) holds the wheel, the unpacked peer, its extra modules and the calibrated
 weights, so a second run downloads nothing.
 
-Exit status (utils/errors.py, ExitStatus): 0 the rounds ran (whatever the goals); 1 the peer could not be set
+Exit status (utils/core/errors.py, ExitStatus): 0 the rounds ran (whatever the goals); 1 the peer could not be set
 up or the official loop failed; 2 a mistake in the arguments; 130 Ctrl-C, 143 SIGTERM.
 
 The package: command.py (this command line), peer_cache.py and weights.py (the setup), rounds.py, specs.py and

@@ -18,7 +18,7 @@ from benchmarks.parity.results import REFERENCE, evaluate_goals, format_goals, f
 from benchmarks.parity.rounds import Setup, load_average, run_rounds
 from benchmarks.parity.specs import PROJECT_ROOT, configurations, parse_runtime_spec
 from benchmarks.parity.weights import ensure_weights
-from utils.errors import ExitStatus, UsageError
+from utils.core.errors import ExitStatus, UsageError
 
 DEFAULT_CONFIG = "configs/samples.yaml"
 DEFAULT_IMAGES = "datasets/samples"

@@ -25,7 +25,7 @@ from typing import Sequence
 
 from benchmarks.parity.peer_cache import default_cache_dir, ensure_peer_code, ensure_peer_deps, ensure_wheel, run_logged
 from benchmarks.parity.specs import PROJECT_ROOT, peer_environment
-from utils.errors import EnvironmentFault, UsageError
+from utils.core.errors import EnvironmentFault, UsageError
 
 TOLERANCE = 0.002
 # The wheel's test.py main() keeps its parsed options in a local while test() reads a module global of that

@@ -23,11 +23,11 @@ from typing import Sequence
 
 from facts import CONF_THRES, IOU_THRES, PEER_CFG, PEER_LICENSE, PEER_REQUIREMENT
 
-ERRORS_MODULE = Path(__file__).resolve().parents[2] / "utils" / "errors.py"
+ERRORS_MODULE = Path(__file__).resolve().parents[2] / "utils" / "core" / "errors.py"
 
 
 def detbench_errors():
-    """detbench's utils/errors.py (standard library only), by its path: here `utils` is the official package."""
+    """detbench's utils/core/errors.py (standard library only), by its path: here `utils` is the official package."""
     spec = importlib.util.spec_from_file_location("detbench_errors", ERRORS_MODULE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

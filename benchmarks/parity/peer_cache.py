@@ -14,7 +14,7 @@ from typing import Any
 from benchmarks.parity.facts import (PEER_DISTRIBUTION, PEER_EXTRA_MODULES, PEER_LICENSE, PEER_REQUIREMENT,
                                      PEER_VERSION, PEER_WHEEL, PEER_WHEEL_SHA256)
 from pipelines.cache_keys import file_sha256
-from utils.errors import EnvironmentFault, UsageError
+from utils.core.errors import EnvironmentFault, UsageError
 
 
 class SetupError(EnvironmentFault):

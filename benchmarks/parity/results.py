@@ -16,7 +16,7 @@ GOAL_EAGER = 1.0
 GOAL_EQUAL = 1.5
 GOAL_ANY = 3.0
 UNKNOWN = "unknown"
-# The "equal" and "close" bars of detbench's own verdict (utils.record.agreement.VerdictThresholds), applied to
+# The "equal" and "close" bars of detbench's own verdict (utils.checks.agreement.matching.VerdictThresholds), applied to
 # detections only: the official loop's raw outputs are not compared.
 EQUAL_MIN = 0.99
 CLOSE_MIN = 0.9
@@ -44,7 +44,7 @@ def agreement_counts(reference: dict[str, list[Row]], candidate: dict[str, list[
     from a file has no detections there)."""
     import torch
 
-    from utils.record.agreement import MatchCounts, match_detections
+    from utils.checks.agreement.matching import MatchCounts, match_detections
 
     class Found:
         def __init__(self, rows: list[Row]):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence, Union
 
 from benchmarks.parity.facts import CONF_THRES, IOU_THRES
-from utils.errors import ExitStatus
+from utils.core.errors import ExitStatus
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TORCH_FP32 = "torch:fp32"

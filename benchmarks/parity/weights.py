@@ -36,7 +36,7 @@ def calibrate(arch: str, seed: int, img_size: int, target: int, paths: Sequence[
 
     from datasets.image_folder import decode_image
     from models import build_model
-    from models.calibration import BOX_LOGIT_STD, calibrate_batchnorm, calibrate_detect_head, candidate_counts
+    from models.random_weights import BOX_LOGIT_STD, calibrate_batchnorm, calibrate_detect_head, candidate_counts
     from pipelines.boxes.letterbox import letterbox
 
     torch.set_num_threads(threads)

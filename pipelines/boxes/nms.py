@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from pipelines.box_kernels import nms
+from pipelines.boxes.kernels import nms
 from pipelines.boxes.conversions import xywh_to_xyxy
 
 # Shifting each class's boxes this far apart lets one NMS call treat classes independently;

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import torch
 
-from models.calibration import CANDIDATE_SHARE, bisect_shift, calibrate_batchnorm
+from models.random_weights import CANDIDATE_SHARE, bisect_shift, calibrate_batchnorm
 from pipelines.contract import LoadedNetwork
 from pipelines.dense.facts import (ARCHS, BUILDERS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME,  # noqa: F401
                                    SIZE_KEYS, accepts, defaults, input_size, largest_input_area, settings_problem,
@@ -36,10 +36,10 @@ def load_network(arch: str, weights: Optional[str], seed: int, model: Any = None
 
 
 def _spread_random_weights(network: DenseNetwork, arch: str) -> None:
-    """BatchNorm statistics measured on the bundled photos (see models.calibration); then the class logits
+    """BatchNorm statistics measured on the bundled photos (see models.random_weights); then the class logits
     centred and spread (CLASS_LOGIT_STD) through their convolutions' weights and biases, and shifted so that the
     median photo has as many candidates over the deployed cut as a trained YOLO keeps for its size
-    (models.calibration.CANDIDATE_SHARE)."""
+    (models.random_weights.CANDIDATE_SHARE)."""
     builder = BUILDERS[arch]
     preprocess = Preprocess(TransformSettings.calibrating(builder, *CALIBRATION_SIZES))
     batch = preprocess(calibration_photos()).images

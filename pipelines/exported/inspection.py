@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 import yaml
 
 from pipelines.cache_keys import file_digest
-from utils.errors import UsageError
+from utils.core.errors import UsageError
 
 ONNX_SUFFIX, IR_SUFFIX = ".onnx", ".xml"
 FILE_SUFFIXES = (ONNX_SUFFIX, IR_SUFFIX)

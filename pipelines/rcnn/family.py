@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import torch
 
-from models.calibration import bisect_shift, calibrate_batchnorm
+from models.random_weights import bisect_shift, calibrate_batchnorm
 from pipelines.contract import LoadedNetwork
 from pipelines.rcnn import network as rcnn
 from pipelines.rcnn.facts import (ARCHS, BUILDERS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME,  # noqa: F401
@@ -59,7 +59,7 @@ def load_network(arch: str, weights: Optional[str], seed: int, model: Any = None
 
 
 def _spread_random_weights(model, arch: str) -> None:
-    """BatchNorm statistics of the backbone measured on the bundled photos (see models.calibration), then the
+    """BatchNorm statistics of the backbone measured on the bundled photos (see models.random_weights), then the
     classifier scaled and its background logit shifted (PROPOSALS_OVER_CUT): random weights whose boxes clear
     the deployed score cut."""
     preprocess = Preprocess(TransformSettings.calibrating(BUILDERS[arch], *CALIBRATION_SIZES))

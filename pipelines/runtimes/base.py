@@ -20,8 +20,8 @@ import torch
 from torch import nn
 
 from pipelines.contract import LoadedNetwork
-from utils.bounded_text import clipped
-from utils.errors import UsageError
+from utils.core.bounded_text import clipped
+from utils.core.errors import UsageError
 
 
 class RuntimeNotSupported(UsageError):

@@ -1,5 +1,5 @@
 """Multiply-accumulates of an ONNX graph's nodes at a given input shape, read from the graph alone: what a
-runtime outside torch ran, where no forward hook can count them (utils/record/flops.py counts a torch module's,
+runtime outside torch ran, where no forward hook can count them (utils/measure/layers/flops.py counts a torch module's,
 with the same conventions: Conv, ConvTranspose, MatMul and Gemm count, one MAC per weight-times-input product;
 everything else 0).
 

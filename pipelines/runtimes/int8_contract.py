@@ -1,6 +1,6 @@
 """What accuracy-aware int8 (int8_repair.py) asks of each side: a runtime supplies a `QuantizedGraph` (its
 quantized model with operations fed float again, pipelines/runtimes/<name>/reverting.py), the harness an
-`AccuracyControl` (the judge on the images that choose, utils/harness/int8_selection.py)."""
+`AccuracyControl` (the judge on the images that choose, utils/checks/int8/selection.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

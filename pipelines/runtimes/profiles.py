@@ -1,5 +1,5 @@
 """What runtimes' own profilers report, as plain records: a runtime's layer reader turns its profile into
-`NodeRuns`, its trace reader into a `NativeTrace`; utils.recorders turns those into per-layer rows and
+`NodeRuns`, its trace reader into a `NativeTrace`; utils.measure.layers turns those into per-layer rows and
 trace events. Node names follow the legacy ONNX exporter, `/<module scope>/<OpType>[_<n>]`."""
 from __future__ import annotations
 

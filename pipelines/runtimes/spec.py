@@ -52,7 +52,7 @@ class RuntimeSpec:
 
 @dataclass(frozen=True)
 class NativeCode:
-    """A runtime's native code in py-spy's stacks (utils/record/native_time.py): the category its frames count
+    """A runtime's native code in py-spy's stacks (utils/measure/below_layer/native_time.py): the category its frames count
     for, its title, a regular expression matching its libraries' file names, and the library that stands for
     the kernels it generates at run time (anonymous executable memory py-spy cannot name)."""
 

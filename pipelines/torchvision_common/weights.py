@@ -14,7 +14,7 @@ from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
 from models import CheckpointError
 from pipelines.cache_keys import file_digest, state_digest
 from pipelines.contract import LoadedNetwork
-from utils.bounded_text import LIMIT, clipped
+from utils.core.bounded_text import LIMIT, clipped
 
 # The COCO category list of torchvision's published weights (index = the model's label; "N/A" for the ids
 # COCO leaves unused). Read from the builders' metadata, which needs no download.

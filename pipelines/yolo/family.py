@@ -10,9 +10,9 @@ from typing import Any
 import torch
 
 from datasets.image_folder import BUNDLED_SAMPLES, decode_image, find_images
-import models.calibration
+import models.random_weights
 from models import Detect, build_model, fuse_model, load_weights
-from models.calibration import calibrate_batchnorm, calibrate_detect_head, candidate_target
+from models.random_weights import calibrate_batchnorm, calibrate_detect_head, candidate_target
 from pipelines.cache_keys import default_cache_dir, file_digest, parts_digest, state_digest
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
@@ -64,7 +64,7 @@ def _calibrated_path(seeded: str) -> Path:
     """Calibrated random weights on disk, keyed by everything they are made from: the structure and seed, the
     calibration photos and size, the calibration code and torch (whose initialisers draw the random numbers)."""
     parts = {"network": seeded, "size": str(CALIBRATION_SIZE), "torch": torch.__version__,
-             "calibration": file_digest(models.calibration.__file__),
+             "calibration": file_digest(models.random_weights.__file__),
              "photos": ",".join(file_digest(path) for path in find_images(BUNDLED_SAMPLES))}
     return default_cache_dir() / "calibrated" / f"{parts_digest(parts)}.pt"
 

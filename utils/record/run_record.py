@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Optional
 
-from utils.record.layer_profile import LayerProfile
-from utils.record.layers import SOURCE_TORCH_HOOKS, TimingSnapshot
+from utils.measure.layers.layer_profile import LayerProfile
+from utils.measure.layers.snapshot import SOURCE_TORCH_HOOKS, TimingSnapshot
 from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
                                    EnergySection, MemorySection, ScenarioSection)
 from utils.record.steps import StepRecord
@@ -110,7 +110,7 @@ class RunRecord:
     accuracy: Optional[AccuracySection] = None  # the accuracy pass: mAP and, beside a reference, the drop
     calibration: Optional[dict[str, Any]] = None  # which images calibrated int8
     accuracy_classes: Optional[Table] = None  # per class, accuracy.csv
-    below: Optional[Any] = None  # utils.record.below_layer.BelowLayer: samples, counters, kernels, ITT
+    below: Optional[Any] = None  # utils.measure.below_layer.record.BelowLayer: samples, counters, kernels, ITT
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what a reader needs to read the results right
 

@@ -12,7 +12,7 @@ here, or a required one missing, fails them.
 # Annotations evaluated (no `from __future__ import annotations`): TypedDict sees Required[...] only then.
 from typing import Any, Literal, Mapping, Optional, Required, TypedDict
 
-# The verdicts of utils/record/agreement.py and label_free.py (tests/test_sections.py holds them to these).
+# The verdicts of utils/checks/agreement/matching.py and label_free.py (tests/test_sections.py holds them to these).
 Verdict = Literal["equal", "close", "different", "within_budget", "undecided"]
 
 MEASURED = "measured"

@@ -10,7 +10,7 @@ RUN_STEP = "run"  # one timed pass, for the energy and memory recorders; never i
 PIPELINE_STEP = "pipeline"  # one batch: load + the pipeline's stages
 LOAD_STEP = "load"  # the wait for the data loader
 ANNOTATE_STEP = "annotate_save"  # writing detections and annotated images, outside the pipeline latency
-# The work of a timed step runs in a frame of this name plus the step's (utils.harness.step_frames), so a
+# The work of a timed step runs in a frame of this name plus the step's (utils.measure.steps.step_frames), so a
 # sampler's stacks say which step they were taken in.
 STEP_FRAME_PREFIX = "detbench_step_"
 
@@ -20,7 +20,7 @@ class PassKind(str, Enum):
     TIMED = "timed"
     LAYERS = "layers"  # per-layer hooks attached
     PROFILER = "profiler"  # under torch.profiler
-    ACCURACY = "accuracy"  # at mAP settings, after the timed passes (utils/harness/accuracy_pass.py)
+    ACCURACY = "accuracy"  # at mAP settings, after the timed passes (utils/checks/accuracy/accuracy_pass.py)
 
     def __str__(self) -> str:
         return self.value

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 from urllib.parse import urlparse
 
-from utils.errors import EnvironmentFault
-from utils.readers.finished_run import FinishedRun, RunFilesError
-from utils.writers.run_figures import flatten, headline_figures, weights_kind
+from utils.core.errors import EnvironmentFault
+from utils.storage.finished_run import FinishedRun, RunFilesError
+from utils.reporting.run_figures import flatten, headline_figures, weights_kind
 
 DEFAULT_EXPERIMENT = "detbench"
 PARENT_TAG = "mlflow.parentRunId"  # what makes a run a child of another in MLflow's UI and searches

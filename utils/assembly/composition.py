@@ -1,0 +1,412 @@
+"""The composition root: the one reader of the config. It builds the dataset, the pipeline with its runtime,
+the recorders and the writers, runs the pass plan and hands the run record to the writers.
+
+config -> dataset -> pipeline (+ runtime) -> recorders -> run record -> writers -> outputs/<run_id>/
+"""
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from datasets.image_folder import DatasetBatches, find_images, image_loader
+from datasets.labels import load_ground_truth
+from pipelines.contract import DetectionPipeline
+from pipelines.registry import family_for
+from pipelines.runtimes.registry import is_reference
+from utils.config.schema import SINGLE_STREAM, Config, config_to_yaml
+from utils.core.errors import ExitStatus
+from utils.scenarios.loadgen import bounds as loadgen_bounds
+from utils.measure.below_layer.control import BelowTheLayer
+from utils.preflight.cpu_budget import loader_workers, threads_warning, usable_cpus
+from utils.assembly.dependency_logs import DependencyLogs
+from utils.scenarios.input_shapes import batch_shapes, choose_warmup, image_sizes, warmup_document, warmup_line
+from utils.core.interruption import RunStops, signal_of
+from utils.scenarios.loadgen.loadgen_pass import LoadgenPass, LoadgenTest, LoadgenImages
+from utils.tracking.mlflow_step import log_to_mlflow
+from utils.preflight.memory_fit import available_memory, check_fits, measure_fit
+from utils.scenarios.pass_plan import PassPlan, PassSchedule, PlannedPass, WarmupBatches
+from utils.measure.listening import PassRecorders
+from utils.scenarios.single_stream.passes import PassContext, PassProgress, SingleStreamPasses
+from utils.checks.run_checks import run_checks
+from utils.preflight.heap_setting import KEEP_HEAP, apply_allocator
+from utils.assembly.runtime_setup import prepare_runtime
+from utils.checks.int8.repair_statement import control_entry, warnings as int8_warnings
+from utils.scenarios.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
+from utils.scenarios.loadgen.test import scenario_settings
+from utils.preflight.start_refusals import check_class_ids
+from utils.measure.steps.timed_batch import batch_sizes, untimed
+from utils.record.run_record import RunIdentity, RunRecord, Status
+from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
+from utils.measure.contention.recorder import contention_verdict, with_thread_advice
+from utils.measure.environment import describe_environment
+from utils.measure.memory.recorder import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS
+from utils.storage import layout
+from utils.storage.atomic import OutputWriteError
+from utils.reporting.console import format_summary, layer_overview
+from utils.detections.writer import DetectionWriter
+from utils.storage.run_directory import RunDirectory
+from utils.measure.steps.journal import RunJournal
+from utils.reporting.run_writer import RunWriter
+from utils.reporting.summary import summary_document
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Outcome:
+    summary: dict
+    exit_status: ExitStatus
+    report: str
+
+
+class Benchmark:
+    def __init__(self, config: Config, config_file: str, console: Callable[[str], None] = print):
+        self.config = config
+        self.config_file = config_file
+        self.console = console
+        self.all_skipped = False
+        self.refused = False
+        self.start_warnings: list[str] = []
+        self._below: Optional[BelowTheLayer] = None
+
+    def prepare(self) -> None:
+        """Everything that can fail because of the user's input happens here, before any output is written.
+        Dependencies' log lines go to the run's log file from here on (dependency_logs)."""
+        config = self.config
+        self.dependency_logs = DependencyLogs(
+            self.console, Path(config.run.output_dir) / str(config.run.id) / layout.DEPENDENCY_LOG)
+        self.dependency_logs.start()
+        try:
+            self._prepare()
+        except BaseException:
+            self.dependency_logs.stop()
+            raise
+        self.dependency_logs.open()
+
+    def _prepare(self) -> None:
+        config = self.config
+        self.family = family_for(config.model.network)  # the config refused a runtime it cannot run
+        self.paths = find_images(config.dataset.path, config.dataset.limit)
+        self.dataset = DatasetBatches(self.paths, config.dataset.batch_size, config.dataset.max_pixels)
+        self.sizes = sizes = image_sizes(self.paths, config.dataset.max_pixels)
+        self.image_bytes = [3 * height * width for height, width in filter(None, sizes)]
+        self.scenario_settings = scenario_settings(config.benchmark)
+        if self.scenario_settings is not None:  # LoadGen's schedule, bounded before anything is loaded
+            loadgen_bounds.check_integers(self.scenario_settings)
+            loadgen_bounds.check_plan(self.scenario_settings, self._loadgen_plan(None), *available_memory())
+        # Before the model: its weights and everything the passes allocate then come from the kept heap.
+        self.allocator = apply_allocator(config.runtime.allocator)
+        if config.runtime.allocator == KEEP_HEAP:
+            self.console("runtime.allocator keep_heap: glibc's malloc keeps the memory it frees (mallopt: "
+                         "M_MMAP_MAX 0, M_TRIM_THRESHOLD 2 GiB - 1)")
+        self.network = self.family.load_network(config.model.network, config.model.weights, config.run.seed,
+                                                config.model)
+        check_class_ids(config.postprocess.classes, self.network.class_names, config.model.network)
+        if config.model.file is not None and {"arch", "weights"} & config.model.model_fields_set:
+            unused = (f"model.arch and model.weights do not apply with model.file: the file {config.model.file} is "
+                      "the network, with its own weights")
+            self.start_warnings.append(unused)
+            self.console(f"WARNING: {unused}")
+        self._check_memory()  # before the runtime: an export traces an input of the configured size
+        oversubscribed = threads_warning(config.runtime.threads, *usable_cpus())
+        if oversubscribed is not None:
+            self.start_warnings.append(oversubscribed)
+            self.console(f"WARNING: {oversubscribed}")
+        self.truth = (load_ground_truth(config.dataset.labels, config.dataset.path, self.paths,
+                                        self.network.class_names, config.dataset.max_pixels)
+                      if config.dataset.labels else None)
+        if self.truth is not None and (few := self.truth.coverage_warning()) is not None:
+            self.start_warnings.append(few)
+            self.console(f"WARNING: {few}")
+        prepared = prepare_runtime(config, self.family, self.network, self.paths, self.console, self.truth)
+        self.runtime, self.forward = prepared.runtime, prepared.forward
+        self.scored_paths, self.calibration = prepared.scored_paths, prepared.calibration
+        self.pipeline: DetectionPipeline = self.family.build_pipeline(
+            self.network, self.forward, config.preprocess, config.postprocess)
+        self.input_shapes = batch_shapes(sizes, config.dataset.batch_size, self.pipeline.input_shape)
+        self.warmup = choose_warmup(self.input_shapes, config.benchmark.warmup, config.benchmark.warmup_max_batches)
+        self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
+        self.run_dir.create()
+
+    def _loadgen_plan(self, expected_per_s: Optional[float]) -> loadgen_bounds.LoadgenPlan:
+        return loadgen_bounds.plan(self.scenario_settings, len(self.paths), self.image_bytes, expected_per_s,
+                                   self.config.benchmark.loadgen.performance_sample_count)
+
+    def _check_memory(self) -> None:
+        """Refuses (exit 2) a batch whose forward cannot fit, before anything of its size is allocated."""
+        config, family = self.config, self.family
+        if not config.benchmark.memory.check:
+            return
+        probe = family.memory_probe(self.network, config.postprocess)
+        if probe is None:  # a network given as a file has no module to probe
+            return
+        fit = measure_fit(*probe, smallest_input=family.smallest_input(config.model.network))
+        sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in family.SIZE_KEYS}
+        # A batch never holds more images than the dataset has.
+        batch_size = min(config.dataset.batch_size, len(self.paths))
+        check_fits(fit, sizes, family.largest_input_area(config.model.network, config.preprocess), batch_size,
+                   *available_memory())
+
+    def identity(self) -> RunIdentity:
+        config = self.config
+        return RunIdentity(
+            run_id=config.run.id, config_file=self.config_file, family=self.family.NAME, arch=config.model.network,
+            weights=self.network.weights, random_weights=self.network.random_weights, seed=config.run.seed,
+            img_size=self.family.input_size(config.preprocess), batch_size=config.dataset.batch_size,
+            runtime=self.runtime.settings(), step_order=step_order(self.pipeline.step_order()))
+
+    def execute(self) -> Outcome:
+        """Runs the passes and writes the run record: Ctrl-C and SIGTERM end the passes, never the writing."""
+        try:
+            return self._execute_and_track()
+        finally:
+            self.runtime.close()  # a next run in this process (tune's shared runs) starts on every core again
+            self.dependency_logs.stop()
+
+    def _execute_and_track(self) -> Outcome:
+        stops = RunStops(self.console)
+        with stops.handled():
+            outcome = self._execute(stops)
+            if self.config.outputs.mlflow.tracking_uri:
+                if outcome.summary.get("status") == Status.COMPLETE and stops.received is None:
+                    self._track(stops, outcome)
+                else:
+                    why = "a stop arrived" if stops.received else f"the run is {outcome.summary.get('status')}"
+                    self.console(f"MLflow: not logged, {why} (only complete runs are logged on their own; "
+                                 "utils.tracking.mlflow_runs.log_run_directory logs any run directory)")
+        return outcome
+
+    def _track(self, stops: RunStops, outcome: Outcome) -> None:
+        status = log_to_mlflow(self.run_dir.path, self.config.outputs.mlflow, stops, self.console)
+        if status is not None:
+            outcome.exit_status = status
+
+    def _new_record(self) -> RunRecord:
+        """The run record as the run starts: what it is, the images found, and what was said before the passes."""
+        record = RunRecord(self.identity())
+        record.images.found = len(self.paths)
+        record.calibration = self.calibration
+        record.warn(*self.start_warnings)
+        record.warn(*int8_warnings(control_entry(record.identity.runtime)))
+        if self.config.dataset.batch_size > 1 and self.pipeline.batching_note:
+            record.notes.append(self.pipeline.batching_note)
+        if self.network.description:  # what was read of a network given as a file, and what was assumed
+            record.notes.append("the network as read: " + "; ".join(
+                f"{key} {value}" for key, value in self.network.description.items()))
+        return record
+
+    def _pass_plan(self, record: RunRecord) -> PassPlan:
+        """How many passes of which batches the run times, from benchmark.* and the warm-up chosen."""
+        bench = self.config.benchmark
+        sizes = batch_sizes(len(self.paths), self.config.dataset.batch_size)
+        record.warmup = warmup_document(self.warmup, self.input_shapes)
+        if bench.scenario == SINGLE_STREAM and "loadgen" in bench.model_fields_set:
+            record.notes.append("benchmark.loadgen is not used: single_stream runs detbench's own passes; set "
+                                "benchmark.scenario to multi_stream, server or offline to run under LoadGen")
+        return PassPlan(PassSchedule.of(bench), sizes,
+                        WarmupBatches(indices=self.warmup.batches, cold=frozenset(self.warmup.cold)))
+
+    def _timed_passes(self, plan: PassPlan, context: PassContext) -> None:
+        """detbench's own passes (single_stream), or the LoadGen test of the configured scenario."""
+        config = self.config
+        if config.benchmark.scenario == SINGLE_STREAM:
+            SingleStreamPasses(plan, context, self.pipeline, self.runtime).run()
+            return
+        images = LoadgenImages(self.dataset, self.sizes, self.input_shapes, self.image_bytes, self.warmup)
+        test = LoadgenTest(config, self.scenario_settings, self.pipeline, images, self.network.class_names, self.truth,
+                           self.run_dir.path, self.runtime.streams)
+        LoadgenPass(test, context).run(plan)
+
+    def _closing_checks(self, record: RunRecord, recorders: PassRecorders) -> None:
+        """After the passes: a run that skipped every image failed; the machine's load is judged."""
+        if record.status == Status.COMPLETE and record.images.processed == 0 and record.images.skipped:
+            # Nothing was measured: the dataset, not the harness, is at fault (exit status 2).
+            self.all_skipped = True
+            record.status, record.stop_reason = Status.FAILED, (
+                f"every image was skipped ({record.images.skipped} of {record.images.found}): {layout.SKIPPED} in "
+                f"{self.run_dir.path} says why for each one")
+        record.warn(*self.pipeline.doubts())
+        record.contention = with_thread_advice(recorders.contention.summary())
+        threads = record.identity.runtime.get("threads")
+        if (verdict := contention_verdict(record.contention, threads=threads)) is not None:
+            record.warn(verdict)
+
+    def _execute(self, stops: RunStops) -> Outcome:
+        config = self.config
+        record = self._new_record()
+        writer = RunWriter(self.run_dir, config.outputs.plots, config.outputs.tensorboard, config.outputs.report)
+        if record.identity.random_weights:
+            self.console(f"WARNING: no model.weights given: {config.model.network} runs on {record.identity.weights} "
+                         "weights; its boxes are not real detections.")
+        try:
+            environment = dict(describe_environment(PROJECT_ROOT), runtime=record.identity.runtime)
+            writer.write_start(record, config_to_yaml(config), environment)
+        except OutputWriteError as error:
+            return self._failed_before_start(record, writer, error)
+        stop_signal: Optional[int] = None
+        failed_writing = False  # a stream cut by a write failure is discarded, never published half-written
+        bench = config.benchmark
+        # Under LoadGen the streams' batches overlap: the counters bracket the whole test, not each batch.
+        self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console,
+                                    counters_around=PIPELINE_STEP if self.scenario_settings is None else RUN_STEP,
+                                    allocator=self.allocator)
+        recorders = PassRecorders.for_benchmark(bench, self._below)
+        energy, memory = recorders.energy, recorders.memory
+        record.steps, record.steps_origin_ns = recorders.timer.records, recorders.timer.origin_ns
+        plan = self._pass_plan(record)
+        self.console(warmup_line(self.warmup))
+        progress = PassProgress(plan.total_images, config.run.id)
+        loader = leave_stops_to_the_main_process(
+            image_loader(self.paths, config.dataset.batch_size, self._workers(record), config.dataset.max_pixels))
+        def on_batch(images: int) -> None:
+            stops.deliver()  # a stop whose first raise Python dropped ends the passes here
+            progress.advance(images)
+
+        runner = PassRunner(self.pipeline, loader, self.dataset, recorders, record.images, on_batch=on_batch)
+        started = time.perf_counter()
+        detections: Optional[DetectionWriter] = None
+        journal: Optional[RunJournal] = None
+        try:
+            # The cleanup of the passes (loader workers, memory sampler) is outside ending_passes(): once the
+            # passes end, no stop cuts it short.
+            with ExitStack() as stack:
+                stack.callback(shutdown_workers, loader)
+                stack.callback(self._below.stop)
+                with stops.ending_passes():
+                    detections = DetectionWriter(self.run_dir.path, Path(config.dataset.path),
+                                                 self.pipeline.class_names, config.outputs.save_images,
+                                                 record.identity.random_weights_note)
+                    journal = self._journal(recorders, detections)
+                    recorders.timer.after_batch = journal.batch_ended
+                    if memory is not None:
+                        stack.enter_context(memory)
+                        memory.mark_baseline()
+                        memory.pause()  # sampled during the timed passes only (pass_recorders.LISTENING)
+                    if bench.energy.enabled and bench.energy.idle_s > 0:
+                        energy.measure_idle(bench.energy.idle_s)
+                    after_pass = functools.partial(self._after_pass, journal, writer, record)
+                    self._timed_passes(plan, PassContext(runner, record, detections, progress, self.console,
+                                                         after_pass))
+            record.status = Status.COMPLETE
+            record.wall_s = time.perf_counter() - started
+            if config.profiling.kernels and bench.scenario == SINGLE_STREAM:
+                with stops.ending_passes():
+                    self._below.kernels_batch(self._one_batch, self.pipeline.layer_timing_targets().model,
+                                              self.runtime)
+            progress.close()
+            run_checks(config, self.family, self.network, self.forward, self.pipeline, self.scored_paths,
+                       self.truth, self._needs_reference(), recorders, record, stops, self.console)
+        except KeyboardInterrupt as stop:
+            stop_signal = signal_of(stop)
+            record.status, record.stop_reason = Status.INTERRUPTED, signal.Signals(stop_signal).name
+            self.console(f"Interrupted ({record.stop_reason}): writing what was measured so far.")
+        except OutputWriteError as error:
+            record.status, record.stop_reason = Status.FAILED, str(error)
+            failed_writing = True
+        except loadgen_bounds.LoadgenRefused as refusal:  # known once the warm-up measured the rate
+            self.refused = True  # the settings, not the harness, are at fault: exit status 2
+            record.status, record.stop_reason = Status.FAILED, str(refusal)
+        except Exception as error:
+            # A bug, not a user's mistake: the record says failed and keeps what was measured, then the
+            # traceback follows.
+            record.status, record.stop_reason = Status.FAILED, f"{type(error).__name__}: {error}"
+            self._finish(record, writer, detections, journal, recorders, stops, stop_signal, failed_writing)
+            raise
+        finally:
+            progress.close()
+        if record.wall_s is None:
+            record.wall_s = time.perf_counter() - started
+        self._closing_checks(record, recorders)
+        return self._finish(record, writer, detections, journal, recorders, stops, stop_signal, failed_writing)
+
+    def _one_batch(self) -> None:
+        """The first batch through the pipeline's stages, untimed: not one of the run's steps."""
+        images = [sample.image for sample in self.dataset.load(0) if sample.image is not None]
+        if images:
+            untimed(self.pipeline.stages())(images)
+
+    def _workers(self, record: RunRecord) -> int:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        workers, warning = loader_workers(self.config.dataset.workers,
+                                          int(record.identity.runtime.get("threads") or 1), cores)
+        if warning is not None:
+            record.warn(warning)
+        return workers
+
+    def _needs_reference(self) -> bool:
+        runtime = self.config.runtime
+        backend = self.family.reference_backend(self.config.model.network)
+        return self.config.benchmark.agreement.enabled and not is_reference(runtime.model_dump(), backend)
+
+    def _journal(self, recorders: PassRecorders, detections: DetectionWriter) -> RunJournal:
+        """The files that grow as the passes measure (run_journal.py), so that a killed run keeps its batches."""
+        memory, run_dir = recorders.memory, self.run_dir
+        tables = () if memory is None else (
+            (run_dir.file(layout.MEMORY), MEMORY_COLUMNS, memory.rows),
+            (run_dir.file(layout.MEMORY_STEPS), MEMORY_STEP_COLUMNS, memory.step_rows))
+        try:
+            return RunJournal(run_dir.file(layout.STEPS_TIMER), recorders.timer.records, recorders.timer.origin_ns,
+                              tables)
+        except BaseException:
+            detections.discard()
+            raise
+
+    @staticmethod
+    def _after_pass(journal: RunJournal, writer: RunWriter, record: RunRecord, planned: PlannedPass) -> None:
+        """A pass's measurements on disk as it ends: rows appended, the layer tables (re)written whole."""
+        journal.pass_ended()
+        if planned.kind is PassKind.LAYERS:
+            writer.write_layer_tables(record)
+
+    def _finish(self, record: RunRecord, writer: RunWriter, detections: Optional[DetectionWriter],
+                journal: Optional[RunJournal], recorders: PassRecorders, stops: RunStops, stop_signal: Optional[int],
+                failed_writing: bool) -> Outcome:
+        """Writes the record; a stop that arrives meanwhile is only noted (see RunStops)."""
+        recorders.collect(record)
+        if self._below is not None:
+            self._below.runtime_kernels(record)
+            self._below.collect(record)
+        try:
+            if detections is not None:
+                if failed_writing:
+                    detections.discard()
+                else:
+                    detections.close()
+            if journal is not None:
+                journal.close()  # every row in it, before the writers replace its files whole
+            record.finish(record.status, record.stop_reason)
+            summary = writer.write_record(record)
+        except OutputWriteError as error:
+            # A failed run keeps its first failure as the cause: later ones on the same disk only follow it.
+            record.finish(Status.FAILED, record.stop_reason if record.status == Status.FAILED else str(error))
+            summary = self._write_failed_summary(writer, record)
+        except BaseException as error:
+            record.finish(Status.FAILED, f"{type(error).__name__}: {error}")
+            self._write_failed_summary(writer, record)
+            raise
+        if record.status == Status.COMPLETE and record.layer_timing is not None:
+            self.console(layer_overview(record.layer_timing,
+                                        record.profile.layers if record.profile is not None else None))
+        report = format_summary(summary, self.run_dir.path)
+        if record.status == Status.FAILED:
+            return Outcome(summary, ExitStatus.USAGE if self.all_skipped or self.refused else ExitStatus.FAILED,
+                           report)
+        stop = stop_signal or stops.received
+        return Outcome(summary, ExitStatus.stopped_by(stop) if stop else ExitStatus.OK, report)
+
+    def _write_failed_summary(self, writer: RunWriter, record: RunRecord) -> dict:
+        try:
+            return writer.write_summary(record)
+        except OutputWriteError:
+            return summary_document(record)
+
+    def _failed_before_start(self, record: RunRecord, writer: RunWriter, error: OutputWriteError) -> Outcome:
+        record.finish(Status.FAILED, str(error))
+        summary = self._write_failed_summary(writer, record)
+        return Outcome(summary, ExitStatus.FAILED, format_summary(summary, self.run_dir.path))

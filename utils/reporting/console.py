@@ -1,0 +1,170 @@
+"""What the console shows: the layer overview after a run, and the summary that ends with the headline."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import pandas as pd
+
+from utils.measure.layers.layer_profile import LayerProfile
+from utils.measure.layers.tables import layer_tree_text, top_self_table
+from utils.measure.layers.snapshot import TimingSnapshot
+from utils.config.schema import SINGLE_STREAM
+from utils.storage import layout
+from utils.measure.below_layer.files import below_console_lines
+from utils.checks.int8.repair_statement import control_entry, statement
+from utils.reporting.peer_advice import peer_lines
+from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
+                                   EnergySection, MemorySection, ScenarioSection, measured)
+
+_STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
+               "spread_per_image", "repeat_spread")
+
+
+def _fmt(value, spec: str = ".1f", missing: str = "n/a") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def layer_overview(snapshot: TimingSnapshot, profile: LayerProfile | None = None) -> str:
+    """With a profiled batch, its memory columns stand beside the instrumented pass's times."""
+    return ("Pipeline tree, instrumented pass (every module: layer_tree.txt):\n"
+            + layer_tree_text(snapshot, max_depth=1, profile=profile)
+            + "Top 20 layers by self time (instrumented pass):\n" + top_self_table(snapshot, top=20, profile=profile))
+
+
+def headline(summary: dict) -> str:
+    """Under LoadGen the run's figure is the scenario's; the step times are then each stream's own."""
+    latency = summary["pipeline_latency"]
+    runtime = summary.get("runtime") or {}
+    batch = latency.get("mean_images_per_batch")
+    per_image = (f"{_fmt(latency['ms_per_image'])} ms/image (p50 {_fmt(latency.get('p50_ms_per_image'))} ms/image, "
+                 f"{_fmt(batch, '.2g')} images per batch)")
+    lead = (f"{summary['model']} on {runtime.get('backend', '?')} {runtime.get('precision', '')}, "
+            f"{summary.get('threads')} thread(s): ")
+    scenario: Optional[ScenarioSection] = summary.get("scenario")
+    if not scenario:
+        return lead + f"{_fmt(latency['images_per_s'], '.2f')} images/s, " + per_image
+    streams = latency.get("streams", 1)
+    return (lead + f"{scenario['name']} {scenario_figure(scenario)} (LoadGen); "
+            + (f"each of {streams} streams " if streams > 1 else "") + per_image)
+
+
+def scenario_figure(scenario: ScenarioSection) -> str:
+    """The scenario's own figure (summary.json scenario.figure) with its value."""
+    result = scenario.get("result") or {}
+    if scenario["name"] == "multi_stream":
+        return f"p99 query latency {_fmt((result.get('latency_ms') or {}).get('p99'))} ms"
+    return f"{_fmt(result.get('samples_per_s'), '.2f')} samples/s"
+
+
+def forward_bound_line(bound: dict) -> str:
+    return (f"  offline on {bound['streams']} stream(s): the whole pipeline allows "
+            f"{_fmt(bound['pipeline_samples_per_s'], '.2f')} samples/s, the forward alone "
+            f"{_fmt(bound['forward_samples_per_s'], '.2f')} (what a runtime's own benchmark tool times): "
+            f"{bound['outside_forward_share']:.1%} of each stream's time is spent outside the forward")
+
+
+def scenario_line(scenario: ScenarioSection) -> str:
+    """LoadGen's verdict in one line: valid or why not, samples/s and the tail latency."""
+    result = scenario.get("result") or {}
+    latency = result.get("latency_ms") or {}
+    verdict = ("VALID" if result.get("valid") else
+               f"INVALID ({result.get('reason')})" if result.get("valid") is False else "no result")
+    return (f"  scenario {scenario['name']} under {scenario['driver']}: {verdict}; "
+            f"{_fmt(result.get('samples_per_s'), '.2f')} samples/s, latency p50 {_fmt(latency.get('p50'), '.1f')} ms "
+            f"p90 {_fmt(latency.get('p90'), '.1f')} ms p99 {_fmt(latency.get('p99'), '.1f')} ms "
+            f"(LoadGen's own files: {scenario['logs']['summary']})")
+
+
+def format_summary(summary: dict, run_path: Path) -> str:
+    lines = [f"detbench run {summary['run_id']}: {summary['status']}"
+             + (f" ({summary['stop_reason']})" if summary.get("stop_reason") else ""),
+             f"  model {summary['model']} ({'fused' if summary.get('fused') else 'unfused'}), "
+             f"weights: {summary['weights']}",
+             f"  images: {summary['images_processed']} processed, {summary['images_skipped']} skipped, "
+             f"{summary['detections']} detections; {summary['timed_passes']} timed pass(es)"]
+    scenario: Optional[ScenarioSection] = summary.get("scenario")
+    if scenario:
+        lines.append(scenario_line(scenario))
+        if scenario.get("forward_bound"):
+            lines.append(forward_bound_line(scenario["forward_bound"]))
+    lines += peer_lines(summary.get("runtime") or {}, (scenario or {}).get("name", SINGLE_STREAM))
+    control = control_entry(summary.get("runtime") or {})
+    if control:
+        lines.append(f"  {statement(control)}")
+    layer = summary.get("layer_timing")
+    if layer:
+        lines.append(f"  layer hooks: overhead {layer.get('hook_overhead') or 'n/a'}; unattributed "
+                     f"{_fmt(layer['unattributed_ms'])} ms of {_fmt(layer['model_forward_ms'])} ms model time")
+    energy: EnergySection = summary["energy"]
+    if measured(energy):
+        per_image, watts = energy.get("joules_per_image") or {}, energy.get("average_watts") or {}
+        domains = ", ".join(f"{domain} {_fmt(per_image.get(domain), '.2f')} J/image {_fmt(watts.get(domain), '.1f')} W"
+                            for domain in energy["domains"])
+        lines.append(f"  energy (RAPL): {domains}")
+    else:
+        lines.append(f"  energy: {energy.get('status')} ({energy.get('reason')})")
+    memory: MemorySection = summary["memory"]
+    if memory.get("peak_pss_mib") is not None:
+        lines.append(f"  memory: peak {_fmt(memory['peak_pss_mib'], '.0f')} MiB PSS of the process and its loader "
+                     f"workers (shared pages split between them); RSS of the process alone "
+                     f"{_fmt(memory.get('peak_self_rss_mib'), '.0f')} MiB, baseline {_fmt(memory.get('baseline_rss_mib'), '.0f')} MiB")
+    elif "peak_rss_mib" in memory:
+        lines.append(f"  memory: baseline {_fmt(memory.get('baseline_rss_mib'), '.0f')} MiB, "
+                     f"peak {_fmt(memory.get('peak_self_rss_mib'), '.0f')} MiB RSS of the process "
+                     f"({_fmt(memory.get('peak_rss_mib'), '.0f')} MiB with loader workers, which share its pages)")
+    contention: ContentionSection = summary.get("contention") or {"status": NOT_MEASURED_YET}
+    if measured(contention):
+        lines.append(f"  machine: other processes used {contention['other_processes_cpu_share']:.0%} of this run's cores "
+                     f"during the timed passes (this run {contention['own_cpu_share']:.0%})")
+    lines.extend(below_console_lines(summary))
+    steps_csv = run_path / layout.STEPS_SUMMARY
+    if steps_csv.exists():
+        table = pd.read_csv(steps_csv)
+        if not table.empty:
+            lines.append("")
+            lines.append(table[list(_STEP_TABLE)].to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep=""))
+    for warning in summary.get("warnings", []):
+        lines.append(f"WARNING: {warning}")
+    lines.append(f"outputs: {run_path}")
+    if summary.get("random_weights"):
+        lines.append("RANDOM WEIGHTS: timings are real, boxes are not")
+    lines.append(headline(summary))
+    accuracy: Optional[AccuracySection] = summary.get("accuracy")
+    if accuracy:
+        lines.append(accuracy_line(accuracy))
+    agreement: Optional[AgreementSection] = summary.get("agreement")
+    if agreement:
+        lines.append(f"detections vs {agreement['reference']}: {agreement['verdict'].upper()} (strict recall "
+                     f"{_fmt(agreement['strict']['recall'], '.3f')}, precision {_fmt(agreement['strict']['precision'], '.3f')}; "
+                     f"raw max error {_fmt(agreement['raw_output']['max_abs'], '.3g')} over the top "
+                     f"{agreement['top_k']} candidates of {agreement['images']} images)"
+                     + (f"; judged at conf_thres {agreement['at_configured_conf_thres']['conf_thres']}"
+                        if agreement.get("judged_at") == "conf_thres" else ""))
+        free = agreement.get("label_free")
+        if free:
+            lines.append(f"  without labels, {free['estimates']} over {free['images']} images: {free['statement']}")
+    return "\n".join(lines)
+
+
+def accuracy_line(accuracy: AccuracySection) -> str:
+    """mAP of the accuracy pass, and beside a reference its drop with the interval and the budget."""
+    against = ("labels" if "format" in accuracy["ground_truth"] else "the reference's detections"
+               + (" on the mirror images" if (accuracy.get("drop") or {}).get("against") == "mirror images" else ""))
+    if accuracy.get("not_scored"):
+        return f"accuracy ({accuracy['images']} images vs {against}): NOT SCORED: {accuracy['not_scored']}"
+    line = (f"accuracy ({accuracy['images']} images vs {against}): mAP@0.5:0.95 {_fmt(accuracy['map_50_95'], '.4f')}, "
+            f"mAP@0.5 {_fmt(accuracy['map_50'], '.4f')}")
+    shown = accuracy.get("at_conf_thres")
+    if shown:
+        line += (f"; at conf_thres {shown['conf_thres']}: precision {_fmt(shown['precision'], '.3f')}, recall "
+                 f"{_fmt(shown['recall'], '.3f')}")
+    drop = accuracy.get("drop")
+    if drop:
+        line += (f"; reference {_fmt(accuracy['reference']['map_50_95'], '.4f')}, drop "
+                 f"{_fmt(drop['map_50_95'], '+.4f')}")
+        interval = drop.get("interval")
+        if interval:
+            line += (f" ({interval['confidence']:.0%} interval over images {_fmt(interval['low'], '+.4f')} to "
+                     f"{_fmt(interval['high'], '+.4f')})")
+    return line
