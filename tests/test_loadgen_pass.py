@@ -16,7 +16,7 @@ from datasets.image_folder import DatasetBatches
 from utils.scenarios.input_shapes import AUTO, WarmupChoice
 from utils.scenarios.loadgen.loadgen_pass import LoadgenPass, LoadgenTest, LoadgenImages
 from utils.scenarios.pass_plan import PassPlan, PassSchedule, WarmupBatches
-from utils.scenarios.single_stream.passes import PassContext
+from utils.scenarios.context import PassContext
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind, StepRecord
 
 SIZES = [(10, 20), (20, 10), (10, 20)]  # (height, width) of three images; the loader's batches: [0, 1], [2]

@@ -19,7 +19,7 @@ import utils.measure.energy.recorder as energy_module
 from benchmark import main
 from tests.helpers import quick_args
 from utils.measure.listening import LISTENING, Recorder
-from utils.scenarios.single_stream.passes import PassProgress
+from utils.scenarios.context import PassProgress
 from utils.record.steps import PassKind
 
 SAMPLES = quick_args(160, "dataset.limit=4", "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",

@@ -32,7 +32,8 @@ from utils.tracking.mlflow_step import log_to_mlflow
 from utils.preflight.memory_fit import available_memory, check_fits, measure_fit
 from utils.scenarios.pass_plan import PassPlan, PassSchedule, PlannedPass, WarmupBatches
 from utils.measure.listening import PassRecorders
-from utils.scenarios.single_stream.passes import PassContext, PassProgress, SingleStreamPasses
+from utils.scenarios.context import PassContext, PassProgress
+from utils.scenarios.single_stream.passes import SingleStreamPasses
 from utils.checks.run_checks import run_checks
 from utils.preflight.heap_setting import KEEP_HEAP, apply_allocator
 from utils.assembly.runtime_setup import prepare_runtime
@@ -345,7 +346,7 @@ class Benchmark:
         return self.config.benchmark.agreement.enabled and not is_reference(runtime.model_dump(), backend)
 
     def _journal(self, recorders: PassRecorders, detections: DetectionWriter) -> RunJournal:
-        """The files that grow as the passes measure (run_journal.py), so that a killed run keeps its batches."""
+        """The files that grow as the passes measure (utils/measure/steps/journal.py), so that a killed run keeps its batches."""
         memory, run_dir = recorders.memory, self.run_dir
         tables = () if memory is None else (
             (run_dir.file(layout.MEMORY), MEMORY_COLUMNS, memory.rows),

@@ -1,4 +1,4 @@
-"""The run configuration: schema, YAML loading and --set overrides (their messages: config_messages.py)."""
+"""The run configuration: schema, YAML loading and --set overrides (their messages: messages.py)."""
 from __future__ import annotations
 
 import copy

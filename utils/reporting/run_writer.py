@@ -1,7 +1,7 @@
 """Turns a run record into the files of outputs/<run_id>/ (names from layout.py), each written atomically.
 
 summary.json is written first at the start (`status: running`) and last at the end, so it always describes
-the files beside it. Between the two, the run's journal (run_journal.py) keeps on disk what the passes measure.
+the files beside it. Between the two, the run's journal (utils/measure/steps/journal.py) keeps on disk what the passes measure.
 """
 from __future__ import annotations
 

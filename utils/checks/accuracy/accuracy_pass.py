@@ -17,7 +17,7 @@ from datasets.labels import GroundTruth
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections
 from pipelines.settings import SHARED_POSTPROCESS
 from utils.measure.listening import PassRecorders
-from utils.scenarios.single_stream.passes import terminal_bar
+from utils.core.progress import terminal_bar
 from utils.checks.reference import REFERENCE_NAME, Reference
 from utils.measure.steps.timed_batch import batch_count, batch_loop, decoded_batches, run_stages
 from utils.checks.scored_images import more_images

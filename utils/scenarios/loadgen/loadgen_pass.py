@@ -1,4 +1,4 @@
-"""multi_stream, server and offline: the warm-up as for single_stream, then one LoadGen test (scenario.py) in
+"""multi_stream, server and offline: the warm-up as for single_stream, then one LoadGen test (test.py) in
 place of the timed passes, with the timed passes' recorders listening."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from utils.scenarios.loadgen.bounds import check_plan
 from utils.scenarios.loadgen.bounds import plan as loadgen_plan
 from utils.preflight.memory_fit import available_memory
 from utils.scenarios.pass_plan import PassPlan, PlannedPass
-from utils.scenarios.single_stream.passes import PassContext
+from utils.scenarios.context import PassContext
 from utils.scenarios.loadgen.test import (AnswerSinks, ScenarioImages, ScenarioRun, ScenarioSettings, expected_rate,
                                     warm_ms_per_image)
 from utils.scenarios.loadgen.results import accuracy_log_map

@@ -1,82 +1,22 @@
 """The passes of single_stream, each a handler over the pass runner's loop: warm-up, timed, layer timing
 (forward hooks, or a runtime's own profiler) and the profiled batch. The plan (pass_plan.py) says which run in
-which order; the runner lets the recorders that the pass's kind names listen (pass_recorders.py).
+which order; the runner lets the recorders that the pass's kind names listen (utils/measure/listening.py).
 """
 from __future__ import annotations
 
-import shutil
 import warnings
-from dataclasses import dataclass
-from typing import Callable, Optional, TextIO
-
-from tqdm import tqdm
+from typing import Callable
 
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline
 from pipelines.runtimes.base import Runtime
 from utils.scenarios.pass_plan import PassPlan, PlannedPass
-from utils.scenarios.runner import PassRunner
+from utils.scenarios.context import PassContext
 from utils.record.run_record import RunRecord
 from utils.record.steps import PIPELINE_STEP, PassKind
 from utils.measure.layers.model_timing import ModelTiming
 from utils.measure.layers.profiler import StepRanges, profile_pipeline
 from utils.measure.layers.runtime_layers import RuntimeProfile, profiles_layers
 from utils.measure.layers.runtime_trace import RuntimeTrace, viewer_profile
-from utils.detections.writer import DetectionWriter
-
-PASS_NAMES = {PassKind.WARMUP: "warm-up", PassKind.TIMED: "timed pass", PassKind.LAYERS: "layer timing",
-              PassKind.PROFILER: "profiler", PassKind.ACCURACY: "accuracy pass"}
-
-
-def terminal_bar(total: Optional[int], description: str, file: Optional[TextIO] = None) -> tqdm:
-    """A tqdm bar in files, shown only when its file (stderr) is a terminal (disable=None). A terminal that
-    reports no size (0 rows, as some recorders and IDE consoles do) would make tqdm hide it: the size
-    falls back to 80x24 instead."""
-    size = shutil.get_terminal_size()
-    return tqdm(total=total, unit="image", desc=description, disable=None, leave=False, ncols=size.columns,
-                nrows=size.lines, file=file)
-
-
-class PassProgress:
-    """The progress bar over the passes, in files: on a terminal only (plain output when piped)."""
-
-    def __init__(self, total: Optional[int], run_id: str, file: Optional[TextIO] = None):
-        self.run_id = run_id
-        self.bar = terminal_bar(total, run_id, file)
-
-    def start(self, kind: PassKind, index: int = 0) -> None:
-        number = f" {index + 1}" if kind is PassKind.TIMED else ""
-        self.bar.set_description(f"{self.run_id}: {PASS_NAMES[kind]}{number}", refresh=False)
-
-    def advance(self, images: int) -> None:
-        self.bar.update(images)
-
-    def add(self, images: int) -> None:
-        """Images still to come: the total becomes what the bar has counted so far plus these."""
-        self.bar.total = self.bar.n + images
-        self.bar.refresh()
-
-    def grow(self, total: Optional[int]) -> None:
-        if total is None:
-            self.bar.reset(total=None)
-        else:
-            self.bar.total = total
-            self.bar.refresh()
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-@dataclass
-class PassContext:
-    """What every pass runs through and writes into: the runner (with the recorders listening), the run record,
-    the detections writer, the progress bar and the console; `after_pass` follows each pass (the journal)."""
-
-    runner: PassRunner
-    record: RunRecord
-    detections: DetectionWriter
-    progress: PassProgress
-    console: Callable[[str], None]
-    after_pass: Callable[[PlannedPass], None] = lambda planned: None
 
 
 class SingleStreamPasses:
