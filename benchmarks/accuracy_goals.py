@@ -95,7 +95,7 @@ def pycocotools_goal(out: Path, threads: int) -> tuple[str, dict]:
     from datasets.labels import load_ground_truth
     from pipelines.runtimes.torch.session import TorchEager
     from pipelines.yolo import family
-    from tests.test_accuracy import pycocotools_stats
+    from tests.utils.checks.accuracy.test_coco_map import pycocotools_stats
     from utils.config.schema import config_for
     from utils.checks.accuracy.accuracy_pass import detect
     from utils.checks.accuracy.coco_map import coco_evaluation
@@ -110,7 +110,7 @@ def pycocotools_goal(out: Path, threads: int) -> tuple[str, dict]:
     found = detect(pipeline, paths, 1, "torch fp32 at mAP settings")
     truths = load_ground_truth(SHAPES / "labels", SHAPES / "images", paths, network.class_names).images
     ours = coco_evaluation(truths, found)
-    # pycocotools' stats, built by the test suite's independent reference (tests/test_accuracy.py)
+    # pycocotools' stats, built by the test suite's independent reference (tests/utils/checks/accuracy/test_coco_map.py)
     stats = pycocotools_stats(truths, found)
     detections = sum(len(d.scores) for d in found)
     difference = abs(ours.map_50_95 - stats[0])

@@ -5,7 +5,7 @@
 Candidates are random boxes on a 600-pixel canvas with random scores, as mAP settings' conf_thres 0.001 leaves
 them on an untrained network. For each count of candidates and classes the two ways run in alternating order,
 round after round, in one process; each figure is the median over rounds. Both ways keep the same boxes in the
-same order (checked here on every case, and in tests/test_nms.py).
+same order (checked here on every case, and in tests/pipelines/boxes/test_nms.py).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Fixtures shared by the test modules. Plain constants are in tests/paths.py (ROOT, SAMPLES, SHAPES, CONFIGS)
-and plain helpers in tests/helpers.py (quick_args, run_benchmark, ...): import those; pytest hands these fixtures
+"""Fixtures shared by the test modules. Plain constants are in tests/support/paths.py (ROOT, SAMPLES, SHAPES, CONFIGS)
+and plain helpers in tests/support/helpers.py (quick_args, run_benchmark, ...): import those; pytest hands these fixtures
 to any test that names them.
 
 The quick loop leaves out the slow tests (whole runs of the command line, subprocesses, exports):
@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from tests.processes import GRACE_S, SESSION_MARK, marked, pids
+from tests.support.processes import GRACE_S, SESSION_MARK, marked, pids
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -127,9 +127,9 @@ def spawn():
 
 @pytest.fixture
 def cli(tmp_path):
-    """Starts benchmark.py in processes of their own (tests.helpers.Cli): `cli(*overrides, holds=..., taps=...,
+    """Starts benchmark.py in processes of their own (tests.support.helpers.Cli): `cli(*overrides, holds=..., taps=...,
     nohup=...)`. Whatever a test left going is killed with its process group in teardown."""
-    from tests.helpers import Cli
+    from tests.support.helpers import Cli
 
     runs = []
 

@@ -5,14 +5,14 @@ recorders and checks build them, writers branch on them, and both name the same 
 Each section says by its `status` whether it holds measurements or, under `reason`, why it does not. Writers ask
 `measured(section)` instead of comparing strings. The shapes are TypedDicts, not classes, because a section is read
 back from summary.json (compare, the regression gate, sweeps) exactly as it was written. The recorders' tests and
-whole runs check each section against its shape (tests/helpers.py, section_shape_errors): a key declared nowhere
+whole runs check each section against its shape (tests/support/helpers.py, section_shape_errors): a key declared nowhere
 here, or a required one missing, fails them.
 """
 
 # Annotations evaluated (no `from __future__ import annotations`): TypedDict sees Required[...] only then.
 from typing import Any, Literal, Mapping, Optional, Required, TypedDict
 
-# The verdicts of utils/checks/agreement/matching.py and label_free.py (tests/test_sections.py holds them to these).
+# The verdicts of utils/checks/agreement/matching.py and label_free.py (tests/utils/record/test_sections.py holds them to these).
 Verdict = Literal["equal", "close", "different", "within_budget", "undecided"]
 
 MEASURED = "measured"

@@ -1,0 +1,202 @@
+"""Energy, memory and step statistics describe the timed passes only (utils/measure/listening.py): whole
+runs with the real recorders, energy read through pyJoules' RAPL device from a fake powercap tree."""
+from __future__ import annotations
+
+import functools
+import io
+import os
+import pty
+import sys
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import utils.measure.listening
+import utils.measure.energy.recorder as energy_module
+from benchmark import main
+from tests.support.helpers import quick_args
+from utils.measure.listening import LISTENING, Recorder
+from utils.scenarios.context import PassProgress
+from utils.record.steps import PassKind
+
+SAMPLES = quick_args(160, "dataset.limit=4", "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",
+                     "benchmark.repeats=2", "benchmark.layer_timing=true")
+SHAPES = quick_args(256, "dataset.limit=4", "runtime.backend=torch", "runtime.precision=fp32",
+                    "benchmark.layer_timing=false", "benchmark.warmup=1", "benchmark.repeats=1",
+                    "outputs.save_images=false", "outputs.plots=false", "outputs.report=false", config="shapes.yaml")
+
+
+def fake_powercap(tmp_path: Path, monkeypatch, counter) -> None:
+    """A powercap tree with one package zone; its counter is `counter.get_energy()`, read by the recorder."""
+    zone = tmp_path / "powercap" / "intel-rapl" / "intel-rapl:0"
+    zone.mkdir(parents=True)
+    (zone / "name").write_text("package-0\n")
+    (zone / "max_energy_range_uj").write_text("262143328850\n")
+    (zone / "energy_uj").write_text("0\n")
+    monkeypatch.setattr(energy_module, "open_rapl_device", lambda root, domains: counter)
+    monkeypatch.setattr(utils.measure.listening, "EnergyRecorder",
+                        functools.partial(energy_module.EnergyRecorder, root=tmp_path / "powercap"))
+
+
+class HundredWatts:
+    def __init__(self):
+        self.start = time.perf_counter()
+
+    def get_energy(self):
+        return [int((time.perf_counter() - self.start) * 100e6)]
+
+
+class ScriptedCounter:
+    """Every reading 1 J above the one before: a figure depends only on which step boundaries were read."""
+
+    def __init__(self):
+        self.readings = 0
+
+    def get_energy(self):
+        self.readings += 1
+        return [self.readings * 1_000_000]
+
+
+def test_only_timed_passes_have_listeners():
+    assert LISTENING[PassKind.TIMED] == frozenset(Recorder)
+    assert all(not LISTENING[kind] for kind in PassKind if kind is not PassKind.TIMED)
+
+
+@pytest.mark.slow
+def test_the_energy_window_is_the_timed_passes_window(tmp_path, monkeypatch):
+    fake_powercap(tmp_path, monkeypatch, HundredWatts())
+    assert main(SAMPLES + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=e",
+                           "--set", "benchmark.memory.interval_s=0.005"]) == 0
+    run_dir = tmp_path / "e"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    energy = summary["energy"]
+    steps = pd.read_csv(run_dir / "steps_timer.csv")
+    timed = steps[steps["pass_kind"] == "timed"]
+    assert set(steps["pass_kind"]) == {"warmup", "timed", "layers"}
+    # One run bracket per timed pass, as wide as the memory sampler saw it.
+    windows = pd.read_csv(run_dir / "memory_steps.csv").query("step == 'run'")
+    assert len(windows) == summary["timed_passes"] == energy["steps"]["run"]["count"] == 2
+    assert energy["duration_s"] == pytest.approx((windows["end_s"] - windows["start_s"]).sum(), abs=0.005)
+    # Every step of the timed passes, and none of the warm-up's or the hooked pass's.
+    for step in ("pipeline", "load", "forward"):
+        rows = timed[timed["step"] == step]
+        assert energy["steps"][step]["count"] == len(rows) < (steps["step"] == step).sum()
+        assert energy["steps"][step]["duration_s"] == pytest.approx(rows["ms"].sum() / 1e3, rel=0.02, abs=0.002)
+    first, last = timed["start_s"].min(), timed["end_s"].max()
+    assert energy["duration_s"] < last - first  # the layer pass between the timed passes is left out
+    images = timed[timed["step"] == "pipeline"]["images"].sum()
+    assert energy["joules_per_image"]["package_0"] == pytest.approx(energy["joules"]["package_0"] / images)
+
+
+def energy_figures(run_dir: Path) -> tuple[dict, list[dict]]:
+    energy = json.loads((run_dir / "summary.json").read_text())["energy"]
+    timeless = {key: value for key, value in energy.items() if key not in ("duration_s", "average_watts", "steps",
+                                                                          "steps_below_resolution")}
+    timeless["steps"] = {tag: (step["count"], step["joules"]) for tag, step in energy["steps"].items()}
+    table = pd.read_csv(run_dir / "energy.csv").drop(columns="duration_s")
+    return timeless, table.to_dict("records")
+
+
+@pytest.mark.slow
+def test_an_accuracy_pass_changes_no_energy_figure(tmp_path, monkeypatch):
+    runs = {}
+    for name, accuracy in (("with", "true"), ("without", "false")):
+        fake_powercap(tmp_path / f"rapl-{name}", monkeypatch, ScriptedCounter())
+        assert main(SHAPES + ["--set", f"run.output_dir={tmp_path}", "--set", f"run.id={name}",
+                              "--set", f"benchmark.accuracy.enabled={accuracy}"]) == 0
+        runs[name] = tmp_path / name
+    with_accuracy = json.loads((runs["with"] / "summary.json").read_text())
+    assert with_accuracy["accuracy"]["images"] == 4  # the accuracy pass ran ...
+    assert (pd.read_csv(runs["with"] / "steps_timer.csv")["pass_kind"] == "accuracy").any()
+    assert "accuracy" not in json.loads((runs["without"] / "summary.json").read_text())
+    figures, table = energy_figures(runs["with"])
+    assert figures["status"] == "measured" and figures["joules"]["package_0"] > 0
+    assert (figures, table) == energy_figures(runs["without"])  # ... and no energy figure moved
+
+
+@pytest.mark.slow
+def test_memory_and_step_statistics_cover_the_timed_passes_only(tmp_path):
+    assert main(SAMPLES + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=m",
+                           "--set", "benchmark.energy.enabled=false",
+                           "--set", "benchmark.memory.interval_s=0.002"]) == 0
+    run_dir = tmp_path / "m"
+    steps = pd.read_csv(run_dir / "steps_timer.csv")
+    timed = steps[steps["pass_kind"] == "timed"]
+    intervals = pd.read_csv(run_dir / "memory_steps.csv")
+    windows = intervals[intervals["step"] == "run"].sort_values("start_s")
+    assert len(windows) == 2
+    for step in ("pipeline", "forward"):
+        assert (intervals["step"] == step).sum() == (timed["step"] == step).sum() < (steps["step"] == step).sum()
+    # No sample between the first timed pass and the last but inside one: the layer pass between is not sampled.
+    samples = pd.read_csv(run_dir / "memory.csv")
+    between = samples[(samples["t_s"] > windows["start_s"].min()) & (samples["t_s"] < windows["end_s"].max())]
+    inside = between["t_s"].apply(lambda t: ((windows["start_s"] <= t) & (t <= windows["end_s"])).any())
+    assert len(between) > 0 and inside.all()
+    memory = json.loads((run_dir / "summary.json").read_text())["memory"]
+    assert set(memory["peak_increase_mib_per_step"]) <= set(timed["step"]) | {"run"}
+    # Step statistics: the timed passes' warm batches, never the warm-up's or the hooked pass's.
+    summary_rows = pd.read_csv(run_dir / "steps_summary.csv").set_index("step")
+    warm = timed[~timed["cold_shape"].astype(bool)]
+    for step in ("pipeline", "forward"):
+        assert summary_rows.loc[step, "count"] == (warm["step"] == step).sum()
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_counts_images_and_names_the_pass_on_a_terminal_only():
+    terminal, piped = Terminal(), io.StringIO()
+    for stream in (terminal, piped):
+        progress = PassProgress(12, "run-7", file=stream)
+        progress.start(PassKind.WARMUP)
+        progress.advance(2)
+        progress.start(PassKind.TIMED, 1)
+        progress.advance(3)
+        progress.grow(14)
+        progress.start(PassKind.TIMED, 2)
+        progress.advance(1)
+        progress.add(10)  # a LoadGen test's samples: counted on from where the bar is
+        progress.close()
+    shown = terminal.getvalue()
+    assert "run-7: timed pass 2" in shown and "5/14" in shown and "image" in shown
+    assert "run-7: timed pass 3" in shown and "6/16" in shown
+    assert piped.getvalue() == ""
+
+
+def read_all(master: int) -> str:
+    """What was written to the pseudo-terminal, its other end closed: reads until Linux says EIO."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode()
+
+
+def test_a_terminal_that_reports_no_size_still_shows_the_bar(monkeypatch):
+    """A new pseudo-terminal says it has 0 rows and 0 columns, as some terminal recorders do: tqdm alone
+    hides its bar there; the pass bar falls back to 80x24."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+    master, replica = pty.openpty()
+    try:
+        with os.fdopen(replica, "w") as terminal:
+            monkeypatch.setattr(sys, "stderr", terminal)  # tqdm asks stderr's size, and only stderr's
+            progress = PassProgress(4, "run-0")
+            progress.start(PassKind.TIMED, 0)
+            progress.advance(4)
+            progress.grow(4)
+            progress.close()
+        shown = read_all(master)
+    finally:
+        os.close(master)
+    assert "run-0: timed pass 1" in shown and "4/4" in shown
