@@ -1,22 +1,25 @@
 """What an exported detector file says about itself, read without running it: its inputs and outputs (the graph's
 own shapes, which win over the metadata), and the exporter's metadata where there is some (Ultralytics writes
-`metadata_props` into an ONNX file and a `metadata.yaml` beside an OpenVINO IR). A file that cannot be a
-detector detbench runs is refused here, naming the file and the fix; the user's file is only ever read."""
+`metadata_props` into an ONNX file, a `metadata.yaml` beside an OpenVINO IR and a zip after a TFLite file's
+flatbuffer; tflite_reading.py reads those). A file that cannot be a detector detbench runs is refused here, naming
+the file and the fix; the user's file is only ever read."""
 from __future__ import annotations
 
 import ast
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
+import numpy as np
 import yaml
 
 from pipelines.cache_keys import file_digest
 from utils.core.errors import UsageError
 
-ONNX_SUFFIX, IR_SUFFIX = ".onnx", ".xml"
-FILE_SUFFIXES = (ONNX_SUFFIX, IR_SUFFIX)
+ONNX_SUFFIX, IR_SUFFIX, TFLITE_SUFFIX = ".onnx", ".xml", ".tflite"
+FILE_SUFFIXES = (ONNX_SUFFIX, IR_SUFFIX, TFLITE_SUFFIX)
+FORMATS = {ONNX_SUFFIX: "an ONNX file", IR_SUFFIX: "an OpenVINO IR", TFLITE_SUFFIX: "a TFLite file"}
 PICKLE_SUFFIXES = (".pt", ".pth")
 Dim = Union[int, str]  # a fixed size, or the name of a dynamic axis
 
@@ -30,6 +33,8 @@ class Tensor:
     name: str
     shape: tuple[Dim, ...]
     dtype: str = "float32"  # numpy's name of its element type
+    # An integer tensor's (scale, zero point): its real value is (q - zero point) x scale (a TFLite file's).
+    quantization: Optional[tuple[float, int]] = None
 
     @property
     def static(self) -> bool:
@@ -37,19 +42,51 @@ class Tensor:
 
 
 @dataclass(frozen=True)
+class Tail:
+    """The operator a graph ends in that a runtime may lack and the family can do itself (a TFLite SSD's
+    TFLite_Detection_PostProcess): its input and output tensors by name, its options, and the values of its
+    constant inputs (the anchors)."""
+
+    operator: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    options: Mapping[str, Any]
+    constants: Mapping[str, np.ndarray]
+
+    @property
+    def computed_inputs(self) -> tuple[str, ...]:
+        """The inputs the graph computes (a runtime that ends before the operator returns these)."""
+        return tuple(name for name in self.inputs if name not in self.constants)
+
+
+@dataclass(frozen=True)
 class ExportedFile:
     """The file as read: its format, inputs and outputs, and what its metadata says (empty when it says nothing)."""
 
     path: Path
-    format: str  # "onnx" or "openvino"
+    format: str  # "onnx", "openvino" or "tflite"
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
     digest: str = ""  # of the file's bytes (and the IR's weights), for caches keyed by content
+    precision: str = ""  # the element type its weights are stored in, where the format says (TFLite)
+    tail: Optional[Tail] = None  # an operator it ends in that a runtime may lack
 
     @property
     def image_input(self) -> Tensor:
         return self.inputs[0]
+
+    @property
+    def channels_last(self) -> bool:
+        """Whether the image input is (batch, height, width, 3), as TFLite files mostly take it; else NCHW."""
+        shape = self.image_input.shape
+        return len(shape) == 4 and shape[3] == 3 and shape[1] != 3
+
+    @property
+    def image_hw(self) -> tuple[Dim, Dim]:
+        """The image input's height and width axes, in either layout."""
+        shape = self.image_input.shape
+        return (shape[1], shape[2]) if self.channels_last else (shape[2], shape[3])
 
     def names(self) -> Optional[list[str]]:
         """Class names by index, from the metadata; None where it has none."""
@@ -88,10 +125,15 @@ def read_exported(path: Union[str, Path]) -> ExportedFile:
             f"export it to a file detbench runs, e.g. with Ultralytics: yolo export model={path.name} format=onnx "
             f"(or format=openvino), then set model.file to the .onnx file or the .xml of the IR")
     if path.suffix not in FILE_SUFFIXES:
-        raise ExportedFileError(f"model.file {path}: not an ONNX (.onnx) or OpenVINO IR (.xml) file; export the "
-                                "detector to one of them")
+        raise ExportedFileError(f"model.file {path}: not an ONNX (.onnx), OpenVINO IR (.xml) or TFLite (.tflite) "
+                                "file; export the detector to one of them")
     if not path.is_file():
-        raise ExportedFileError(f"model.file {path}: no such file; set model.file to an exported .onnx or .xml")
+        raise ExportedFileError(f"model.file {path}: no such file; set model.file to an exported .onnx, .xml or "
+                                ".tflite")
+    if path.suffix == TFLITE_SUFFIX:
+        from pipelines.exported.tflite_reading import read_tflite
+
+        return read_tflite(path)
     return _read_onnx(path) if path.suffix == ONNX_SUFFIX else _read_ir(path)
 
 

@@ -4,7 +4,7 @@ outside; the arithmetic of where an image lands is pure (`placement`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import cv2
 import numpy as np
@@ -55,6 +55,7 @@ class PreparedBatch:
     extra: Mapping[str, np.ndarray]  # the graph's further inputs by name
     placements: list[Placement]
     original_shapes: list[tuple[int, int]]
+    input_hw: tuple[int, int]  # the input's height and width, in either layout
 
 
 def _extra_input(filler: str, original_shapes: Sequence[tuple[int, int]], placements: Sequence[Placement],
@@ -73,35 +74,63 @@ def _extra_input(filler: str, original_shapes: Sequence[tuple[int, int]], placem
     raise ValueError(f"no filler {filler!r} for an extra input")
 
 
+def quantized(values: torch.Tensor, scale: float, zero_point: int, dtype: torch.dtype) -> torch.Tensor:
+    """Real values as an integer tensor of the file's quantization: zero_point + values / scale, rounded half away
+    from zero as TFLite's QUANTIZE does, saturated to the type's range."""
+    steps = values / scale
+    rounded = torch.where(steps >= 0, torch.floor(steps + 0.5), torch.ceil(steps - 0.5))
+    limits = torch.iinfo(dtype)
+    return (rounded + zero_point).clamp_(limits.min, limits.max).to(dtype)
+
+
+@dataclass(frozen=True)
+class InputForm:
+    """How the graph's image input is laid out and typed: channels last (batch, height, width, 3) or first, and an
+    integer input's (scale, zero point) for `int8`."""
+
+    channels_last: bool = False
+    quantization: Optional[tuple[float, int]] = None
+
+
 class Prepare(nn.Module):
-    """Each BGR image resized and placed as the recipe says, in one batch tensor of the input's size (padding
-    `pad_value`), channels ordered, divided by `scale`, normalised; with `pixels`, the 8-bit values themselves
-    for a runtime that converts them inside its graph (PreparedForward.input_dtype)."""
+    """Each BGR image resized and placed as the recipe says, in one batch tensor of the input's size and layout
+    (padding `pad_value`), channels ordered, divided by `scale`, normalised, then fed as the recipe's input type:
+    float32, float16, `int8` quantized with the file's scale and zero point, or `uint8`, the 8-bit values
+    themselves (also with `pixels`, for a runtime that converts them inside its graph: PreparedForward.input_dtype)."""
 
     def __init__(self, recipe: Recipe, target: tuple[int, int], extra_inputs: Mapping[str, str] = (),
-                 pixels: bool = False):
+                 pixels: bool = False, form: InputForm = InputForm()):
         super().__init__()
         self.recipe = recipe
         self.target = target
         self.extra_inputs = dict(extra_inputs)
         self.eight_bit = pixels or recipe.input_type == "uint8"
+        self.form = form
+        if recipe.input_type == "int8" and not self.eight_bit and form.quantization is None:
+            raise ValueError("an int8 input needs the file's scale and zero point (InputForm.quantization)")
         order = [0, 1, 2] if recipe.channels == "rgb" else [2, 1, 0]
         mean = torch.tensor(recipe.mean, dtype=torch.float32)[order]
         std = torch.tensor(recipe.std, dtype=torch.float32)[order]
+        per_channel = (lambda v: v) if form.channels_last else (lambda v: v[:, None, None])
         # Divided, not multiplied by reciprocals: x / 255 is then the float the authors' ToTensor() gives, bit for bit.
-        self.mean = mean[:, None, None] if bool(mean.any()) else None
-        self.std = std[:, None, None] if bool((std != 1).any()) else None
+        self.mean = per_channel(mean) if bool(mean.any()) else None
+        self.std = per_channel(std) if bool((std != 1).any()) else None
 
     def batch_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, int, int, int]:
-        return len(sizes), 3, *self.target
+        return (len(sizes), *self.target, 3) if self.form.channels_last else (len(sizes), 3, *self.target)
 
     def forward(self, images: list[np.ndarray]) -> PreparedBatch:
         recipe, (height, width) = self.recipe, self.target
         placements = [placement(*image.shape[:2], self.target, recipe.resize, recipe.inset) for image in images]
-        batch = torch.full((len(images), 3, height, width), float(recipe.pad_value), dtype=torch.float32)
+        batch = torch.full(self.batch_shape(placements), float(recipe.pad_value), dtype=torch.float32)
         for slot, image, placed in zip(batch, images, placements):
-            content = self._resized(image, placed)  # (3, h, w) float, RGB or BGR, 0-255
-            slot[:, placed.top:placed.top + content.shape[1], placed.left:placed.left + content.shape[2]] = content
+            content = self._resized(image, placed)  # (h, w, 3), RGB or BGR, 0-255
+            rows, cols = slice(placed.top, placed.top + content.shape[0]), slice(placed.left,
+                                                                                placed.left + content.shape[1])
+            if self.form.channels_last:
+                slot[rows, cols] = content
+            else:
+                slot[:, rows, cols] = content.permute(2, 0, 1)
         if self.eight_bit:
             batch = batch.to(torch.uint8)
         else:
@@ -111,11 +140,17 @@ class Prepare(nn.Module):
                 batch.sub_(self.mean)
             if self.std is not None:
                 batch.div_(self.std)
+            if recipe.input_type == "int8":
+                batch = quantized(batch, *self.form.quantization, torch.int8)
+            elif recipe.input_type == "float16":
+                batch = batch.half()
         extra = {name: _extra_input(filler, [image.shape[:2] for image in images], placements, self.target)
                  for name, filler in self.extra_inputs.items()}
-        return PreparedBatch(batch, extra, placements, [image.shape[:2] for image in images])
+        return PreparedBatch(batch, extra, placements, [image.shape[:2] for image in images], self.target)
 
     def _resized(self, image: np.ndarray, placed: Placement) -> torch.Tensor:
+        """The image resized as the recipe says, (h, w, 3) in its channel order: the 8-bit values where an 8-bit
+        resampler ran (copied into the float batch by the caller), else floats."""
         recipe = self.recipe
         planes = image if recipe.channels == "bgr" else image[..., ::-1]
         resized = placed.size != (image.shape[1], image.shape[0])
@@ -123,18 +158,18 @@ class Prepare(nn.Module):
             if resized:
                 planes = cv2.resize(np.ascontiguousarray(planes), placed.size,
                                     interpolation=OPENCV[recipe.interpolation])
-            return torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()
+            return torch.from_numpy(np.ascontiguousarray(planes))
         if recipe.resampler == "pil":  # PIL's own filters (antialiased on a shrink), on the 8-bit image
             if resized:
                 planes = np.asarray(Image.fromarray(np.ascontiguousarray(planes)).resize(
                     placed.size, PIL_FILTERS[recipe.interpolation]))
-            return torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()
+            return torch.from_numpy(np.ascontiguousarray(planes))
         values = torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()[None]
         if resized:  # torchvision's tensor resize: the float image, no antialiasing
             mode, size = TORCH[recipe.interpolation], (placed.size[1], placed.size[0])
             values = F.adaptive_avg_pool2d(values, size) if mode == "area" else F.interpolate(
                 values, size=size, mode=mode, **({} if mode == "nearest" else {"align_corners": False}))
-        return values[0]
+        return values[0].permute(1, 2, 0)
 
 
 class Restore(nn.Module):

@@ -17,7 +17,7 @@ Resize = Literal["letterbox", "letterbox_corner", "stretch"]
 Resampler = Literal["opencv", "torch", "pil"]
 Interpolation = Literal["linear", "nearest", "cubic", "area"]
 Channels = Literal["rgb", "bgr"]
-InputType = Literal["float32", "uint8"]
+InputType = Literal["float32", "float16", "uint8", "int8"]
 RECIPE_KEYS = ("resize", "resampler", "interpolation", "channels", "scale", "pad_value", "input_type", "inset")
 
 
@@ -71,8 +71,9 @@ class Preprocess(LetterboxKeys):
         "exported: pixel values are divided by this before mean and std (255: to [0, 1]; 1: kept 0-255); null: "
         "the layout's own"))
     input_type: Optional[InputType] = Field(None, description=(
-        "exported: the element type fed to the graph (`uint8` where the author put the normalisation inside "
-        "it); null: the file's own input type"))
+        "exported: the element type fed to the graph (`uint8`: the 8-bit pixels, where the author put the "
+        "normalisation inside it; `int8`: the normalised values quantized with the file's scale and zero point; "
+        "`float16`); null: the file's own input type"))
     inset: Optional[int] = Field(None, ge=0, description=(
         "exported: a `letterbox` fits the image this many pixels inside each edge of the input, padded all round "
         "(super-gradients' YOLO-NAS on COCO: 636 of 640, inset 2); null: the layout's own"))

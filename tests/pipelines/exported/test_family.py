@@ -127,7 +127,7 @@ def test_what_is_not_an_exported_detector_is_refused_naming_the_file(tmp_path):
         family.load_network(str(pickle), None, 0)
     text = tmp_path / "model.txt"
     text.write_text("not a model")
-    with pytest.raises(ExportedFileError, match=r"model.txt: not an ONNX \(.onnx\) or OpenVINO IR \(.xml\) file"):
+    with pytest.raises(ExportedFileError, match=r"model.txt: not an ONNX \(.onnx\), OpenVINO IR \(.xml\) or TFLite"):
         family.load_network(str(text), None, 0)
 
 
