@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Optional
 
-from utils.measure.layers.layer_profile import LayerProfile
-from utils.measure.layers.snapshot import SOURCE_TORCH_HOOKS, TimingSnapshot
+from utils.record.layers import SOURCE_TORCH_HOOKS, LayerProfile, TimingSnapshot
 from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
                                    EnergySection, MemorySection, ScenarioSection)
 from utils.record.steps import StepRecord

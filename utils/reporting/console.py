@@ -6,9 +6,8 @@ from typing import Optional
 
 import pandas as pd
 
-from utils.measure.layers.layer_profile import LayerProfile
 from utils.measure.layers.tables import layer_tree_text, top_self_table
-from utils.measure.layers.snapshot import TimingSnapshot
+from utils.record.layers import LayerProfile, TimingSnapshot
 from utils.config.schema import SINGLE_STREAM
 from utils.storage import layout
 from utils.measure.below_layer.files import below_console_lines

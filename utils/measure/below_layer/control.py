@@ -18,7 +18,7 @@ from utils.measure.below_layer import native_time
 from utils.measure.below_layer import page_faults
 from utils.measure.below_layer import sampled_stacks
 from utils.measure.below_layer.record import BelowLayer, SamplerResult
-from utils.measure.layers.snapshot import KIND_LAYER
+from utils.record.layers import KIND_LAYER
 from utils.record.run_record import RunRecord, Table
 from utils.record.steps import PIPELINE_STEP
 from utils.measure.below_layer.cpu_counters import CpuCounters
