@@ -16,7 +16,9 @@ import pytest
 from benchmark import main
 from tests.support.helpers import quick_args, section_shape_errors
 from tests.support.paths import ROOT, SAMPLES
-from utils.record.sections import ContentionSection, EnergySection, MemorySection
+from utils.measure.contention.section import ContentionSection
+from utils.measure.energy.section import EnergySection
+from utils.measure.memory.section import MemorySection
 
 QUICK = quick_args(160)
 
