@@ -103,7 +103,7 @@ def draw(tables: Sequence[Optional[Any]], target: Path, order: Sequence[str], no
 
 def fake_measurement(**changes: Any) -> Measurement:
     measurement = Measurement(
-        key=KEY, listens_in=frozenset({PassKind.TIMED}), build=CountingRecording, console=console,
+        key=KEY, listens_in=frozenset({PassKind.TIMED}), build=CountingRecording, files=(TABLE,), console=console,
         page=PageSection("batches", "Batches seen", after="energy", render=render, headline=headline),
         environment=lambda section: [("fake measurement", "registered")],
         plots=(Plot(PLOT, reads=(TABLE,), draw=f"{__name__}:draw"),), scalars=scalars,

@@ -124,6 +124,7 @@ class Measurement:
     # it off gives Disabled, whose section says why.
     build: Callable[[Any], Recording]
     config_key: Optional[str] = None  # dotted, e.g. benchmark.energy
+    files: tuple[str, ...] = ()  # the run directory's files its tables are written to (its plots: `plots`)
     console: Callable[[Section], list[str]] = _nothing  # its lines of the closing summary
     page: Optional[PageSection] = None
     environment: Callable[[Section], list[Cell]] = _nothing  # rows of report.html's Environment table

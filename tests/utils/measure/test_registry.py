@@ -2,6 +2,7 @@
 measurement registered in a test reaches summary.json, the console, report.html, its files, the journal,
 TensorBoard and the compared figures with no line of the harness changed (its plot, in a whole run:
 tests/whole_runs/test_registered_measurement.py)."""
+import importlib
 import json
 import operator
 from pathlib import Path
@@ -48,10 +49,30 @@ def test_the_real_measurements_build_from_their_config_sections_and_own_distinct
     harness_keys = set(summary_document(RunRecord(identity())))
     assert {m.key for m in measurements()} <= harness_keys  # each under its own key, none shadowed
     plots = [plot.file for m in measurements() for plot in m.plots]
-    assert len(plots) == len(set(plots)) and all(plot.startswith(layout.PLOTS_DIR + "/") for plot in plots)
+    assert all(plot.startswith(layout.PLOTS_DIR + "/") for plot in plots)
+    files = [file for m in measurements() for file in m.files] + plots
     harness_files = {value for name, value in vars(layout).items() if name.isupper() and isinstance(value, str)}
-    assert not set(plots) & harness_files
+    assert len(files) == len(set(files)) and not set(files) & harness_files
     assert [m.key for m in page_measurements()] == ["memory", "energy"]
+    for plot in (plot for m in measurements() for plot in m.plots):
+        module, _, name = plot.draw.partition(":")
+        assert callable(getattr(importlib.import_module(module), name))
+
+
+def test_each_measurement_writes_only_the_files_it_declares(tmp_path):
+    recorders = PassRecorders.built(settings())
+    journal = RunJournal(tmp_path / layout.STEPS_TIMER, recorders.timer.records, recorders.timer.origin_ns)
+    record = RunRecord(identity())
+    record.steps = recorders.timer.records
+    run_through_passes(recorders, journal)
+    journal.close()
+    recorders.collect(record)
+    assert list(record.measured) == ["energy", "memory", "contention"]
+    for measurement, recording in recorders.recordings:
+        declared = set(measurement.files)
+        assert set(record.measured[measurement.key].tables) <= declared
+        assert {table.file for table in recording.growing_tables()} <= declared
+    assert set(record.measured["memory"].tables) == {"memory.csv", "memory_steps.csv"}
 
 
 def test_disabled_sections_say_so():

@@ -41,6 +41,7 @@ MEASUREMENT = Measurement(
     listens_in=frozenset({PassKind.TIMED}),
     config_key="benchmark.energy",
     build=build,
+    files=(ENERGY,),
     console=report.console_lines,
     page=PageSection("energy", "Energy", after="memory", render=report.render, headline=report.energy_headline),
     plots=(Plot(ENERGY_PLOT, reads=(ENERGY,), draw="utils.measure.energy.plots:draw"),),

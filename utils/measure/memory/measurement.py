@@ -55,6 +55,7 @@ MEASUREMENT = Measurement(
     listens_in=frozenset({PassKind.TIMED}),
     config_key="benchmark.memory",
     build=build,
+    files=(MEMORY, MEMORY_STEPS),
     console=report.console_lines,
     page=PageSection("memory", "Memory", after="layers", render=report.render, headline=report.peak_pss_headline),
     plots=(Plot(MEMORY_PLOT, reads=(MEMORY, MEMORY_STEPS), draw="utils.measure.memory.plots:draw"),),
