@@ -145,3 +145,20 @@ def scramble_packets(path: Path, target: Path, packets: Sequence[int]) -> Path:
         data[at:at + len(payloads[number])] = bytes((byte * 7 + 13) & 0xFF for byte in payloads[number])
     target.write_bytes(bytes(data))
     return target
+
+
+def write_hls(folder: Path, scene: Scene, fps: int = 15, segment_s: float = 0.5) -> Path:
+    """The scene as an HLS VOD playlist (`live.m3u8`, H.264 in MPEG-TS segments) in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    playlist = folder / "live.m3u8"
+    with av.open(str(playlist), "w", format="hls",
+                 options={"hls_time": str(segment_s), "hls_playlist_type": "vod"}) as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = scene.width, scene.height, "yuv420p"
+        stream.options = {"preset": "ultrafast", "g": str(max(1, round(fps * segment_s)))}
+        for index in range(scene.frames):
+            for packet in stream.encode(av.VideoFrame.from_ndarray(scene.image(index), format="bgr24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return playlist
