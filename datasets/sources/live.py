@@ -26,8 +26,7 @@ from datasets.sources.frame_image import configure_decoder, frame_seconds, packe
 from datasets.sources.locations import shown_location
 from datasets.sources.selection import FrameSelector
 from datasets.sources.settings import DecodeSettings, StreamSettings
-from datasets.sources.source import Read, Reading
-from datasets.sources.video_file import Flush
+from datasets.sources.source import Flush, Read, Reading
 
 # Packets whose frames never came out (corrupt) would keep their arrival forever: the oldest go past this many.
 _PENDING_ARRIVALS = 256
@@ -163,6 +162,11 @@ class LiveReading(Reading):
         self.book.end("stopped" if self.stopped else
                       f"gave up after {attempts} reconnect(s): {failure}" + (f"; then {last}" if last != failure else ""))
         return None, None
+
+    def close(self) -> None:
+        if self._reads is None:
+            self._connection.container.close()  # opened by open(), never read
+        super().close()
 
     def decode(self, read: Read) -> list[LoadedImage]:
         if isinstance(read.payload, Flush):

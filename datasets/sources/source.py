@@ -26,6 +26,13 @@ class Read:
     arrival_s: Optional[float] = None  # time.monotonic() when it arrived, for sources that arrive
 
 
+@dataclass(frozen=True)
+class Flush:
+    """The end of a decoder's packets, as a read's payload: what the decoder still holds comes out."""
+
+    stream: Any  # the av VideoStream whose decoder is flushed
+
+
 class Reading:
     """What every kind of reading shares: its counts, the stop flag, chaining reads to decodes, closing."""
 

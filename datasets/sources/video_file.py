@@ -17,15 +17,8 @@ from datasets.sources.frame_image import configure_decoder, frame_seconds, uprig
 from datasets.sources.identity import FrameRef
 from datasets.sources.selection import selected_indices
 from datasets.sources.settings import DecodeSettings
-from datasets.sources.source import Read, Reading
+from datasets.sources.source import Flush, Read, Reading
 from datasets.sources.video_probe import VideoInfo, open_video, video_stream
-
-
-@dataclass(frozen=True)
-class Flush:
-    """The end of a decoder's packets: what it still holds comes out."""
-
-    stream: av.video.stream.VideoStream
 
 
 @dataclass(frozen=True)
