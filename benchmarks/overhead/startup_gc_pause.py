@@ -1,7 +1,8 @@
 """What a run's start costs with the garbage collector paused while it loads (utils/assembly/collector.py, as
 benchmark.py does) against the collector left on.
 
-    .venv/bin/python benchmarks/overhead/startup_gc_pause.py [--pairs 8] [--config configs/samples_tiny.yaml] [--set KEY=VALUE ...]
+    .venv/bin/python benchmarks/overhead/startup_gc_pause.py [--pairs 8] [--config configs/samples_tiny.yaml]
+        [--set KEY=VALUE ...]
 
 Each pair is two fresh processes, in alternating order, that import the harness and prepare a run of the config
 (the network built and its runtime prepared: everything before the first timed batch): one inside
@@ -20,24 +21,16 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CHILD = """
-import contextlib, gc, json, sys, time
-sys.path.insert(0, {root!r})
-paused, config_file, overrides = sys.argv[1] == "paused", sys.argv[2], json.loads(sys.argv[3])
-started = time.perf_counter()
-from utils.assembly.collector import loading_without_collection
-with (loading_without_collection() if paused else contextlib.nullcontext()):
-    from utils.config.schema import load_config
-    from utils.assembly.composition import Benchmark
-    benchmark = Benchmark(load_config(config_file, overrides), config_file)
-    benchmark.prepare()
-print(json.dumps({{"seconds": time.perf_counter() - started, "full_collections": gc.get_stats()[2]["collections"]}}))
-"""
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common.rounds import alternated  # noqa: E402
+
+CHILD = Path(__file__).resolve().parent / "startup_gc_pause_child.py"  # one start, in a fresh process
 
 
 def start(paused: bool, config: str, overrides: list[str]) -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT)), "paused" if paused else "on", config,
-                           json.dumps(overrides)], cwd=ROOT, capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, str(CHILD), "paused" if paused else "on", config, json.dumps(overrides)],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -51,7 +44,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         overrides = [*args.overrides, f"run.output_dir={folder}"]
         for pair in range(args.pairs):
-            order = (True, False) if pair % 2 == 0 else (False, True)
+            order = alternated((True, False), pair)
             figures = {paused: start(paused, args.config, overrides) for paused in order}
             for paused in order:
                 seconds[paused].append(figures[paused]["seconds"])

@@ -5,9 +5,10 @@
 
 For each author's package (ultralytics RT-DETR-L, rfdetr RF-DETR Nano, D-FINE-N, YOLOX-Nano, YOLO-NAS S,
 Hugging Face DETR, ...):
-  1. its own virtual environment `<cache>/<package>/` (python3.11 -m venv; torch==2.14.1 torchvision==0.29.1
-     first, then the package and what its exporter needs), created once;
-  2. in that environment, as a subprocess (`<venv>/bin/python -c DRIVER ARGS_JSON`), the author's model built
+  1. its own virtual environment `<cache>/<package>/` (benchmarks/peers/venvs.py: Python 3.11, torch==2.14.1
+     torchvision==0.29.1 first, then the package and what its exporter needs), created once;
+  2. in that environment, as a subprocess (`<venv>/bin/python benchmarks/peers/drivers/export_<model>.py
+     ARGS_JSON`, one driver per package), the author's model built
      from its config with seeded random weights (nothing can be downloaded), its class head rescaled so that a
      few queries or anchors per image score above the author's default cut and scores do not tie; the author's
      own exporter writes the file into `<cache>/<package>-exports/`, and the author's own predict, through that
@@ -37,15 +38,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.peers.author_drivers import DRIVERS, PRELUDE  # noqa: E402
+from benchmarks.common.detbench_runs import benchmark_command  # noqa: E402
+from benchmarks.peers import venvs  # noqa: E402
 
-TORCH = ["torch==2.14.1", "torchvision==0.29.1"]
 LOW_CUT = 0.05
 
 
 @dataclass(frozen=True)
 class Peer:
-    packages: tuple[list[str], ...]  # pip install steps after torch, in order
+    venv: venvs.VenvSpec
+    driver: str  # its program in benchmarks/peers/drivers/
     env: dict = field(default_factory=dict)
     # "coco": the author's predict names classes by COCO category id (1-90, sparse), where detbench counts the 80
     # classes from 0; rows under an id no COCO class has (random weights score them) are left out and counted
@@ -53,47 +55,32 @@ class Peer:
 
 
 PEERS = {
-    "ultralytics": Peer((["ultralytics==8.4.190", "onnx", "onnxruntime", "onnxslim", "openvino"],),
+    "ultralytics": Peer(venvs.ULTRALYTICS, "export_rtdetr_ultralytics.py",
                         {"YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "False"}),
-    "rfdetr": Peer((["rfdetr==1.11.2", "onnx", "onnxruntime", "onnxsim", "openvino"],), class_ids="coco"),
-    "d-fine": Peer((["d-fine-project", "onnx", "onnxscript", "onnxruntime", "onnxsim", "openvino"],)),
+    "rfdetr": Peer(venvs.VenvSpec("rfdetr", (("rfdetr==1.11.2", "onnx", "onnxruntime", "onnxsim", "openvino"),)),
+                   "export_rfdetr_nano.py", class_ids="coco"),
+    "d-fine": Peer(venvs.VenvSpec("d-fine", (("d-fine-project", "onnx", "onnxscript", "onnxruntime", "onnxsim",
+                                              "openvino"),)), "export_dfine_n.py"),
     # yolox 0.3.0 is an sdist that builds against the installed torch and pins onnx 1.8.1 / onnxruntime 1.8.0
     # (no wheels for Python 3.11): installed without its pins, then what it imports
-    "yolox": Peer((["--no-build-isolation", "--no-deps", "yolox==0.3.0"],
-                   ["opencv-python-headless", "loguru", "tqdm", "pillow", "thop", "ninja", "tabulate", "tensorboard",
-                    "pycocotools", "onnx", "onnxruntime", "onnxsim", "openvino"])),
+    "yolox": Peer(venvs.VenvSpec("yolox", (("--no-build-isolation", "--no-deps", "yolox==0.3.0"),
+                                           ("opencv-python-headless", "loguru", "tqdm", "pillow", "thop", "ninja",
+                                            "tabulate", "tensorboard", "pycocotools", "onnx", "onnxruntime", "onnxsim",
+                                            "openvino"))), "export_yolox_nano.py"),
     # super-gradients 3.7.1 pins numpy<=1.23 beside onnxruntime==1.15.0, which needs numpy>=1.24.2: no install
     # satisfies its own pins. Installed without them, then what it imports (pkg_resources: setuptools < 81)
-    "super-gradients": Peer((["--no-deps", "super-gradients==3.7.1"],
-                             ["tqdm", "boto3", "jsonschema", "Deprecated", "scipy", "matplotlib", "psutil", "tensorboard",
-                              "torchmetrics", "hydra-core", "omegaconf", "onnx", "onnxruntime", "onnxsim", "pillow",
-                              "einops", "treelib", "termcolor==1.1.0", "stringcase", "rapidfuzz", "json-tricks==3.16.1",
-                              "albumentations", "opencv-python-headless", "pycocotools", "openvino", "pip-tools",
-                              "pygments", "setuptools<81", "requests", "imagesize", "data-gradients",
-                              "onnx-graphsurgeon", "onnxscript"])),
-    "transformers": Peer((["transformers", "timm", "optimum-onnx", "onnx", "onnxruntime", "openvino", "pillow"],)),
+    "super-gradients": Peer(venvs.VenvSpec("super-gradients", (
+        ("--no-deps", "super-gradients==3.7.1"),
+        ("tqdm", "boto3", "jsonschema", "Deprecated", "scipy", "matplotlib", "psutil", "tensorboard", "torchmetrics",
+         "hydra-core", "omegaconf", "onnx", "onnxruntime", "onnxsim", "pillow", "einops", "treelib", "termcolor==1.1.0",
+         "stringcase", "rapidfuzz", "json-tricks==3.16.1", "albumentations", "opencv-python-headless", "pycocotools",
+         "openvino", "pip-tools", "pygments", "setuptools<81", "requests", "imagesize", "data-gradients",
+         "onnx-graphsurgeon", "onnxscript"))), "export_yolonas_s.py"),
+    "transformers": Peer(venvs.VenvSpec("transformers", (("transformers", "timm", "optimum-onnx", "onnx", "onnxruntime",
+                                                          "openvino", "pillow"),)), "export_detr_transformers.py"),
 }
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "NO_ALBUMENTATIONS_UPDATE": "1",
            "YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "False", "PYTHONWARNINGS": "ignore"}
-
-
-def ensure_venv(cache: Path, name: str, skip_install: bool) -> Path:
-    """The package's own virtual environment, created and installed into once (pip leaves what is there)."""
-    venv = cache / name
-    python = venv / "bin" / "python"
-    if skip_install and python.exists():
-        return python
-    cache.mkdir(parents=True, exist_ok=True)
-    log = cache / f"{name}-install.log"
-    with log.open("a") as sink:
-        if not python.exists():
-            subprocess.run(["python3.11", "-m", "venv", str(venv)], check=True, stdout=sink, stderr=sink)
-        for packages in (TORCH, *PEERS[name].packages):
-            print(f"{name}: pip install {' '.join(packages)} (log {log})", flush=True)
-            done = subprocess.run([str(python), "-m", "pip", "install", *packages], stdout=sink, stderr=sink)
-            if done.returncode != 0:
-                raise RuntimeError(f"pip install {' '.join(packages)} failed (exit {done.returncode}); see {log}")
-    return python
 
 
 def images(data: Path, shapes: int) -> list[str]:
@@ -108,13 +95,14 @@ def export(python: Path, name: str, out: Path, data: Path, chosen: list[str], ti
     expected, facts)."""
     out.mkdir(parents=True, exist_ok=True)
     args = {"out": str(out), "data": str(data), "images": chosen, "low_cut": LOW_CUT}
-    env = {**os.environ, **OFFLINE, **PEERS[name].env, "HF_HOME": str(out / "hf-home"),
-           "YOLO_CONFIG_DIR": str(out / "yolo-config"), "TORCH_HOME": str(out / "torch-home")}
+    env = venvs.peer_environment(os.environ, {**OFFLINE, **PEERS[name].env, "HF_HOME": str(out / "hf-home"),
+                                              "YOLO_CONFIG_DIR": str(out / "yolo-config"),
+                                              "TORCH_HOME": str(out / "torch-home")})
     log = out / "driver.log"
     with log.open("w") as sink:
         try:
-            done = subprocess.run([str(python), "-c", PRELUDE + DRIVERS[name], json.dumps(args)], cwd=out, env=env,
-                                  stdout=subprocess.PIPE, stderr=sink, text=True, timeout=timeout)
+            done = subprocess.run([str(python), str(venvs.DRIVERS / PEERS[name].driver), json.dumps(args)], cwd=out,
+                                  env=env, stdout=subprocess.PIPE, stderr=sink, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             print(f"{name}: driver stopped after {timeout} s (log {log})", flush=True)
             return []
@@ -130,15 +118,13 @@ def detbench_detections(file: Path, folder: Path, backend: str, cut: float, out:
                         timeout: int, sets: tuple[str, ...] = ()) -> tuple[dict[str, list], str]:
     """detbench's command line on the file: its detections by image name, or its last words when it failed."""
     files_config = ROOT / "configs" / "files.yaml"
-    command = [sys.executable, str(ROOT / "benchmark.py"), "--config"]
-    command += [str(files_config)] if files_config.exists() else [str(ROOT / "configs" / "samples_tiny.yaml"),
-                                                                   "--set", "preprocess.img_size=null"]
-    for item in (f"model.file={file}", f"dataset.path={folder}", "dataset.batch_size=1",
-                 f"runtime.backend={backend}", f"postprocess.conf_thres={cut}", "benchmark.repeats=1",
-                 "benchmark.layer_timing=false", "benchmark.profiler=false", "outputs.save_images=false",
-                 "outputs.plots=false", "outputs.report=false", "benchmark.accuracy.enabled=false",
-                 "benchmark.agreement.enabled=false", f"run.output_dir={out}", f"run.id={run_id}", *sets):
-        command += ["--set", item]
+    base = [] if files_config.exists() else ["preprocess.img_size=null"]
+    command = benchmark_command(files_config if files_config.exists() else ROOT / "configs" / "samples_tiny.yaml", [
+        *base, f"model.file={file}", f"dataset.path={folder}", "dataset.batch_size=1", f"runtime.backend={backend}",
+        f"postprocess.conf_thres={cut}", "benchmark.repeats=1", "benchmark.layer_timing=false",
+        "benchmark.profiler=false", "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",
+        "benchmark.accuracy.enabled=false", "benchmark.agreement.enabled=false", f"run.output_dir={out}",
+        f"run.id={run_id}", *sets])
     try:
         done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -186,7 +172,7 @@ def agreement(expected: dict[str, list], found: dict[str, list]):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--packages", nargs="*", default=list(PEERS), choices=list(PEERS))
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "detbench-peers")
+    parser.add_argument("--cache", type=Path, default=venvs.PEERS_HOME)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--shapes", type=int, default=20, help="how many shapes scenes beside the photos; 20")
     parser.add_argument("--skip-install", action="store_true", help="use a package's venv as it is when it exists")
@@ -209,8 +195,8 @@ def main() -> int:
                 exported = json.loads(listing.read_text())
             else:
                 try:
-                    python = ensure_venv(cache, name, args.skip_install)
-                except RuntimeError as error:
+                    python = venvs.ensure_venv(cache / name, PEERS[name].venv, args.skip_install)
+                except venvs.PeerSetupError as error:
                     print(f"{name}: not installed: {error}", flush=True)
                     rows.append((name, "-", "-", "-", f"not installed: {error}"))
                     continue

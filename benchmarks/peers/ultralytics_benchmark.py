@@ -1,6 +1,7 @@
 """detbench against Ultralytics' own `benchmark`, as a peer, on the shipped YOLO11n (shared/data/ultra) on this CPU.
 
-    .venv/bin/python benchmarks/peers/ultralytics_benchmark.py [--rounds 5] [--peer-venv ~/.cache/detbench-peers/ultralytics]
+    .venv/bin/python benchmarks/peers/ultralytics_benchmark.py [--rounds 5]
+        [--peer-venv ~/.cache/detbench-peers/ultralytics]
         [--ultra ../shared/data/ultra] [--shapes ../shared/data/shapes] [--calibration 50] [--budget 0.01]
         [--detbench DIR] [--tune-minutes M | --no-tune]
 
@@ -49,10 +50,11 @@ into a temporary folder in the layout Ultralytics expects (`images/` beside `lab
 written there, never beside the data; the checkpoint is copied there too, since its exports land beside it.
 
 Ultralytics is AGPL-3.0: it is never imported here. It is installed at run time into its own virtual environment
-(--peer-venv; `pip install torch==2.14.1 torchvision==0.29.1`, then `ultralytics onnx onnxruntime openvino nncf
-onnxslim`: nncf and onnxslim are what its int8 and ONNX exports would otherwise install themselves) and run there
-as a subprocess (`<venv>/bin/python -c`), offline: YOLO_OFFLINE=1, YOLO_AUTOINSTALL=False and a temporary
-YOLO_CONFIG_DIR, with the dataset YAML written locally; its font check fails quietly offline and no plot uses it.
+(--peer-venv, made as benchmarks/peers/venvs.py makes every peer's: Python 3.11, `pip install torch==2.14.1
+torchvision==0.29.1`, then `ultralytics==8.4.190 onnx onnxruntime openvino nncf onnxslim`: nncf and onnxslim are
+what its int8 and ONNX exports would otherwise install themselves) and run there as a subprocess
+(`<venv>/bin/python benchmarks/peers/drivers/run_ultralytics_benchmark.py ARGS_JSON`), offline: YOLO_OFFLINE=1,
+YOLO_AUTOINSTALL=False and a temporary YOLO_CONFIG_DIR, with the dataset YAML written locally; its font check fails quietly offline and no plot uses it.
 `benchmark()` is called as a function (the `yolo benchmark` command line drops `split`, so the int8 exports would
 calibrate on the scored images).
 
@@ -81,6 +83,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common.detbench_runs import benchmark_command, undecoded_ms_per_image  # noqa: E402
+from benchmarks.common.machine import cpu_model, flags_among  # noqa: E402
+from benchmarks.common.rounds import alternated  # noqa: E402
+from benchmarks.peers import venvs  # noqa: E402
 from benchmarks.studies.tune_vs_sweep import fitting_minutes  # noqa: E402
 from utils.core.errors import FailedRun, command_status  # noqa: E402
 from utils.record.statistics import GOAL_INTERVAL, judge_against, median_confidence_interval  # noqa: E402
@@ -98,135 +104,8 @@ PEER_ROWS = ({"name": "ONNX", "format": "onnx", "quantize": None, "file": "{stem
              {"name": "OpenVINO int8", "format": "openvino", "quantize": 8, "file": "{stem}_int8_openvino_model"})
 FP32_ROW = "ONNX"
 WITHIN = ("equal", "within_budget", "reference itself")
-PEER_PACKAGES = (["torch==2.14.1", "torchvision==0.29.1"],
-                 ["ultralytics", "onnx", "onnxruntime", "openvino", "nncf", "onnxslim"])
-
-# Runs in the peer's virtual environment (`<venv>/bin/python -c PEER_CODE ARGS_JSON`), never in this process.
-# Prints one `PEER_ROW <json>` line per row, one `PEER_RAW <json>` line and, first, `PEER_ENV <json>`.
-PEER_CODE = r'''
-import collections, json, logging, re, sys, tempfile, time
-from pathlib import Path
-import numpy as np
-import onnx, onnxruntime, openvino as ov, torch
-import ultralytics
-from ultralytics.utils.benchmarks import benchmark
-
-args = json.loads(sys.argv[1])
-core = ov.Core()
-def named(value):  # an ov.Type prints as <Type: 'bfloat16'>; its name is bf16
-    return value.get_type_name() if hasattr(value, "get_type_name") else str(value)
-print("PEER_ENV " + json.dumps({
-    "ultralytics": ultralytics.__version__, "openvino": ov.__version__, "onnxruntime": onnxruntime.__version__,
-    "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-    "cpu_inference_precision": named(core.get_property("CPU", "INFERENCE_PRECISION_HINT")),
-    "cpu_capabilities": list(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))}), flush=True)
-
-speeds = []
-class SpeedLine(logging.Handler):
-    def emit(self, record):
-        text = record.getMessage()
-        if text.startswith("Speed:") and "loss" in text:  # val's line, not predict's
-            speeds.append({key: float(value) for value, key in re.findall(r"([\d.]+)ms (\w+)", text)})
-logging.getLogger("ultralytics").addHandler(SpeedLine())
-
-def compiled_as_the_peer(model):
-    return core.compile_model(model, "CPU", {"PERFORMANCE_HINT": "LATENCY"})
-
-def what_ran(path):
-    path = Path(path)
-    if path.is_dir():  # an IR
-        compiled = compiled_as_the_peer(str(next(path.glob("*.xml"))))
-        convolutions, others = collections.Counter(), collections.Counter()
-        for op in compiled.get_runtime_model().get_ops():
-            info = op.get_rt_info()
-            kind = info["layerType"].astype(str) if "layerType" in info else ""
-            precision = info["runtimePrecision"].astype(str) if "runtimePrecision" in info else ""
-            if kind == "Convolution":
-                convolutions[precision] += 1
-            elif kind not in ("Input", "Output", "Parameter", "Result", "Const", "Reorder", ""):
-                others[precision] += 1
-        return {"runtime": "openvino", "inference_precision": named(compiled.get_property("INFERENCE_PRECISION_HINT")),
-                "threads": int(compiled.get_property("INFERENCE_NUM_THREADS")),
-                "streams": int(compiled.get_property("NUM_STREAMS")),
-                "convolutions": dict(convolutions), "other_layers": dict(others)}
-    with tempfile.TemporaryDirectory() as folder:
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        options.optimized_model_filepath = str(Path(folder) / "optimized.onnx")
-        onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        ops = collections.Counter(node.op_type for node in onnx.load(options.optimized_model_filepath).graph.node)
-    return {"runtime": "onnxruntime", "provider": "CPUExecutionProvider",
-            "int8_convolutions": ops.get("QLinearConv", 0) + ops.get("ConvInteger", 0),
-            "float_convolutions": sum(n for op, n in ops.items()
-                                      if op in ("Conv", "FusedConv") or op.endswith("NchwcConv")),
-            "quantize_nodes": ops.get("QuantizeLinear", 0), "dequantize_nodes": ops.get("DequantizeLinear", 0)}
-
-for row in args["rows"]:
-    speeds.clear()
-    started = time.monotonic()
-    table = benchmark(model=args["model"], data=args["data"], imgsz=args["imgsz"], device="cpu",
-                      format=row["format"], quantize=row["quantize"], split="train")
-    cells = list(table.rows()[0])
-    number = lambda text: None if text in (None, "-", "") else float(text)
-    out = {"name": row["name"], "status": cells[2], "size_mb": number(cells[3]), "map_50_95": number(cells[4]),
-           "inference_ms": number(cells[5]), "speed": speeds[-1] if speeds else None,
-           "seconds": time.monotonic() - started, "load": __import__("os").getloadavg()[0]}
-    file = Path(args["folder"]) / row["file"]
-    if args["what_ran"] and file.exists():
-        try:
-            out["ran"] = what_ran(file)
-        except Exception as error:  # the row stands without it
-            out["ran"] = {"error": f"{type(error).__name__}: {error}"}
-    print("PEER_ROW " + json.dumps(out), flush=True)
-
-raw = {}
-for name, model in args["raw"].items():
-    if not Path(model).exists():
-        continue
-    compiled = compiled_as_the_peer(str(next(Path(model).glob("*.xml"))) if Path(model).is_dir() else model)
-    request = compiled.create_infer_request()
-    shape = [1, 3, args["imgsz"], args["imgsz"]]
-    data = np.random.default_rng(0).random(shape, dtype=np.float32)
-    for _ in range(30):
-        request.infer({0: data})
-    times = []
-    for _ in range(300):
-        start = time.perf_counter()
-        request.infer({0: data})
-        times.append((time.perf_counter() - start) * 1000)
-    raw[name] = {"p50_ms": float(np.median(times)),
-                 "inference_precision": named(compiled.get_property("INFERENCE_PRECISION_HINT"))}
-print("PEER_RAW " + json.dumps(raw), flush=True)
-'''
-
-
-def cpu_facts() -> tuple[str, list[str]]:
-    text = Path("/proc/cpuinfo").read_text()
-    model = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), "?")
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
-    wanted = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_int8",
-              "amx_bf16")
-    return model, [flag for flag in wanted if flag in flags]
-
-
-def ensure_peer(venv: Path, skip_install: bool) -> Path:
-    """The peer's own virtual environment, created and installed into when missing (pip leaves what is there)."""
-    python = venv / "bin" / "python"
-    if skip_install and python.exists():
-        return python
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    log = venv.parent / f"{venv.name}-install.log"
-    with log.open("w") as sink:
-        if not python.exists():
-            print(f"creating the peer's virtual environment {venv} ...", flush=True)
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, stdout=sink, stderr=sink)
-        for packages in PEER_PACKAGES:
-            print(f"peer: pip install {' '.join(packages)} (log {log}) ...", flush=True)
-            done = subprocess.run([str(python), "-m", "pip", "install", *packages], stdout=sink, stderr=sink)
-            if done.returncode != 0:
-                raise FailedRun(f"installing the peer failed (exit {done.returncode}); see {log}:\n"
-                                f"{log.read_text()[-2000:]}")
-    return python
+CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_int8",
+             "amx_bf16")
 
 
 def prepare_data(shapes: Path, ultra: Path, work: Path, calibration: int) -> tuple[Path, Path, int]:
@@ -264,10 +143,10 @@ def run_peer(python: Path, work: Path, data: Path, model: Path, ultra: Path, wha
                  "what_ran": what_ran,
                  "raw": {"the peer's OpenVINO IR": str(work / f"{stem}_openvino_model"),
                          "the shipped ONNX (detbench's file)": str(ultra / "yolo11n-shapes.onnx")}}
-    environment = {**os.environ, "YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "False",
-                   "YOLO_CONFIG_DIR": str(work / "ultralytics-config")}
-    done = subprocess.run([str(python), "-c", PEER_CODE, json.dumps(arguments)], capture_output=True, text=True,
-                          cwd=work, env=environment, timeout=timeout)
+    environment = venvs.peer_environment(os.environ, {"YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "False",
+                                                      "YOLO_CONFIG_DIR": str(work / "ultralytics-config")})
+    done = subprocess.run([str(python), str(venvs.DRIVERS / "run_ultralytics_benchmark.py"), json.dumps(arguments)],
+                          capture_output=True, text=True, cwd=work, env=environment, timeout=timeout)
     if done.returncode != 0:
         raise FailedRun(f"the peer failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     env, found, raw = {}, [], {}
@@ -311,10 +190,7 @@ def detbench_run(values: dict, file: Path, shapes: Path, out: Path, run_id: str,
         sets += [f"benchmark.loadgen.min_duration_s={OFFLINE_SECONDS}"]
     if not with_accuracy:
         sets += ["benchmark.accuracy.enabled=false", "benchmark.agreement.enabled=false"]
-    command = [sys.executable, str(args.detbench / "benchmark.py"), "--config",
-               str(args.detbench / "configs" / "samples_tiny.yaml")]
-    for item in sets:
-        command += ["--set", item]
+    command = benchmark_command(args.detbench / "configs" / "samples_tiny.yaml", sets, root=args.detbench)
     done = subprocess.run(command, capture_output=True, text=True, cwd=args.detbench, timeout=args.timeout)
     load = os.getloadavg()[0]
     if done.returncode != 0:
@@ -324,10 +200,9 @@ def detbench_run(values: dict, file: Path, shapes: Path, out: Path, run_id: str,
         rate = ((summary.get("scenario") or {}).get("result") or {}).get("samples_per_s")
         shutil.rmtree(out / run_id, ignore_errors=True)
         return {"ms_per_sample": 1000.0 / rate, "load": load} if rate else {"error": "no samples/s", "load": load}
-    steps = summary["steps"]
     row = {"forward_ms": summary["forward"]["p50_ms_per_image"],
            "pipeline_ms": summary["pipeline_latency"]["p50_ms_per_image"],
-           "undecoded_ms": (steps["pipeline"]["total_ms"] - steps["load"]["total_ms"]) / summary["images_timed"],
+           "undecoded_ms": undecoded_ms_per_image(summary),
            "ran": ran_label(summary["runtime"]),
            "others_share": (summary.get("contention") or {}).get("other_processes_cpu_share"), "load": load}
     if with_accuracy:
@@ -348,17 +223,17 @@ def race(goal: str, minutes: float, file: Path, out: Path, args: argparse.Namesp
     run_id = f"tune-{goal}"
     sets = common_sets(file, args.shapes, args) + [f"run.output_dir={out}", f"run.id={run_id}"]
     sets += ["dataset.batch_size=1"] if goal == "latency" else []
-    base = [sys.executable, str(args.detbench / "benchmark.py"), "tune"]
-    command = base + ["--config", str(args.detbench / "configs" / "samples_tiny.yaml"), "--goal", goal, "--minutes",
-                      f"{minutes:.1f}"] + [part for item in sets for part in ("--set", item)]
+    command = benchmark_command(args.detbench / "configs" / "samples_tiny.yaml", sets, root=args.detbench,
+                                command=("tune", "--goal", goal, "--minutes", f"{minutes:.1f}"))
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, cwd=args.detbench)
     floor = fitting_minutes(done.stdout + done.stderr)
     if done.returncode == 2 and floor:
         print(f"tune --goal {goal} refused {minutes:.1f} min: {(done.stdout + done.stderr).strip().splitlines()[-1]}; "
               f"resumed with {floor:g} min more", flush=True)
-        done = subprocess.run(base + ["--resume", str(out / run_id), "--minutes", f"{floor:g}"], capture_output=True,
-                              text=True, cwd=args.detbench)
+        resume = [sys.executable, str(args.detbench / "benchmark.py"), "tune", "--resume", str(out / run_id),
+                  "--minutes", f"{floor:g}"]
+        done = subprocess.run(resume, capture_output=True, text=True, cwd=args.detbench)
     spent = (time.monotonic() - started) / 60
     document = out / run_id / "sweep.json"
     answer = json.loads(document.read_text()).get("answer", {}) if document.is_file() else {}
@@ -409,7 +284,7 @@ def describe_ran(row: dict, cpu_default: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; an interval needs 5")
-    parser.add_argument("--peer-venv", type=Path, default=Path.home() / ".cache" / "detbench-peers" / "ultralytics")
+    parser.add_argument("--peer-venv", type=Path, default=venvs.PEERS_HOME / venvs.ULTRALYTICS.name)
     parser.add_argument("--skip-install", action="store_true", help="use the peer's venv as it is when it exists")
     parser.add_argument("--ultra", type=Path, default=ROOT.parent / "shared" / "data" / "ultra")
     parser.add_argument("--shapes", type=Path, default=ROOT.parent / "shared" / "data" / "shapes")
@@ -427,8 +302,8 @@ def main() -> int:
                              "peer's benchmark took in round 0, raced after it)")
     parser.add_argument("--no-tune", action="store_true", help="leave tune's two races out")
     args = parser.parse_args()
-    model_name, flags = cpu_facts()
-    python = ensure_peer(args.peer_venv.expanduser(), args.skip_install)
+    model_name, flags = cpu_model(), flags_among(CPU_FLAGS)
+    python = venvs.ensure_venv(args.peer_venv.expanduser(), venvs.ULTRALYTICS, args.skip_install)
     work = Path(tempfile.mkdtemp(prefix="detbench-ultralytics-peer-", dir=args.output_dir))
     data, model, scored = prepare_data(args.shapes, args.ultra, work, args.calibration)
     file = args.ultra / "yolo11n-shapes.onnx"
@@ -460,7 +335,7 @@ def main() -> int:
             raw_rounds.append(raw)
 
         def detbench() -> None:
-            for backend, precision in (configs if index % 2 == 0 else list(reversed(configs))):
+            for backend, precision in alternated(configs, index):
                 our_row[f"{backend} {precision}"] = detbench_run(
                     {"runtime.backend": backend, "runtime.precision": precision}, file, args.shapes, work / "runs",
                     f"r{index}-{backend}-{precision}", args, first)
@@ -468,7 +343,7 @@ def main() -> int:
                 our_row[f"tune {goal}"] = detbench_run(answer["values"], file, args.shapes, work / "runs",
                                                        f"r{index}-tune-{goal}", args, False)
 
-        for measure in ((peer, detbench) if index % 2 == 0 else (detbench, peer)):
+        for measure in alternated((peer, detbench), index):
             measure()
         peer_rounds.append(peer_row)
         ours.append(our_row)
@@ -486,8 +361,8 @@ def main() -> int:
     # --- the peer's rows
     cpu_default = peer_env.get("cpu_inference_precision", "?")
     loads = [row["load"] for rnd in peer_rounds for row in rnd.values()]
-    print(f"\nultralytics_benchmark: YOLO11n (shared/data/ultra) at {IMG_SIZE}, {args.rounds} interleaved round(s); CPU "
-          f"{model_name}, flags {' '.join(flags)}; {scored} scored scenes, {args.calibration} calibrating int8")
+    print(f"\nultralytics_benchmark: YOLO11n (shared/data/ultra) at {IMG_SIZE}, {args.rounds} interleaved round(s); "
+          f"CPU {model_name}, flags {' '.join(flags)}; {scored} scored scenes, {args.calibration} calibrating int8")
     print(f"peer: Ultralytics {peer_env.get('ultralytics')} benchmark(), OpenVINO {peer_env.get('openvino')}, ONNX "
           f"Runtime {peer_env.get('onnxruntime')}, torch {peer_env.get('torch')} ({peer_env.get('torch_threads')} "
           f"threads); the CPU plugin's default INFERENCE_PRECISION_HINT: {cpu_default} (capabilities "

@@ -13,8 +13,10 @@ A side is a file and the runtime both run it on:
     on a CPU without), so both run the same precision.
 
 The peer: Ultralytics' `YOLO(file).predict(paths, stream=True, batch=1, imgsz=320)` over the scenes after a warm-up
-of 10 of them, in its own virtual environment (--peer-venv, with ultralytics, onnxruntime and openvino installed;
-the script installs nothing), as a subprocess, offline, at its default conf (0.25) and IoU (0.7). Its figures: the
+of 10 of them, in its own virtual environment (--peer-venv, with ultralytics, onnxruntime and openvino installed, as
+benchmarks/peers/ultralytics_benchmark.py makes it; this script installs nothing), as a subprocess
+(benchmarks/peers/drivers/run_ultralytics_predict.py), offline, at its default conf (0.25) and IoU (0.7). Its
+figures: the
 median of each result's speed dict (preprocess, inference, postprocess: ms, image reading left out) and the wall
 time of the whole loop per image (reading the images included). torch's threads there are --threads.
 
@@ -44,6 +46,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common.detbench_runs import benchmark_command, undecoded_ms_per_image  # noqa: E402
+from benchmarks.common.machine import cpu_model, flags_among  # noqa: E402
+from benchmarks.common.rounds import alternated  # noqa: E402
+from benchmarks.peers import venvs  # noqa: E402
 from utils.core.errors import FailedRun, command_status  # noqa: E402
 from utils.record.statistics import GOAL_INTERVAL, median_confidence_interval  # noqa: E402
 
@@ -51,39 +57,7 @@ IMG_SIZE = 320
 CONF, IOU = 0.25, 0.7
 WARMUP_IMAGES = 10
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
-
-# Runs in the peer's virtual environment (`<venv>/bin/python -c PEER_CODE ARGS_JSON`), never in this process.
-# Prints one `PEER <json>` line.
-PEER_CODE = r'''
-import json, os, statistics, sys, time
-import torch
-args = json.loads(sys.argv[1])
-torch.set_num_threads(args["threads"])
-from ultralytics import YOLO
-model = YOLO(args["file"], task="detect")
-options = dict(imgsz=args["imgsz"], device="cpu", batch=1, conf=args["conf"], iou=args["iou"], verbose=False,
-               stream=True)
-for _ in model.predict(args["images"][:args["warmup"]], **options):
-    pass
-speeds = []
-started = time.perf_counter()
-for result in model.predict(args["images"], **options):
-    speeds.append(result.speed)
-wall_ms = (time.perf_counter() - started) * 1e3 / len(speeds)
-median = lambda key: statistics.median(speed[key] for speed in speeds)
-print("PEER " + json.dumps({"images": len(speeds), "preprocess": median("preprocess"),
-                            "inference": median("inference"), "postprocess": median("postprocess"),
-                            "whole": statistics.median(sum(speed.values()) for speed in speeds),
-                            "wall_ms_per_image": wall_ms}), flush=True)
-'''
-
-
-def cpu_facts() -> tuple[str, list[str]]:
-    text = Path("/proc/cpuinfo").read_text()
-    model = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), "?")
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
-    wanted = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16")
-    return model, [flag for flag in wanted if flag in flags]
+CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16")
 
 
 def sides(ultra: Path, bf16: bool) -> dict[str, dict]:
@@ -103,10 +77,10 @@ def run_peer(python: Path, side: dict, images: list[Path], work: Path, threads: 
         (shutil.copytree if side["peer_file"].is_dir() else shutil.copy)(side["peer_file"], copy)
     arguments = {"file": str(copy), "images": [str(image) for image in images], "imgsz": IMG_SIZE, "conf": CONF,
                  "iou": IOU, "threads": threads, "warmup": WARMUP_IMAGES}
-    environment = {**os.environ, "YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "False",
-                   "YOLO_CONFIG_DIR": str(work / "ultralytics-config")}
-    done = subprocess.run([str(python), "-c", PEER_CODE, json.dumps(arguments)], capture_output=True, text=True,
-                          cwd=work, env=environment, timeout=timeout)
+    environment = venvs.peer_environment(os.environ, {"YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "False",
+                                                      "YOLO_CONFIG_DIR": str(work / "ultralytics-config")})
+    done = subprocess.run([str(python), str(venvs.DRIVERS / "run_ultralytics_predict.py"), json.dumps(arguments)],
+                          capture_output=True, text=True, cwd=work, env=environment, timeout=timeout)
     lines = [line for line in done.stdout.splitlines() if line.startswith("PEER ")]
     if done.returncode != 0 or not lines:
         raise FailedRun(f"the peer failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
@@ -121,16 +95,14 @@ def run_detbench(side: dict, images: Path, work: Path, run_id: str, threads: int
             "benchmark.layer_timing=false", "benchmark.profiler=false", "benchmark.accuracy.enabled=false",
             "benchmark.agreement.enabled=false", "outputs.save_images=false", "outputs.plots=false",
             "outputs.report=false", f"run.output_dir={work / 'runs'}", f"run.id={run_id}"]
-    command = [sys.executable, str(ROOT / "benchmark.py"), "--config", str(ROOT / "configs" / "files.yaml")]
-    for item in sets:
-        command += ["--set", item]
+    command = benchmark_command(ROOT / "configs" / "files.yaml", sets)
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
     if done.returncode != 0:
         raise FailedRun(f"detbench failed (exit {done.returncode}): {done.stderr[-2000:]}")
     summary = json.loads((work / "runs" / run_id / "summary.json").read_text())
     steps, timed = summary["steps"], summary["images_timed"]
     row = {"forward": summary["forward"]["p50_ms_per_image"],
-           "undecoded": (steps["pipeline"]["total_ms"] - steps["load"]["total_ms"]) / timed,
+           "undecoded": undecoded_ms_per_image(summary),
            "pipeline": steps["pipeline"]["total_ms"] / timed,
            "preprocess": steps["preprocess"]["p50_ms"], "postprocess": steps["postprocess"]["p50_ms"],
            "ran": summary["runtime"].get("inference_precision_hint") or summary["runtime"]["precision"],
@@ -153,16 +125,14 @@ def main() -> int:
     parser.add_argument("--images", type=int, default=200, help="the first N scenes, sorted by name")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--sides", nargs="*", default=["onnx", "openvino"], choices=["onnx", "openvino"])
-    parser.add_argument("--peer-venv", type=Path, default=Path.home() / ".cache" / "detbench-peers" / "ultralytics")
+    parser.add_argument("--peer-venv", type=Path, default=venvs.PEERS_HOME / venvs.ULTRALYTICS.name)
     parser.add_argument("--ultra", type=Path, default=ROOT.parent / "shared" / "data" / "ultra")
     parser.add_argument("--shapes", type=Path, default=ROOT.parent / "shared" / "data" / "shapes")
     parser.add_argument("--timeout", type=int, default=1200, help="seconds for one run of either side")
     args = parser.parse_args()
-    python = args.peer_venv.expanduser() / "bin" / "python"
-    if not python.exists():
-        raise FailedRun(f"no peer environment at {args.peer_venv}: create it with ultralytics, onnxruntime and "
-                        "openvino (benchmarks/peers/ultralytics_benchmark.py installs one), or give --peer-venv")
-    model_name, flags = cpu_facts()
+    python = venvs.existing_venv(args.peer_venv.expanduser(), "benchmarks/peers/ultralytics_benchmark.py (with "
+                                 "ultralytics, onnxruntime and openvino)")
+    model_name, flags = cpu_model(), flags_among(CPU_FLAGS)
     work = Path(tempfile.mkdtemp(prefix="detbench-ultralytics-predict-"))
     images = sorted(p for p in (args.shapes / "images").iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
     images = images[:args.images]
@@ -178,7 +148,7 @@ def main() -> int:
         rows: list[tuple[dict, dict]] = []
         for number in range(args.rounds):
             outcome: dict[str, dict] = {}
-            order = ("peer", "detbench") if number % 2 == 0 else ("detbench", "peer")
+            order = alternated(("peer", "detbench"), number)
             for who in order:
                 outcome[who] = (run_peer(python, side, images, work, args.threads, args.timeout) if who == "peer"
                                 else run_detbench(side, chosen, work, f"{name}-{number}", args.threads, args.timeout))

@@ -1,4 +1,5 @@
-"""detbench's mAP beside the official test.py's json scored by pycocotools (benchmarks/peers/yolov7_official/map_check.py).
+"""detbench's mAP beside the official test.py's json scored by pycocotools
+(benchmarks/peers/yolov7_official/map_check.py).
 
     .venv/bin/python benchmarks/peers/yolov7_official_map.py [--data ../shared/data/shapes] [--img-size 320]
 """

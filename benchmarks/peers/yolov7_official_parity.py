@@ -1,8 +1,10 @@
 """detbench against the official YOLOv7 detect.py loop: speed and detections, on the same calibrated weights.
 
-    .venv/bin/python benchmarks/peers/yolov7_official_parity.py [--rounds 3] [--threads 2] [--runtime onnxruntime:fp32] ...
+    .venv/bin/python benchmarks/peers/yolov7_official_parity.py [--rounds 3] [--threads 2]
+        [--runtime onnxruntime:fp32] ...
 
-The program lives in the package benchmarks/peers/yolov7_official/ (its docstring, printed by --help, says what it measures).
+The program lives in the package benchmarks/peers/yolov7_official/ (its docstring, printed by --help, says what it
+measures).
 """
 import sys
 from pathlib import Path

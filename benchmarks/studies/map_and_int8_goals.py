@@ -1,7 +1,8 @@
 """Is detbench's mAP right, and what do int8 and the fastest configuration within the budget give: the
 accuracy goals (issue 14), measured.
 
-    .venv/bin/python benchmarks/studies/map_and_int8_goals.py [--rounds 2] [--threads 2] [--skip-official] [--skip-yolov7]
+    .venv/bin/python benchmarks/studies/map_and_int8_goals.py [--rounds 2] [--threads 2] [--skip-official]
+        [--skip-yolov7]
 
 Prints its figures and whether each goal is met; a measurement, never a test (the exit status does not depend
 on the goals). Speed figures are medians over interleaved rounds (each round runs every configuration once,
@@ -10,10 +11,10 @@ so drift of a shared machine spreads over all of them); ratios are taken within 
 1. mAP equals pycocotools' on the same detections (|difference| <= 1e-4): the torch fp32 detections of the
    shapes model at mAP settings, evaluated by utils.checks.accuracy.coco_map (faster-coco-eval) and by pycocotools.
 2. mAP within 0.02 of YOLOv7's own test.py on the same checkpoint and images. The official code (GPL-3.0) is
-   driven as benchmarks/peers/yolov7_official_parity.py drives it: the wheel is downloaded at run time into a cache and run
-   in a separate process (`--peer-test`, internal) with only the wheel and its extra modules on its path;
-   test.test(conf 0.001, IoU 0.65, img 320, batch 1) on a copy of the images and labels side by side. The
-   checkpoint is read there with torch.load(weights_only=False): it is the project's own file.
+   driven as benchmarks/peers/yolov7_official_map.py drives it: the wheel is downloaded at run time into a cache,
+   installed into its own venv, and test.test(conf 0.001, IoU 0.65, img 320, batch 1) runs there
+   (benchmarks/peers/drivers/run_yolov7_test.py) on a copy of the first 48 scenes' images and labels side by side.
+   The checkpoint is read there with torch.load(weights_only=False): it is the project's own file.
 3. OpenVINO int8 on the shapes model: mAP@0.5:0.95 drop <= 0.01 against torch fp32; forward >= 2x OpenVINO
    fp32's.
 4. The shapes model (batch 1, 2 threads): the fastest `within_budget` configuration (utils.commands.sweep.answer.choose
@@ -36,50 +37,22 @@ import tempfile
 import time
 from pathlib import Path
 
-# Nothing of the project at module level: in --peer-test mode this file runs with the official `models` and
-# `utils` on its path.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(PROJECT_ROOT))
+
+from benchmarks.common.detbench_runs import benchmark_command  # noqa: E402
+from utils.core.errors import EnvironmentFault, ExitStatus, command_status  # noqa: E402
+
 SHAPES = PROJECT_ROOT / "datasets" / "shapes"
 CONFIGURATIONS = (("torch", "fp32"), ("openvino", "fp32"), ("openvino", "int8"), ("onnxruntime", "fp32"),
                   ("onnxruntime", "int8"))
 
 
-def peer_test(args: argparse.Namespace) -> None:
-    """Runs in the peer process: YOLOv7's test.test on the copied dataset; prints its mAPs as JSON."""
-    import numpy as np
-    import torch
-
-    if not hasattr(np, "trapz"):
-        np.trapz = np.trapezoid  # the official metrics call np.trapz, gone in numpy 2
-    loader = torch.load
-    torch.load = lambda *a, **k: loader(*a, **{**k, "weights_only": False})  # our own checkpoint file
-    import importlib.util
-
-    # The wheel keeps test.py in python_scripts/; loaded by path (the standard library has a `test` package).
-    spec = importlib.util.spec_from_file_location("official_test", Path.cwd() / "python_scripts" / "test.py")
-    official_test = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(official_test)
-
-    official_test.opt = argparse.Namespace(device="cpu", task="val", single_cls=False, save_txt=False,
-                                           save_hybrid=False, save_conf=False, v5_metric=False, project=args.peer_out,
-                                           name="test", exist_ok=True, save_json=False)
-    data = Path(args.peer_out) / "data.yaml"
-    data.write_text(f"val: {args.peer_images}\nnc: 80\nnames: {[str(i) for i in range(80)]}\n")
-    with torch.no_grad():
-        results, _, _ = official_test.test(str(data), weights=args.peer_weights, batch_size=1, imgsz=args.img_size,
-                                           conf_thres=0.001, iou_thres=0.65, plots=False, half_precision=False,
-                                           trace=False, save_dir=Path(args.peer_out))
-    print(json.dumps({"map_50": float(results[2]), "map_50_95": float(results[3])}))
-
-
 def detbench(out: Path, run_id: str, backend: str, precision: str, threads: int, extra: list[str]) -> dict:
-    command = [sys.executable, str(PROJECT_ROOT / "benchmark.py"), "--config", str(PROJECT_ROOT / "configs/shapes.yaml"),
-               "--set", f"runtime.backend={backend}", "--set", f"runtime.precision={precision}",
-               "--set", f"runtime.threads={threads}", "--set", f"run.output_dir={out}", "--set", f"run.id={run_id}",
-               "--set", "outputs.save_images=false", "--set", "outputs.plots=false", "--set", "outputs.report=false",
-               "--set", "benchmark.layer_timing=false", "--set", "benchmark.repeats=2"]
-    for override in extra:
-        command += ["--set", override]
+    command = benchmark_command(PROJECT_ROOT / "configs" / "shapes.yaml", [
+        f"runtime.backend={backend}", f"runtime.precision={precision}", f"runtime.threads={threads}",
+        f"run.output_dir={out}", f"run.id={run_id}", "outputs.save_images=false", "outputs.plots=false",
+        "outputs.report=false", "benchmark.layer_timing=false", "benchmark.repeats=2", *extra])
     result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"detbench {backend} {precision} failed ({result.returncode}): {result.stderr[-400:]}")
@@ -121,29 +94,22 @@ def pycocotools_goal(out: Path, threads: int) -> tuple[str, dict]:
 
 
 def official_goal(out: Path, ours: dict, images: int) -> str:
-    from benchmarks.peers.yolov7_official.peer_cache import default_cache_dir, ensure_peer_code, ensure_peer_deps, ensure_wheel
-    from benchmarks.peers.yolov7_official.specs import peer_environment
+    from benchmarks.peers.yolov7_official.map_check import run_test_py
+    from benchmarks.peers.yolov7_official.peer_setup import default_cache_dir, ensure_official_venv, ensure_wheel
 
     cache, logs = default_cache_dir(), out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    wheel = ensure_wheel(cache, None, logs)
-    peer_dir, deps = ensure_peer_code(cache, wheel), ensure_peer_deps(cache, logs)
+    python = ensure_official_venv(cache, ensure_wheel(cache, None, logs))
     dataset = out / "official" / "shapes"
     (dataset / "images").mkdir(parents=True, exist_ok=True)
     (dataset / "labels").mkdir(parents=True, exist_ok=True)
     for image in sorted((SHAPES / "images").iterdir())[:images]:
         shutil.copy(image, dataset / "images")
         shutil.copy(SHAPES / "labels" / f"{image.stem}.txt", dataset / "labels")
-    command = [sys.executable, str(Path(__file__).resolve()), "--peer-test", "--peer-out", str(out / "official"),
-               "--peer-images", str(dataset / "images"), "--peer-weights", str(SHAPES / "yolov7-tiny-shapes.pt"),
-               "--img-size", "320"]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=peer_dir,
-                            env=peer_environment(dict(os.environ), peer_dir, deps))
-    (logs / "official_test.log").write_text(result.stdout + "\n--- stderr\n" + result.stderr)
-    if result.returncode != 0:
-        return goal("mAP within 0.02 of YOLOv7's test.py", f"the official test.py failed: "
-                    f"{result.stderr.strip().splitlines()[-1] if result.stderr.strip() else result.returncode}", False)
-    theirs = json.loads(result.stdout.strip().splitlines()[-1])
+    try:
+        _, theirs = run_test_py(python, dataset, SHAPES / "yolov7-tiny-shapes.pt", 320, 1, out / "official")
+    except EnvironmentFault as error:
+        return goal("mAP within 0.02 of YOLOv7's test.py", f"the official test.py failed: {error}", False)
     difference = abs(theirs["map_50_95"] - ours["map_50_95"])
     return goal("mAP within 0.02 of YOLOv7's test.py", f"ours {ours['map_50_95']:.4f} (mAP@0.5 {ours['map_50']:.4f}), "
                 f"test.py {theirs['map_50_95']:.4f} (mAP@0.5 {theirs['map_50']:.4f}), |difference| {difference:.4f} "
@@ -252,25 +218,14 @@ def evaluation_goal(ours: dict, images: int = 5000) -> str:
                 f"{bootstrap:.1f} s more", seconds <= 15.0)
 
 
-def main() -> int | None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output-dir", default=None)
     parser.add_argument("--skip-official", action="store_true", help="do not download and run YOLOv7's test.py")
     parser.add_argument("--skip-yolov7", action="store_true", help="skip the yolov7 at 640 goal (minutes per round)")
-    parser.add_argument("--peer-test", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--peer-out", help=argparse.SUPPRESS)
-    parser.add_argument("--peer-images", help=argparse.SUPPRESS)
-    parser.add_argument("--peer-weights", help=argparse.SUPPRESS)
-    parser.add_argument("--img-size", type=int, default=320, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.peer_test:
-        peer_test(args)  # the peer's process cannot import detbench's utils: it ends with status 0 or a traceback
-        return None
-    sys.path.insert(0, str(PROJECT_ROOT))
-    from utils.core.errors import ExitStatus
-
     os.chdir(PROJECT_ROOT)
     out = Path(args.output_dir or tempfile.mkdtemp(prefix="detbench-accuracy-goals-"))
     print(f"accuracy goals: outputs under {out}; CPU flags matter for int8 (VNNI/AMX)", flush=True)
@@ -294,4 +249,4 @@ def main() -> int | None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command_status(main))

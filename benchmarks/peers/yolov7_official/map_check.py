@@ -1,8 +1,10 @@
 """detbench's mAP against the official test.py's own: test.py's --save-json detections scored by pycocotools.
 
-    .venv/bin/python benchmarks/peers/yolov7_official_map.py [--data ../shared/data/shapes] [--img-size 320] [--batch-size 1,32]
+    .venv/bin/python benchmarks/peers/yolov7_official_map.py [--data ../shared/data/shapes] [--img-size 320]
+        [--batch-size 1,32]
 
-The official test.py (downloaded at run time, never imported here) runs on a copy of the labelled set (its
+The official test.py (downloaded at run time, never imported here; its own venv's Python runs
+benchmarks/peers/drivers/run_yolov7_test.py) runs on a copy of the labelled set (its
 loader writes a label cache beside the labels) with its defaults for mAP: conf 0.001, NMS IoU 0.65, multi-label,
 rectangular batches padded by half a stride, once per --batch-size. Its rectangles are per batch of images sorted
 by aspect ratio, so its mAP moves with its batch size; at batch 1 each image has its own. pycocotools scores each
@@ -18,33 +20,19 @@ import json
 import os
 import re
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
-from benchmarks.peers.yolov7_official.peer_cache import default_cache_dir, ensure_peer_code, ensure_peer_deps, ensure_wheel, run_logged
-from benchmarks.peers.yolov7_official.specs import PROJECT_ROOT, peer_environment
+from benchmarks.common.detbench_runs import benchmark_command
+from benchmarks.peers import venvs
+from benchmarks.peers.yolov7_official.peer_setup import (default_cache_dir, ensure_official_venv, ensure_wheel,
+                                                         run_logged)
+from benchmarks.peers.yolov7_official.specs import PROJECT_ROOT
 from utils.core.errors import EnvironmentFault, UsageError
 
 TOLERANCE = 0.002
-# The wheel's test.py main() keeps its parsed options in a local while test() reads a module global of that
-# name (its yolov7_test entry point fails with NameError), so the peer process hands the options over as they
-# are parsed and then runs main() unchanged. Its own table calls numpy.trapz, which NumPy 2 renamed trapezoid.
-DRIVE_TEST_PY = """
-import argparse, sys
-import numpy
-if not hasattr(numpy, "trapz"):
-    numpy.trapz = numpy.trapezoid
-import python_scripts.test as official
-parse = argparse.ArgumentParser.parse_args
-def handed_over(self, *args, **kwargs):
-    official.opt = parse(self, *args, **kwargs)
-    return official.opt
-argparse.ArgumentParser.parse_args = handed_over
-sys.argv = ["test.py", *sys.argv[1:]]
-official.main()
-"""
+TEST_PY = venvs.DRIVERS / "run_yolov7_test.py"
 ACCURACY_IOU = 0.65  # test.py's --iou-thres default, and detbench's benchmark.accuracy default
 
 
@@ -75,8 +63,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def run_test_py(peer_dir: Path, deps: Path, data: Path, weights: Path, img_size: int, batch: int, out: Path) -> Path:
-    """test.py --save-json on a copy of the set; returns its predictions json."""
+def run_test_py(python: Path, data: Path, weights: Path, img_size: int, batch: int, out: Path) -> tuple[Path, dict]:
+    """test.py --save-json on a copy of the set (its loader writes a label cache beside the labels); returns its
+    predictions json and its RESULT (test()'s own mAP@0.5 and mAP@0.5:0.95)."""
     out = out / f"test_py_batch_{batch}"
     copy = out / "data"
     for part in ("images", "labels"):
@@ -84,22 +73,20 @@ def run_test_py(peer_dir: Path, deps: Path, data: Path, weights: Path, img_size:
     names = [str(index) for index in range(80)]
     (out / "data.yaml").write_text(json.dumps({"val": str(copy / "images"), "train": str(copy / "images"),
                                                "nc": 80, "names": names}))
-    env = peer_environment(dict(os.environ), peer_dir, deps)
-    env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"  # the official checkpoint pickles the official Model
-    command = [sys.executable, "-c", DRIVE_TEST_PY, "--weights", str(weights),
-               "--data", str(out / "data.yaml"), "--img-size", str(img_size), "--batch-size", str(batch),
-               "--conf-thres", "0.001", "--iou-thres", str(ACCURACY_IOU), "--save-json", "--device", "cpu",
-               "--no-trace", "--project", str(out / "peer"), "--name", "test", "--exist-ok"]
-    result = run_logged(command, out / "logs" / "test_py.log", env=env, cwd=str(out))
-    found = list((out / "peer" / "test").glob("*_predictions.json"))
-    if result.returncode != 0 or not found:
+    command = [str(python), str(TEST_PY), "--weights", str(weights), "--data", str(out / "data.yaml"),
+               "--img-size", str(img_size), "--batch-size", str(batch), "--conf-thres", "0.001",
+               "--iou-thres", str(ACCURACY_IOU), "--save-json", "--project", str(out / "peer")]
+    result = run_logged(command, out / "logs" / "test_py.log", env=venvs.peer_environment(os.environ), cwd=str(out))
+    said = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    found = json.loads(said[-1][len("RESULT "):]) if said else {}
+    if result.returncode != 0 or not found.get("predictions"):
         raise EnvironmentFault(f"the official test.py did not finish (exit {result.returncode}); see "
                                f"{out / 'logs' / 'test_py.log'}")
     table = re.search(r"^\s+all\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+([\d.]+)", result.stdout + result.stderr,
                       re.MULTILINE)
     (out / "test_py_table.json").write_text(json.dumps(
         {"map_50": float(table.group(1)), "map_50_95": float(table.group(2))} if table else {}))
-    return found[0]
+    return Path(found["predictions"]), found
 
 
 def score_json(predictions: Path, instances: Path) -> tuple[float, float, int]:
@@ -137,9 +124,7 @@ def run_detbench(data: Path, weights: Path, img_size: int, out: Path, preprocess
             "benchmark.accuracy.multi_label=true", "benchmark.layer_timing=false", "benchmark.warmup=1",
             "benchmark.repeats=1", "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",
             "dataset.limit=null", f"run.output_dir={out / 'detbench'}", f"run.id={run_id}"]
-    command = [sys.executable, str(PROJECT_ROOT / "benchmark.py"), "--config", str(PROJECT_ROOT / "configs" / "shapes.yaml")]
-    for item in sets:
-        command += ["--set", item]
+    command = benchmark_command(PROJECT_ROOT / "configs" / "shapes.yaml", sets)
     result = run_logged(command, out / "logs" / f"detbench_{run_id}.log", cwd=str(PROJECT_ROOT))
     summary = out / "detbench" / run_id / "summary.json"
     if result.returncode != 0 or not summary.is_file():
@@ -155,13 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.output_dir or PROJECT_ROOT / "outputs" / "official_map" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     out.mkdir(parents=True, exist_ok=True)
     cache = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
-    peer_dir = ensure_peer_code(cache, ensure_wheel(cache, None, out / "logs"))
-    deps = ensure_peer_deps(cache, out / "logs")
+    python = ensure_official_venv(cache, ensure_wheel(cache, None, out / "logs"))
     weights = next(args.data.glob("*.pt"))
     rows, official = [], {}
     for batch in args.batch_size:
         print(f"official test.py on {args.data} at {args.img_size} px, batch {batch}...", flush=True)
-        predictions = run_test_py(peer_dir, deps, args.data, weights, args.img_size, batch, out)
+        predictions, _ = run_test_py(python, args.data, weights, args.img_size, batch, out)
         official[batch] = score_json(predictions, args.data / "instances.json")
         rows.append((f"test.py at batch {batch}, its json scored by pycocotools", *official[batch][:2]))
         table = json.loads((out / f"test_py_batch_{batch}" / "test_py_table.json").read_text())

@@ -1,5 +1,6 @@
-"""The parity benchmark's rounds: each runs the official loop (peer.py, in its own process), then every detbench
-configuration (benchmark.py, in its own process), interleaved so a shared machine's drift spreads over all."""
+"""The parity benchmark's rounds: each runs the official loop (drivers/run_yolov7_detect.py, in the official code's
+own venv), then every detbench configuration (benchmark.py, in its own process), interleaved so a shared machine's
+drift spreads over all."""
 from __future__ import annotations
 
 import argparse
@@ -12,19 +13,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.peers.yolov7_official.peer_cache import SetupError, run_logged
-from benchmarks.peers.yolov7_official.results import REFERENCE, RoundResult, Row, agreement_counts, read_detections_csv, summarize
-from benchmarks.peers.yolov7_official.specs import PROJECT_ROOT, RuntimeSpec, detbench_command, failure_note, peer_environment
+from benchmarks.common.rounds import alternated
+from benchmarks.peers import venvs
+from benchmarks.peers.yolov7_official.facts import CONF_THRES, IOU_THRES, PEER_CFG
+from benchmarks.peers.yolov7_official.peer_setup import SetupError, run_logged
+from benchmarks.peers.yolov7_official.results import (REFERENCE, RoundResult, Row, agreement_counts,
+                                                      read_detections_csv, summarize)
+from benchmarks.peers.yolov7_official.specs import PROJECT_ROOT, RuntimeSpec, detbench_command, failure_note
 
-PEER_PROGRAM = Path(__file__).resolve().parent / "peer.py"
+PEER_PROGRAM = venvs.DRIVERS / "run_yolov7_detect.py"
 
 
 @dataclass
 class Setup:
     args: argparse.Namespace
     out: Path
-    peer_dir: Path
-    deps_dir: Path
+    peer_python: Path  # the official code's own venv's
     weights: Path
     image_list: Path
     image_names: list[str]
@@ -38,11 +42,11 @@ class Setup:
 def run_official(setup: Setup, round_index: int) -> tuple[RoundResult, dict[str, list[Row]] | None]:
     args = setup.args
     out = setup.out / "peer" / f"r{round_index}"
-    command = [sys.executable, str(PEER_PROGRAM), "--peer-dir", str(setup.peer_dir), "--weights", str(setup.weights),
+    command = [str(setup.peer_python), str(PEER_PROGRAM), "--weights", str(setup.weights),
                "--image-list", str(setup.image_list), "--out", str(out), "--threads", str(args.threads),
                "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--img-size", str(args.img_size),
-               "--arch", args.arch]
-    env = peer_environment(dict(os.environ), setup.peer_dir, setup.deps_dir)
+               "--cfg", PEER_CFG[args.arch], "--conf-thres", str(CONF_THRES), "--iou-thres", str(IOU_THRES)]
+    env = venvs.peer_environment(os.environ)
     try:
         result = run_logged(command, setup.logs / f"r{round_index}-official.log", env=env, cwd=str(out.parent.parent),
                              timeout=args.timeout)
@@ -100,7 +104,7 @@ def load_average() -> str:
 def round_order(labels: list[str], index: int) -> list[str]:
     """The order in which round `index` (from 1) runs the sides: as given in odd rounds, reversed in even ones,
     so that neither side always runs first, just after the other's process has exited."""
-    return list(labels) if index % 2 else list(reversed(labels))
+    return alternated(labels, index - 1)
 
 
 def run_rounds(setup: Setup) -> dict:

@@ -3,12 +3,12 @@ a configuration that did not complete is reported."""
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, Union
 
+from benchmarks.common.detbench_runs import benchmark_command
 from benchmarks.peers.yolov7_official.facts import CONF_THRES, IOU_THRES
 from utils.core.errors import ExitStatus
 
@@ -79,20 +79,7 @@ def detbench_command(python: str, config: str, weights: Path, output_dir: Path, 
         f"benchmark.warmup={warmup}", f"benchmark.repeats={repeats}",
         *spec.overrides(), *extra_sets,
     ]
-    command = [python, str(PROJECT_ROOT / "benchmark.py"), "--config", config]
-    for item in sets:
-        command += ["--set", item]
-    return command
-
-
-def peer_environment(base: dict[str, str], peer_dir: Path, deps_dir: Path) -> dict[str, str]:
-    """The peer's environment: only the unpacked wheel and its extra modules on PYTHONPATH (an inherited
-    PYTHONPATH could put detbench's own models/utils first), a display-free matplotlib backend."""
-    env = {key: value for key, value in base.items() if key != "PYTHONPATH"}
-    env["PYTHONPATH"] = os.pathsep.join([str(peer_dir), str(deps_dir)])
-    env["MPLBACKEND"] = "Agg"
-    env.setdefault("KINETO_LOG_LEVEL", "5")
-    return env
+    return benchmark_command(config, sets, python=python)
 
 
 def failure_note(returncode: int, stderr: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from benchmarks.peers.yolov7_official.facts import CONF_THRES
-from benchmarks.peers.yolov7_official.peer_cache import SetupError
+from benchmarks.peers.yolov7_official.peer_setup import SetupError
 from pipelines.cache_keys import file_sha256
 
 CALIBRATION_VERSION = 2

@@ -1,5 +1,6 @@
-"""benchmarks/peers/yolov7_official_parity.py: its command line and pure helpers. Nothing here downloads the official code or
-runs a model: the script's --help and argument errors end before any setup, and the helpers are plain functions."""
+"""benchmarks/peers/yolov7_official_parity.py: its command line and pure helpers. Nothing here downloads the official
+code or runs a model: the script's --help and argument errors end before any setup, and the helpers are plain
+functions."""
 import argparse
 import os
 import subprocess
@@ -16,7 +17,6 @@ from tests.support.paths import ROOT
 from utils.core.errors import ExitStatus
 
 SCRIPT = ROOT / "benchmarks" / "peers" / "yolov7_official_parity.py"
-PEER = ROOT / "benchmarks" / "peers" / "yolov7_official" / "peer.py"
 
 
 def run_script(*args: str, cache: Path) -> subprocess.CompletedProcess:
@@ -65,20 +65,6 @@ def test_an_output_dir_that_holds_files_is_refused_with_status_2(tmp_path):
     assert "Traceback" not in result.stderr and not (tmp_path / "cache").exists()
 
 
-def test_the_peer_program_imports_no_package_named_models_or_utils_before_it_runs(tmp_path):
-    """Its `models` and `utils` must be the official code's: with packages of those names that refuse to be
-    imported first on its path, the peer program still parses its arguments."""
-    for name in ("models", "utils"):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "__init__.py").write_text(f"raise ImportError('{name} imported at start-up')\n")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    shown = subprocess.run([sys.executable, str(PEER), "--help"], capture_output=True, text=True, env=env, timeout=60)
-    assert shown.returncode == ExitStatus.OK and "--peer-dir" in shown.stdout, shown.stderr
-    refused = subprocess.run([sys.executable, str(PEER), "--threads", "2"], capture_output=True, text=True, env=env,
-                             timeout=60)
-    assert refused.returncode == ExitStatus.USAGE and "required" in refused.stderr
-
-
 def test_runtime_specs_parse_and_label():
     spec = parity_specs.parse_runtime_spec("openvino:bf16")
     assert (spec.backend, spec.precision, spec.flags) == ("openvino", "bf16", ())
@@ -116,12 +102,6 @@ def test_detbench_command_carries_the_brief_settings_and_the_runtime(tmp_path):
                      "runtime.backend=onnxruntime", "runtime.precision=fp32"):
         assert expected in sets, expected
     assert sets[-1] == "benchmark.memory.enabled=false"  # extra sets come last, so they win
-
-
-def test_peer_environment_puts_only_the_official_code_on_the_path(tmp_path):
-    env = parity_specs.peer_environment({"PYTHONPATH": str(ROOT), "HOME": "/home/x"}, tmp_path / "peer", tmp_path / "deps")
-    assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path / "peer"), str(tmp_path / "deps")]
-    assert env["HOME"] == "/home/x" and env["MPLBACKEND"] == "Agg"
 
 
 def test_failure_notes_name_the_cause():

@@ -1,60 +1,62 @@
-"""The peer program of the parity benchmark: the official YOLOv7 detect.py loop, run by rounds.py in its own
-process with only the unpacked official wheel and its extra modules on PYTHONPATH.
+"""The official YOLOv7 detect.py loop over an image list, timed step by step: the peer of
+benchmarks/peers/yolov7_official_parity.py (its package's docstring, THE OFFICIAL LOOP, says every step).
 
-    python benchmarks/peers/yolov7_official/peer.py --peer-dir DIR --weights FILE --image-list FILE --out DIR --threads N \
-        --warmup auto|N --repeats N --img-size N --arch yolov7|yolov7-tiny
+Standalone: run by the Python of the official code's own venv (benchmarks/peers/yolov7_official/peer_setup.py
+makes it with benchmarks/peers/venvs.py; the wheel yolov7-wky-package installed there), never by detbench's, and
+imports nothing of detbench: the official code's top-level packages are also called `models` and `utils`, and here
+they must be the official ones (checked before they are used).
 
-The official code's top-level packages are also called `models` and `utils`: this program imports nothing of
-detbench's packages, only facts.py beside it (on the path as this file's folder) and detbench's errors module,
-loaded by its file path.
+    <venv>/bin/python run_yolov7_detect.py --weights FILE --image-list FILE --out DIR --threads N
+        --warmup auto|N --repeats N --img-size N --cfg cfg/deploy/yolov7.yaml --conf-thres 0.25 --iou-thres 0.45
+
+Writes detections.csv (image, class, score, x1, y1, x2, y2), times.json and images/ into --out. Exit status 0, or
+1 when the official code is not where the venv says it is (detbench's ExitStatus.OK and FAILED); 2 for a mistake
+in the arguments (argparse's).
 """
 from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import json
 import resource
 import statistics
 import sys
 import time
+from importlib.metadata import distribution
 from pathlib import Path
 from typing import Sequence
 
-from facts import CONF_THRES, IOU_THRES, PEER_CFG, PEER_LICENSE, PEER_REQUIREMENT
-
-ERRORS_MODULE = Path(__file__).resolve().parents[3] / "utils" / "core" / "errors.py"
-
-
-def detbench_errors():
-    """detbench's utils/core/errors.py (standard library only), by its path: here `utils` is the official package."""
-    spec = importlib.util.spec_from_file_location("detbench_errors", ERRORS_MODULE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+OFFICIAL = "yolov7-wky-package"  # the distribution of the official code (yolov7_official/facts.py says its pin)
+OK, FAILED = 0, 1
 
 
-ExitStatus = detbench_errors().ExitStatus
+def official_root() -> Path | None:
+    """Where the venv installed the official code, when its `models` and `utils` are the ones imported."""
+    import models as official_models
+    import utils as official_utils
+
+    root = Path(distribution(OFFICIAL).locate_file("")).resolve()
+    for package in (official_models, official_utils):
+        location = Path(package.__file__).resolve()
+        if location.parent.parent != root:
+            print(f"error: {package.__name__} resolves to {location}, not to the official code in {root}",
+                  file=sys.stderr)
+            return None
+    return root
 
 
 def run_peer(args: argparse.Namespace) -> int:
-    """The official detect.py steps over the image list (the package's docstring: THE OFFICIAL LOOP)."""
-    peer_dir = Path(args.peer_dir).resolve()
+    """The official detect.py steps over the image list (THE OFFICIAL LOOP)."""
     out = Path(args.out)
     import cv2
     import numpy as np
     import torch
     import yaml
 
+    peer_dir = official_root()
+    if peer_dir is None:
+        return FAILED
     import models as official_models
-    import utils as official_utils
-
-    for package in (official_models, official_utils):
-        location = Path(package.__file__).resolve()
-        if peer_dir not in location.parents:
-            print(f"error: {package.__name__} resolves to {location}, not to the official code in {peer_dir}",
-                  file=sys.stderr)
-            return ExitStatus.FAILED
     from models.common import Conv
     from models.yolo import Model
     from utils.datasets import letterbox
@@ -62,7 +64,7 @@ def run_peer(args: argparse.Namespace) -> int:
     from utils.plots import plot_one_box
 
     torch.set_num_threads(args.threads)
-    model = Model(str(peer_dir / PEER_CFG[args.arch]))
+    model = Model(str(peer_dir / args.cfg))
     state = torch.load(args.weights, map_location="cpu", weights_only=True)
     model.load_state_dict(state, strict=True)
     model = model.float().fuse().eval()
@@ -93,7 +95,7 @@ def run_peer(args: argparse.Namespace) -> int:
         with torch.no_grad():
             pred = model(img)[0]
         t2 = time.perf_counter_ns()
-        pred = non_max_suppression(pred, CONF_THRES, IOU_THRES)
+        pred = non_max_suppression(pred, args.conf_thres, args.iou_thres)
         det = pred[0]
         if len(det):
             det[:, :4] = scale_coords(img.shape[2:], det[:, :4], im0.shape)
@@ -131,8 +133,8 @@ def run_peer(args: argparse.Namespace) -> int:
     pipeline = [record["pipeline_ms"] for record in records]
     annotate = [record["annotate_save_ms"] for record in records]
     times = {
-        "peer": {"distribution": PEER_REQUIREMENT, "license": PEER_LICENSE, "models": official_models.__file__,
-                 "cfg": PEER_CFG[args.arch], "steps": "detect.py --no-trace, batch 1, CPU fp32"},
+        "peer": {"distribution": f"{OFFICIAL}=={distribution(OFFICIAL).version}", "models": official_models.__file__,
+                 "cfg": args.cfg, "steps": "detect.py --no-trace, batch 1, CPU fp32"},
         "torch": torch.__version__, "threads": torch.get_num_threads(), "cv2_threads": cv2.getNumThreads(),
         "warmup_images": len(warm), "repeats": args.repeats, "images": [n for _, n in images],
         "detections": len(rows),
@@ -147,7 +149,7 @@ def run_peer(args: argparse.Namespace) -> int:
         "per_image": records,
     }
     (out / "times.json").write_text(json.dumps(times, indent=1))
-    return ExitStatus.OK
+    return OK
 
 
 def whole_number(text: str) -> int:
@@ -159,7 +161,6 @@ def whole_number(text: str) -> int:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--peer-dir", required=True, help="the unpacked wheel")
     parser.add_argument("--weights", required=True, help="the calibrated state_dict")
     parser.add_argument("--image-list", required=True, help="JSON list of [path, name] pairs")
     parser.add_argument("--out", required=True, help="where detections.csv, times.json and images/ go")
@@ -167,7 +168,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", required=True, type=lambda text: text if text == "auto" else whole_number(text))
     parser.add_argument("--repeats", type=whole_number, required=True)
     parser.add_argument("--img-size", type=whole_number, required=True)
-    parser.add_argument("--arch", choices=sorted(PEER_CFG), required=True)
+    parser.add_argument("--cfg", required=True, help="the official model config, relative to the official code")
+    parser.add_argument("--conf-thres", type=float, required=True)
+    parser.add_argument("--iou-thres", type=float, required=True)
     return parser.parse_args(argv)
 
 
