@@ -1,7 +1,8 @@
 """The harness tax: how much slower the forward runs beside each recorder the harness runs, measured apart from
 any run.
 
-    .venv/bin/python benchmarks/overhead/harness_tax.py --arch yolov7-tiny --img-size 640 --rounds 10 [--runtime openvino]
+    .venv/bin/python benchmarks/overhead/harness_tax.py --arch yolov7-tiny --img-size 640 --rounds 10
+        [--runtime openvino]
 
 One process, the same torch threads throughout, one fixed preprocessed batch of the bundled photos. Every round
 runs each configuration for a block of forwards (about --block-s seconds) right beside a bare block of its own
@@ -61,6 +62,8 @@ sys.path.insert(0, str(PROJECT_ROOT))
 import torch  # noqa: E402
 from memory_profiler import memory_usage  # noqa: E402
 
+from benchmarks.common.arguments import model_arguments  # noqa: E402
+from benchmarks.common.rounds import alternated, rotated  # noqa: E402
 from datasets.image_folder import decode_image, find_images, image_loader  # noqa: E402
 from pipelines.contract import FORWARD_STAGE  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
@@ -297,12 +300,9 @@ def pooled_median(results: list[BlockResult], rounds: list[int], field: str) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--arch", default="yolov7-tiny")
-    parser.add_argument("--img-size", type=int, default=640)
-    parser.add_argument("--batch", type=int, default=1)
+    model_arguments(parser, arch="yolov7-tiny", img_size=640, rounds=10)
     parser.add_argument("--runtime", choices=("torch", "onnxruntime", "openvino"), default="torch",
                         help="the runtime of the forward (fp32; ONNX Runtime and OpenVINO run the cached ONNX export)")
-    parser.add_argument("--rounds", type=int, default=10)
     # The memory sampler reads the tree's PSS every few seconds (every 3 s for yolov7-tiny here): a block must
     # outlast that spacing for the reads to land among the timed forwards, as they do in a run.
     parser.add_argument("--block-s", type=float, default=4.0, help="seconds of forwards per configuration per round")
@@ -363,9 +363,8 @@ def main() -> None:
             others = [name for name in names if name != "bare"]
             with ContentionRecorder() as machine:
                 for round_index in range(args.rounds):
-                    shift = round_index % len(others)
-                    for name in others[shift:] + others[:shift]:
-                        order = ("bare", name) if round_index % 2 == 0 else (name, "bare")
+                    for name in rotated(others, round_index):
+                        order = alternated(("bare", name), round_index)
                         blocks = {part: bench.run_block(configurations[part], forwards) for part in order}
                         for part in ("bare", name):
                             results[part].append(blocks[part])

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import torch  # noqa: E402
 
+from benchmarks.common.arguments import model_arguments  # noqa: E402
 from models import build_model, fuse_model  # noqa: E402
 from utils.core.errors import command_status  # noqa: E402
 from utils.measure.layers.model_timing import ModelTiming  # noqa: E402
@@ -34,10 +35,7 @@ def timed_forward(model: torch.nn.Module, batch: torch.Tensor) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--arch", default="yolov7")
-    parser.add_argument("--img-size", type=int, default=640)
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=10)
+    model_arguments(parser, arch="yolov7", img_size=640, rounds=10)
     parser.add_argument("--warmup", type=int, default=2)
     args = parser.parse_args()
 

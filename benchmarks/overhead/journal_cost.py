@@ -2,7 +2,8 @@
 and its detections flushed as the batch ends (utils/measure/steps/journal.py), against the record kept in memory
 until the run ends.
 
-    .venv/bin/python benchmarks/overhead/journal_cost.py --rounds 9 [--arch yolov7-tiny --img-size 320 --batches 30 --threads 1]
+    .venv/bin/python benchmarks/overhead/journal_cost.py --rounds 9
+        [--arch yolov7-tiny --img-size 320 --batches 30 --threads 1]
 
 One process, one pipeline on seeded random weights, the bundled photos decoded once and handed to the harness's
 own batch loop (utils.measure.steps.timed_batch.batch_loop with a StepTimer), batch 1. Each round runs three blocks of
@@ -30,6 +31,7 @@ os.environ.setdefault("KINETO_LOG_LEVEL", "5")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(PROJECT_ROOT))
 
+from benchmarks.common.rounds import rotated  # noqa: E402
 from datasets.image_folder import decode_image, find_images  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
@@ -93,8 +95,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         block(pipeline, samples, 3, Path(scratch) / "warm-up", journal=True)
         for number in range(args.rounds):
-            order = BLOCKS[number % 3:] + BLOCKS[:number % 3]
-            for name in order:
+            for name in rotated(BLOCKS, number):
                 p50, wall = block(pipeline, samples, args.batches, Path(scratch) / f"{number}-{name}",
                                   journal=name == "journal")
                 p50s[name].append(p50)

@@ -26,8 +26,9 @@ import numpy as np
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(PROJECT_ROOT))
 
+from benchmarks.common.detbench_runs import as_sets  # noqa: E402
 from utils.core.errors import command_status  # noqa: E402
-from utils.storage import layout# noqa: E402
+from utils.storage import layout  # noqa: E402
 
 
 def synthetic_image(width: int = 640, height: int = 480, seed: int = 0) -> np.ndarray:
@@ -50,10 +51,8 @@ def write_copies(folder: Path, image: np.ndarray, count: int) -> None:
 
 
 def memory_summary(config: str, dataset: Path, run_id: str, output_dir: str, overrides: list[str]) -> dict:
-    command = [sys.executable, "benchmark.py", "--config", config, "--set", f"dataset.path={dataset}",
-               "--set", f"run.id={run_id}", "--set", f"run.output_dir={output_dir}"]
-    for override in overrides:
-        command += ["--set", override]
+    command = [sys.executable, "benchmark.py", "--config", config,
+               *as_sets([f"dataset.path={dataset}", f"run.id={run_id}", f"run.output_dir={output_dir}", *overrides])]
     print("$", " ".join(command), flush=True)
     subprocess.run(command, cwd=PROJECT_ROOT, check=True)
     return json.loads((PROJECT_ROOT / output_dir / run_id / layout.SUMMARY).read_text())["memory"]

@@ -19,6 +19,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from benchmarks.common.rounds import alternated  # noqa: E402
 from pipelines.boxes import nms  # noqa: E402
 
 COUNTS = (500, 1000, 2000, 3000, 4000, 8000, 30000)
@@ -56,9 +57,8 @@ def main() -> int:
             repeats = max(1, int(2000 / count))
             times: dict[str, list[float]] = {way: [] for way in ways}
             for number in range(args.rounds):
-                order = list(ways) if number % 2 == 0 else list(reversed(ways))
                 kept = {}
-                for way in order:
+                for way in alternated(list(ways), number):
                     milliseconds, kept[way] = timed_ms(ways[way], boxes, scores, labels, repeats)
                     times[way].append(milliseconds)
                 if not torch.equal(kept["one call"], kept["by class"]):

@@ -35,6 +35,8 @@ os.environ.setdefault("KINETO_LOG_LEVEL", "5")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(PROJECT_ROOT))
 
+from benchmarks.common.arguments import model_arguments  # noqa: E402
+from benchmarks.common.rounds import rotated  # noqa: E402
 from datasets.image_folder import decode_image, find_images  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.torch.session import TorchEager  # noqa: E402
@@ -87,10 +89,7 @@ def pause(spy: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--arch", default="yolov7-tiny")
-    parser.add_argument("--img-size", type=int, default=320)
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=15)
+    model_arguments(parser, arch="yolov7-tiny", img_size=320, rounds=15)
     parser.add_argument("--block-s", type=float, default=3.0)
     parser.add_argument("--settle-s", type=float, default=1.0, help="untimed batches before every block")
     parser.add_argument("--rates", default=str(ProfilingSection().rate),
@@ -127,8 +126,7 @@ def main() -> None:
             shares, others = [], []
             names = list(medians)
             for round_index in range(args.rounds):
-                shift = round_index % len(names)
-                for name in names[shift:] + names[:shift]:
+                for name in rotated(names, round_index):
                     if name == SAMPLED:
                         os.kill(spy.pid, signal.SIGCONT)
                     else:

@@ -25,6 +25,10 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common.detbench_runs import as_sets  # noqa: E402
+from benchmarks.common.rounds import alternated  # noqa: E402
 COMMON = ["benchmark.accuracy.enabled=false", "benchmark.layer_timing=false", "benchmark.repeats=5",
           "outputs.plots=false", "outputs.save_images=false", "outputs.report=false"]
 
@@ -32,8 +36,7 @@ COMMON = ["benchmark.accuracy.enabled=false", "benchmark.layer_timing=false", "b
 def arguments(runtime: str, batch: int, threads: int, extra: list[str], run_id: str) -> list[str]:
     sets = [*COMMON, f"runtime.backend={runtime}", f"runtime.threads={threads}", f"dataset.batch_size={batch}",
             *extra, f"run.id={run_id}"]
-    config = str(ROOT / "configs" / "samples_tiny.yaml")
-    return ["--config", config, *(part for item in sets for part in ("--set", item))]
+    return ["--config", str(ROOT / "configs" / "samples_tiny.yaml"), *as_sets(sets)]
 
 
 def p50_per_image(run_dir: Path) -> dict[str, float]:
@@ -84,7 +87,7 @@ def main() -> int:
         for pair in range(args.pairs):
             ways = [("alone", alone), ("shared", shared)]
             figures = {}
-            for way, run in (ways if pair % 2 == 0 else ways[::-1]):
+            for way, run in alternated(ways, pair):
                 figures[way], seconds = run(runtime, args, folder, f"{runtime}-{way}-{pair}")
                 walls[way].append(seconds)
             for step in ratios:

@@ -1,6 +1,7 @@
 """detbench on OpenVINO fp32 against OpenVINO's own benchmark_app, on the same ONNX file and thread count.
 
-    .venv/bin/python benchmarks/peers/openvino_benchmark_app.py [--rounds 3] [--threads 2] [--arch yolov7-tiny] [--seconds 15]
+    .venv/bin/python benchmarks/peers/openvino_benchmark_app.py [--rounds 3] [--threads 2] [--arch yolov7-tiny]
+        [--seconds 15]
 
 Three questions, each against the peer that answers it:
   - throughput at equal settings: detbench's offline scenario (MLPerf LoadGen drives the whole pipeline:
@@ -44,6 +45,8 @@ from typing import Optional
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(PROJECT_ROOT))
 
+from benchmarks.common.detbench_runs import benchmark_command, undecoded_ms_per_image  # noqa: E402
+from benchmarks.common.rounds import alternated  # noqa: E402
 from utils.core.errors import FailedRun, command_status  # noqa: E402
 from utils.record.statistics import GOAL_INTERVAL as INTERVAL, judge_against, median_confidence_interval  # noqa: E402
 
@@ -83,11 +86,7 @@ def detbench_command(args: argparse.Namespace, out: Path, run_id: str, scenario:
         sets.append(f"benchmark.loadgen.min_duration_s={args.seconds}")
     else:
         sets.append(f"benchmark.min_time_s={args.seconds}")
-    command = [sys.executable, str(PROJECT_ROOT / "benchmark.py"), "--config", str(PROJECT_ROOT / "configs" /
-                                                                                       "samples.yaml")]
-    for item in sets:
-        command += ["--set", item]
-    return command
+    return benchmark_command(PROJECT_ROOT / "configs" / "samples.yaml", sets)
 
 
 LOADS: dict[str, list[float]] = {}
@@ -183,9 +182,7 @@ def main() -> None:
             run(detbench_command(args, out, single_id, "single_stream", 1), timeout, "single_images_per_s")
             single = json.loads((out / single_id / "summary.json").read_text())
             row["single_images_per_s"] = single["pipeline_latency"]["images_per_s"]
-            steps = single["steps"]
-            undecoded_ms = (steps["pipeline"]["total_ms"] - steps["load"]["total_ms"]) / single["images_timed"]
-            row["single_undecoded_per_s"] = 1000.0 / undecoded_ms
+            row["single_undecoded_per_s"] = 1000.0 / undecoded_ms_per_image(single)
             forward_ms = single["forward"]["p50_ms_per_image"]
             row["single_forward_per_s"] = 1000.0 / forward_ms if forward_ms else None
 
@@ -196,7 +193,7 @@ def main() -> None:
             groups.append((app_latency, single_stream))
         for group in groups:
             # Every other round detbench goes first, so neither side always runs right after the other's exit.
-            for measure in (group if index % 2 == 0 else tuple(reversed(group))):
+            for measure in alternated(group, index):
                 measure()
         rows.append(row)
         print(f"round {index}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
@@ -211,8 +208,8 @@ def main() -> None:
         return (f"{statistics.median(values):.2f}" if values else "n/a") + \
             (f" (load average {min(loads):.1f}-{max(loads):.1f})" if loads else "")
 
-    print(f"\nopenvino_benchmark_app: {args.arch} at {args.img_size}x{args.img_size}, {args.threads} threads, {args.rounds} "
-          f"interleaved rounds of {args.seconds} s each side; ONNX {onnx}; benchmark_app chose {streams} stream(s) "
+    print(f"\nopenvino_benchmark_app: {args.arch} at {args.img_size}x{args.img_size}, {args.threads} threads, "
+          f"{args.rounds} interleaved rounds of {args.seconds} s each side; ONNX {onnx}; benchmark_app chose {streams} stream(s) "
           f"for throughput; detbench's streams auto: {[r.get('offline_streams') for r in rows]}")
     for name in ("app_throughput_fps", "offline_samples_per_s", "offline_forward_per_s",
                  "offline_f32_input_samples_per_s", "app_default_fps",

@@ -28,6 +28,8 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from benchmarks.common.machine import flags_starting  # noqa: E402
+from benchmarks.common.rounds import rotated  # noqa: E402
 from datasets.image_folder import decode_image, find_images  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.base import PreparedForward  # noqa: E402
@@ -107,15 +109,13 @@ def main() -> int:
     for call in calls.values():
         for _ in range(WARMUP):
             call()
-    flags = sorted({flag for flag in Path("/proc/cpuinfo").read_text().split() if flag.startswith(
-        ("avx512_bf16", "amx", "avx512_vnni", "avx_vnni"))})
+    flags = flags_starting(("avx512_bf16", "amx", "avx512_vnni", "avx_vnni"))
     print(f"{args.file.name}, {array.shape}, {args.threads} threads, CPU flags {' '.join(flags)}; {args.rounds} "
           f"rounds of {args.forwards} forwards per side")
     figures: dict[str, list[float]] = {side: [] for side in calls}
     sides = list(calls)
     for number in range(args.rounds):
-        order = sides[number % len(sides):] + sides[:number % len(sides)]
-        for side in order:
+        for side in rotated(sides, number):
             figures[side].append(block_ms(calls[side], args.forwards))
         print(f"round {number + 1}: " + ", ".join(f"{side} {figures[side][-1]:.2f}" for side in sides), flush=True)
     print("median forward over rounds (ms): " + ", ".join(

@@ -26,6 +26,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torchvision.models import detection  # noqa: E402
 
+from benchmarks.common.detbench_runs import benchmark_command  # noqa: E402
 from datasets.image_folder import decode_image, find_images  # noqa: E402
 from pipelines.dense.facts import ARCHS as DENSE_ARCHS  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
@@ -75,13 +76,11 @@ def against_torchvision(arch: str, images: list[np.ndarray], size: int | None) -
 
 def on_runtime(arch: str, backend: str, images: Path, size: int | None, out: Path) -> str:
     """A whole detbench run on `backend` at fp32: its equal-detections verdict, or the refusal it ends with."""
-    command = [sys.executable, str(ROOT / "benchmark.py"), "--config", str(ROOT / "configs" / "samples_tiny.yaml"),
-               "--set", f"model.arch={arch}", "--set", f"dataset.path={images}", "--set", f"run.output_dir={out}",
-               "--set", f"run.id={arch}-{backend}", "--set", f"runtime.backend={backend}",
-               "--set", f"preprocess.img_size={size if size else 'null'}", "--set", "dataset.batch_size=1",
-               "--set", "benchmark.repeats=1", "--set", "benchmark.layer_timing=false",
-               "--set", "outputs.save_images=false", "--set", "outputs.plots=false",
-               "--set", "benchmark.accuracy.enabled=false"]
+    command = benchmark_command(ROOT / "configs" / "samples_tiny.yaml", [
+        f"model.arch={arch}", f"dataset.path={images}", f"run.output_dir={out}", f"run.id={arch}-{backend}",
+        f"runtime.backend={backend}", f"preprocess.img_size={size if size else 'null'}", "dataset.batch_size=1",
+        "benchmark.repeats=1", "benchmark.layer_timing=false", "outputs.save_images=false", "outputs.plots=false",
+        "benchmark.accuracy.enabled=false"])
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode == 2:
         return "refused: " + done.stderr.strip().splitlines()[-1].removeprefix("error: ")

@@ -1,6 +1,7 @@
 """detbench on real exported files against what their exporter itself says: shared/data/ultra's YOLO11n.
 
-    .venv/bin/python benchmarks/peers/ultralytics_exported_files.py [--ultra ../shared/data/ultra] [--map] [--runtimes ...]
+    .venv/bin/python benchmarks/peers/ultralytics_exported_files.py [--ultra ../shared/data/ultra] [--map]
+        [--runtimes ...]
         [--precisions fp32 bf16]
 
 For each file (ONNX static, dynamic, with NMS; the OpenVINO IR) and each runtime that reads it: detections on
@@ -22,6 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from benchmarks.common.detbench_runs import benchmark_command  # noqa: E402
+from benchmarks.common.machine import flags_starting  # noqa: E402
 from datasets.image_folder import decode_image  # noqa: E402
 from pipelines.contract import Detections  # noqa: E402
 from pipelines.registry import family_for  # noqa: E402
@@ -77,15 +80,12 @@ def run_row(file: Path, backend: str, precision: str, out: Path, data: Path) -> 
     """A whole run on the first 100 labelled shapes scenes (int8 calibrates on the last 50 of them): images/s,
     the forward's p50, the verdict with labels (the mAP drop against the reference, its interval) and agreement."""
     run_id = f"{file.name.replace('.', '-')}-{backend}-{precision}"  # the static ONNX and the IR share a stem
-    command = [sys.executable, str(ROOT / "benchmark.py"), "--config", str(ROOT / "configs" / "samples_tiny.yaml"),
-               "--set", f"model.file={file}", "--set", "preprocess.img_size=null",
-               "--set", f"dataset.path={data / 'shapes' / 'images'}", "--set", "dataset.limit=150",
-               "--set", f"dataset.labels={data / 'shapes' / 'labels'}", "--set", "runtime.calibration.images=50",
-               "--set", "benchmark.accuracy.images=100",
-               "--set", "dataset.batch_size=1", "--set", f"runtime.backend={backend}",
-               "--set", f"runtime.precision={precision}", "--set", f"run.output_dir={out}", "--set", f"run.id={run_id}",
-               "--set", "benchmark.layer_timing=false", "--set", "outputs.save_images=false",
-               "--set", "outputs.plots=false", "--set", "benchmark.repeats=5"]
+    command = benchmark_command(ROOT / "configs" / "samples_tiny.yaml", [
+        f"model.file={file}", "preprocess.img_size=null", f"dataset.path={data / 'shapes' / 'images'}",
+        "dataset.limit=150", f"dataset.labels={data / 'shapes' / 'labels'}", "runtime.calibration.images=50",
+        "benchmark.accuracy.images=100", "dataset.batch_size=1", f"runtime.backend={backend}",
+        f"runtime.precision={precision}", f"run.output_dir={out}", f"run.id={run_id}", "benchmark.layer_timing=false",
+        "outputs.save_images=false", "outputs.plots=false", "benchmark.repeats=5"])
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         return f"exit {done.returncode}: {(done.stderr.strip().splitlines() or [''])[-1]}"
@@ -111,9 +111,8 @@ def main() -> int:
     args = parser.parse_args()
     expected = json.loads((args.ultra / "expected.json").read_text())
     data = args.ultra.parent
-    flags = [flag for flag in open("/proc/cpuinfo").read().split("flags")[1].split("\n")[0].split()
-             if flag.startswith(("avx512_bf16", "amx", "avx512_vnni", "avx_vnni", "avx2"))]
-    print(f"CPU flags: {' '.join(sorted(set(flags)))}; {torch.get_num_threads()} threads; Ultralytics' val mAP "
+    flags = flags_starting(("avx512_bf16", "amx", "avx512_vnni", "avx_vnni", "avx2"))
+    print(f"CPU flags: {' '.join(flags)}; {torch.get_num_threads()} threads; Ultralytics' val mAP "
           f"{expected['val']['map50_95']} ({expected['val']['how']})")
     with tempfile.TemporaryDirectory() as out:
         for what, name in FILES.items():

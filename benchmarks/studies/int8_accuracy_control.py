@@ -31,24 +31,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common.detbench_runs import benchmark_command  # noqa: E402
+from benchmarks.common.machine import flags_among  # noqa: E402
+from benchmarks.common.rounds import alternated  # noqa: E402
+
 CASES = ("yolo11n", "tiny", "broken")
 FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8", "amx_bf16")
 
 
-def cpu_flags() -> list[str]:
-    text = Path("/proc/cpuinfo").read_text()
-    flags = next((line.partition(":")[2].split() for line in text.splitlines() if line.startswith("flags")), [])
-    return [flag for flag in FLAGS if flag in flags]
-
-
 def run(out: Path, run_id: str, *overrides: str) -> dict:
-    command = [sys.executable, str(ROOT / "benchmark.py"), "--config", str(ROOT / "configs" / "shapes.yaml"),
-               "--set", "runtime.backend=openvino", "--set", "runtime.threads=2", "--set", "dataset.batch_size=1",
-               "--set", "benchmark.layer_timing=false", "--set", "outputs.save_images=false",
-               "--set", "outputs.plots=false", "--set", "benchmark.repeats=5", "--set", f"run.output_dir={out}",
-               "--set", f"run.id={run_id}"]
-    for override in overrides:
-        command += ["--set", override]
+    command = benchmark_command(ROOT / "configs" / "shapes.yaml", [
+        "runtime.backend=openvino", "runtime.threads=2", "dataset.batch_size=1", "benchmark.layer_timing=false",
+        "outputs.save_images=false", "outputs.plots=false", "benchmark.repeats=5", f"run.output_dir={out}",
+        f"run.id={run_id}", *overrides])
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{run_id}: exit {done.returncode}: {done.stderr.strip()[-2000:]}")
@@ -72,7 +67,9 @@ def verdict(summary: dict) -> str:
     return f"{agreement.get('verdict')}{shown}"
 
 
-def ratio_line(name: str, ratios: list[float]) -> str:
+def ratio_line(name: str, slower: list[dict], faster: list[dict]) -> str:
+    """The forward p50 of `slower`'s runs over `faster`'s, round by round: the median and the extreme rounds."""
+    ratios = [forward_ms(a) / forward_ms(b) for a, b in zip(slower, faster)]
     return f"{name}: x{statistics.median(ratios):.2f} (rounds {min(ratios):.2f} to {max(ratios):.2f})"
 
 
@@ -81,9 +78,18 @@ def interleaved(out: Path, rounds: int, cases: dict[str, list[str]]) -> dict[str
     found: dict[str, list[dict]] = {name: [] for name in cases}
     names = list(cases)
     for number in range(rounds):
-        for name in (names if number % 2 == 0 else names[::-1]):
+        for name in alternated(names, number):
             found[name].append(run(out, f"{name}-{number}", *cases[name]))
     return found
+
+
+def three_ways(out: Path, rounds: int, case: str, base: list[str], plain: str) -> tuple[list, list, list]:
+    """fp32, int8 with accuracy control and int8 without it (run `<case>-int8-<plain>`), interleaved."""
+    found = interleaved(out, rounds, {
+        f"{case}-fp32": [*base, "runtime.precision=fp32"],
+        f"{case}-int8": [*base, "runtime.precision=int8"],
+        f"{case}-int8-{plain}": [*base, "runtime.precision=int8", "runtime.calibration.accuracy_control=false"]})
+    return found[f"{case}-fp32"], found[f"{case}-int8"], found[f"{case}-int8-{plain}"]
 
 
 def labelled_drop(ultra: Path, data: Path, deployed: str, scored: int) -> tuple[float, float]:
@@ -129,7 +135,7 @@ def main() -> int:
     parser.add_argument("--cases", nargs="*", choices=CASES, default=list(CASES))
     args = parser.parse_args()
     data = args.ultra.parent
-    flags = cpu_flags()
+    flags = flags_among(FLAGS)
     print(f"CPU: {' '.join(flags)}; OpenVINO, 2 threads, batch 1; {args.rounds} interleaved rounds")
     with tempfile.TemporaryDirectory() as directory:
         out = Path(directory)
@@ -151,11 +157,7 @@ def main() -> int:
 
 
 def yolo11n_case(out: Path, args: argparse.Namespace, data: Path, yolo11: list[str]) -> None:
-    found = interleaved(out, args.rounds, {
-        "yolo11n-fp32": [*yolo11, "runtime.precision=fp32"],
-        "yolo11n-int8": [*yolo11, "runtime.precision=int8"],
-        "yolo11n-int8-plain": [*yolo11, "runtime.precision=int8", "runtime.calibration.accuracy_control=false"]})
-    fp32, int8, plain = found["yolo11n-fp32"], found["yolo11n-int8"], found["yolo11n-int8-plain"]
+    fp32, int8, plain = three_ways(out, args.rounds, "yolo11n", yolo11, "plain")
     entry = control(int8[0])
     print("\nYOLO11n (static ONNX, 320), judged without labels")
     print(f"  accuracy control: {entry.get('outcome')}, drop on the calibration images "
@@ -166,29 +168,21 @@ def yolo11n_case(out: Path, args: argparse.Namespace, data: Path, yolo11: list[s
     reference_map, deployed_map = labelled_drop(args.ultra, data, entry["deployed_file"], 100)
     print(f"  checked by the labels of the 100 scored scenes: fp32 mAP {reference_map:.4f}, int8 "
           f"{deployed_map:.4f}, drop {reference_map - deployed_map:+.4f} (budget 0.01)")
-    print("  " + ratio_line("int8 (accuracy control) over fp32, forward p50",
-                            [forward_ms(a) / forward_ms(b) for a, b in zip(fp32, int8)]))
-    print("  " + ratio_line("plain int8 over fp32, forward p50",
-                            [forward_ms(a) / forward_ms(b) for a, b in zip(fp32, plain)]))
+    print("  " + ratio_line("int8 (accuracy control) over fp32, forward p50", fp32, int8))
+    print("  " + ratio_line("plain int8 over fp32, forward p50", fp32, plain))
     print(f"  fp32 forward p50 {statistics.median(forward_ms(s) for s in fp32):.2f} ms; plain int8 verdict "
           f"{verdict(plain[0])}")
 
 
 def tiny_case(out: Path, args: argparse.Namespace, tiny: list[str]) -> None:
-    found = interleaved(out, args.rounds, {
-        "tiny-fp32": [*tiny, "runtime.precision=fp32"],
-        "tiny-int8": [*tiny, "runtime.precision=int8"],
-        "tiny-int8-head": [*tiny, "runtime.precision=int8", "runtime.calibration.accuracy_control=false"]})
-    fp32, int8, head = found["tiny-fp32"], found["tiny-int8"], found["tiny-int8-head"]
+    fp32, int8, head = three_ways(out, args.rounds, "tiny", tiny, "head")
     entry = control(int8[0])
     print("\nYOLOv7-tiny on the shapes (320), 150 labelled scenes scored, 50 calibrating")
     print(f"  accuracy control: {entry.get('outcome')}, {entry.get('drop_before')} -> {entry.get('drop_after')}; "
           f"{entry.get('operations_reverted', 0)} operations returned to float")
     print(f"  verdict: {verdict(int8[0])}; hand-chosen head: {verdict(head[0])}")
-    print("  " + ratio_line("int8 (accuracy control) over fp32", [forward_ms(a) / forward_ms(b)
-                                                                   for a, b in zip(fp32, int8)]))
-    print("  " + ratio_line("int8 (accuracy control) over the hand-chosen head",
-                            [forward_ms(a) / forward_ms(b) for a, b in zip(head, int8)]))
+    print("  " + ratio_line("int8 (accuracy control) over fp32", fp32, int8))
+    print("  " + ratio_line("int8 (accuracy control) over the hand-chosen head", head, int8))
 
 
 def broken_case(out: Path, tiny: list[str]) -> None:

@@ -1,7 +1,8 @@
 """tune against the exhaustive sweep on the same space: both times, both answers, and the two winners judged
 against each other in interleaved rounds.
 
-    .venv/bin/python benchmarks/studies/tune_vs_sweep.py [--batch 1,2,4] [--threads 1,2] [--runtimes R1,R2] [--minutes M]
+    .venv/bin/python benchmarks/studies/tune_vs_sweep.py [--batch 1,2,4] [--threads 1,2] [--runtimes R1,R2]
+        [--minutes M]
         [--rounds 3]
         [--set KEY=VALUE ...] [--data DIR [--labels PATH] [--weights FILE] [--img-size N]]
     .venv/bin/python benchmarks/studies/tune_vs_sweep.py --data ../shared/data/shapes/images \
@@ -43,6 +44,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common.detbench_runs import as_sets  # noqa: E402
+from benchmarks.common.rounds import alternated  # noqa: E402
 from pipelines.runtimes.registry import SPECS  # noqa: E402
 from utils.measure.below_layer.kernels import DECIDING_FLAGS  # noqa: E402
 from utils.commands.tune.space import precision_refusal, this_machine  # noqa: E402
@@ -86,10 +89,6 @@ def benchmark(*arguments: str) -> tuple[int, float, str]:
     return done.returncode, time.monotonic() - started, done.stdout + done.stderr
 
 
-def sets(items: list[str]) -> list[str]:
-    return [part for item in items for part in ("--set", item)]
-
-
 def runtimes(args: argparse.Namespace) -> list[str]:
     installed = this_machine().installed
     return [name for name in installed if not args.runtimes or name in args.runtimes.split(",")]
@@ -101,7 +100,7 @@ def run_sweeps(folder: Path, args: argparse.Namespace) -> tuple[float, dict]:
     for name in runtimes(args):
         precisions = [p for p in SPECS[name].precisions if precision_refusal(p, machine) is None]
         status, seconds, output = benchmark(
-            "--config", str(CONFIG), *sets(args.overrides + [f"run.output_dir={folder}", f"run.id=sweep_{name}",
+            "--config", str(CONFIG), *as_sets(args.overrides + [f"run.output_dir={folder}", f"run.id=sweep_{name}",
                                                                f"runtime.backend={name}", "runtime.pinning=false"]),
             "--sweep", f"runtime.precision={','.join(precisions)}", "--sweep", f"dataset.batch_size={args.batch}",
             "--sweep", f"runtime.threads={args.threads}")
@@ -151,7 +150,7 @@ def int8_pairs(folder: Path) -> list[str]:
 def run_tune(folder: Path, args: argparse.Namespace, minutes: float, run_id: str) -> tuple[int, float, dict, str]:
     status, seconds, output = benchmark(
         "tune", "--config", str(CONFIG), "--minutes", f"{minutes:.2f}",
-        *sets(args.overrides + [f"run.output_dir={folder}", f"run.id={run_id}", "runtime.pinning=false"]),
+        *as_sets(args.overrides + [f"run.output_dir={folder}", f"run.id={run_id}", "runtime.pinning=false"]),
         "--sweep", f"dataset.batch_size={args.batch}", "--sweep", f"runtime.threads={args.threads}",
         *(["--sweep", f"runtime.backend={','.join(runtimes(args))}"] if args.runtimes else []))
     document = folder / run_id / "sweep.json"
@@ -180,9 +179,9 @@ def head_to_head(folder: Path, args: argparse.Namespace, tuned: dict, swept: dic
     for number in range(1, args.rounds + 1):
         pair = [("tune", tuned), ("sweep", swept)]
         figures = {}
-        for label, values in (pair if number % 2 else pair[::-1]):
+        for label, values in alternated(pair, number - 1):
             run_id = f"head_{stamp}_{label}_{number}"
-            benchmark("--config", str(CONFIG), *sets(args.overrides + [f"{k}={v}" for k, v in values.items()]
+            benchmark("--config", str(CONFIG), *as_sets(args.overrides + [f"{k}={v}" for k, v in values.items()]
                                                      + [f"run.output_dir={folder}", f"run.id={run_id}"]))
             figures[label] = p50(folder / run_id)
         ratios.append(figures["tune"] / figures["sweep"])

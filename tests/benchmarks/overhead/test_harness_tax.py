@@ -17,8 +17,8 @@ NUMBER = r"(\d+\.\d+)"
 def test_the_script_prints_every_configuration_with_its_ratio():
     # One thread: two threads' barriers wait on a busy shared machine far longer than the tiny forwards take.
     result = subprocess.run(
-        [sys.executable, "benchmarks/overhead/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64", "--rounds", "2",
-         "--block-s", "0.05", "--warmup", "1", "--threads", "1"],
+        [sys.executable, "benchmarks/overhead/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64",
+         "--rounds", "2", "--block-s", "0.05", "--warmup", "1", "--threads", "1"],
         cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -65,8 +65,8 @@ def test_the_goal_is_judged_by_the_rounds_interval_not_the_median_alone():
 def _goal_only(*extra: str) -> list[str]:
     """The script's output lines for 3 short rounds of just the goal's rows, tiny model, one thread."""
     result = subprocess.run(
-        [sys.executable, "benchmarks/overhead/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64", "--rounds", "3",
-         "--block-s", "0.05", "--warmup", "1", "--threads", "1", "--goal-only", *extra],
+        [sys.executable, "benchmarks/overhead/harness_tax.py", "--arch", "yolov7-tiny", "--img-size", "64",
+         "--rounds", "3", "--block-s", "0.05", "--warmup", "1", "--threads", "1", "--goal-only", *extra],
         cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()

@@ -1,5 +1,5 @@
-"""benchmarks/overhead/journal_cost.py runs on the harness's own batch loop and journal: a change to either that the script
-did not follow shows here, not on the day the journal's cost is measured again."""
+"""benchmarks/overhead/journal_cost.py runs on the harness's own batch loop and journal: a change to either that the
+script did not follow shows here, not on the day the journal's cost is measured again."""
 import re
 import subprocess
 import sys
