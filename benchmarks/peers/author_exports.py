@@ -8,9 +8,9 @@ Hugging Face DETR, ...):
   1. its own virtual environment `<cache>/<package>/` (benchmarks/peers/venvs.py: Python 3.11, torch==2.14.1
      torchvision==0.29.1 first, then the package and what its exporter needs), created once;
   2. in that environment, as a subprocess (`<venv>/bin/python benchmarks/peers/drivers/export_<model>.py
-     ARGS_JSON`, one driver per package), the author's model built
-     from its config with seeded random weights (nothing can be downloaded), its class head rescaled so that a
-     few queries or anchors per image score above the author's default cut and scores do not tie; the author's
+     ARGS_JSON`, one driver per package), the author's model built from its config with seeded random weights
+     (nothing can be downloaded), its class head rescaled so that a few queries or anchors per image score above
+     the author's default cut and scores do not tie; the author's
      own exporter writes the file into `<cache>/<package>-exports/`, and the author's own predict, through that
      file where the package can (else through its torch model), writes `expected.json` beside it at the
      author's default cut and at 0.05 (rows `[class_id, score, x1, y1, x2, y2]` in original pixels, as in
@@ -79,8 +79,8 @@ PEERS = {
     "transformers": Peer(venvs.VenvSpec("transformers", (("transformers", "timm", "optimum-onnx", "onnx", "onnxruntime",
                                                           "openvino", "pillow"),)), "export_detr_transformers.py"),
 }
-OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "NO_ALBUMENTATIONS_UPDATE": "1",
-           "YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "False", "PYTHONWARNINGS": "ignore"}
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "NO_ALBUMENTATIONS_UPDATE": "1", "YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "False", "PYTHONWARNINGS": "ignore"}
 
 
 def images(data: Path, shapes: int) -> list[str]:

@@ -125,11 +125,11 @@ def existing_venv(folder: Path, made_by: str) -> Path:
     return python
 
 
-def peer_environment(base: Mapping[str, str], extra: Mapping[str, str] = {}) -> dict[str, str]:
+def peer_environment(base: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a peer's driver runs in: `base` without PYTHONPATH (an inherited one could put detbench's
     own `models` and `utils` before the peer's packages of those names), a display-free matplotlib, torch's
     profiler quiet, and `extra` last."""
     env = {key: value for key, value in base.items() if key != "PYTHONPATH"}
     env["MPLBACKEND"] = "Agg"
     env.setdefault("KINETO_LOG_LEVEL", "5")
-    return {**env, **extra}
+    return {**env, **(extra or {})}
