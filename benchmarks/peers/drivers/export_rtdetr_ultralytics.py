@@ -17,10 +17,18 @@ torch.manual_seed(0)
 model = RTDETR("rtdetr-l.yaml")  # built from the config, random weights
 head = model.model.model[-1]
 paths = [str(job.data / i) for i in job.images]
+
+
+def candidate_scores():
+    # Ultralytics keeps the predictor of its first call, which holds a model of its own: a new one each time sees
+    # the bias as calibrated so far (otherwise every round measures the first round's scores).
+    model.predictor = None
+    return [s for r in model.predict(paths, imgsz=320, conf=0.0, verbose=False) for s in r.boxes.conf.tolist()]
+
+
 with torch.no_grad():
     head.dec_score_head[-1].weight.mul_(10.0)  # the spread: class logits vary widely per query and image
-    job.calibrate(lambda: [s for r in model.predict(paths, imgsz=320, conf=0.0, verbose=False)
-                           for s in r.boxes.conf.tolist()], head.dec_score_head[-1].bias, 0.25)
+    job.calibrate(candidate_scores, head.dec_score_head[-1].bias, 0.25)
 file = model.export(format="onnx", imgsz=320)
 versions = f"ultralytics {ultralytics.__version__}, torch {torch.__version__}"
 
