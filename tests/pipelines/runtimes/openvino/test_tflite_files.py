@@ -50,3 +50,15 @@ def test_a_graph_ending_in_the_postprocess_operator_runs_up_to_its_inputs(tmp_pa
     assert ends["operator"] == "TFLite_Detection_PostProcess"
     assert ends["outputs"] == ["raw_outputs/box_encodings", "raw_outputs/class_predictions"]
     assert file.read_bytes() == before and list((tmp_path / "cache").glob("*.tflite"))
+
+
+def test_openvino_still_lacks_the_postprocess_operator(tmp_path):
+    """What the spec's lacks_operators states: when OpenVINO's TFLite frontend gains the operator, this fails and
+    the spec can drop it."""
+    from pipelines.runtimes.openvino.signal_stack import shared_core
+    from pipelines.runtimes.openvino.spec import SPEC
+    file = ssd_file(tmp_path / "ssd.tflite", np.zeros((2, 4), np.float32), np.zeros((2, 4), np.float32),
+                    np.array([[0.5, 0.5, 0.2, 0.2]] * 2, np.float32), (1, 16, 16, 3))
+    with pytest.raises(Exception, match="No translator found for TFLite_Detection_PostProcess"):
+        shared_core().read_model(str(file))
+    assert SPEC.lacks_operators == ("TFLite_Detection_PostProcess",)
