@@ -18,7 +18,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pipelines.cache_keys import file_digest
-from pipelines.exported.inspection import ExportedFile, ExportedFileError, Tail, Tensor
+from pipelines.exported.file_facts import ExportedFile, ExportedFileError, Tail, Tensor
 
 IDENTIFIER = b"TFL3"
 # Custom operators LiteRT's builtin resolver registers itself; any other custom operator needs a kernel of its own.
