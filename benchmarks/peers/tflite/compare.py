@@ -107,7 +107,7 @@ def main() -> int:
                     cut = theirs_entry[key]["conf"]
                     theirs, left_out = in_detbench_ids(theirs_entry[key]["images"], entry.get("class_ids", "index"))
                     found, status = detbench_rows(Path(entry["file"]), folder, backend, cut, Path(work) / "runs",
-                                                  f"{name}-{backend}-{cut}", args.timeout)
+                                                  f"{Path(name).name}-{backend}-{cut}", args.timeout)
                     total = sum(len(r) for r in theirs.values())
                     against = f" (against {entry['reference']})" if "reference" in entry else ""
                     if status != "exit 0":

@@ -20,8 +20,8 @@ regular NMS (class by class, max 20).
 
 The inference (Frigate's CpuTfl.detect_raw, on LiteRT's interpreter as Frigate runs it): the image stretched to
 300x300 with OpenCV's linear resize, RGB; a uint8 input takes those pixels, a float input (x / 127.5) - 1 (the TF OD
-API's SSD preprocessing); rows read until a score below the cut, boxes ymin, xmin, ymax, xmax times the image's
-size.
+API's SSD preprocessing); rows read until a score below the cut, boxes ymin, xmin, ymax, xmax clipped to the image
+(Frigate clips them to the frame) times its size.
 Rows into `expected.json` at 0.4 and at 0.05, classes as COCO category ids (class k + 1).
 """
 from __future__ import annotations
@@ -194,7 +194,7 @@ def frigate_rows(file: Path, data: Path, chosen: list[str], cut: float) -> dict:
         for i in range(count):
             if scores[i] < cut:
                 break
-            ymin, xmin, ymax, xmax = boxes[i]
+            ymin, xmin, ymax, xmax = np.clip(boxes[i], 0.0, 1.0)  # Frigate clips boxes to the frame
             rows.append([int(classes[i]) + 1, round(float(scores[i]), 5), round(float(xmin * width), 2),
                          round(float(ymin * height), 2), round(float(xmax * width), 2),
                          round(float(ymax * height), 2)])

@@ -24,8 +24,8 @@ A layout module has:
   the output is not in this core's cache: reading it once is what saves time); tested equal to raw()'s rows.
   Optionally, where no NMS follows but the author's own suppression depends on the cut (MediaPipe's weighted NMS
   over the boxes above it), `decode(outputs, reading, height, width, conf_thres, iou_thres) -> Tensor`: the
-  (B, K, 6) rows after it, while raw() gives every candidate before it. Optionally `NAMES`, the class names where
-  a file names none (BlazeFace's face).
+  (B, K, 6) rows after it, while raw() gives every candidate before it. A reading may carry the class names
+  where the file names none (BlazeFace's face).
 """
 from __future__ import annotations
 

@@ -59,8 +59,7 @@ def read(file: ExportedFile):
     said = "; 90 COCO classes as the TF OD API's label map numbers them" if class_ids else ""
     return Reading("tflite_ssd", classes, f"the graph ends in {OPERATOR} ({options.max_detections} rows){said}",
                    SIGNED, roles=dict(zip(ROLES, slots)), class_ids=class_ids,
-                   details={"options": options, "anchors": next(iter(tail.constants.values()), None),
-                            "cut_inputs": len(tail.computed_inputs)})
+                   details={"options": options, "anchors": next(iter(tail.constants.values()), None)})
 
 
 def raw(outputs, reading: Reading, height: int, width: int):
