@@ -92,13 +92,13 @@ class Benchmark:
         config = self.config
         self.family = family_for(config.model.network)  # the config refused a runtime it cannot run
         self.scenario = scenario_for(config.benchmark.scenario)
-        self.sections = ScenarioSections(config.benchmark, config.dataset)
-        # A scenario that reads its own sources has no images: the image passes and checks do without.
+        self.sections = ScenarioSections(config.benchmark, config.dataset, config.cameras)
+        # A scenario that reads its own sources (cameras) has no images: the image passes and checks do without.
         self.paths = find_images(config.dataset.path, config.dataset.limit) if self.scenario.reads_images else []
         self.dataset = DatasetBatches(self.paths, config.dataset.batch_size, config.dataset.max_pixels)
         self.sizes = sizes = image_sizes(self.paths, config.dataset.max_pixels)
         self.image_bytes = [3 * height * width for height, width in filter(None, sizes)]
-        # The scenario's own settings, refused before anything is loaded (LoadGen's schedule).
+        # The scenario's own settings, refused before anything is loaded (LoadGen's schedule, the cameras).
         self.scenario_settings = self.scenario.prepare(self.sections, FoundImages(self.paths, self.image_bytes))
         # Before the model: its weights and everything the passes allocate then come from the kept heap.
         self.allocator = apply_allocator(config.runtime.allocator)
@@ -203,7 +203,8 @@ class Benchmark:
         bench = self.config.benchmark
         sizes = batch_sizes(len(self.paths), self.config.dataset.batch_size)
         record.warmup = warmup_document(self.warmup, self.input_shapes)
-        given = {"benchmark.loadgen": "loadgen" in bench.model_fields_set}
+        given = {"benchmark.loadgen": "loadgen" in bench.model_fields_set,
+                 "cameras": "cameras" in self.config.model_fields_set}
         for section in sorted(key for key, set_by_user in given.items() if set_by_user
                               and key not in self.scenario.reads_sections):
             record.notes.append(f"{section} is not used: benchmark.scenario {bench.scenario} does not read it; set "

@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 from utils.measure.layers.layer_profile import LayerProfile
 from utils.measure.layers.snapshot import SOURCE_TORCH_HOOKS, TimingSnapshot
-from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
-                                   EnergySection, MemorySection, ScenarioSection)
+from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, CamerasSection,
+                                   ContentionSection, EnergySection, MemorySection, ScenarioSection)
 from utils.record.steps import StepRecord
 
 SCHEMA_VERSION = 2
@@ -104,7 +104,10 @@ class RunRecord:
     memory_samples: Optional[Table] = None
     memory_steps: Optional[Table] = None
     contention: ContentionSection = field(default_factory=lambda: {"status": NOT_MEASURED_YET})
-    scenario: Optional[ScenarioSection] = None  # a LoadGen scenario's settings and verdict
+    scenario: Optional[ScenarioSection] = None  # a LoadGen scenario's settings and verdict, or the cameras'
+    cameras: Optional[CamerasSection] = None  # benchmark.scenario cameras: per camera and over all of them
+    camera_streams: Optional[Table] = None  # cameras.csv
+    camera_frames: Optional[Table] = None  # cameras_frames.csv
     warmup: Optional[dict[str, Any]] = None  # the warm-up's batches, the input shapes and those left cold
     agreement: Optional[AgreementSection] = None  # against the torch fp32 reference, for any other runtime
     accuracy: Optional[AccuracySection] = None  # the accuracy pass: mAP and, beside a reference, the drop

@@ -19,7 +19,7 @@ from datasets.image_folder import DatasetBatches
 from datasets.labels import GroundTruth
 from pipelines.contract import DetectionPipeline
 from pipelines.runtimes.base import Runtime
-from utils.config.schema import BenchmarkSection, DatasetSection
+from utils.config.schema import BenchmarkSection, CamerasSection, DatasetSection
 from utils.record.steps import PIPELINE_STEP
 from utils.scenarios.context import PassContext
 from utils.scenarios.input_shapes import WarmupChoice
@@ -32,6 +32,7 @@ class ScenarioSections:
 
     benchmark: BenchmarkSection
     dataset: DatasetSection
+    cameras: CamerasSection
 
 
 @dataclass(frozen=True)

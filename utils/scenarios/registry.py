@@ -12,6 +12,7 @@ FOLDERS = {
     "multi_stream": "loadgen",
     "server": "loadgen",
     "offline": "loadgen",
+    "cameras": "cameras",
 }
 
 
@@ -21,5 +22,5 @@ def scenario_for(name: str) -> Scenario:
 
 
 def readers_of(section: str) -> list[str]:
-    """The scenarios that read a config section only scenarios read (benchmark.loadgen)."""
+    """The scenarios that read a config section only scenarios read (benchmark.loadgen, cameras)."""
     return [name for name in FOLDERS if section in scenario_for(name).reads_sections]

@@ -26,6 +26,7 @@ TOP_LAYERS_PLOT = f"{PLOTS_DIR}/top_layers.png"
 STEP_LATENCY_PLOT = f"{PLOTS_DIR}/step_latency.png"
 MEMORY_PLOT = f"{PLOTS_DIR}/memory_timeline.png"
 ENERGY_PLOT = f"{PLOTS_DIR}/energy.png"
+CAMERAS_PLOT = f"{PLOTS_DIR}/cameras.png"
 
 LAYER_FILES = (LAYER_TIMER, LAYER_TYPES, LAYER_TREE)
 
@@ -69,3 +70,7 @@ LOADGEN_SUMMARY = f"{LOADGEN_DIR}/mlperf_log_summary.txt"
 LOADGEN_DETAIL = f"{LOADGEN_DIR}/mlperf_log_detail.txt"
 LOADGEN_ACCURACY = f"{LOADGEN_DIR}/mlperf_log_accuracy.json"
 LOADGEN_TRACE = f"{LOADGEN_DIR}/mlperf_log_trace.json"
+
+# benchmark.scenario cameras: one row per camera, and one per frame a camera handed on (grown as frames end).
+CAMERAS = "cameras.csv"
+CAMERA_FRAMES = "cameras_frames.csv"

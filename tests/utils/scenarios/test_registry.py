@@ -11,4 +11,5 @@ def test_the_registry_and_the_schema_name_the_same_scenarios():
 
 def test_the_sections_only_scenarios_read_are_read_by_the_right_ones():
     assert readers_of("benchmark.loadgen") == ["multi_stream", "server", "offline"]
-    assert scenario_for("single_stream").reads_images
+    assert readers_of("cameras") == ["cameras"]
+    assert scenario_for("single_stream").reads_images and not scenario_for("cameras").reads_images
