@@ -14,6 +14,7 @@ from utils.storage import layout
 from utils.measure.below_layer.files import below_console_lines
 from utils.checks.int8.repair_statement import control_entry, statement
 from utils.reporting.peer_advice import peer_lines
+from utils.scenarios.cameras import report as cameras_report
 from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
                                    EnergySection, MemorySection, ScenarioSection, measured)
 
@@ -42,6 +43,8 @@ def headline(summary: dict) -> str:
     lead = (f"{summary['model']} on {runtime.get('backend', '?')} {runtime.get('precision', '')}, "
             f"{summary.get('threads')} thread(s): ")
     scenario: Optional[ScenarioSection] = summary.get("scenario")
+    if summary.get("cameras"):
+        return lead + cameras_report.headline(summary["cameras"]) + "; each batch " + per_image
     if not scenario:
         return lead + f"{_fmt(latency['images_per_s'], '.2f')} images/s, " + per_image
     streams = latency.get("streams", 1)
@@ -84,7 +87,7 @@ def format_summary(summary: dict, run_path: Path) -> str:
              f"  images: {summary['images_processed']} processed, {summary['images_skipped']} skipped, "
              f"{summary['detections']} detections; {summary['timed_passes']} timed pass(es)"]
     scenario: Optional[ScenarioSection] = summary.get("scenario")
-    if scenario:
+    if scenario and "result" in scenario:  # LoadGen's verdict
         lines.append(scenario_line(scenario))
         if scenario.get("forward_bound"):
             lines.append(forward_bound_line(scenario["forward_bound"]))
@@ -117,6 +120,8 @@ def format_summary(summary: dict, run_path: Path) -> str:
     if measured(contention):
         lines.append(f"  machine: other processes used {contention['other_processes_cpu_share']:.0%} of this run's cores "
                      f"during the timed passes (this run {contention['own_cpu_share']:.0%})")
+    if summary.get("cameras"):
+        lines.extend(cameras_report.console_lines(summary["cameras"]))
     lines.extend(below_console_lines(summary))
     steps_csv = run_path / layout.STEPS_SUMMARY
     if steps_csv.exists():

@@ -1,4 +1,4 @@
-"""PNG plots of a run's CSVs (layer types, top layers, step latency, memory timeline, energy).
+"""PNG plots of a run's CSVs (layer types, top layers, step latency, memory timeline, energy, cameras).
 
 Figures are built with matplotlib.figure.Figure, rendered by Agg, never through pyplot: no global backend
 switch, no figure left open, safe in a notebook or a headless run.
@@ -233,6 +233,42 @@ def plot_energy(df: pd.DataFrame, path: Path | str, *, order: Sequence[str] = ()
     return _save(figure, path, note)
 
 
+def measured_frames(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of cameras_frames.csv whose frame arrived inside the window."""
+    return df[df["measured"].astype(str).str.lower().isin(("true", "1"))]
+
+
+def plot_cameras(df: pd.DataFrame, path: Path | str, *, note: str | None = None) -> Path | None:
+    """Each camera's latency from arrival to detections (top) and its frames dropped per second (bottom), against
+    the seconds since the window opened; None when no frame was measured."""
+    frames = measured_frames(df)
+    if frames.empty:
+        return None
+    origin = float(frames["arrival_s"].min())
+    figure = Figure(figsize=(10, 6))
+    latency_axes, drop_axes = figure.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": (3, 2)})
+    streams = sorted(set(frames["stream"]), key=lambda name: (len(name), name))
+    colors = {stream: _PALETTE[index % len(_PALETTE)] for index, stream in enumerate(streams)}
+    end = float(frames[["arrival_s", "detect_end_s", "dropped_s"]].max().max()) - origin
+    bins = list(range(0, int(end) + 2))
+    for stream in streams:
+        own = frames[frames["stream"] == stream]
+        detected = own[own["outcome"] == "detected"].sort_values("arrival_s")
+        latency_axes.plot(detected["arrival_s"] - origin, detected["latency_ms"], ".-", markersize=3, linewidth=0.8,
+                          color=colors[stream], label=stream)
+        dropped = own[own["outcome"] == "dropped"]
+        counts = pd.cut(dropped["arrival_s"] - origin, bins, right=False).value_counts(sort=False)
+        drop_axes.step(bins[:-1], counts.to_numpy(), where="post", color=colors[stream], label=stream)
+    latency_axes.set_ylabel("latency, arrival to detections (ms)")
+    latency_axes.set_ylim(bottom=0)
+    latency_axes.legend(loc="upper right", fontsize=8)
+    latency_axes.set_title("Cameras: latency of every frame detected, and frames dropped")
+    drop_axes.set_ylabel("frames dropped per second")
+    drop_axes.set_xlabel("seconds since the window opened (by a frame's arrival)")
+    drop_axes.set_ylim(bottom=0)
+    return _save(figure, path, note)
+
+
 def _read_table(path: Path) -> pd.DataFrame | None:
     if not path.is_file():
         return None
@@ -249,7 +285,8 @@ def write_all_plots(run_dir: Path | str, *, order: Sequence[str] = (), note: str
     run_dir = Path(run_dir)
     table = {name: _read_table(run_dir / name) for name in (layout.LAYER_TYPES, layout.LAYER_TIMER,
                                                             layout.STEPS_TIMER, layout.MEMORY,
-                                                            layout.MEMORY_STEPS, layout.ENERGY)}
+                                                            layout.MEMORY_STEPS, layout.ENERGY,
+                                                            layout.CAMERA_FRAMES)}
     written = []
     if table[layout.LAYER_TYPES] is not None:
         written.append(plot_layer_types(table[layout.LAYER_TYPES], run_dir / layout.LAYER_TYPES_PLOT, note=note))
@@ -264,4 +301,8 @@ def write_all_plots(run_dir: Path | str, *, order: Sequence[str] = (), note: str
     energy = table[layout.ENERGY]
     if energy is not None and energy_domains(energy):
         written.append(plot_energy(energy, run_dir / layout.ENERGY_PLOT, order=order, note=note))
+    if table[layout.CAMERA_FRAMES] is not None:
+        cameras = plot_cameras(table[layout.CAMERA_FRAMES], run_dir / layout.CAMERAS_PLOT, note=note)
+        if cameras is not None:
+            written.append(cameras)
     return written

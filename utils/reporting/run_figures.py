@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 from typing import Any, Mapping, Union
+
 from utils.record.sections import NOT_MEASURED_YET, EnergySection, MemorySection, measured
+from utils.scenarios.cameras import report as cameras_report
 
 
 Scalar = Union[str, int, float, bool, None]
@@ -76,10 +78,15 @@ def headline_figures(summary: Mapping[str, Any]) -> dict[str, float]:
 
 
 def scenario_figures(summary: Mapping[str, Any]) -> dict[str, float]:
-    """A LoadGen scenario's figures (none for single_stream): valid as 1 or 0, samples/s, LoadGen's latency
-    percentiles and its early-stopping estimates, in ms."""
+    """A scenario's figures (none for single_stream): a LoadGen scenario's valid as 1 or 0, samples/s, LoadGen's
+    latency percentiles and its early-stopping estimates, in ms; a camera run's frames/s detected, latency from
+    arrival, the share dropped and the CPU ms per frame."""
     scenario = summary.get("scenario") or {}
     result = scenario.get("result") or {}
+    cameras = cameras_report.figures(summary.get("cameras"))
+    if cameras:
+        return {name: float(value) for name, value in cameras.items()
+                if isinstance(value, (int, float)) and not isinstance(value, bool)}
     if not result:
         return {}
     latency = result.get("latency_ms") or {}

@@ -17,6 +17,7 @@ from utils.storage import layout
 from utils.checks.int8.repair_statement import control_entry, statement
 from utils.measure.below_layer.report import SECTION as BELOW_SECTION, below_section
 from utils.storage.html_page import Bar, HtmlPage, escape, format_cell
+from utils.scenarios.cameras import report as cameras_report
 from utils.measure.layers.path_labels import shorten
 from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
                                    EnergySection, MemorySection, ScenarioSection, measured)
@@ -34,7 +35,8 @@ STEP_COLUMNS = (("step", "step"), ("count", "batches"), ("images", "images"), ("
                 ("share_of_pipeline", "share"), ("images_per_s", "images/s"))
 FRACTION_COLUMNS = ("spread_per_image", "repeat_spread", "share_of_pipeline")  # shown as percentages
 VERDICT_TONES = {"equal": "good", "close": "warn", "within_budget": "warn", "different": "bad"}
-SECTIONS = (("steps", "Steps"), ("layers", "Layers"), ("memory", "Memory"), ("energy", "Energy"),
+SECTIONS = (("steps", "Steps"), (cameras_report.ANCHOR, cameras_report.TITLE), ("layers", "Layers"),
+            ("memory", "Memory"), ("energy", "Energy"),
             ("agreement", "Agreement"), ("accuracy", "Accuracy"), ("environment", "Environment"), ("trace", "Trace"),
             BELOW_SECTION)
 ACCURACY_COLUMNS = (("class_id", "class"), ("class_name", "name"), ("objects", "objects"),
@@ -117,8 +119,10 @@ def headline_cells(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
     energy = energy_headline(summary.get("energy") or {"status": NOT_MEASURED_YET})
     if energy:
         figures.append(energy)
+    if summary.get("cameras"):  # what the cameras were served comes first
+        figures[:0] = cameras_report.headline_cells(summary["cameras"])
     scenario: Optional[ScenarioSection] = summary.get("scenario")
-    if scenario:  # LoadGen's verdict first: an invalid result is not the scenario's figure
+    if scenario and "result" in scenario:  # LoadGen's verdict first: an invalid result is not the scenario's figure
         result = scenario.get("result") or {}
         latency = result.get("latency_ms") or {}
         verdict = {True: "VALID", False: "INVALID", None: "no result"}[result.get("valid")]
@@ -386,13 +390,19 @@ def _environment(page: HtmlPage, summary: Mapping[str, Any], environment: Option
 def _trace(page: HtmlPage, summary: Mapping[str, Any]) -> None:
     page.heading("Trace", "trace")
     profiler = summary.get("profiler")
+    cameras = measured(summary.get("cameras"))
+    if cameras:
+        page.paragraph(f"{layout.TRACE} holds one track per camera: its frames' batches (detect), each frame "
+                       "dropped, and its latency as a counter; open it in Perfetto (ui.perfetto.dev) or "
+                       "chrome://tracing.")
     if not profiler and summary.get("trace"):
         page.paragraph(f"{summary['trace']} holds the timed passes' steps with py-spy's stacks and the CPU counters "
                        "on the same clock: open it in Perfetto (ui.perfetto.dev) or chrome://tracing.")
         return
     if not profiler:
-        page.paragraph("No trace in this run: set benchmark.profiler: true to profile one batch and write "
-                       f"{layout.TRACE}.")
+        if not cameras:
+            page.paragraph("No trace in this run: set benchmark.profiler: true to profile one batch and write "
+                           f"{layout.TRACE}.")
         return
     trace = escape(profiler["trace"])
     page.paragraph(f"{profiler['trace']} in this directory holds one profiled batch (Chrome trace format, "
@@ -421,6 +431,8 @@ def render_run_report(summary: Mapping[str, Any], step_summary: Sequence[Mapping
     page.warnings(summary.get("warnings") or [])
     page.links(SECTIONS)
     _steps(page, summary, step_summary, plots)
+    if summary.get("cameras"):
+        cameras_report.page_section(page, summary["cameras"], plots)
     _layers(page, summary, layers)
     _memory(page, summary.get("memory") or {}, plots)
     _energy(page, summary.get("energy") or {}, plots)
