@@ -11,6 +11,7 @@ val figure. Then a whole detbench run per file x runtime x precision for its ima
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -65,7 +66,8 @@ def map_on_shapes(file: Path, backend: str, data: Path) -> float:
     pipeline, _ = pipeline_of(file, backend, conf_thres=accuracy.conf_thres, iou_thres=accuracy.iou_thres,
                               max_det=accuracy.max_det)
     if accuracy.multi_label is not None:
-        pipeline.decoder.nms.multi_label = accuracy.multi_label
+        nms = pipeline.decoder.nms
+        nms.settings = dataclasses.replace(nms.settings, multi_label=accuracy.multi_label)
     paths = find_images(data / "shapes" / "images")
     truth = load_ground_truth(str(data / "shapes" / "labels"), str(data / "shapes" / "images"), paths,
                               pipeline.class_names)
