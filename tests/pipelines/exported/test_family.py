@@ -175,11 +175,9 @@ def test_it_answers_its_facts(tmp_path):
     ir_on_ort = SimpleNamespace(backend="onnxruntime", precision="fp32")
     assert "an OpenVINO IR is read by runtime.backend openvino" in family.unsupported_runtime(ir_on_ort, "m.xml")
     assert family.unsupported_runtime(ir_on_ort, str(dynamic)) is None
-    config = SimpleNamespace(preprocess=SimpleNamespace(img_size=640), dataset=SimpleNamespace(batch_size=1),
-                             model=SimpleNamespace(head=None), runtime=SimpleNamespace(precision="fp32"))
     assert "model.file static.onnx is a static export whose input is 320x320" in family.settings_problem(
-        str(static), config)
-    assert family.settings_problem(str(dynamic), config) is None
+        str(static), SimpleNamespace(img_size=640), 1)
+    assert family.settings_problem(str(dynamic), SimpleNamespace(img_size=640), 1) is None
     assert family.smallest_input(str(dynamic)) == 32 and family.largest_input_area(str(dynamic), preprocess(64)) == 4096
     assert torch.equal(family.example_input(preprocess(32)), torch.zeros(1, 3, 32, 32))
 
