@@ -56,7 +56,7 @@ def against_ultralytics(file: Path, backend: str, expected: dict, data: Path) ->
 
 
 def map_on_shapes(file: Path, backend: str, data: Path) -> float:
-    from datasets.image_folder import find_images
+    from datasets.image_folder import DatasetBatches, find_images
     from datasets.labels import load_ground_truth
     from utils.checks.accuracy.accuracy_pass import detect
     from utils.checks.accuracy.coco_map import coco_evaluation
@@ -71,7 +71,7 @@ def map_on_shapes(file: Path, backend: str, data: Path) -> float:
     paths = find_images(data / "shapes" / "images")
     truth = load_ground_truth(str(data / "shapes" / "labels"), str(data / "shapes" / "images"), paths,
                               pipeline.class_names)
-    found = detect(pipeline, paths, 1, "shapes scenes")
+    found = detect(pipeline, DatasetBatches(paths, 1), "shapes scenes")
     return coco_evaluation(truth.images, found, pipeline.class_names).map_50_95
 
 

@@ -46,8 +46,8 @@ from utils.checks.accuracy.accuracy_pass import map_postprocess  # noqa: E402
 from utils.checks.int8.calibration_inputs import calibration_inputs  # noqa: E402
 from utils.checks.scored_images import more_images  # noqa: E402
 from utils.checks.accuracy.coco_map import map_drop_interval  # noqa: E402
-from utils.checks.accuracy.label_free import (JUDGE_VIEWS, MIRRORED, from_view, label_free_verdict,  # noqa: E402
-                                     labelled_verdict, view_image)
+from utils.checks.accuracy.label_free import (JUDGE_VIEWS, MIRRORED, StandInJudge, from_view,  # noqa: E402
+                                              label_free_verdict, labelled_verdict, view_image)
 
 NOISE = (0.05, 0.2)
 BITS = (8, 6, 4)
@@ -207,9 +207,9 @@ def main() -> int:
         real = map_drop_interval(truth, ref_map, cand_map, resamples=200, seed=0)
         used = min(args.start, len(scored))
         while True:
-            free = label_free_verdict(ref_map[:used], cand_map[:used], deployed.conf_thres, accuracy.max_drop,
-                                      [judge[:used] for judge in judges]
-                                      if accuracy.label_free_truth == MIRRORED else None)
+            views = [judge[:used] for judge in judges] if accuracy.label_free_truth == MIRRORED else None
+            free = label_free_verdict(ref_map[:used], cand_map[:used], StandInJudge(deployed.conf_thres, views),
+                                      accuracy.max_drop)
             wanted = more_images(free, used, len(scored), accuracy.max_images)
             if wanted is None:
                 break
