@@ -41,7 +41,7 @@ from pipelines.contract import Detections  # noqa: E402
 from pipelines.runtimes.base import RuntimeNotSupported  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
 from pipelines.yolo import family  # noqa: E402
-from utils.config.schema import AccuracySection, AgreementSection, config_for  # noqa: E402
+from utils.config.schema import AccuracySection, AgreementSection, CalibrationSection, config_for  # noqa: E402
 from utils.checks.accuracy.accuracy_pass import map_postprocess  # noqa: E402
 from utils.checks.int8.calibration_inputs import calibration_inputs  # noqa: E402
 from utils.checks.scored_images import more_images  # noqa: E402
@@ -88,8 +88,8 @@ def _candidates(weights: str, pre, post, calibration_paths, cache: Path):
             network = family.load_network("yolov7-tiny", weights, 0)
             options = {}
             if precision == "int8":
-                options["calibration"] = calibration_inputs(family, network, pre, post, calibration_paths,
-                                                            images or len(calibration_paths), ["Detect"])
+                calibrating = CalibrationSection(images=images or len(calibration_paths), keep_float=["Detect"])
+                options["calibration"] = calibration_inputs(family, network, pre, post, calibration_paths, calibrating)
             runtime = build_runtime("openvino", fuse=True, threads=2, precision=precision, streams=1,
                                     pinning=False, cache_dir=str(cache / "export"), **options)
             return network, runtime.prepare(network, family.example_input(pre))

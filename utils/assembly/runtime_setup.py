@@ -43,10 +43,8 @@ def prepare_runtime(config: Any, family: Any, network: Any, paths: list[Path],
         own = find_images(runtime.calibration.path) if runtime.calibration.path else None
         chosen, scored = calibration_split(paths, runtime.calibration.images, own)
         calibration = calibration_document(chosen, scored, Path(config.dataset.path), runtime.calibration.path)
-        inputs = calibration_inputs(
-            family, network, config.preprocess, config.postprocess, chosen, runtime.calibration.images,
-            runtime.calibration.keep_float, config.dataset.max_pixels,
-            {key: getattr(runtime.calibration, key) for key in ("preset", "range", "bias_correction")})
+        inputs = calibration_inputs(family, network, config.preprocess, config.postprocess, chosen,
+                                    runtime.calibration, config.dataset.max_pixels)
         if runtime.calibration.accuracy_control:
             labels = None
             if truth is not None and own is None:
