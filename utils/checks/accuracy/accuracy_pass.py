@@ -27,6 +27,7 @@ from utils.checks.accuracy.coco_map import (CLASS_COLUMNS, coco_evaluation, crow
 from utils.checks.accuracy.label_free import (CONFIDENCE, JUDGE_VIEWS, MIRRORED, JudgeView, Resampling, StandInJudge,
                                               drop_over_views, from_view, label_free_verdict, pseudo_labels, stand_in,
                                               view_image)
+from utils.record.built_run import BuiltRun
 from utils.record.run_record import Table
 from utils.record.sections import AccuracySection
 from utils.record.steps import PassKind
@@ -228,21 +229,20 @@ def progress_line(console: Callable[[str], None], count: int, labelled: bool, wi
 
 
 
-def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipeline: DetectionPipeline,
-                      paths: Sequence[Path], truth: Optional[GroundTruth], reference: Optional[Reference],
-                      recorders: PassRecorders, console: Callable[[str], None]) -> Optional[AccuracyResult]:
+def run_accuracy_pass(run: BuiltRun, reference: Optional[Reference], recorders: PassRecorders,
+                      console: Callable[[str], None]) -> Optional[AccuracyResult]:
     """mAP at the accuracy settings, outside the timed passes: against the labels, and with a reference the
     drop; without labels, against the reference's detections, with the label-free verdict, which scores more
-    of `paths` while it is undecided and more images would decide it (up to benchmark.accuracy.max_images).
-    `paths` are the images the run may score (never int8's calibration images). None when there is nothing to
-    score against."""
-    settings, dataset = config.benchmark.accuracy, config.dataset
+    of the run's scored images while it is undecided and more images would decide it (up to
+    benchmark.accuracy.max_images). None when there is nothing to score against."""
+    sections, family, pipeline, truth, paths = run.sections, run.family, run.pipeline, run.truth, run.scored_paths
+    settings, dataset = sections.benchmark.accuracy, sections.dataset
     if not settings.enabled or (truth is None and reference is None):
         return None
-    chosen = accuracy_images(paths, settings.images, truth is not None, config.benchmark.agreement.images)
+    chosen = accuracy_images(paths, settings.images, truth is not None, sections.benchmark.agreement.images)
     first_used = len(chosen)
-    postprocess, stated = map_postprocess(config.postprocess, settings,
-                                          family.defaults(config.model.network, config.model).evaluation.source)
+    postprocess, stated = map_postprocess(sections.postprocess, settings,
+                                          family.defaults(sections.model.network, sections.model).evaluation.source)
     mirror = truth is None and reference is not None and settings.label_free_truth == MIRRORED
     judge_views = JUDGE_VIEWS[:settings.judge_views] if mirror else ()
     progress_line(console, len(chosen), truth is not None, reference is not None, len(judge_views))
@@ -251,10 +251,10 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
     shown_apart = official and family.EVALUATION_PREPROCESS is not None
     if official:
         stated["preprocess_is"] = family.EVALUATION_PREPROCESS or "the run's own (the family evaluates as it deploys)"
-    candidate_pipeline = family.build_pipeline(network, forward, config.preprocess, postprocess, official)
-    scoring = Scoring(stated, pipeline.score_threshold, settings.bootstrap, config.run.seed,
+    candidate_pipeline = family.build_pipeline(run.network, run.forward, sections.preprocess, postprocess, official)
+    scoring = Scoring(stated, pipeline.score_threshold, settings.bootstrap, sections.seed,
                       reference.name if reference is not None else REFERENCE_NAME,
-                      deployed_settings(config.postprocess), settings.max_drop,
+                      deployed_settings(sections.postprocess), settings.max_drop,
                       f"{reference.backend} fp32" if reference is not None else "torch fp32")
     candidate: list = []
     shown: list = []
@@ -276,7 +276,7 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
             found_on_view += detect(reference.pipeline(postprocess, official), new,
                                     f"reference on mirror view {number} of {len(judge_views)}", view=view)
         result = evaluate(PassDetections(candidate, found_by_reference, shown, on_views or None), truth,
-                          network.class_names, scoring)
+                          run.network.class_names, scoring)
         wanted = more_images(result.summary.get("label_free"), len(chosen), len(paths), settings.max_images)
         if wanted is None:
             break
