@@ -4,8 +4,6 @@
     python benchmark.py --config C --sweep KEY=V1,V2,... [--sweep KEY2=...]   (one run per point)
     python benchmark.py --config C --sweep ... --launcher ray [--ray-address HOST:PORT]   (points on a Ray cluster)
     python benchmark.py --config C --sweep ... --rounds N   (every point N times, the rounds interleaved)
-    python benchmark.py compare RUN_A RUN_B [--out DIR]
-    python benchmark.py tune --config C [--goal latency|throughput|server] [--minutes N]   (race for the fastest)
 
 Exit status (utils/core/errors.py, ExitStatus): 0 complete; 1 the environment failed (an output that cannot be
 written, a missing dependency) or the run did; 2 a mistake in the arguments, the config or the inputs;
@@ -20,6 +18,8 @@ import sys
 
 # Standard library only up to the point where the arguments and the config are checked: `--help` and a
 # mistake in the config are answered before torch, OpenCV or pandas load.
+from utils.commands.registry import COMMANDS, command_lines
+from utils.core import exit_hooks
 from utils.core.errors import DetbenchError, ExitStatus, UsageError, command_status
 from utils.core.interruption import signal_of, stop_signals_interrupt
 from utils.core.steady_console import steady_console
@@ -29,7 +29,8 @@ os.environ.setdefault("KINETO_LOG_LEVEL", "5")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="commands:\n" + "\n".join(command_lines()))
     parser.add_argument("--config", required=True, help="YAML run configuration (see configs/)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config key, value parsed as YAML; repeatable "
@@ -109,18 +110,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(arguments: list[str]) -> int:
-    if arguments[:1] == ["compare"]:
-        from utils.commands.compare.command import compare_main
-
-        return compare_main(arguments[1:])
-    if arguments[:1] == ["tune"]:
-        from utils.commands.tune.command import tune_main
-
-        return tune_main(arguments[1:])
-    if arguments[:1] == ["runs"]:  # tune's runs that share one process (utils/commands/tune/shared_runs.py)
-        from utils.commands.tune.shared_runs import runs_main
-
-        return runs_main(arguments[1:], main)
+    command = COMMANDS.get(arguments[0]) if arguments else None
+    if command is not None:
+        main_of_command = command.load()
+        return main_of_command(arguments[1:], main) if command.runs_in_process else main_of_command(arguments[1:])
     try:
         # Until the run starts nothing is written, so SIGTERM may end it at once, as Ctrl-C does.
         with stop_signals_interrupt():
@@ -157,10 +150,5 @@ if __name__ == "__main__":
     with steady_console():
         # A Python without the dependencies gets a setup instruction from command_status, not a traceback.
         status = command_status(main)
-        # Only a run that started a LoadGen test can have left one running, and only a Ray sweep a connection
-        # attempt.
-        scenario = sys.modules.get("utils.scenarios.loadgen.test")
-        status = scenario.leave_past_running_tests(status) if scenario is not None else status
-        ray_cluster = sys.modules.get("utils.launchers.ray_cluster")
-        status = ray_cluster.leave_past_abandoned_connections(status) if ray_cluster is not None else status
+        status = exit_hooks.leave(status)  # past a thread a stop left running (utils/core/exit_hooks.py)
     sys.exit(status)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.helpers import quick_args, run_benchmark
+from utils.checks.int8.repair_statement import warnings as int8_warnings
 
 pytestmark = pytest.mark.slow  # whole int8 runs of the shapes config, with the search
 
@@ -33,7 +34,10 @@ def test_a_broken_int8_is_repaired_or_called_out_and_the_choice_is_cached(tmp_pa
     if verdict == "within_budget":
         assert entry["reverted"] and entry["drop_after"] <= entry["target"]
     else:
-        assert any(warning.startswith("int8 lost") and "(+" in warning for warning in summary["warnings"])
+        # Called out: how much plain int8 loses depends on the CPU's int8 instructions (a collapse on AVX-512
+        # VNNI, a slip on AVX2), so the warnings are those the entry calls for, beside the verdict's own.
+        assert any(warning.startswith(f"detections are {verdict.upper()}") for warning in summary["warnings"])
+        assert set(int8_warnings(entry)) <= set(summary["warnings"])
     assert entry["outcome"] in ("within_budget", "not_faster", "nothing_left")
     if entry["reverted"]:
         assert entry["drop_after"] < entry["drop_before"]

@@ -12,7 +12,6 @@ import logging
 import os
 import shutil
 import socket
-import sys
 import tarfile
 import threading
 import time
@@ -20,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from utils.core import exit_hooks
 from utils.launchers import ray_point
 from utils.launchers.base import Finished, Launcher, LauncherError, PointJob, PointOutcome, Started, Stops
 from utils.launchers.local import BENCHMARK_SCRIPT
 
 PROBE_SECONDS = 5  # a TCP connection to the cluster's address, before Ray's own client (which can wait for good)
 CONNECT_SECONDS = 30
-_abandoned: list[threading.Thread] = []  # connection attempts given up on, still inside Ray's client
 STOP_GRACE_SECONDS = 60  # how long stopped points get to write what they measured before their tasks are killed
 KILL_GRACE_SECONDS = 20
 POLL_SECONDS = 0.5
@@ -138,7 +137,7 @@ class RayLauncher(Launcher):
         if "connected" in outcome:
             return
         if worker.is_alive():
-            _abandoned.append(worker)
+            exit_hooks.left_running(worker.is_alive)  # Ray's client would crash the exit
         why = _first_line(outcome["error"]) if "error" in outcome else f"no answer within {CONNECT_SECONDS} s"
         raise LauncherError(f"cannot connect to the Ray cluster at {self.address} ({why}); check that `ray status "
                             f"--address {self.address}` answers on this machine, or fix --ray-address / RAY_ADDRESS")
@@ -273,13 +272,3 @@ class RayLauncher(Launcher):
         self._running.clear()
         self.ray.shutdown()
         self.ray = None
-
-
-def leave_past_abandoned_connections(status: int) -> int:
-    """Ray's client crashes the interpreter's exit (SIGSEGV, std::bad_alloc) while an attempt to connect that was
-    given up on still runs in its thread: once everything is written, such a process leaves with os._exit."""
-    if any(thread.is_alive() for thread in _abandoned):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
-    return status

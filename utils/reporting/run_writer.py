@@ -96,7 +96,7 @@ class RunWriter:
         extra: dict[str, Any] = {}
         plots: dict[str, Path] = {}  # layout name -> the PNG written
         if self.plots:
-            # matplotlib's import only for runs that draw (tune's runs do not): benchmarks/startup.py times a start.
+            # matplotlib's import only for runs that draw (tune's runs do not): benchmarks/overhead/startup_gc_pause.py times a start.
             from utils.reporting.plots import write_all_plots
             written = write_all_plots(run_dir.path, order=identity.step_order,
                                       note=identity.random_weights_note)

@@ -9,9 +9,7 @@ is measured.
 """
 from __future__ import annotations
 
-import os
 import queue
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ import numpy as np
 
 from datasets.image_folder import LoadedImage, decode_image
 from pipelines.contract import DetectionPipeline, Detections
+from utils.core import exit_hooks
 from utils.core.errors import MissingDependency
 from utils.measure.steps.timed_batch import BatchPlace, run_stages, timed_batch
 from utils.core.native_thread import name_this_thread
@@ -35,7 +34,6 @@ from utils.detections.writer import DetectionWriter
 STOP_WAIT_S = 5.0
 WORKER_NAME = "loadgen-sut-"  # + the stream's index: the thread's name in /proc and cpu_counters.csv
 LOADGEN_THREAD_NAME = "loadgen"
-_running: list["ScenarioRun"] = []  # tests a stop left running
 LOADGEN_SCENARIOS = {"multi_stream": "MultiStream", "server": "Server", "offline": "Offline"}
 # The figure summary.json names as each scenario's own; utils.commands.sweep.answer ranks sweep points by the same ones.
 SCENARIO_FIGURE = {"single_stream": "p50 latency", "multi_stream": "p99 query latency", "offline": "samples/s",
@@ -398,10 +396,10 @@ class ScenarioRun:
     def stop(self) -> None:
         """A stop: the remaining queries are answered empty, so a stream or offline test ends soon. A server
         test keeps to its schedule (LoadGen offers no way to end a test early): after STOP_WAIT_S it is left
-        running, its logs incomplete, and the process leaves past it (leave_past_running_tests)."""
+        running, its logs incomplete, and the process leaves past it (utils.core.exit_hooks)."""
         self.answers.stopping.set()
         if self.thread is not None and not self.finished.wait(STOP_WAIT_S):
-            _running.append(self)
+            exit_hooks.left_running(lambda: not self.finished.is_set())
 
     def worker_records(self) -> list[StepRecord]:
         """The steps timed by the workers past the first, in start order."""
@@ -457,13 +455,3 @@ def loadgen_version() -> str:
         return metadata.version("mlcommons-loadgen")
     except metadata.PackageNotFoundError:
         return "unknown"
-
-
-def leave_past_running_tests(status: int) -> int:
-    """A process that exits normally around a running LoadGen test aborts (LoadGen's threads are destroyed
-    while joinable); once the record is written, one that a stop left running is passed by with os._exit."""
-    if any(not run.finished.is_set() for run in _running):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
-    return status
