@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Callable
 
 from utils.core.native_thread import name_this_thread
-from utils.record.sections import MEASURED, UNAVAILABLE, MemorySection
+from utils.measure.memory.section import MemorySection
+from utils.record.sections import MEASURED, UNAVAILABLE
 
 NO_STEP = ""
 MEMORY_COLUMNS = ("t_s", "pss_mb", "pss_anon_mb", "rss_mb", "self_rss_mb", "children_rss_mb",

@@ -1,4 +1,6 @@
-"""Per-layer timing as plain data: one LayerRecord per call path, gathered in a TimingSnapshot.
+"""Per-layer timing as plain data: one LayerRecord per call path, gathered in a TimingSnapshot; and the profiled
+batch's memory and operators per call path, a LayerProfile. utils/measure/layers/ makes them, as
+utils/measure/steps/ makes the StepRecords of utils/record/steps.py.
 
 Rows come in tree order: Pipeline -> Preprocessing -> Model -> its modules (and an explicit unattributed
 remainder) -> Postprocessing. Pipeline and group rows are sums of their children.
@@ -8,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from utils.measure.layers.flops import flops_from_macs
 
 PIPELINE = "Pipeline"
 PREPROCESSING = "Preprocessing"
@@ -28,6 +29,11 @@ SUM_KINDS = (KIND_PIPELINE, KIND_GROUP, KIND_MODEL)
 
 NS_PER_MS = 1_000_000
 SOURCE_TORCH_HOOKS = "torch forward hooks"
+
+
+def flops_from_macs(macs: int) -> int:
+    """FLOPs = 2 x MACs: one multiply plus one add each (utils/measure/layers/flops.py counts the MACs)."""
+    return 2 * macs
 
 
 @dataclass(frozen=True)
@@ -119,3 +125,40 @@ class TimingSnapshot:
     def flops_per_image(self) -> float | None:
         """Independent of batching: the figure that compares runs at different batch sizes."""
         return flops_from_macs(self.macs_total) / self.images if self.images else None
+
+
+@dataclass(frozen=True)
+class PathMemory:
+    """Memory of one call path over the profiled batch; `output_bytes` is the mean per call (None: not seen).
+    What each figure counts: utils/measure/layers/layer_profile.py."""
+
+    path: str
+    calls: int
+    alloc_self_bytes: int
+    alloc_total_bytes: int
+    net_self_bytes: int
+    net_total_bytes: int
+    output_bytes: float | None
+
+
+@dataclass(frozen=True)
+class PathOp:
+    """One operator as run directly under one call path: its calls, self and total time, first input shapes."""
+
+    path: str
+    op: str
+    calls: int
+    self_ns: int
+    total_ns: int
+    input_shapes: str
+
+
+@dataclass(frozen=True)
+class LayerProfile:
+    """Per call path, from the profiled batch: memory (in first-call order) and operators."""
+
+    memory: tuple[PathMemory, ...]
+    ops: tuple[PathOp, ...]
+
+    def memory_by_path(self) -> dict[str, PathMemory]:
+        return {row.path: row for row in self.memory}
