@@ -33,7 +33,7 @@ from utils.scenarios.pass_plan import PassPlan, PassSchedule, PlannedPass, Warmu
 from utils.measure.listening import PassRecorders
 from utils.measure.registry import measurements
 from utils.scenarios.context import PassContext, PassProgress
-from utils.scenarios.contract import FoundImages, RunImages, ScenarioRun, ScenarioSections
+from utils.scenarios.contract import FoundImages, RunImages, ScenarioRun
 from utils.scenarios.registry import readers_of, scenario_for
 from utils.checks.run_checks import run_checks
 from utils.preflight.heap_setting import KEEP_HEAP, apply_allocator
@@ -42,6 +42,7 @@ from utils.checks.int8.repair_statement import control_entry, warnings as int8_w
 from utils.scenarios.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
 from utils.preflight.start_refusals import StartRefused, check_class_ids
 from utils.measure.steps.timed_batch import batch_sizes, untimed
+from utils.record.built_run import BuiltRun, RunSections
 from utils.record.run_record import RunIdentity, RunRecord, Status
 from utils.record.steps import PassKind, step_order
 from utils.measure.environment import describe_environment
@@ -62,6 +63,22 @@ class Outcome:
     summary: dict
     exit_status: ExitStatus
     report: str
+
+
+@dataclass(frozen=True)
+class PassesEnded:
+    """How the passes ended, for writing the record: the run's stops, the signal that ended them (None: none
+    did), and whether a write failure cut the files they stream (those are discarded, never half-published)."""
+
+    stops: RunStops
+    stop_signal: Optional[int] = None
+    failed_writing: bool = False
+
+
+def run_sections(config: Config) -> RunSections:
+    """The config's sections the parts below the composition root read: they never see the whole config."""
+    return RunSections(config.dataset, config.model, config.runtime, config.preprocess, config.postprocess,
+                       config.benchmark, config.run.seed, config.cameras)
 
 
 class Benchmark:
@@ -92,7 +109,7 @@ class Benchmark:
         config = self.config
         self.family = family_for(config.model.network)  # the config refused a runtime it cannot run
         self.scenario = scenario_for(config.benchmark.scenario)
-        self.sections = ScenarioSections(config.benchmark, config.dataset, config.cameras)
+        self.sections = run_sections(config)
         # A scenario that reads its own sources (cameras) has no images: the image passes and checks do without.
         self.paths = find_images(config.dataset.path, config.dataset.limit) if self.scenario.reads_images else []
         self.dataset = DatasetBatches(self.paths, config.dataset.batch_size, config.dataset.max_pixels)
@@ -124,11 +141,14 @@ class Benchmark:
         if self.truth is not None and (few := self.truth.coverage_warning()) is not None:
             self.start_warnings.append(few)
             self.console(f"WARNING: {few}")
-        prepared = prepare_runtime(config, self.family, self.network, self.paths, self.console, self.truth)
-        self.runtime, self.forward = prepared.runtime, prepared.forward
-        self.scored_paths, self.calibration = prepared.scored_paths, prepared.calibration
+        sections = self.sections
+        prepared = prepare_runtime(sections, self.family, self.network, self.paths, self.console, self.truth)
+        self.runtime, self.calibration = prepared.runtime, prepared.calibration
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
-            self.network, self.forward, config.preprocess, config.postprocess)
+            self.network, prepared.forward, config.preprocess, config.postprocess)
+        # What the checks and the LoadGen test read, in place of the config.
+        self.built = BuiltRun(sections, self.family, self.network, self.runtime, prepared.forward, self.pipeline,
+                              prepared.scored_paths, self.truth)
         self.input_shapes = batch_shapes(sizes, config.dataset.batch_size, self.pipeline.input_shape)
         self.warmup = choose_warmup(self.input_shapes, config.benchmark.warmup, config.benchmark.warmup_max_batches)
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
@@ -219,8 +239,7 @@ class Benchmark:
     def _timed_passes(self, plan: PassPlan, context: PassContext) -> None:
         """The configured scenario's passes (utils/scenarios/registry.py)."""
         images = RunImages(self.dataset, self.sizes, self.input_shapes, self.image_bytes, self.warmup)
-        self.scenario.run(ScenarioRun(self.sections, plan, context, self.pipeline, self.runtime, images, self.truth,
-                                      self.run_dir.path, self.scenario_settings))
+        self.scenario.run(ScenarioRun(plan, context, self.built, images, self.run_dir.path, self.scenario_settings))
 
     def _closing_checks(self, record: RunRecord) -> None:
         """After the passes: a run that skipped every image failed; the pipeline's doubts are warned."""
@@ -246,7 +265,6 @@ class Benchmark:
             return self._failed_before_start(record, writer, error)
         stop_signal: Optional[int] = None
         failed_writing = False  # a stream cut by a write failure is discarded, never published half-written
-        bench = config.benchmark
         # Where batches of several threads overlap (LoadGen's streams, cameras) the counters bracket the whole pass.
         self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console,
                                     counters_around=self.scenario.counters_around,
@@ -291,8 +309,7 @@ class Benchmark:
                                               self.runtime)
             progress.close()
             if self.scenario.reads_images:
-                run_checks(config, self.family, self.network, self.forward, self.pipeline, self.scored_paths,
-                           self.truth, self._needs_reference(), recorders, record, stops, self.console)
+                run_checks(self.built, self._needs_reference(), recorders, record, stops, self.console)
         except KeyboardInterrupt as stop:
             stop_signal = signal_of(stop)
             record.status, record.stop_reason = Status.INTERRUPTED, signal.Signals(stop_signal).name
@@ -307,14 +324,16 @@ class Benchmark:
             # A bug, not a user's mistake: the record says failed and keeps what was measured, then the
             # traceback follows.
             record.status, record.stop_reason = Status.FAILED, f"{type(error).__name__}: {error}"
-            self._finish(record, writer, detections, journal, recorders, stops, stop_signal, failed_writing)
+            self._finish(record, writer, detections, journal, recorders,
+                         PassesEnded(stops, stop_signal, failed_writing))
             raise
         finally:
             progress.close()
         if record.wall_s is None:
             record.wall_s = time.perf_counter() - started
         self._closing_checks(record)
-        return self._finish(record, writer, detections, journal, recorders, stops, stop_signal, failed_writing)
+        return self._finish(record, writer, detections, journal, recorders,
+                            PassesEnded(stops, stop_signal, failed_writing))
 
     def _one_batch(self) -> None:
         """The first batch through the pipeline's stages, untimed: not one of the run's steps."""
@@ -359,8 +378,7 @@ class Benchmark:
             writer.write_layer_tables(record)
 
     def _finish(self, record: RunRecord, writer: RunWriter, detections: Optional[DetectionWriter],
-                journal: Optional[RunJournal], recorders: PassRecorders, stops: RunStops, stop_signal: Optional[int],
-                failed_writing: bool) -> Outcome:
+                journal: Optional[RunJournal], recorders: PassRecorders, ended: PassesEnded) -> Outcome:
         """Writes the record; a stop that arrives meanwhile is only noted (see RunStops)."""
         recorders.collect(record)
         if self._below is not None:
@@ -368,7 +386,7 @@ class Benchmark:
             self._below.collect(record)
         try:
             if detections is not None:
-                if failed_writing:
+                if ended.failed_writing:
                     detections.discard()
                 else:
                     detections.close()
@@ -391,7 +409,7 @@ class Benchmark:
         if record.status == Status.FAILED:
             return Outcome(summary, ExitStatus.USAGE if self.all_skipped or self.refused else ExitStatus.FAILED,
                            report)
-        stop = stop_signal or stops.received
+        stop = ended.stop_signal or ended.stops.received
         return Outcome(summary, ExitStatus.stopped_by(stop) if stop else ExitStatus.OK, report)
 
     def _write_failed_summary(self, writer: RunWriter, record: RunRecord) -> dict:

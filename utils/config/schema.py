@@ -648,7 +648,7 @@ class Config(_Section):
                 _set_default(accuracy, key, getattr(evaluation, key))
         if self.runtime.calibration.keep_float is None:
             _set_default(self.runtime.calibration, "keep_float", list(defaults.keep_float))
-        problem = facts.settings_problem(source, self)
+        problem = facts.settings_problem(source, self.preprocess, self.dataset.batch_size)
         if problem:
             raise ValueError(problem)
         # Refused here, once: a sweep or tune point that cannot run is known before anything runs.

@@ -2,37 +2,25 @@
 by its name in registry.py. The root builds the run (the dataset, the pipeline and its runtime, the recorders,
 the writers) and asks the scenario for the rest; it names no scenario.
 
-A scenario gets the config's typed sections it reads (ScenarioSections), checks them at start-up and turns them
-into its own settings (`prepare`: a refusal there is exit status 2 before anything is loaded); then, once the
-run is built, the pass plan, the pass context (the runner and its recorders, the record, the detections writer,
-the progress bar, the console), the pipeline with its runtime and its settings (ScenarioRun). It runs its passes
-into the record.
+A scenario gets the config's typed sections (RunSections, the ones every part below the root reads), checks
+them at start-up and turns them into its own settings (`prepare`: a refusal there is exit status 2 before
+anything is loaded); then, once the run is built, the pass plan, the pass context (the runner and its recorders,
+the record, the detections writer, the progress bar, the console), the run as built (its pipeline and runtime,
+its labels) and its settings (ScenarioRun). It runs its passes into the record.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from datasets.image_folder import DatasetBatches
-from datasets.labels import GroundTruth
-from pipelines.contract import DetectionPipeline
-from pipelines.runtimes.base import Runtime
-from utils.config.schema import BenchmarkSection, CamerasSection, DatasetSection
+from utils.record.built_run import BuiltRun, RunSections
 from utils.record.steps import PIPELINE_STEP
 from utils.scenarios.context import PassContext
 from utils.scenarios.input_shapes import WarmupChoice
 from utils.scenarios.pass_plan import PassPlan
-
-
-@dataclass(frozen=True)
-class ScenarioSections:
-    """The config's sections a scenario may read."""
-
-    benchmark: BenchmarkSection
-    dataset: DatasetSection
-    cameras: CamerasSection
 
 
 @dataclass(frozen=True)
@@ -61,13 +49,10 @@ class RunImages:
 class ScenarioRun:
     """What a scenario's passes run with; `settings` is what its `prepare` returned."""
 
-    sections: ScenarioSections
     plan: PassPlan
     context: PassContext
-    pipeline: DetectionPipeline
-    runtime: Runtime
+    built: BuiltRun  # its sections, pipeline, runtime and labels
     images: RunImages
-    truth: Optional[GroundTruth]
     run_dir: Path
     settings: Any
 
@@ -85,17 +70,17 @@ class Scenario(ABC):
     reads_sections: frozenset[str] = frozenset()
 
     @abstractmethod
-    def prepare(self, sections: ScenarioSections, images: FoundImages) -> Any:
+    def prepare(self, sections: RunSections, images: FoundImages) -> Any:
         """The scenario's own settings, its refusals raised here (a UsageError: exit status 2)."""
 
     @abstractmethod
     def run(self, run: ScenarioRun) -> None:
         """Runs its passes into run.context.record."""
 
-    def items_root(self, sections: ScenarioSections) -> Path:
+    def items_root(self, sections: RunSections) -> Path:
         """What detections.csv names an item relative to."""
         return Path(sections.dataset.path)
 
-    def notes(self, sections: ScenarioSections) -> list[str]:
+    def notes(self, sections: RunSections) -> list[str]:
         """What a reader of this run's results needs to know of how the scenario read the config."""
         return []

@@ -80,7 +80,7 @@ class CameraRun:
             Detector(DetectorPlan(index, group, self.timer if index == 0 else self.timer.sibling(),
                                   min(settings.batch_size, sum(policies[camera].frames for camera in group)),
                                   _one_frame_per_size([self.cameras[camera].first_frame for camera in group])),
-                     run.pipeline, shared, settings.batch_size)
+                     run.built.pipeline, shared, settings.batch_size)
             for index, group in enumerate(groups)]
         self.ends = WindowEnds()
         self._threads: list[threading.Thread] = []
@@ -224,9 +224,10 @@ class CameraRun:
             return
         parts, record = self.run_parts, self.record
         context = parts.context
-        runner = PassRunner(parts.pipeline, held, held, context.runner.recorders, record.images,
+        pipeline = parts.built.pipeline
+        runner = PassRunner(pipeline, held, held, context.runner.recorders, record.images,
                             on_batch=context.runner.on_batch)
-        passes = SingleStreamPasses(parts.plan, replace(context, runner=runner), parts.pipeline, parts.runtime)
+        passes = SingleStreamPasses(parts.plan, replace(context, runner=runner), pipeline, parts.built.runtime)
         if self.settings.layer_timing:
             planned = PlannedPass(PassKind.LAYERS, 0, len(held), batch_indices=held.indices)
             context.progress.start(planned.kind)

@@ -11,7 +11,8 @@ from utils.record.steps import RUN_STEP
 from utils.scenarios.cameras.run import CameraRun
 from utils.scenarios.cameras.settings import CameraSettings, camera_settings
 from utils.scenarios.cameras.sources import Camera, build_cameras
-from utils.scenarios.contract import FoundImages, Scenario, ScenarioRun, ScenarioSections
+from utils.record.built_run import RunSections
+from utils.scenarios.contract import FoundImages, Scenario, ScenarioRun
 
 
 @dataclass(frozen=True)
@@ -25,14 +26,14 @@ class Cameras(Scenario):
     counters_around = RUN_STEP  # cameras decode while the detector runs: the counters bracket the window
     reads_sections = frozenset({"cameras"})
 
-    def prepare(self, sections: ScenarioSections, images: FoundImages) -> PreparedCameras:
+    def prepare(self, sections: RunSections, images: FoundImages) -> PreparedCameras:
         settings = camera_settings(sections.cameras, sections.dataset, sections.benchmark)
         return PreparedCameras(settings, tuple(build_cameras(settings)))
 
-    def items_root(self, sections: ScenarioSections) -> Path:
+    def items_root(self, sections: RunSections) -> Path:
         return Path()  # frames are named by their camera (Camera.label)
 
-    def notes(self, sections: ScenarioSections) -> list[str]:
+    def notes(self, sections: RunSections) -> list[str]:
         notes = []
         if sections.cameras.sources:
             notes.append("dataset.path is not read: cameras.sources names the cameras")
@@ -43,9 +44,10 @@ class Cameras(Scenario):
     def run(self, run: ScenarioRun) -> None:
         prepared: PreparedCameras = run.settings
         cameras = len(prepared.cameras)
-        if prepared.settings.detector == PER_STREAM and run.runtime.streams < cameras:
+        streams = run.built.runtime.streams
+        if prepared.settings.detector == PER_STREAM and streams < cameras:
             raise StartRefused(f"cameras.detector per_stream runs {cameras} detectors at once, but runtime.streams "
-                               f"auto gave {run.runtime.streams} stream(s) on this machine: detectors would share a "
+                               f"auto gave {streams} stream(s) on this machine: detectors would share a "
                                f"stream's threads; set runtime.streams {cameras}, or cameras.detector shared")
         CameraRun(prepared.cameras, prepared.settings, run).run()
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from utils.preflight.memory_fit import available_memory
 from utils.record.steps import RUN_STEP
-from utils.scenarios.contract import FoundImages, Scenario, ScenarioRun, ScenarioSections
+from utils.record.built_run import RunSections
+from utils.scenarios.contract import FoundImages, Scenario, ScenarioRun
 from utils.scenarios.loadgen import bounds
 from utils.scenarios.loadgen.loadgen_pass import LoadgenImages, LoadgenPass, LoadgenTest
 from utils.scenarios.loadgen.test import ScenarioSettings, scenario_settings
@@ -15,7 +16,7 @@ class Loadgen(Scenario):
     counters_around = RUN_STEP  # the streams' batches overlap: the counters bracket the whole test
     reads_sections = frozenset({"benchmark.loadgen"})
 
-    def prepare(self, sections: ScenarioSections, images: FoundImages) -> ScenarioSettings:
+    def prepare(self, sections: RunSections, images: FoundImages) -> ScenarioSettings:
         settings = scenario_settings(sections.benchmark)
         bounds.check_integers(settings)
         bounds.check_plan(settings, bounds.plan(settings, len(images.paths), images.image_bytes, None,
@@ -25,11 +26,8 @@ class Loadgen(Scenario):
 
     def run(self, run: ScenarioRun) -> None:
         images = run.images
-        # LoadgenTest reads the benchmark and dataset sections through its `config`.
-        test = LoadgenTest(run.sections, run.settings, run.pipeline,
-                           LoadgenImages(images.dataset, images.sizes, images.input_shapes, images.image_bytes,
-                                         images.warmup),
-                           run.pipeline.class_names, run.truth, run.run_dir, run.runtime.streams)
+        test = LoadgenTest(run.built, run.settings, LoadgenImages(images.dataset, images.sizes, images.input_shapes,
+                                                                  images.image_bytes, images.warmup), run.run_dir)
         LoadgenPass(test, run.context).run(run.plan)
 
 
