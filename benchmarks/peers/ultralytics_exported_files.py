@@ -12,6 +12,7 @@ val figure. Then a whole detbench run per file x runtime x precision for its ima
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -58,7 +59,7 @@ def against_ultralytics(file: Path, backend: str, expected: dict, data: Path) ->
 
 
 def map_on_shapes(file: Path, backend: str, data: Path) -> float:
-    from datasets.image_folder import find_images
+    from datasets.image_folder import DatasetBatches, find_images
     from datasets.labels import load_ground_truth
     from utils.checks.accuracy.accuracy_pass import detect
     from utils.checks.accuracy.coco_map import coco_evaluation
@@ -68,11 +69,12 @@ def map_on_shapes(file: Path, backend: str, data: Path) -> float:
     pipeline, _ = pipeline_of(file, backend, conf_thres=accuracy.conf_thres, iou_thres=accuracy.iou_thres,
                               max_det=accuracy.max_det)
     if accuracy.multi_label is not None:
-        pipeline.decoder.nms.multi_label = accuracy.multi_label
+        nms = pipeline.decoder.nms
+        nms.settings = dataclasses.replace(nms.settings, multi_label=accuracy.multi_label)
     paths = find_images(data / "shapes" / "images")
     truth = load_ground_truth(str(data / "shapes" / "labels"), str(data / "shapes" / "images"), paths,
                               pipeline.class_names)
-    found = detect(pipeline, paths, 1, "shapes scenes")
+    found = detect(pipeline, DatasetBatches(paths, 1), "shapes scenes")
     return coco_evaluation(truth.images, found, pipeline.class_names).map_50_95
 
 

@@ -41,13 +41,13 @@ from pipelines.contract import Detections  # noqa: E402
 from pipelines.runtimes.base import RuntimeNotSupported  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
 from pipelines.yolo import family  # noqa: E402
-from utils.config.schema import AccuracySection, AgreementSection, config_for  # noqa: E402
+from utils.config.schema import AccuracySection, AgreementSection, CalibrationSection, config_for  # noqa: E402
 from utils.checks.accuracy.accuracy_pass import map_postprocess  # noqa: E402
 from utils.checks.int8.calibration_inputs import calibration_inputs  # noqa: E402
 from utils.checks.scored_images import more_images  # noqa: E402
 from utils.checks.accuracy.coco_map import map_drop_interval  # noqa: E402
-from utils.checks.accuracy.label_free import (JUDGE_VIEWS, MIRRORED, from_view, label_free_verdict,  # noqa: E402
-                                     labelled_verdict, view_image)
+from utils.checks.accuracy.label_free import (JUDGE_VIEWS, MIRRORED, StandInJudge, from_view,  # noqa: E402
+                                              label_free_verdict, labelled_verdict, view_image)
 
 NOISE = (0.05, 0.2)
 BITS = (8, 6, 4)
@@ -88,8 +88,8 @@ def _candidates(weights: str, pre, post, calibration_paths, cache: Path):
             network = family.load_network("yolov7-tiny", weights, 0)
             options = {}
             if precision == "int8":
-                options["calibration"] = calibration_inputs(family, network, pre, post, calibration_paths,
-                                                            images or len(calibration_paths), ["Detect"])
+                calibrating = CalibrationSection(images=images or len(calibration_paths), keep_float=["Detect"])
+                options["calibration"] = calibration_inputs(family, network, pre, post, calibration_paths, calibrating)
             runtime = build_runtime("openvino", fuse=True, threads=2, precision=precision, streams=1,
                                     pinning=False, cache_dir=str(cache / "export"), **options)
             return network, runtime.prepare(network, family.example_input(pre))
@@ -207,9 +207,9 @@ def main() -> int:
         real = map_drop_interval(truth, ref_map, cand_map, resamples=200, seed=0)
         used = min(args.start, len(scored))
         while True:
-            free = label_free_verdict(ref_map[:used], cand_map[:used], deployed.conf_thres, accuracy.max_drop,
-                                      [judge[:used] for judge in judges]
-                                      if accuracy.label_free_truth == MIRRORED else None)
+            views = [judge[:used] for judge in judges] if accuracy.label_free_truth == MIRRORED else None
+            free = label_free_verdict(ref_map[:used], cand_map[:used], StandInJudge(deployed.conf_thres, views),
+                                      accuracy.max_drop)
             wanted = more_images(free, used, len(scored), accuracy.max_images)
             if wanted is None:
                 break

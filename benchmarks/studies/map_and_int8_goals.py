@@ -65,7 +65,7 @@ def goal(name: str, figure: str, met: bool) -> str:
 
 def pycocotools_goal(out: Path, threads: int) -> tuple[str, dict]:
     import torch
-    from datasets.image_folder import find_images
+    from datasets.image_folder import DatasetBatches, find_images
     from datasets.labels import load_ground_truth
     from pipelines.runtimes.torch.session import TorchEager
     from pipelines.yolo import family
@@ -81,7 +81,7 @@ def pycocotools_goal(out: Path, threads: int) -> tuple[str, dict]:
                         postprocess={"conf_thres": 0.001, "iou_thres": 0.65, "max_det": 300})
     pre, post = config.preprocess, config.postprocess
     pipeline = family.build_pipeline(network, TorchEager().prepare(network, family.example_input(pre)), pre, post)
-    found = detect(pipeline, paths, 1, "torch fp32 at mAP settings")
+    found = detect(pipeline, DatasetBatches(paths, 1), "torch fp32 at mAP settings")
     truths = load_ground_truth(SHAPES / "labels", SHAPES / "images", paths, network.class_names).images
     ours = coco_evaluation(truths, found)
     # pycocotools' stats, built by the test suite's independent reference (tests/utils/checks/accuracy/test_coco_map.py)

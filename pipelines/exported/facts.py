@@ -158,23 +158,23 @@ def reference_backend(source: str) -> str:
     return next((spec for spec in readers if spec.file_kinds[0] == Path(source).suffix), readers[0]).name
 
 
-def settings_problem(source: str, config) -> Optional[str]:
+def settings_problem(source: str, preprocess, batch_size: int) -> Optional[str]:
     """A static export's own input size and batch win over the config's: its graph cannot take others."""
     path = Path(source)
     exported = exported_file(source)
     fixed, batch = static_size(exported), static_batch(exported)
-    if fixed is not None and config.preprocess.img_size != fixed:
+    if fixed is not None and preprocess.img_size != fixed:
         height, width = input_hw(exported, None)
-        return (f"preprocess.img_size {config.preprocess.img_size}: model.file {path.name} is a static export "
+        return (f"preprocess.img_size {preprocess.img_size}: model.file {path.name} is a static export "
                 f"whose input is {height}x{width}, and the file's size wins (its graph cannot take another); remove "
                 f"preprocess.img_size, or export the model with dynamic axes")
-    given, own = getattr(config.preprocess, "input_type", None), own_input_type(exported)
+    given, own = getattr(preprocess, "input_type", None), own_input_type(exported)
     if given is not None and given != own and {given, own} & {"int8", "float16"}:
         return (f"preprocess.input_type {given}: model.file {path.name} takes {exported.image_input.dtype} "
                 f"({exported.image_input.name}), and an int8 or float16 input is fed only as the file takes it; "
                 "remove preprocess.input_type")
-    if batch is not None and config.dataset.batch_size != batch:
-        return (f"dataset.batch_size {config.dataset.batch_size}: model.file {path.name} is a static export that "
+    if batch is not None and batch_size != batch:
+        return (f"dataset.batch_size {batch_size}: model.file {path.name} is a static export that "
                 f"takes batches of exactly {batch}, and the file's size wins (its graph cannot take another); set "
                 f"dataset.batch_size {batch}, or export the model with a dynamic batch")
     return None

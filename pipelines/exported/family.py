@@ -8,6 +8,7 @@ from typing import Any, Optional
 import torch
 
 from models.yolo import coco_names
+from pipelines.boxes.nms import NmsSettings
 from pipelines.contract import GraphTail, LoadedNetwork
 from pipelines.exported.facts import (ARCHS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME, SIZE_KEYS,  # noqa: F401
                                       accepts, defaults, exported_file, head_of, input_hw, input_size,
@@ -68,10 +69,11 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
 
     reading: contract.Reading = network.reading
     layout = layouts.layout(reading.layout)
-    decode = Decode(layout, reading, postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det,
-                    getattr(postprocess, "classes", None),
-                    getattr(postprocess, "agnostic", False) or getattr(layout, "AGNOSTIC", False),
-                    multi_label=getattr(postprocess, "multi_label", False) or getattr(layout, "MULTI_LABEL", False))
+    decode = Decode(layout, reading, NmsSettings(
+        postprocess.conf_thres, postprocess.iou_thres, getattr(postprocess, "classes", None),
+        agnostic=getattr(postprocess, "agnostic", False) or getattr(layout, "AGNOSTIC", False),
+        multi_label=getattr(postprocess, "multi_label", False) or getattr(layout, "MULTI_LABEL", False),
+        max_det=postprocess.max_det))
     exported = exported_file(network.arch)
     target = input_hw(exported, preprocess.img_size)
     pixels = forward.input_dtype == torch.uint8

@@ -89,11 +89,11 @@ def input_size(preprocess) -> int:
 
 
 def over_builders(builders: Mapping[str, Builder]) -> tuple[Callable, Callable, Callable]:
-    """A family's settings_problem(arch, config), smallest_input(arch) and largest_input_area(arch, preprocess),
-    over its own builders."""
+    """A family's settings_problem(arch, preprocess, batch_size), smallest_input(arch) and
+    largest_input_area(arch, preprocess), over its own builders."""
 
-    def family_settings_problem(arch: str, config) -> Optional[str]:
-        return settings_problem(builders[arch], config.preprocess)
+    def family_settings_problem(arch: str, preprocess, batch_size: int) -> Optional[str]:
+        return settings_problem(builders[arch], preprocess)
 
     def family_smallest_input(arch: str) -> int:
         return builders[arch].smallest_input

@@ -87,7 +87,9 @@ def test_summary_counts_and_random_weights(run):
 def test_detections_are_in_original_pixels(run, dataset):
     _, run_dir = run
     detections = pd.read_csv(run_dir / "detections.csv")
-    assert list(detections.columns) == ["image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2"]
+    assert list(detections.columns) == ["image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2", "frame",
+                                        "pts_s"]
+    assert detections["frame"].isna().all() and detections["pts_s"].isna().all()  # photos, not video frames
     assert len(detections) > 0
     for image, rows in detections.groupby("image"):
         height, width = cv2.imread(str(dataset / image)).shape[:2]
