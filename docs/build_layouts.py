@@ -23,7 +23,8 @@ END = "<!-- layouts: end -->"
 HEADER = ("| `model.head` | exported by | output | boxes | what follows the graph | preprocessing (the recipe) "
           "| told apart by |\n|---|---|---|---|---|---|---|")
 RESIZES = {"letterbox": "letterbox centred, pad {pad}", "letterbox_corner": "letterbox at the top left, pad {pad}",
-           "stretch": "stretched to the input"}
+           "stretch": "stretched to the input",
+           "pad_resize": "padded centred to the input's aspect, pad {pad}, then resized"}
 RESAMPLERS = {"opencv": "OpenCV {interpolation} on the 8-bit image", "torch": "torch {interpolation} on the float "
               "image, no antialias", "pil": "PIL {interpolation} on the 8-bit image"}
 IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))

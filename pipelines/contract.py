@@ -33,6 +33,16 @@ class Detections:
         return int(self.boxes.shape[0])
 
 
+@dataclass(frozen=True)
+class GraphTail:
+    """The operator a file's graph ends in that a runtime may have no kernel for, where the family can do its work
+    (a TFLite SSD's TFLite_Detection_PostProcess): a runtime lacking it (its spec's `lacks_operators`) runs the
+    graph up to `inputs`, the tensors the graph computes for it, and returns those in that order."""
+
+    operator: str
+    inputs: tuple[str, ...]
+
+
 @dataclass
 class LoadedNetwork:
     """A detector network as its family built it: unfused, float32, with where its weights came from."""
@@ -50,6 +60,9 @@ class LoadedNetwork:
     file: Optional[Path] = None  # the exported file that is the network, which runtimes read instead of exporting
     reading: Any = None  # what the family read of such a file to build its pipeline (its output layout)
     description: dict[str, Any] = field(default_factory=dict)  # what was read of it, for summary.json
+    # Its image input is (batch, height, width, 3) (a TFLite file's): batches and examples are handed over so.
+    channels_last: bool = False
+    tail: Optional[GraphTail] = None
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from pydantic import Field
 
 from pipelines.boxes.keys import LetterboxKeys
 
-Resize = Literal["letterbox", "letterbox_corner", "stretch"]
+Resize = Literal["letterbox", "letterbox_corner", "stretch", "pad_resize"]
 Resampler = Literal["opencv", "torch", "pil"]
 Interpolation = Literal["linear", "nearest", "cubic", "area"]
 Channels = Literal["rgb", "bgr"]
-InputType = Literal["float32", "uint8"]
+InputType = Literal["float32", "float16", "uint8", "int8"]
 RECIPE_KEYS = ("resize", "resampler", "interpolation", "channels", "scale", "pad_value", "input_type", "inset")
 
 
@@ -57,7 +57,8 @@ class Preprocess(LetterboxKeys):
 
     resize: Optional[Resize] = Field(None, description=(
         "exported: `letterbox` (aspect kept, centred, padded), `letterbox_corner` (aspect kept, padded at the "
-        "bottom and right, as YOLOX and PaddleDetection do) or `stretch` (each axis to the input, as DETRs do); "
+        "bottom and right, as YOLOX and PaddleDetection do), `stretch` (each axis to the input, as DETRs do) or "
+        "`pad_resize` (padded, centred, to the input's aspect first, then resized, as MediaPipe's letterbox); "
         "null: the layout's own"))
     resampler: Optional[Resampler] = Field(None, description=(
         "exported: what resizes: `opencv` (the 8-bit image, rounded to whole grey levels), `torch` (the float image, "
@@ -71,8 +72,9 @@ class Preprocess(LetterboxKeys):
         "exported: pixel values are divided by this before mean and std (255: to [0, 1]; 1: kept 0-255); null: "
         "the layout's own"))
     input_type: Optional[InputType] = Field(None, description=(
-        "exported: the element type fed to the graph (`uint8` where the author put the normalisation inside "
-        "it); null: the file's own input type"))
+        "exported: the element type fed to the graph (`uint8`: the 8-bit pixels, where the author put the "
+        "normalisation inside it; `int8`: the normalised values quantized with the file's scale and zero point; "
+        "`float16`); null: the file's own input type"))
     inset: Optional[int] = Field(None, ge=0, description=(
         "exported: a `letterbox` fits the image this many pixels inside each edge of the input, padded all round "
         "(super-gradients' YOLO-NAS on COCO: 636 of 640, inset 2); null: the layout's own"))

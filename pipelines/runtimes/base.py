@@ -46,6 +46,26 @@ def a_file_it_may_refuse(network: LoadedNetwork, runtime: str) -> Iterator[None]
                                   "runtime.backend") from None
 
 
+def in_the_networks_layout(example: torch.Tensor, network: LoadedNetwork) -> torch.Tensor:
+    """An NCHW example (a family's example_input) in the layout the network's input takes: (batch, height, width, 3)
+    for a channels-last file, as its pipeline hands batches over."""
+    return example.permute(0, 2, 3, 1).contiguous() if network.channels_last and example.dim() == 4 else example
+
+
+def stored_precision(network: LoadedNetwork) -> Optional[dict[str, Any]]:
+    """What a file runs as it is stored, for summary.json `runtime`: its weights' element type and its input's (with
+    an integer input's scale and zero point); None for a network detbench exported, or a file that says nothing."""
+    description = network.description
+    if network.file is None or "weights_stored_as" not in description:
+        return None
+    image = description.get("inputs", [[]])[0]
+    facts = {"weights": description["weights_stored_as"], "input": image[2] if len(image) > 2 else None,
+             "why": "a TFLite file runs as it is stored: runtime.precision fp32 is the file's own precision"}
+    if len(image) > 3:
+        facts["input_quantization"] = {"scale": image[3][0], "zero_point": image[3][1]}
+    return facts
+
+
 def at_the_graphs_batch(example: torch.Tensor, batch: Any) -> torch.Tensor:
     """The example input repeated to a graph's fixed batch (a static export of batch 4 takes nothing else)."""
     if isinstance(batch, int) and batch > 0 and batch != example.shape[0]:

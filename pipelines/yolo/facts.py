@@ -28,7 +28,7 @@ FORWARD_TIMING = ForwardTiming.WHOLE
 # YOLOv7's own: pixels over 255, no mean or std; its deployment defaults (detect.py) and its mAP protocol (test.py).
 PIXELS_OVER_255 = {"img_size": 640, "mean": [0.0, 0.0, 0.0], "std": [1.0, 1.0, 1.0]}
 DEFAULTS = ArchDefaults(
-    preprocess=PIXELS_OVER_255,
+    preprocess={**PIXELS_OVER_255, "pad_value": 114},
     postprocess={"conf_thres": 0.25, "iou_thres": 0.45, "max_det": 300},
     evaluation=Evaluation(0.001, 0.65, 300, True, "YOLOv7's test.py"),
     # Detect's decode ends in one Concat of pixel boxes beside 0-1 scores, which no single int8 scale holds.

@@ -275,7 +275,8 @@ RuntimeSection = create_model(
         "what runs the network's forward (see [runtimes.md](runtimes.md))"))),
     precision=(Literal[tuple(dict.fromkeys(p for spec in runtimes.SPECS.values() for p in spec.precisions))],
                Field(runtimes.REFERENCE_PRECISION, description=(
-                   "`fp32`; `bf16` with `torch` (autocast) and `openvino`, on CPUs with native bf16; `int8` with "
+                   "`fp32` (for a .tflite, the file as it is stored, float16 or int8 included); `bf16` with `torch` "
+                   "(autocast) and `openvino`, on CPUs with native bf16; `int8` with "
                    "`openvino` and `onnxruntime`; `int8+bf16` with `openvino` on CPUs with native bf16: int8, its "
                    "layers left in float at bf16, as OpenVINO's CPU plugin runs them by default there (see "
                    "[accuracy.md](accuracy.md))"))),

@@ -22,6 +22,10 @@ A layout module has:
   `passing(outputs, reading, height, width, conf_thres) -> list[Tensor]`: per image, the rows of raw() whose
   scores can pass the cut, found without building every row (a decode reads them right after the forward, when
   the output is not in this core's cache: reading it once is what saves time); tested equal to raw()'s rows.
+  Optionally, where no NMS follows but the author's own suppression depends on the cut (MediaPipe's weighted NMS
+  over the boxes above it), `decode(outputs, reading, height, width, conf_thres, iou_thres) -> Tensor`: the
+  (B, K, 6) rows after it, while raw() gives every candidate before it. A reading may carry the class names
+  where the file names none (BlazeFace's face).
 """
 from __future__ import annotations
 
@@ -55,7 +59,7 @@ class Reading:
     details: Mapping[str, Any] = field(default_factory=dict)  # the layout's own facts (strides, bins, ...)
     class_ids: Optional[Sequence[int]] = None  # output class index -> dataset class id, where not the identity
     recipe: Optional[Recipe] = None  # the file's own preprocessing where a sidecar states it (its why says which)
-
+    names: Optional[Sequence[str]] = None  # class names the layout knows where the file names none (BlazeFace's)
 
     @property
     def assumed(self) -> bool:
