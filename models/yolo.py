@@ -405,7 +405,7 @@ class Model(nn.Module):
         # Outputs read later are kept to the end of the forward, as the official forward keeps them. Freeing
         # each after its last reader let glibc hand the freed heap back to the kernel within the forward, and
         # the next layers faulted it back in: far more page faults per image at glibc's defaults.
-        # benchmarks/official_parity.py measures the faults per image beside the official loop's.
+        # benchmarks/peers/yolov7_official_parity.py measures the faults per image beside the official loop's.
         kept: dict[int, torch.Tensor] = {}
         for layer, sources in zip(self.model, self.sources):
             if layer.f != -1:

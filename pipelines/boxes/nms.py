@@ -15,7 +15,7 @@ from pipelines.boxes.conversions import xywh_to_xyxy
 CLASS_OFFSET_PX = 4096
 # One NMS call compares every candidate with those after it; above this many candidates of several classes
 # (mAP settings' conf 0.001 on an untrained network gives up to max_nms) one call per class compares fewer pairs
-# and is faster. benchmarks/nms_split.py measures where the two cross.
+# and is faster. benchmarks/overhead/nms_split.py measures where the two cross.
 PER_CLASS_ABOVE = 3000
 
 

@@ -6,13 +6,14 @@ config -> dataset -> pipeline (+ runtime) -> recorders -> run record -> writers 
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import signal
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from datasets.image_folder import DatasetBatches, find_images, image_loader
 from datasets.labels import load_ground_truth
@@ -32,6 +33,7 @@ from utils.tracking.mlflow_step import log_to_mlflow
 from utils.preflight.memory_fit import available_memory, check_fits, measure_fit
 from utils.scenarios.pass_plan import PassPlan, PassSchedule, PlannedPass, WarmupBatches
 from utils.measure.listening import PassRecorders
+from utils.measure.registry import measurements
 from utils.scenarios.context import PassContext, PassProgress
 from utils.scenarios.single_stream.passes import SingleStreamPasses
 from utils.checks.run_checks import run_checks
@@ -44,9 +46,7 @@ from utils.preflight.start_refusals import check_class_ids
 from utils.measure.steps.timed_batch import batch_sizes, untimed
 from utils.record.run_record import RunIdentity, RunRecord, Status
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
-from utils.measure.contention.recorder import contention_verdict, with_thread_advice
 from utils.measure.environment import describe_environment
-from utils.measure.memory.recorder import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS
 from utils.storage import layout
 from utils.storage.atomic import OutputWriteError
 from utils.reporting.console import format_summary, layer_overview
@@ -224,8 +224,8 @@ class Benchmark:
                            self.run_dir.path, self.runtime.streams)
         LoadgenPass(test, context).run(plan)
 
-    def _closing_checks(self, record: RunRecord, recorders: PassRecorders) -> None:
-        """After the passes: a run that skipped every image failed; the machine's load is judged."""
+    def _closing_checks(self, record: RunRecord) -> None:
+        """After the passes: a run that skipped every image failed; the pipeline's doubts are warned."""
         if record.status == Status.COMPLETE and record.images.processed == 0 and record.images.skipped:
             # Nothing was measured: the dataset, not the harness, is at fault (exit status 2).
             self.all_skipped = True
@@ -233,10 +233,6 @@ class Benchmark:
                 f"every image was skipped ({record.images.skipped} of {record.images.found}): {layout.SKIPPED} in "
                 f"{self.run_dir.path} says why for each one")
         record.warn(*self.pipeline.doubts())
-        record.contention = with_thread_advice(recorders.contention.summary())
-        threads = record.identity.runtime.get("threads")
-        if (verdict := contention_verdict(record.contention, threads=threads)) is not None:
-            record.warn(verdict)
 
     def _execute(self, stops: RunStops) -> Outcome:
         config = self.config
@@ -257,8 +253,7 @@ class Benchmark:
         self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console,
                                     counters_around=PIPELINE_STEP if self.scenario_settings is None else RUN_STEP,
                                     allocator=self.allocator)
-        recorders = PassRecorders.for_benchmark(bench, self._below)
-        energy, memory = recorders.energy, recorders.memory
+        recorders = PassRecorders.built(self._measurement_settings(), self._below)
         record.steps, record.steps_origin_ns = recorders.timer.records, recorders.timer.origin_ns
         plan = self._pass_plan(record)
         self.console(warmup_line(self.warmup))
@@ -285,12 +280,7 @@ class Benchmark:
                                                  record.identity.random_weights_note)
                     journal = self._journal(recorders, detections)
                     recorders.timer.after_batch = journal.batch_ended
-                    if memory is not None:
-                        stack.enter_context(memory)
-                        memory.mark_baseline()
-                        memory.pause()  # sampled during the timed passes only (pass_recorders.LISTENING)
-                    if bench.energy.enabled and bench.energy.idle_s > 0:
-                        energy.measure_idle(bench.energy.idle_s)
+                    stack.enter_context(recorders.running())  # the memory baseline, the idle power
                     after_pass = functools.partial(self._after_pass, journal, writer, record)
                     self._timed_passes(plan, PassContext(runner, record, detections, progress, self.console,
                                                          after_pass))
@@ -323,7 +313,7 @@ class Benchmark:
             progress.close()
         if record.wall_s is None:
             record.wall_s = time.perf_counter() - started
-        self._closing_checks(record, recorders)
+        self._closing_checks(record)
         return self._finish(record, writer, detections, journal, recorders, stops, stop_signal, failed_writing)
 
     def _one_batch(self) -> None:
@@ -345,12 +335,15 @@ class Benchmark:
         backend = self.family.reference_backend(self.config.model.network)
         return self.config.benchmark.agreement.enabled and not is_reference(runtime.model_dump(), backend)
 
+    def _measurement_settings(self) -> dict[str, Any]:
+        """Each measurement's own section of the config, by its key (utils/measure/registry.py)."""
+        return {measurement.key: operator.attrgetter(measurement.config_key)(self.config)
+                for measurement in measurements() if measurement.config_key is not None}
+
     def _journal(self, recorders: PassRecorders, detections: DetectionWriter) -> RunJournal:
         """The files that grow as the passes measure (utils/measure/steps/journal.py), so that a killed run keeps its batches."""
-        memory, run_dir = recorders.memory, self.run_dir
-        tables = () if memory is None else (
-            (run_dir.file(layout.MEMORY), MEMORY_COLUMNS, memory.rows),
-            (run_dir.file(layout.MEMORY_STEPS), MEMORY_STEP_COLUMNS, memory.step_rows))
+        run_dir = self.run_dir
+        tables = [(run_dir.file(table.file), table.columns, table.rows_since) for table in recorders.growing_tables()]
         try:
             return RunJournal(run_dir.file(layout.STEPS_TIMER), recorders.timer.records, recorders.timer.origin_ns,
                               tables)

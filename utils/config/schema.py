@@ -432,7 +432,7 @@ class ProfilingSection(_Section):
         "`native_time.csv` and the console; null: off"))
     rate: int = Field(10, ge=1, le=1000, description=(
         "samples per second; py-spy holds the run still for each native sample, so the tax grows with the rate "
-        "(`benchmarks/sampling_tax.py` measures it; docs/below-the-layer.md)"))
+        "(`benchmarks/overhead/sampling_tax.py` measures it; docs/below-the-layer.md)"))
     counters: bool = Field(True, description=(
         "the CPU's counters per timed pass and thread (context switches, faults, CPU time; cycles, instructions, "
         "LLC misses where the kernel allows) into `cpu_counters.csv`"))

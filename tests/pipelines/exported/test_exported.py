@@ -319,7 +319,7 @@ def test_what_the_real_files_say_is_read_and_the_graph_wins_over_the_metadata():
                                            ("yolo11n-shapes-nms.onnx", "openvino"),
                                            ("yolo11n-shapes_openvino_model/yolo11n-shapes.xml", "openvino")])
 def test_the_real_files_give_ultralytics_own_predictions(name, backend):
-    from benchmarks.exported_files import against_ultralytics
+    from benchmarks.peers.ultralytics_exported_files import against_ultralytics
 
     expected = json.loads((ULTRA / "expected.json").read_text())
     counts = against_ultralytics(ULTRA / name, backend, expected, ULTRA.parent)

@@ -4,7 +4,7 @@ what stands in for them (utils.checks.accuracy.label_free): the torch fp32 refer
 images, or on the images themselves.
 
 Its steps are recorded with `pass_kind` `accuracy` (steps_timer.csv), which no statistic reads, and no
-energy, memory or contention recorder listens to it (pass_recorders.LISTENING).
+measurement listens to it (each one's `listens_in`, utils/measure/registry.py).
 """
 from __future__ import annotations
 
