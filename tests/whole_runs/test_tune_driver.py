@@ -38,7 +38,7 @@ def test_a_budget_too_short_for_one_round_says_what_fits(tmp_path):
     # One way (torch fp32 at batch 1 and 2): its first look is the floor.
     assert ("is too short: a short first look at each of the 1 ways of computing (first looks: 1 timed pass of 6 "
             "batch(es)) takes at least") in stderr
-    assert "(1 process(es), the first look took" in stderr and "Give --minutes 1 or more" in stderr
+    assert "(1 process(es): the first look took" in stderr and "Give --minutes 1 or more" in stderr
     assert "--resume" in stderr and "Traceback" not in stderr
 
 

@@ -37,7 +37,8 @@ from utils.commands.tune.advice import SPINNING_KEY, allocator_line, spinning_li
 from utils.commands.tune.answer import round_lines, spent_line, standing, time_spent, tune_answer
 from utils.commands.tune.goals import Goal
 from utils.commands.tune.looks import (FIRST_LOOK, FULL, FULL_RUN, Look, check_overrides, describe, first_look,
-                                       full_run_seconds, images_timed, looks_text, preparation_seconds, verdict_images)
+                                       full_run_seconds, images_timed, look_floor_seconds, looks_text,
+                                       preparation_seconds, verdict_images)
 from utils.commands.tune.shared_runs import split_outcome
 from utils.checks.accuracy.label_free import MIN_IMAGES
 from utils.commands.sweep.plan import safe_name
@@ -550,7 +551,8 @@ class Tune:
     def _check_budget_once(self) -> None:
         """After the race's first run: a budget that cannot pay for a short first look at every way is a mistake.
         Each process of round 1 costs at least what the first did (it started a process and checked its accuracy
-        too) less what it spent preparing its model, so that many first runs are a floor under the round."""
+        too) less what only it paid (its model's preparation, its own passes over its images), so that many of
+        those are a floor under the round."""
         done = [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
         if done and not getattr(self, "_budget_checked", False):
             self._budget_checked = True
@@ -558,23 +560,32 @@ class Tune:
 
     def _check_budget(self, done: list[Run]) -> None:
         processes = len(self._groups([entry.runs[0] for entry in self.race.entries if entry.runs]))
-        per_process = sum(run.seconds - run.preparation_s + run.start_s for run in done) / len(done)
+        took = sum(run.seconds + run.start_s for run in done) / len(done)
+        per_process = sum(map(self._look_floor, done)) / len(done)
         needed = per_process * processes
         if needed <= self.budget_s:
             return
         self._write(stopped=None, final=False)
         first = self.race.rounds[0]
         looks = first.get("look", {}).get("text", "one run each")
-        preparing = sum(run.preparation_s for run in done)
-        apart = f", {preparing:.0f} s preparing its model left out (the cache keeps it)" if preparing >= 1 else ""
         raise TuneBudgetError(
             f"--minutes {self.request.minutes:g} is too short: a short first look at each of the {len(first['field'])} "
-            f"ways of computing ({looks}) takes at least {needed / 60:.1f} min here ({processes} "
-            f"process(es), the first look took {per_process:.1f} s with its process's start and its accuracy check"
-            f"{apart}); the budget fits about {max(1, int(self.budget_s // max(per_process, 1e-9)))} of them. Give "
+            f"ways of computing ({looks}) takes at least {needed / 60:.1f} min here ({processes} process(es): the "
+            f"first look took {took:.1f} s with its process's start and its accuracy check, {per_process:.1f} s of it "
+            "what any look pays, not its own passes over its images nor preparing its model); the budget fits about "
+            f"{max(1, int(self.budget_s // max(per_process, 1e-9)))} of them. Give "
             f"--minutes {math.ceil(needed / 60)} or more, or narrow the space with --set/--sweep (its axes: "
             f"{', '.join(f'{key} {len(values)}' for key, values in self.space.axes.items())}); the runs so far are "
             f"kept: --resume {self.directory.path} --minutes N continues it")
+
+    def _look_floor(self, run: Run) -> float:
+        """What any way's first look costs at least, from this run (utils/commands/tune/looks.py): its own passes
+        are its timed images and, where it checked, the agreement check's and the accuracy pass's."""
+        samples = run.figures.samples if run.figures is not None else ()
+        if not samples or run.timed_batches is None:
+            return run.seconds - run.preparation_s + run.start_s
+        own = self._images_timed(run) + (2 * (run.check_images or 0) if run.checks else 0)
+        return look_floor_seconds(run.seconds, run.start_s, run.preparation_s, own, statistics.median(samples))
 
     def _out_of_time(self, current: dict) -> None:
         for run in self._round_runs(current):

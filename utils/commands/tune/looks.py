@@ -87,6 +87,14 @@ def full_run_seconds(look_seconds: float, look_timed_images: int, ms_per_image: 
     return max(look_seconds - timed, 0.0) + passes * images * ms_per_image / 1000.0
 
 
+def look_floor_seconds(seconds: float, start_s: float, preparation_s: float, own_images: int,
+                       ms_per_image: float) -> float:
+    """What any way's first look costs at least, from one that took `seconds` with a process start of `start_s`:
+    less what only that look paid, preparing its model (the cache keeps it) and its own passes over the
+    `own_images` it ran (its timed pass and its side of the check), which another way runs at its own speed."""
+    return start_s + max(0.0, seconds - preparation_s - own_images * ms_per_image / 1000.0)
+
+
 def preparation_seconds(preparation: Mapping) -> float:
     """What a run spent preparing its model that later runs of its way take from the cache: the ONNX export, the
     int8 quantization and its accuracy-control search (summary.json runtime.preparation)."""

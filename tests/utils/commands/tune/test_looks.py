@@ -3,8 +3,8 @@ full run's cost worked out from a first look, and how the lengths are said."""
 import pytest
 
 from utils.commands.tune.looks import (FIRST_LOOK, FULL, FULL_RUN, Look, check_overrides, describe, first_look,
-                                       full_run_seconds, images_timed, look_batches, looks_text, preparation_seconds,
-                                       verdict_images)
+                                       full_run_seconds, images_timed, look_batches, look_floor_seconds, looks_text,
+                                       preparation_seconds, verdict_images)
 from utils.record.statistics import median_confidence_interval
 
 
@@ -71,3 +71,9 @@ def test_a_rounds_length_in_words():
 def test_which_rounds_of_a_candidate_were_first_looks():
     assert looks_text({1: FIRST_LOOK, 2: FULL, 3: FULL}) == "first look (round 1); full (rounds 2, 3)"
     assert looks_text({2: FULL}) == "full (round 2)" and looks_text({}) == ""
+
+
+def test_a_looks_floor_leaves_out_what_only_that_look_paid():
+    # 40 s with a 5 s start: 10 s preparing its model and 90 images (30 timed, 30 + 30 in its check) at 100 ms.
+    assert look_floor_seconds(40.0, 5.0, 10.0, 90, 100.0) == pytest.approx(5.0 + 21.0)
+    assert look_floor_seconds(5.0, 5.0, 0.0, 90, 100.0) == pytest.approx(5.0)  # never below its process's start
