@@ -377,6 +377,10 @@ class BenchmarkSection(_Section):
     warmup_max_batches: int = Field(32, ge=1, description=(
         "the most batches `warmup: auto` runs; shapes beyond it run cold in timed pass 0 and are reported apart"))
     repeats: int = Field(1, ge=1, description="timed passes over the data")
+    timed_batches: Optional[int] = Field(None, ge=1, description=(
+        "time only the first N batches in each timed pass (detections.csv then holds their images; the layer-timing "
+        "pass takes as many unless layer_timing_batches says otherwise); null: every batch. `tune`'s first looks "
+        "time a few (see [tune.md](tune.md#the-race))"))
     min_time_s: float = Field(0.0, ge=0.0, description=(
         "keep adding timed passes until this many seconds have been measured"))
     target_ci: Optional[float] = Field(None, gt=0.0, lt=1.0, description=(
@@ -408,6 +412,9 @@ class BenchmarkSection(_Section):
         if loadgen.find_peak and scenario != "server":
             raise ValueError(f"benchmark.loadgen.find_peak applies to benchmark.scenario server only, not "
                              f"{scenario}; remove it")
+        if self.timed_batches is not None and scenario != SINGLE_STREAM:
+            raise ValueError(f"benchmark.timed_batches applies to benchmark.scenario {SINGLE_STREAM} only, not "
+                             f"{scenario} (LoadGen times its own queries); remove it")
         if (loadgen.max_duration_s is not None and loadgen.max_duration_s < loadgen.min_duration_s):
             raise ValueError("benchmark.loadgen.max_duration_s is below benchmark.loadgen.min_duration_s; raise it "
                              "or leave it unset")
