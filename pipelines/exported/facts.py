@@ -170,4 +170,5 @@ def input_size(preprocess) -> int:
 
 
 def largest_input_area(source: str, preprocess) -> int:
-    return preprocess.img_size ** 2
+    height, width = input_hw(exported_file(source), preprocess.img_size)
+    return height * width

@@ -436,3 +436,26 @@ def test_a_static_export_of_batch_two_runs_at_its_batch(tmp_path, backend):
     cv2.imwrite(str(folder / "second.png"), np.full((SIDE, SIDE, 3), 30, np.uint8))
     summary = run(tmp_path, path, "dataset.batch_size=2", f"runtime.backend={backend}")
     assert summary["images_processed"] == 2 and summary["detections"] == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])
+def test_a_static_non_square_export_is_fed_its_own_height_and_width(tmp_path, capsys, backend):
+    # (1, 3, 96, 64): img_size is its longer side, 96; a square of it is what the graph refuses.
+    rows = torch.zeros(1, 4 + CLASSES, 100)
+    rows[0, :, 0] = torch.tensor([32.0, 48.0, 20.0, 20.0, 0.9, 0.0, 0.0])
+    path = tmp_path / "tall.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Constant(rows), (torch.zeros(1, 3, 96, 64),), str(path), dynamo=False,
+                          opset_version=17, input_names=["images"], output_names=["output0"])
+    folder = tmp_path / "tall"
+    folder.mkdir()
+    cv2.imwrite(str(folder / "tall.png"), np.full((192, 128, 3), 90, np.uint8))  # twice the input, same aspect
+    summary = run(tmp_path, path, f"runtime.backend={backend}", f"dataset.path={folder}",
+                  "benchmark.agreement.enabled=false")
+    assert summary["img_size"] == 96 and summary["detections"] == 1
+    said = capsys.readouterr().out
+    assert f"Preparing {backend}..." in said and "export is cached" not in said  # a file is read, never exported
+    row = (tmp_path / "out" / "tall" / "detections.csv").read_text().splitlines()[1].split(",")
+    assert [float(value) for value in row[4:8]] == [44.0, 76.0, 84.0, 116.0]
