@@ -16,6 +16,7 @@ SUMMARY = ("RT-DETR, Ultralytics before 8.4", "(B, Q, 4 + C)", "cx, cy, w, h nor
 RECIPE = replace(YOLO, resize="stretch")
 NMS = False
 BOXES = "input"
+CLIP = False  # Ultralytics' RT-DETR predict scales the boxes to the image and never clips them
 
 
 def read(file: ExportedFile):

@@ -15,6 +15,7 @@ SUMMARY = ("RT-DETR, Ultralytics 8.4 and later", "(B, 300, 6)", "cx, cy, w, h no
 RECIPE = replace(YOLO, resize="stretch")
 NMS = False
 BOXES = "input"
+CLIP = False  # Ultralytics' RT-DETR predict scales the boxes to the image and never clips them
 MARKS = ("rtdetr", "rt-detr")
 
 

@@ -164,11 +164,13 @@ def test_end_to_end_rows_take_the_score_cut_only(tmp_path):
 def test_rtdetr_queries_are_stretched_back_to_the_image(tmp_path):
     raw = torch.zeros(1, 300, 4 + CLASSES)
     raw[0, 0] = torch.tensor([0.5, 0.5, 0.25, 0.5, 0.1, 0.95, 0.3])
+    raw[0, 1] = torch.tensor([0.05, 0.5, 0.3, 0.5, 0.9, 0.1, 0.1])  # reaching past the input's left edge
     file = export(tmp_path, "rtdetr", raw, metadata={"names": {0: "a", 1: "b", 2: "c"}})
     images = square_image(tmp_path)
     cv2.imwrite(str(images / "square.png"), np.full((SIDE, 2 * SIDE, 3), 90, np.uint8))  # stretched, not boxed
     found = detections(tmp_path, file, f"preprocess.img_size={SIDE}")
-    assert found == [pytest.approx([48.0, 16.0, 80.0, 48.0, 0.95, 1])]
+    # Ultralytics' predict leaves the second box as it falls: from (0.05 - 0.15) x 128 = -12.8.
+    assert found == [pytest.approx([48.0, 16.0, 80.0, 48.0, 0.95, 1]), pytest.approx([-12.8, 16.0, 25.6, 48.0, 0.9, 0])]
 
 
 @pytest.mark.slow

@@ -105,6 +105,7 @@ def test_extra_inputs_are_filled_per_image():
 def rtdetr_rows() -> torch.Tensor:
     raw = torch.zeros(1, 300, 6)
     raw[0, 0] = torch.tensor([0.5, 0.5, 0.25, 0.5, 0.9, 1.0])  # centre of the input, a quarter wide, half tall
+    raw[0, 1] = torch.tensor([0.95, 0.5, 0.3, 0.5, 0.8, 0.0])  # reaching past the input's right edge
     return raw
 
 
@@ -117,7 +118,8 @@ def test_ultralytics_rtdetr_is_told_from_an_end_to_end_head_by_its_metadata(tmp_
     assert reading.layout == "rtdetr_e2e" and not reading.assumed and layout.RECIPE.resize == "stretch"
     image_folder(tmp_path, SIDE, 2 * SIDE)  # stretched: x doubles back
     found = detections(tmp_path, file, f"preprocess.img_size={SIDE}")
-    assert found == [pytest.approx([48.0, 16.0, 80.0, 48.0, 0.9, 1])]
+    # Ultralytics' RT-DETR predict does not clip: the second box ends at (0.95 + 0.15) x 128 = 140.8 of 128.
+    assert found == [pytest.approx([48.0, 16.0, 80.0, 48.0, 0.9, 1]), pytest.approx([102.4, 16.0, 140.8, 48.0, 0.8, 0])]
 
 
 def test_six_columns_without_metadata_name_both_readings_and_the_key(tmp_path):
