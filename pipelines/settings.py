@@ -14,6 +14,12 @@ from typing import Any, Mapping, Optional
 from pydantic import BaseModel, Field
 
 _ARCH_DEFAULT = "null: the architecture's own (see [its defaults](#defaults-of-each-architecture))"
+NO_CAP = 0  # postprocess.max_det that keeps every detection (null already means the architecture's own)
+
+
+def cap(max_det: int) -> Optional[int]:
+    """A slice's end for `max_det` detections: None (all of them) for NO_CAP."""
+    return None if max_det == NO_CAP else max_det
 
 
 class ForwardTiming(str, Enum):
@@ -67,7 +73,9 @@ class SharedPostprocess(BaseModel):
     conf_thres: Optional[float] = Field(None, ge=0.0, le=1.0, description=(
         "the deployed score cut: detections kept above it; " + _ARCH_DEFAULT))
     iou_thres: Optional[float] = Field(None, ge=0.0, le=1.0, description=("NMS IoU threshold; " + _ARCH_DEFAULT))
-    max_det: Optional[int] = Field(None, ge=1, description=("detections kept per image; " + _ARCH_DEFAULT))
+    max_det: Optional[int] = Field(None, ge=NO_CAP, description=(
+        f"detections kept per image; {NO_CAP}: no cap, as YOLOX's own inference keeps every box NMS leaves (YOLO and "
+        "files; torchvision's detectors always cap); " + _ARCH_DEFAULT))
 
 
 SHARED_PREPROCESS = tuple(SharedPreprocess.model_fields)

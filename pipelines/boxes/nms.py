@@ -9,6 +9,7 @@ from torch import nn
 
 from pipelines.boxes.kernels import nms
 from pipelines.boxes.conversions import xywh_to_xyxy
+from pipelines.settings import cap
 
 # Shifting each class's boxes this far apart lets one NMS call treat classes independently;
 # it must exceed any box coordinate.
@@ -74,7 +75,7 @@ def _suppress_one_image(
         # Stable so that equal scores at the cut are chosen the same way every run.
         top = torch.sort(scores, descending=True, stable=True).indices[:max_nms]
         boxes, scores, class_idx = boxes[top], scores[top], class_idx[top]
-    keep = _kept(boxes, scores, class_idx, iou_thres, agnostic)[:max_det]
+    keep = _kept(boxes, scores, class_idx, iou_thres, agnostic)[:cap(max_det)]
     return torch.cat((boxes[keep], scores[keep, None], class_idx[keep, None].to(boxes.dtype)), dim=1)
 
 
@@ -109,7 +110,7 @@ def non_max_suppression(
     (N_i, 5 + nc) rows, one per image.
 
     Returns one (n, 6) tensor per image: x1, y1, x2, y2, score, class; score = obj * class score,
-    sorted by score descending, at most `max_det` rows. Thresholds are strict (score == conf is dropped).
+    sorted by score descending, at most `max_det` rows (every row for pipelines.settings.NO_CAP). Thresholds are strict (score == conf is dropped).
     """
     return [
         _suppress_one_image(

@@ -9,7 +9,7 @@ from typing import Callable, Mapping, Optional
 from pydantic import BaseModel, Field
 
 from pipelines.runtimes import registry as runtimes
-from pipelines.settings import ArchDefaults, Evaluation
+from pipelines.settings import NO_CAP, ArchDefaults, Evaluation
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)  # the normalisation of most torchvision detectors: RGB in [0, 1]
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -93,6 +93,9 @@ def over_builders(builders: Mapping[str, Builder]) -> tuple[Callable, Callable, 
     over its own builders."""
 
     def family_settings_problem(arch: str, config) -> Optional[str]:
+        if config.postprocess.max_det == NO_CAP:
+            return (f"postprocess.max_det {NO_CAP} (no cap) does not apply to {arch}: torchvision's detectors keep "
+                    f"at most detections_per_img; set a number (its own: {builders[arch].detections_per_img})")
         return settings_problem(builders[arch], config.preprocess)
 
     def family_smallest_input(arch: str) -> int:

@@ -14,6 +14,7 @@ from pipelines.exported.inspection import ExportedFile
 from pipelines.exported.layouts.contract import (ASSUMED, POSSIBLE, Misfit, Reading, anchor_count, fixed,
                                                  names_fit, only_the_image)
 from pipelines.exported.recipe import YOLO
+from pipelines.settings import NO_CAP
 
 SUMMARY = ("YOLOX (its export tool; `decode_in_inference` off)", "(B, A, 5 + C), one row per grid cell",
            "cell offsets and log sizes (undecoded), objectness, class scores", "decode, then NMS, class-agnostic",
@@ -25,7 +26,8 @@ AGNOSTIC = True  # YOLOX's demo: multiclass_nms(..., class_agnostic=True), one N
 BOXES = "input"
 CLIP = False  # the demo divides boxes by the ratio and never clips them to the image
 STRIDES = (8, 16, 32)
-DEPLOYED = {"conf_thres": 0.3, "iou_thres": 0.45}  # YOLOX's demo
+# YOLOX's demo: conf 0.3, IoU 0.45, and no cap on the boxes kept (its postprocess keeps all NMS leaves).
+DEPLOYED = {"conf_thres": 0.3, "iou_thres": 0.45, "max_det": NO_CAP}
 
 
 def read(file: ExportedFile):

@@ -20,6 +20,7 @@ from pipelines.boxes.nms import non_max_suppression
 from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yolov8_as_yolov5, yolov8_rows_passing
 from pipelines.exported.inspection import ExportedFileError, read_exported
 from pipelines.exported.layouts import read_layout
+from pipelines.settings import NO_CAP
 from utils.config.schema import ConfigError, load_config
 from utils.commands.tune.driver import base_config
 from tests.support.paths import ROOT
@@ -117,6 +118,7 @@ def test_rows_are_cut_strictly_above_the_score_best_first():
     rows = torch.tensor([[0, 0, 1, 1, 0.3, 2], [0, 0, 2, 2, 0.25, 1], [0, 0, 3, 3, 0.9, 0]])
     assert cut_rows(rows, 0.25, 10)[:, 4].tolist() == pytest.approx([0.9, 0.3])
     assert cut_rows(rows, 0.25, 1)[:, 5].tolist() == [0]
+    assert cut_rows(rows, 0.0, NO_CAP)[:, 4].tolist() == pytest.approx([0.9, 0.3, 0.25])  # no cap
     assert cut_rows(rows, 0.0, 10, classes=[1])[:, 4].tolist() == [0.25]
 
 

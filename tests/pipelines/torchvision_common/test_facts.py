@@ -2,7 +2,9 @@
 the shared names, the largest input it makes and what it refuses."""
 from types import SimpleNamespace
 
-from pipelines.torchvision_common.facts import DEPLOYED_CONF_THRES, Builder, largest_input_area, settings_problem
+from pipelines.settings import NO_CAP
+from pipelines.torchvision_common.facts import (DEPLOYED_CONF_THRES, Builder, largest_input_area, over_builders,
+                                              settings_problem)
 
 FPN = Builder(min_size=800, max_size=1333, score_thresh=0.05, nms_thresh=0.5, detections_per_img=300,
               topk_candidates=1000)
@@ -31,3 +33,11 @@ def test_the_largest_input_and_what_a_fixed_square_refuses():
                                                                                  std=[1.0] * 3))
     assert "must be positive" in settings_problem(FPN, SimpleNamespace(img_size=800, max_size=1333,
                                                                        std=[0.2, 0.0, 0.2]))
+
+
+def test_no_cap_on_the_detections_kept_is_refused_naming_the_builders_own():
+    family_problem = over_builders({"square": SQUARE})[0]
+    ok = SimpleNamespace(img_size=300, max_size=300, std=[1.0] * 3)
+    assert family_problem("square", SimpleNamespace(preprocess=ok, postprocess=SimpleNamespace(max_det=100))) is None
+    refusal = family_problem("square", SimpleNamespace(preprocess=ok, postprocess=SimpleNamespace(max_det=NO_CAP)))
+    assert "postprocess.max_det 0 (no cap) does not apply to square" in refusal and "its own: 200" in refusal

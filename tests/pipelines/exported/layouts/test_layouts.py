@@ -8,6 +8,7 @@ import json
 import math
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import cv2
 import numpy as np
@@ -16,10 +17,12 @@ import pytest
 import torch
 from torch import nn
 
+from pipelines.exported import facts
 from pipelines.exported.facts import read
 from pipelines.exported.inspection import ExportedFileError
 from pipelines.exported.preparing import Prepare, placement
 from pipelines.exported.recipe import Recipe
+from pipelines.settings import NO_CAP
 from tests.pipelines.exported.test_exported import SIDE, export, run
 
 NAMES = {0: "a", 1: "b", 2: "c"}
@@ -254,6 +257,8 @@ def test_yolox_rows_are_decoded_on_their_grids_and_divided_by_one_ratio(tmp_path
     with pytest.raises(ExportedFileError, match="`yolox`"):
         read(str(file))
     assert read(str(file), "yolox")[2].layout == "yolox"
+    # YOLOX's own inference keeps every box its NMS leaves: no cap.
+    assert facts.defaults(str(file), SimpleNamespace(head="yolox")).postprocess["max_det"] == NO_CAP
     image_folder(tmp_path, 16, 32)  # ratio 2: boxes halve, the image at the top left
     found = detections(tmp_path, file, "model.head=yolox")
     # 0.9 x 0.8 = 0.72; 0.5 x 0.9 = 0.45; YOLOX's demo cut is 0.3. Both inside the 16 x 32 image.
