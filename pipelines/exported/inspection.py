@@ -19,6 +19,8 @@ ONNX_SUFFIX, IR_SUFFIX = ".onnx", ".xml"
 FILE_SUFFIXES = (ONNX_SUFFIX, IR_SUFFIX)
 PICKLE_SUFFIXES = (".pt", ".pth")
 Dim = Union[int, str]  # a fixed size, or the name of a dynamic axis
+CONVOLUTIONS = ("Conv", "ConvTranspose")
+ARITHMETIC = ("Add", "Sub", "Mul", "Div", "Pow")
 
 
 class ExportedFileError(UsageError):
@@ -37,6 +39,21 @@ class Tensor:
 
 
 @dataclass(frozen=True)
+class GraphTail:
+    """What an ONNX graph does after its last convolutions (the nodes from which none can be reached), read
+    without running it: a YOLO export that decodes its boxes in the graph does arithmetic there on constants (its
+    grids, strides and anchors; YOLOv5's `** 2`, YOLOX's `exp`), one that does not ends in the head's
+    convolutions, activations and reshapes."""
+
+    ops: frozenset[str]  # the operator types of those nodes
+    on_constants: frozenset[str]  # of them, the arithmetic (ARITHMETIC) with a float constant operand
+
+    @property
+    def decodes(self) -> bool:
+        return bool(self.on_constants) or "Exp" in self.ops
+
+
+@dataclass(frozen=True)
 class ExportedFile:
     """The file as read: its format, inputs and outputs, and what its metadata says (empty when it says nothing)."""
 
@@ -46,6 +63,7 @@ class ExportedFile:
     outputs: tuple[Tensor, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
     digest: str = ""  # of the file's bytes (and the IR's weights), for caches keyed by content
+    tail: Optional[GraphTail] = None  # after the last convolutions (ONNX); None where not read or none convolves
 
     @property
     def image_input(self) -> Tensor:
@@ -134,7 +152,32 @@ def _read_onnx(path: Path) -> ExportedFile:
                 else prop.value for prop in model.metadata_props}
     if len(graph.node) == 0 or not outputs:
         raise ExportedFileError(f"model.file {path} holds no graph; export the detector again")
-    return ExportedFile(path, "onnx", inputs, outputs, metadata, file_digest(path))
+    return ExportedFile(path, "onnx", inputs, outputs, metadata, file_digest(path), _tail(graph))
+
+
+def _tail(graph) -> Optional[GraphTail]:
+    """The graph's nodes after its last convolutions (ONNX lists nodes in topological order)."""
+    import onnx
+
+    consumers: dict[str, list[int]] = {}
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            consumers.setdefault(name, []).append(index)
+    reaches = [False] * len(graph.node)
+    for index in reversed(range(len(graph.node))):
+        node = graph.node[index]
+        reaches[index] = node.op_type in CONVOLUTIONS or any(
+            reaches[later] for output in node.output for later in consumers.get(output, ()))
+    if not any(reaches):
+        return None
+    floating = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16)
+    constants = {tensor.name for tensor in graph.initializer if tensor.data_type in floating}
+    constants |= {node.output[0] for node in graph.node if node.op_type == "Constant" and node.output and any(
+        attribute.name == "value" and attribute.t.data_type in floating for attribute in node.attribute)}
+    after = [node for node, reached in zip(graph.node, reaches) if not reached]
+    return GraphTail(frozenset(node.op_type for node in after),
+                     frozenset(node.op_type for node in after
+                               if node.op_type in ARITHMETIC and any(name in constants for name in node.input)))
 
 
 def _read_ir(path: Path) -> ExportedFile:

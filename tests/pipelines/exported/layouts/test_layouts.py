@@ -286,6 +286,59 @@ def test_yolox_decoded_in_its_graph_is_read_by_model_head_and_its_nms_is_class_a
                      pytest.approx([26.0, 6.0, 34.0, 14.0, 0.4, 0])]
 
 
+GRID_SIDE = 256
+
+
+class GridHead(nn.Module):
+    """A YOLO head over the stride 8, 16 and 32 grids of a 256 x 256 input (1344 rows, more than a DETR's queries),
+    exported as its author would: YOLOX's raw rows (the convolutions, sigmoid and reshapes only), YOLOX's decode
+    (exp of the sizes, grid offsets) or YOLOv5's (sigmoid, (2 xy - 0.5 + grid) x stride, (2 wh) ** 2 x anchor)."""
+
+    def __init__(self, decode: str):
+        super().__init__()
+        self.decode = decode
+        self.convs = nn.ModuleList(nn.Conv2d(3, 5 + 3, 1) for _ in range(3))
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        levels = []
+        for stride, conv in zip((8, 16, 32), self.convs):
+            out = conv(nn.functional.avg_pool2d(images, stride)).flatten(2).permute(0, 2, 1)  # (B, cells, 8)
+            side = GRID_SIDE // stride
+            grid = torch.stack(torch.meshgrid(torch.arange(side), torch.arange(side), indexing="xy"), -1)
+            grid = grid.reshape(1, -1, 2).float()
+            if self.decode == "yolox":
+                out = torch.cat((out[..., :4], out[..., 4:].sigmoid()), -1)
+            elif self.decode == "yolox_decoded":
+                out = torch.cat(((out[..., :2] + grid) * stride, out[..., 2:4].exp() * stride, out[..., 4:].sigmoid()),
+                                -1)
+            else:
+                y = out.sigmoid()
+                out = torch.cat(((y[..., :2] * 2 - 0.5 + grid) * stride, (y[..., 2:4] * 2) ** 2 * 4.0 * stride,
+                                 y[..., 4:]), -1)
+            levels.append(out)
+        return torch.cat(levels, 1)
+
+
+def grid_head_file(tmp_path: Path, decode: str) -> Path:
+    path = tmp_path / f"{decode}.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(GridHead(decode).eval(), (torch.zeros(1, 3, GRID_SIDE, GRID_SIDE),), str(path), dynamo=False,
+                          opset_version=17, input_names=["images"], output_names=["output"])
+    return path
+
+
+def test_yolox_without_metadata_is_told_from_yolov5_by_what_its_graph_does_after_its_convolutions(tmp_path):
+    # One shape, (1, 1344, 8), three exports: only the graph says whose rows they are.
+    raw = read(str(grid_head_file(tmp_path, "yolox")))[2]
+    assert raw.layout == "yolox" and not raw.assumed and "no arithmetic after the graph's last convolutions" in raw.why
+    assert read(str(grid_head_file(tmp_path, "yolov5")))[2].layout == "yolov5"  # it decodes: YOLOv5's ** 2
+    with pytest.raises(ExportedFileError) as refusal:  # an exp and no ** 2: YOLOX's decode, or another YOLO's
+        read(str(grid_head_file(tmp_path, "yolox_decoded")))
+    assert "`yolox_decoded`: " in str(refusal.value) and "`yolov5`" in str(refusal.value)
+    assert "`yolox`:" not in str(refusal.value) and "set model.head" in str(refusal.value)
+
+
 # A file that takes its pixels as uint8 ----------------------------------------------------------------------------
 
 class EightBitInput(nn.Module):
