@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field, field_validator
 
+from pipelines.boxes.keys import NmsKeys
 from pipelines.exported.inspection import FILE_SUFFIXES, ONNX_SUFFIX, PICKLE_SUFFIXES, ExportedFile, read_exported
 from pipelines.exported.recipe import Preprocess  # noqa: F401 (the family's preprocess keys)
 from pipelines.runtimes import registry as runtimes
@@ -56,8 +57,8 @@ class Model(BaseModel):
         return value
 
 
-class Postprocess(BaseModel):
-    """No key of its own."""
+class Postprocess(NmsKeys):
+    """Where NMS follows the graph, whether it is one over every class at once."""
 
 
 def accepts(source: str) -> bool:
@@ -121,9 +122,9 @@ def defaults(source: str, model: Any = None) -> ArchDefaults:
     size = static_size(exported) or (max(imgsz) if isinstance(imgsz, (list, tuple)) and imgsz else DEFAULT_SIZE)
     preprocess = {"img_size": size, **recipe_defaults(layout, exported, reading)}
     evaluation = VALIDATION if layout.NMS else OWN_ROWS
+    postprocess = {**DEPLOYED, "agnostic": bool(getattr(layout, "AGNOSTIC", False)), **getattr(layout, "DEPLOYED", {})}
     # int8 keeps the decode after the file's last convolutions in float (quantization.DECODE).
-    return ArchDefaults(preprocess, {**DEPLOYED, **getattr(layout, "DEPLOYED", {})}, evaluation,
-                        keep_float=("decode",))
+    return ArchDefaults(preprocess, postprocess, evaluation, keep_float=("decode",))
 
 
 def unsupported_runtime(runtime, source: str = "") -> Optional[str]:
@@ -145,9 +146,13 @@ def reference_backend(source: str) -> str:
 
 
 def settings_problem(source: str, config) -> Optional[str]:
-    """A static export's own input size and batch win over the config's: its graph cannot take others."""
+    """A static export's own input size and batch win over the config's: its graph cannot take others. NMS's key
+    applies only where NMS follows the graph."""
     path = Path(source)
-    exported = exported_file(source)
+    exported, layout, reading = read(source, head_of(config.model))
+    if "agnostic" in config.postprocess.model_fields_set and not layout.NMS:
+        return (f"postprocess.agnostic does not apply to model.file {path.name}: its layout {reading.layout} gives "
+                "one row per object already, and no NMS follows its graph; remove postprocess.agnostic")
     fixed, batch = static_size(exported), static_batch(exported)
     if fixed is not None and config.preprocess.img_size != fixed:
         height, width = input_hw(exported, None)

@@ -60,9 +60,10 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
 
     reading: contract.Reading = network.reading
     layout = layouts.layout(reading.layout)
+    agnostic = getattr(postprocess, "agnostic", None)  # null: the layout's own
     decode = Decode(layout, reading, postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det,
                     getattr(postprocess, "classes", None),
-                    getattr(postprocess, "agnostic", False) or getattr(layout, "AGNOSTIC", False),
+                    getattr(layout, "AGNOSTIC", False) if agnostic is None else agnostic,
                     multi_label=getattr(postprocess, "multi_label", False) or getattr(layout, "MULTI_LABEL", False))
     target = input_hw(exported_file(network.arch), preprocess.img_size)
     pixels = forward.input_dtype == torch.uint8

@@ -282,6 +282,28 @@ def test_a_file_refuses_torch_and_model_head_needs_a_file(tmp_path, capsys):
         load_config(ROOT / "configs" / "samples_tiny.yaml", ["model.head=yolov8"])
 
 
+def test_a_file_takes_class_agnostic_nms_where_nms_follows_its_graph(tmp_path):
+    files = ROOT / "configs" / "files.yaml"
+    v8 = export(tmp_path, "v8", torch.zeros(1, 4 + CLASSES, 100))
+    assert load_config(files, [f"model.file={v8}"]).postprocess.agnostic is False  # Ultralytics' NMS: per class
+    assert load_config(files, [f"model.file={v8}", "postprocess.agnostic=true"]).postprocess.agnostic is True
+    detr = export(tmp_path, "detr", torch.zeros(1, 100, 4), torch.zeros(1, 100, CLASSES))
+    with pytest.raises(ConfigError, match="postprocess.agnostic does not apply to model.file detr.onnx: its layout "
+                                          "detr gives one row per object already"):
+        load_config(files, [f"model.file={detr}", "postprocess.agnostic=false"])
+
+
+def test_another_familys_key_points_to_the_files_config_only_where_that_would_help(tmp_path):
+    file = export(tmp_path, "v8", torch.zeros(1, 4 + CLASSES, 100))
+    with pytest.raises(ConfigError) as said:  # files.yaml itself, and the key from --set: starting over is no fix
+        load_config(ROOT / "configs" / "files.yaml", [f"model.file={file}", "postprocess.classes=[1]"])
+    assert "postprocess.classes belongs to the yolo family" in str(said.value)
+    assert "start from" not in str(said.value) and "postprocess.agnostic" in str(said.value)
+    with pytest.raises(ConfigError, match=r"preprocess.rect belongs to the yolo family .* or start from "
+                                          r"configs/files.yaml, made for it"):  # the YOLO config brought the key
+        load_config(ROOT / "configs" / "samples.yaml", [f"model.file={file}"])
+
+
 def test_tune_starts_from_a_runtime_that_reads_the_file_unless_the_backend_was_set(tmp_path):
     # samples_tiny.yaml runs torch; tune races the backend, so a file there must not stop it before it starts.
     file = export(tmp_path, "any", torch.zeros(1, 4 + CLASSES, 100))
