@@ -23,6 +23,7 @@ END = "<!-- layouts: end -->"
 HEADER = ("| `model.head` | exported by | output | boxes | what follows the graph | preprocessing (the recipe) "
           "| told apart by |\n|---|---|---|---|---|---|---|")
 RESIZES = {"letterbox": "letterbox centred, pad {pad}", "letterbox_corner": "letterbox at the top left, pad {pad}",
+           "pad_then_resize": "padded to a square at the bottom right, pad {pad}, then resized",
            "stretch": "stretched to the input"}
 RESAMPLERS = {"opencv": "OpenCV {interpolation} on the 8-bit image", "torch": "torch {interpolation} on the float "
               "image, no antialias", "pil": "PIL {interpolation} on the 8-bit image"}

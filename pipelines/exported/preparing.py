@@ -14,7 +14,7 @@ from PIL import Image
 from torch import nn
 
 from pipelines.boxes.conversions import clip_boxes
-from pipelines.boxes.letterbox import letterbox_geometry
+from pipelines.boxes.letterbox import letterbox_geometry, pad_to_square, square_pad_geometry
 from pipelines.exported.recipe import Recipe
 
 OPENCV = {"linear": cv2.INTER_LINEAR, "nearest": cv2.INTER_NEAREST, "cubic": cv2.INTER_CUBIC, "area": cv2.INTER_AREA}
@@ -37,10 +37,14 @@ class Placement:
 def placement(height: int, width: int, target: tuple[int, int], resize: str, inset: int = 0) -> Placement:
     """`letterbox`: Ultralytics' (aspect kept, rounded, centred; the odd pixel to the bottom right), fitting the
     input less `inset` pixels at each edge (super-gradients' 636 of 640); `letterbox_corner`: YOLOX's and
-    PaddleDetection's (aspect kept, truncated, at the top left); `stretch`: each axis to the input's."""
+    PaddleDetection's (aspect kept, truncated, at the top left); `pad_then_resize`: the square the image is padded
+    to, resized to the whole input; `stretch`: each axis to the input's."""
     target_h, target_w = target
     if resize == "stretch":
         return Placement((target_w, target_h), target_w / width, target_h / height)
+    if resize == "pad_then_resize":
+        square = square_pad_geometry(height, width, target)
+        return Placement((target_w, target_h), square.scale_x, square.scale_y)
     if resize == "letterbox":
         geometry = letterbox_geometry(height, width, (target_h - 2 * inset, target_w - 2 * inset), auto=False)
         return Placement(geometry.new_unpad, geometry.ratio, geometry.ratio, geometry.pad_left + inset,
@@ -100,6 +104,8 @@ class Prepare(nn.Module):
         placements = [placement(*image.shape[:2], self.target, recipe.resize, recipe.inset) for image in images]
         batch = torch.full((len(images), 3, height, width), float(recipe.pad_value), dtype=torch.float32)
         for slot, image, placed in zip(batch, images, placements):
+            if recipe.resize == "pad_then_resize":  # padded first: the resize then samples the pad's edge too
+                image = pad_to_square(image, recipe.pad_value)
             content = self._resized(image, placed)  # (3, h, w) float, RGB or BGR, 0-255
             slot[:, placed.top:placed.top + content.shape[1], placed.left:placed.left + content.shape[2]] = content
         if self.eight_bit:

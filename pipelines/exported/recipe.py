@@ -13,7 +13,7 @@ from pydantic import Field
 
 from pipelines.boxes.keys import LetterboxKeys
 
-Resize = Literal["letterbox", "letterbox_corner", "stretch"]
+Resize = Literal["letterbox", "letterbox_corner", "pad_then_resize", "stretch"]
 Resampler = Literal["opencv", "torch", "pil"]
 Interpolation = Literal["linear", "nearest", "cubic", "area"]
 Channels = Literal["rgb", "bgr"]
@@ -57,8 +57,10 @@ class Preprocess(LetterboxKeys):
 
     resize: Optional[Resize] = Field(None, description=(
         "exported: `letterbox` (aspect kept, centred, padded), `letterbox_corner` (aspect kept, padded at the "
-        "bottom and right, as YOLOX and PaddleDetection do) or `stretch` (each axis to the input, as DETRs do); "
-        "null: the layout's own"))
+        "bottom and right, as YOLOX and PaddleDetection do), `pad_then_resize` (padded at the bottom and right to "
+        "a square of the longer side first, then the square resized to the input: one scale, the longer side over "
+        "the input size, as applications that pad before OpenCV's blobFromImage do) or `stretch` (each axis to "
+        "the input, as DETRs do); null: the layout's own"))
     resampler: Optional[Resampler] = Field(None, description=(
         "exported: what resizes: `opencv` (the 8-bit image, rounded to whole grey levels), `torch` (the float image, "
         "bilinear without antialiasing, as torchvision's tensor resize) or `pil` (the 8-bit image with PIL's "

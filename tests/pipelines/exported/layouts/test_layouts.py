@@ -20,7 +20,7 @@ from torch import nn
 from pipelines.exported import facts
 from pipelines.exported.facts import read
 from pipelines.exported.inspection import ExportedFileError
-from pipelines.exported.preparing import Prepare, placement
+from pipelines.exported.preparing import Prepare, Restore, placement
 from pipelines.exported.recipe import Recipe
 from pipelines.settings import NO_CAP
 from tests.pipelines.exported.test_exported import SIDE, export, run
@@ -64,6 +64,20 @@ def test_where_an_image_lands_in_each_resize():
     assert placement(37, 100, (64, 64), "letterbox").size == (64, 24)  # 23.68 rounded
     stretched = placement(100, 200, (64, 32), "stretch")
     assert (stretched.size, stretched.scale_x, stretched.scale_y) == ((32, 64), 0.16, 0.64)
+    # Pad-then-resize: the 200 x 200 square fills the input, 0.32 a pixel, its pad resized with it.
+    square = placement(100, 200, (64, 64), "pad_then_resize")
+    assert (square.size, square.scale_x, square.scale_y, square.left, square.top) == ((64, 64), 0.32, 0.32, 0, 0)
+
+
+def test_pad_then_resize_resizes_the_padded_square_and_maps_boxes_back_by_its_scale():
+    image = np.full((30, 40, 3), 200, np.uint8)  # padded with 0 to 40 x 40, then to 20 x 20: 0.5 a pixel
+    recipe = Recipe(resize="pad_then_resize", channels="bgr", scale=1.0, pad_value=0)
+    batch = Prepare(recipe, (20, 20))([image])
+    expected = cv2.resize(cv2.copyMakeBorder(image, 0, 10, 0, 0, cv2.BORDER_CONSTANT, value=(0, 0, 0)), (20, 20))
+    assert torch.equal(batch.tensor[0], torch.from_numpy(expected.transpose(2, 0, 1).astype(np.float32)))
+    assert batch.tensor[0, 0, 14, 0] == 200 and batch.tensor[0, 0, 15, 0] == 0  # the image's 15 rows, then pad
+    found = Restore()([torch.tensor([[2.0, 3.0, 12.0, 14.0, 0.9, 1.0]])], batch)[0]
+    assert found[0].tolist() == pytest.approx([4.0, 6.0, 24.0, 28.0, 0.9, 1.0])  # / 0.5, nothing to take off
 
 
 def test_a_recipe_orders_channels_scales_and_pads_as_its_author_does():
