@@ -26,7 +26,8 @@ RESIZES = {"letterbox": "letterbox centred, pad {pad}", "letterbox_corner": "let
            "pad_then_resize": "padded to a square at the bottom right, pad {pad}, then resized",
            "stretch": "stretched to the input"}
 RESAMPLERS = {"opencv": "OpenCV {interpolation} on the 8-bit image", "torch": "torch {interpolation} on the float "
-              "image, no antialias", "pil": "PIL {interpolation} on the 8-bit image"}
+              "image, no antialias", "torch_antialias": "torch {interpolation} on the float image, antialiased",
+              "pil": "PIL {interpolation} on the 8-bit image"}
 IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 
 

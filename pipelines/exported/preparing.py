@@ -19,6 +19,7 @@ from pipelines.exported.recipe import Recipe
 
 OPENCV = {"linear": cv2.INTER_LINEAR, "nearest": cv2.INTER_NEAREST, "cubic": cv2.INTER_CUBIC, "area": cv2.INTER_AREA}
 TORCH = {"linear": "bilinear", "nearest": "nearest", "cubic": "bicubic", "area": "area"}
+ANTIALIASED = ("bilinear", "bicubic")  # the modes torch antialiases (torchvision's resize: the others as they are)
 PIL_FILTERS = {"linear": Image.BILINEAR, "nearest": Image.NEAREST, "cubic": Image.BICUBIC, "area": Image.BOX}
 
 
@@ -136,10 +137,11 @@ class Prepare(nn.Module):
                     placed.size, PIL_FILTERS[recipe.interpolation]))
             return torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()
         values = torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()[None]
-        if resized:  # torchvision's tensor resize: the float image, no antialiasing
+        if resized:  # torchvision's tensor resize: the float image, antialiased only where it says so
             mode, size = TORCH[recipe.interpolation], (placed.size[1], placed.size[0])
+            smooth = {"antialias": True} if recipe.resampler == "torch_antialias" and mode in ANTIALIASED else {}
             values = F.adaptive_avg_pool2d(values, size) if mode == "area" else F.interpolate(
-                values, size=size, mode=mode, **({} if mode == "nearest" else {"align_corners": False}))
+                values, size=size, mode=mode, **({} if mode == "nearest" else {"align_corners": False}), **smooth)
         return values[0]
 
 

@@ -14,7 +14,7 @@ from pydantic import Field
 from pipelines.boxes.keys import LetterboxKeys
 
 Resize = Literal["letterbox", "letterbox_corner", "pad_then_resize", "stretch"]
-Resampler = Literal["opencv", "torch", "pil"]
+Resampler = Literal["opencv", "torch", "torch_antialias", "pil"]
 Interpolation = Literal["linear", "nearest", "cubic", "area"]
 Channels = Literal["rgb", "bgr"]
 InputType = Literal["float32", "uint8"]
@@ -63,8 +63,10 @@ class Preprocess(LetterboxKeys):
         "the input, as DETRs do); null: the layout's own"))
     resampler: Optional[Resampler] = Field(None, description=(
         "exported: what resizes: `opencv` (the 8-bit image, rounded to whole grey levels), `torch` (the float image, "
-        "bilinear without antialiasing, as torchvision's tensor resize) or `pil` (the 8-bit image with PIL's "
-        "antialiased filter); null: the layout's own"))
+        "without antialiasing, as torchvision's tensor resize with antialias=False: rfdetr 1.9 and later), "
+        "`torch_antialias` (the float image, antialiased where it shrinks: torchvision's tensor resize by its "
+        "default, as rfdetr 1.8 and earlier predict) or `pil` (the 8-bit image with PIL's antialiased filter); "
+        "null: the layout's own"))
     interpolation: Optional[Interpolation] = Field(None, description=(
         "exported: the resize's interpolation; null: the layout's own"))
     channels: Optional[Channels] = Field(None, description=(

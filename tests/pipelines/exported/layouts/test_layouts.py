@@ -107,6 +107,19 @@ def test_the_pil_resampler_resizes_as_pil_does():
     assert (opencv - ours).abs().mean() > 5  # OpenCV's linear resize does not filter what a shrink skips
 
 
+def test_the_torch_resamplers_resize_as_torchvision_does_with_and_without_antialias():
+    import torchvision.transforms.functional as TF
+
+    image = np.random.default_rng(1).integers(0, 256, (97, 131, 3), dtype=np.uint8)  # BGR, shrunk to 40 x 64
+    rgb = TF.to_tensor(image[..., ::-1].copy())  # rfdetr's predict: to_tensor, resize, then normalise
+    for resampler, antialias in (("torch", False), ("torch_antialias", True)):
+        ours = Prepare(Recipe(resize="stretch", resampler=resampler), (40, 64))([image]).tensor[0]
+        torch.testing.assert_close(ours, TF.resize(rgb, [40, 64], antialias=antialias), rtol=0, atol=1e-6)
+    plain, smoothed = (Prepare(Recipe(resize="stretch", resampler=r), (40, 64))([image]).tensor for r in
+                       ("torch", "torch_antialias"))
+    assert (plain - smoothed).abs().mean() > 0.02  # rfdetr 1.8's input and 1.9's are not the same image
+
+
 def test_extra_inputs_are_filled_per_image():
     images = [np.zeros((100, 200, 3), np.uint8), np.zeros((50, 50, 3), np.uint8)]
     batch = Prepare(Recipe(resize="stretch"), (64, 64), {"orig_target_sizes": "original_wh",
