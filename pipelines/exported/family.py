@@ -17,6 +17,7 @@ from pipelines.exported.layouts import contract
 from pipelines.exported.pipeline import Decode, ExportedPipeline
 from pipelines.exported.preparing import Prepare, Restore
 from pipelines.exported.recipe import Recipe
+from pipelines.exported.recipe_said import DecodeSettings, said_recipe
 from pipelines.runtimes.base import PreparedForward
 
 
@@ -65,8 +66,15 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
                     getattr(postprocess, "classes", None),
                     getattr(layout, "AGNOSTIC", False) if agnostic is None else agnostic,
                     multi_label=getattr(postprocess, "multi_label", False) or getattr(layout, "MULTI_LABEL", False))
-    target = input_hw(exported_file(network.arch), preprocess.img_size)
+    exported = exported_file(network.arch)
+    target = input_hw(exported, preprocess.img_size)
     pixels = forward.input_dtype == torch.uint8
-    prepare = Prepare(recipe_of(preprocess), target, reading.extra_inputs, pixels=pixels)
-    return ExportedPipeline(forward, network.class_names, prepare, decode,
-                            Restore(layout.BOXES == contract.INPUT, clip=getattr(layout, "CLIP", True)))
+    recipe = recipe_of(preprocess)
+    prepare = Prepare(recipe, target, reading.extra_inputs, pixels=pixels)
+    restore = Restore(layout.BOXES == contract.INPUT, clip=getattr(layout, "CLIP", True))
+    nms = decode.nms
+    yours = [f"{section}.{key}" for section, keys in (("preprocess", preprocess), ("postprocess", postprocess))
+             for key in getattr(keys, "model_fields_set", ())]
+    said = said_recipe(exported, layout, reading, recipe, target, DecodeSettings(
+        decode.conf_thres, nms.iou_thres, decode.max_det, nms.agnostic, nms.multi_label, restore.clip), yours)
+    return ExportedPipeline(forward, network.class_names, prepare, decode, restore, said)

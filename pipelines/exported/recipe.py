@@ -19,6 +19,13 @@ Interpolation = Literal["linear", "nearest", "cubic", "area"]
 Channels = Literal["rgb", "bgr"]
 InputType = Literal["float32", "uint8"]
 RECIPE_KEYS = ("resize", "resampler", "interpolation", "channels", "scale", "pad_value", "input_type", "inset")
+RESIZES = {"letterbox": "letterbox centred, pad {pad}", "letterbox_corner": "letterbox at the top left, pad {pad}",
+           "pad_then_resize": "padded to a square at the bottom right, pad {pad}, then resized",
+           "stretch": "stretched to the input"}
+RESAMPLERS = {"opencv": "OpenCV {interpolation} on the 8-bit image", "torch": "torch {interpolation} on the float "
+              "image, no antialias", "torch_antialias": "torch {interpolation} on the float image, antialiased",
+              "pil": "PIL {interpolation} on the 8-bit image"}
+IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,20 @@ class Recipe:
     def describe(self) -> dict[str, Any]:
         """For summary.json: every step, as run."""
         return asdict(self)
+
+    def words(self) -> str:
+        """The recipe as a reader checks it against the author's predictor."""
+        inset = f", {self.inset} pixels inside each edge" if self.inset and self.resize == "letterbox" else ""
+        parts = [RESIZES[self.resize].format(pad=self.pad_value) + inset,
+                 RESAMPLERS[self.resampler].format(interpolation=self.interpolation), self.channels.upper()]
+        parts.append("0-255" if self.scale == 1.0 else f"/ {self.scale:g}")
+        if (self.mean, self.std) == IMAGENET:
+            parts.append("ImageNet mean and std")
+        elif self.mean != (0.0, 0.0, 0.0) or self.std != (1.0, 1.0, 1.0):
+            parts.append(f"mean {list(self.mean)}, std {list(self.std)}")
+        if self.input_type != "float32":
+            parts.append(f"fed as {self.input_type}")
+        return "; ".join(parts)
 
 
 YOLO = Recipe()  # Ultralytics' LetterBox: centred, grey 114, OpenCV's linear resize of the 8-bit image, RGB / 255

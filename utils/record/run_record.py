@@ -13,7 +13,7 @@ from typing import Any, Optional
 from utils.measure.layers.layer_profile import LayerProfile
 from utils.measure.layers.snapshot import SOURCE_TORCH_HOOKS, TimingSnapshot
 from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
-                                   EnergySection, MemorySection, ScenarioSection)
+                                   EnergySection, MemorySection, RecipeEntry, ScenarioSection)
 from utils.record.steps import StepRecord
 
 SCHEMA_VERSION = 2
@@ -109,6 +109,7 @@ class RunRecord:
     agreement: Optional[AgreementSection] = None  # against the torch fp32 reference, for any other runtime
     accuracy: Optional[AccuracySection] = None  # the accuracy pass: mAP and, beside a reference, the drop
     calibration: Optional[dict[str, Any]] = None  # which images calibrated int8
+    recipe: Optional[RecipeEntry] = None  # the recipe a file ran with, and on what ground
     accuracy_classes: Optional[Table] = None  # per class, accuracy.csv
     below: Optional[Any] = None  # utils.measure.below_layer.record.BelowLayer: samples, counters, kernels, ITT
     warnings: list[str] = field(default_factory=list)

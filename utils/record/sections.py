@@ -1,5 +1,6 @@
 """The measured sections of the run record (summary.json `energy`, `memory`, `contention`, `cpu_counters`,
-`native_time`, `kernels`), its two answers (`agreement`, `accuracy`) and a LoadGen `scenario`, typed once:
+`native_time`, `kernels`), its two answers (`agreement`, `accuracy`), a LoadGen `scenario` and the `recipe` a file
+ran with, typed once:
 recorders and checks build them, writers branch on them, and both name the same keys.
 
 Each section says by its `status` whether it holds measurements or, under `reason`, why it does not. Writers ask
@@ -199,3 +200,16 @@ class ScenarioSection(TypedDict, total=False):
     accuracy: dict[str, Any]  # accuracy mode with labels: LoadGen's answers scored
     forward_bound: dict[str, Any]  # offline: the streams' whole-pipeline and forward-alone rates
 
+
+
+class RecipeEntry(TypedDict, total=False):
+    """The preprocessing and decode a file ran with (pipelines/exported/recipe_said.py): as run, on what ground,
+    which of its keys the config set, and the keys that change it. Not a measurement: no status."""
+    layout: Required[str]
+    ground: Required[str]  # the exporter's (read from its metadata or a sidecar), or the layout's default
+    yours: list[str]  # the dotted keys the config set among `keys`
+    preprocess: dict[str, Any]  # every recipe step as run, and the input's height and width
+    postprocess: dict[str, Any]  # the cut, NMS (IoU, class-agnostic or not) where it follows, the cap, clipping
+    keys: list[str]  # the dotted keys that change the recipe
+    said: str  # the recipe in one line, as the console prints it
+    change: str  # how to change it, in words

@@ -13,6 +13,7 @@ SUMMARY = ("YOLOv5, YOLOv7", "(B, N, 5 + C)", "cx, cy, w, h in input pixels, obj
            "5 + C values with the metadata's names; else rows beyond a DETR's queries (assumed), where an ONNX graph "
            "does arithmetic after its last convolutions (its decode)")
 RECIPE = YOLO
+RECIPE_OF = "Ultralytics"  # the recipe of its predict; its metadata's author names it
 NMS = True
 BOXES = "input"
 

@@ -23,7 +23,9 @@ from pipelines.exported.layouts import read_layout
 from pipelines.settings import NO_CAP
 from utils.config.schema import ConfigError, load_config
 from utils.commands.tune.driver import base_config
+from tests.support.helpers import section_shape_errors
 from tests.support.paths import ROOT
+from utils.record.sections import RecipeEntry
 
 ULTRA = ROOT.parent / "shared" / "data" / "ultra"
 needs_ultra = pytest.mark.skipif(not ULTRA.is_dir(), reason=f"{ULTRA} (the shared exported files) is not here")
@@ -483,5 +485,8 @@ def test_a_static_non_square_export_is_fed_its_own_height_and_width(tmp_path, ca
     assert summary["img_size"] == 96 and summary["detections"] == 1
     said = capsys.readouterr().out
     assert f"Preparing {backend}..." in said and "export is cached" not in said  # a file is read, never exported
+    recipe = summary["recipe"]  # what it ran and why, in summary.json and on the console
+    assert section_shape_errors(recipe, RecipeEntry) == [] and recipe["preprocess"]["input_hw"] == [96, 64]
+    assert f"  recipe: {recipe['ground']}" in said and f"    {recipe['said']}" in said
     row = (tmp_path / "out" / "tall" / "detections.csv").read_text().splitlines()[1].split(",")
     assert [float(value) for value in row[4:8]] == [44.0, 76.0, 84.0, 116.0]

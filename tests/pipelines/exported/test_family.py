@@ -176,7 +176,8 @@ def test_it_answers_its_facts(tmp_path):
     assert "an OpenVINO IR is read by runtime.backend openvino" in family.unsupported_runtime(ir_on_ort, "m.xml")
     assert family.unsupported_runtime(ir_on_ort, str(dynamic)) is None
     config = SimpleNamespace(preprocess=SimpleNamespace(img_size=640), dataset=SimpleNamespace(batch_size=1),
-                             model=SimpleNamespace(head=None), runtime=SimpleNamespace(precision="fp32"))
+                             model=SimpleNamespace(head=None), runtime=SimpleNamespace(precision="fp32"),
+                             postprocess=SimpleNamespace(model_fields_set=set()))
     assert "model.file static.onnx is a static export whose input is 320x320" in family.settings_problem(
         str(static), config)
     assert family.settings_problem(str(dynamic), config) is None
