@@ -54,14 +54,14 @@ def search(family: Any, network: Any, forward: Any, config: Any, images: Sequenc
 
 
 def _round_cut(trials: Trials, best: Outcome, lowest: float) -> Outcome:
-    """The best recipe at the highest round cut that keeps its matches (a deployment's cut is written as 0.25,
-    not as its detections' lowest score less a margin); the margin's own cut where none does."""
+    """The best recipe at the highest round cut that matches at least as well (a deployment's cut is written as
+    0.25, not as its detections' lowest score less a margin); the margin's own cut where none does."""
     cuts = candidates.round_cuts(lowest)
     if not cuts:
         return best
     keys = best.decode.as_dict()
     decodes = [candidates.Decode(tuple({**keys, "conf_thres": cut}.items())) for cut in cuts]
     for outcome in trials.run(best.changes, decodes):
-        if outcome.counts == best.counts:
+        if outcome.rank >= best.rank:
             return outcome
     return best
