@@ -51,7 +51,6 @@ def match_main(argv: list[str]) -> int:
 def _match(args: argparse.Namespace) -> str:
     from datasets.dataset_root import check_dataset_root
     from datasets.image_folder import decode_image, find_images
-    from pipelines.exported.facts import exported_file, static_batch
     from pipelines.exported.layouts.contract import COCO_IDS
     from pipelines.registry import family_for
     from pipelines.runtimes.registry import build_runtime
@@ -62,14 +61,13 @@ def _match(args: argparse.Namespace) -> str:
 
     config = load_config(args.config, args.overrides)
     root = check_dataset_root(config.dataset.path)
-    family = family_for(config.model.network)
-    if family.NAME != "exported":
+    if config.model.file is None:
         raise UsageError(f"match tries the recipes of a detector given as a file, and {config.model.named} is "
                          "built by detbench; set model.file to the exported file your application runs")
-    batch = static_batch(exported_file(config.model.network))
-    if batch not in (None, 1):
-        raise UsageError(f"model.file {config.model.file} takes batches of exactly {batch}; match feeds one image "
-                         "at a time: export the model with a batch of 1 or a dynamic batch")
+    if config.dataset.batch_size != 1:
+        raise UsageError(f"dataset.batch_size {config.dataset.batch_size}: match feeds one image at a time; set "
+                         "dataset.batch_size 1 (a file that takes a fixed batch of more is exported again with 1)")
+    family = family_for(config.model.network)
     network = family.load_network(config.model.network, None, config.run.seed, config.model)
     coco = COCO_IDS if len(network.class_names) == len(COCO_IDS) else None
     theirs = read_theirs(Path(args.against), find_images(root), root, len(network.class_names), coco)

@@ -8,8 +8,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from pipelines.exported import layouts
-from pipelines.exported.family import recipe_of
+from pipelines.exported.recipe import Recipe
 from utils.commands.match import candidates
 from utils.commands.match.report import answer, table
 from utils.commands.match.theirs import Theirs
@@ -19,11 +18,14 @@ from utils.commands.match.trial import Outcome, Trials
 def search(family: Any, network: Any, forward: Any, config: Any, images: Sequence[tuple[Path, np.ndarray]],
            theirs: Theirs, tries: int, advance: Callable[[int], None], root: Path) -> str:
     trials = Trials(family, network, forward, config.preprocess, config.postprocess, images, theirs, advance)
-    layout = layouts.layout(network.reading.layout)
+    # The config's recipe as the pipeline states it (pipelines/exported/recipe_said.py).
+    said = family.build_pipeline(network, forward, config.preprocess, config.postprocess).recipe()
     post = config.postprocess
-    decodes = candidates.decodes(bool(layout.NMS), post.iou_thres, bool(post.agnostic), post.max_det,
+    decodes = candidates.decodes(said["postprocess"]["nms"], post.iou_thres, bool(post.agnostic), post.max_det,
                                  candidates.cut_below(theirs.lowest_score()), theirs.most_per_image())
-    base = recipe_of(config.preprocess)
+    steps = said["preprocess"]
+    base = Recipe(**{key: tuple(value) if key in ("mean", "std") else value for key, value in steps.items()
+                     if key in Recipe.__dataclass_fields__})
     singles = candidates.single_changes(base, normalised_outside=base.input_type == "float32")
     tried: list[Outcome] = []
     seen: set = set()
@@ -45,10 +47,9 @@ def search(family: Any, network: Any, forward: Any, config: Any, images: Sequenc
             break
     best = max(tried, key=lambda outcome: outcome.rank)
     best = _round_cut(trials, best, theirs.lowest_score())
-    reading = network.reading
     head = (f"match: your {theirs.count} detections on {len(images)} image(s) ({theirs.file}, {theirs.form}"
             f"{'; ' + theirs.class_note if theirs.class_note else ''}); model.file {config.model.file}, layout "
-            f"{reading.layout}; {len(tried)} preprocessing(s) tried, each with {len(decodes)} postprocessing(s) at "
+            f"{said['layout']}, its recipe {said['ground']}; {len(tried)} preprocessing(s) tried, each with {len(decodes)} postprocessing(s) at "
             f"the cut {decodes[0].as_dict()['conf_thres']:g}, just below your lowest score; the best of each:")
     return "\n".join([head, table(tried, post), "", answer(best, theirs, post, root)])
 
