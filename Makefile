@@ -19,7 +19,7 @@ demo: $(STAMP)
 # Byte-compiled first: the suite starts a few hundred processes, and where PYTHONDONTWRITEBYTECODE is set each one
 # would compile the project's modules again.
 test: $(STAMP)
-	$(VENV)/bin/python -m compileall -q -j 0 benchmark.py pipelines models utils datasets tests > /dev/null
+	$(VENV)/bin/python -m compileall -q -j 0 benchmark.py benchmarks pipelines models utils datasets tests > /dev/null
 	$(VENV)/bin/python -m pytest
 
 clean:

@@ -24,9 +24,14 @@ DECODE_FLAGS = cv2.IMREAD_ANYDEPTH | cv2.IMREAD_ANYCOLOR
 
 @dataclass
 class LoadedImage:
-    path: str
-    image: Optional[np.ndarray]
-    error: Optional[str] = None
+    """What every source yields: an image file, or one frame of a video file or a stream (datasets/sources/)."""
+
+    path: str  # the image file, the video file or the stream's URL
+    image: Optional[np.ndarray]  # BGR uint8, upright; None when it could not be had
+    error: Optional[str] = None  # why not
+    frame: Optional[int] = None  # a video frame's index in its source, from 0; None for a still image
+    pts_s: Optional[float] = None  # a video frame's timestamp (pts, seconds) as its source gives it
+    arrival_s: Optional[float] = None  # a stream frame's arrival on time.monotonic(); None where nothing arrives
 
 
 def find_images(root: str | Path, limit: int | None = None) -> list[Path]:

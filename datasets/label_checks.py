@@ -53,12 +53,12 @@ def twice(pairs: Sequence[tuple[Any, str]], what: str, source: str, fix: str) ->
         first[value] = where
 
 
-def no_match(labels: str, label_example: Optional[str], root: Path, image_example: Path, how: str) -> LabelError:
+def no_match(labels: str, label_example: Optional[str], root: Path, image_example: str, how: str) -> LabelError:
     """Nothing in the labels names an image of the run: both folders and one example stem of each."""
     theirs = (f"e.g. {shown(label_example, 80)}" if label_example is not None else "none at all")
     return LabelError(
         f"dataset.labels {clipped(labels)} matches no image of dataset.path {clipped(str(root))} ({how}): "
-        f"labels name {theirs}; the images are e.g. {shown(image_example.stem, 80)}. Point dataset.labels at the "
+        f"labels name {theirs}; the images are e.g. {shown(image_example, 80)}. Point dataset.labels at the "
         "labels of these images, or dataset.path at the images of these labels")
 
 

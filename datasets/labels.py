@@ -4,20 +4,29 @@
 `labels/x.txt`, one `class cx cy w h` line per object, normalised to the image), a file holds COCO json
 (`images`, `annotations` with `bbox` `[x, y, w, h]` in pixels, `categories`). Boxes come out as x1 y1 x2 y2
 pixels of the upright image, classes as the model's own label ids (`label_mapping` says how they map).
+
+Video frames (datasets/sources/identity.FrameRef) are labelled alike: in YOLO, frame 42 of `clips/a.mp4` by
+`labels/clips/a/000042.txt`; in COCO's video extension, by an `images` entry with `video_id` (an entry of
+`videos`, whose `file_name` or `name` is the video's path relative to dataset.path, its file name, or either
+without the suffix) and `frame_id` (the frame's index from 0, as detections.csv's `frame`).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from datasets.image_folder import decode_image
 from datasets.image_header import read_header
+from datasets.coco_frames import frame_entry_indices, is_frame_entry
 from datasets.label_checks import LabelError, coverage_warning, no_match, read_json, read_label_text, twice
+from datasets.sources.identity import FrameRef
 from utils.core.bounded_text import shown
+
+Item = Union[Path, FrameRef]  # an image file, or a frame of a video file
 
 # COCO's category ids of its 80 detection classes, in the order of YOLO's 80 class indices; the 10 ids COCO
 # skipped (12, 26, 29, 30, 45, 66, 68, 69, 71, 83) belong to no class. torchvision's R-CNN labels are these ids.
@@ -88,7 +97,10 @@ def coco_category_mapping(categories: list[dict], class_names: Sequence[str]) ->
     return "category id = model label id", lambda cid: cid if cid in valid else None
 
 
-def _upright_size(path: Path, max_pixels: Optional[int]) -> tuple[int, int]:
+def _upright_size(item: Item, max_pixels: Optional[int]) -> tuple[int, int]:
+    if isinstance(item, FrameRef):
+        return item.width, item.height
+    path = item
     header = read_header(path)
     if header is not None:
         return header.width, header.height
@@ -98,7 +110,7 @@ def _upright_size(path: Path, max_pixels: Optional[int]) -> tuple[int, int]:
     return image.shape[1], image.shape[0]
 
 
-def _yolo_file(path: Path, image: Path, to_model: Callable[[int], Optional[int]], nc: int,
+def _yolo_file(path: Path, image: Item, to_model: Callable[[int], Optional[int]], nc: int,
                max_pixels: Optional[int]) -> ImageTruth:
     boxes, labels = [], []
     width, height = None, None
@@ -131,18 +143,38 @@ def _yolo_file(path: Path, image: Path, to_model: Callable[[int], Optional[int]]
     return ImageTruth(np.asarray(boxes, dtype=np.float64), np.asarray(labels, dtype=np.int64))
 
 
-def _read_yolo(folder: Path, root: Path, images: Sequence[Path], class_names: Sequence[str],
+def _label_name(item: Item, root: Path) -> str:
+    """The item's YOLO label file relative to the labels folder, without .txt."""
+    if isinstance(item, FrameRef):
+        return f"{item.video.relative_to(root).with_suffix('').as_posix()}/{item.label_stem()}"
+    return item.relative_to(root).with_suffix("").as_posix()
+
+
+def _shown_item(item: Item, root: Path) -> str:
+    """The item as a no-match message shows it: an image's stem, a frame's label name."""
+    return _label_name(item, root) if isinstance(item, FrameRef) else item.stem
+
+
+def _item_where(item: Item, root: Path) -> str:
+    if isinstance(item, FrameRef):
+        return f"frame {item.index} of video {item.video.relative_to(root).as_posix()}"
+    return f"image {item.relative_to(root).as_posix()}"
+
+
+def _read_yolo(folder: Path, root: Path, images: Sequence[Item], class_names: Sequence[str],
                max_pixels: Optional[int]) -> GroundTruth:
     mapping, to_model = yolo_index_mapping(class_names)
-    label_files = [folder / image.relative_to(root).with_suffix(".txt") for image in images]
-    twice([(label.relative_to(folder).as_posix(), f"image {image.relative_to(root).as_posix()}")
+    label_files = [folder / f"{_label_name(image, root)}.txt" for image in images]
+    twice([(label.relative_to(folder).as_posix(), _item_where(image, root))
            for label, image in zip(label_files, images)], "label file", f"dataset.labels {folder}",
           "two images of one name but for the suffix share one label file; rename one of them")
     present = [label.is_file() for label in label_files]
     if not any(present):
         example = next((p.relative_to(folder).with_suffix("").as_posix() for p in folder.rglob("*.txt")), None)
-        raise no_match(str(folder), example, root, images[0], "a label file is named after the image's path "
-                       "relative to dataset.path, with the suffix .txt")
+        how = ("a video frame's label file is named after the video's path relative to dataset.path without its "
+               "suffix, then the frame's index in six digits, e.g. clip/000000.txt" if isinstance(images[0], FrameRef)
+               else "a label file is named after the image's path relative to dataset.path, with the suffix .txt")
+        raise no_match(str(folder), example, root, _shown_item(images[0], root), how)
     truths = [_yolo_file(label, image, to_model, len(class_names), max_pixels) if found else _empty()
               for label, image, found in zip(label_files, images, present)]
     matched = sum(present)
@@ -162,7 +194,7 @@ def _is_id(value: object) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
-def _read_coco(path: Path, root: Path, images: Sequence[Path], class_names: Sequence[str]) -> GroundTruth:
+def _read_coco(path: Path, root: Path, images: Sequence[Item], class_names: Sequence[str]) -> GroundTruth:
     document = read_json(path)
     if not isinstance(document, dict):
         raise LabelError(f"{path}: a COCO file holds an object with images, annotations and categories")
@@ -173,27 +205,35 @@ def _read_coco(path: Path, root: Path, images: Sequence[Path], class_names: Sequ
         if not isinstance(category, dict) or not _is_id(category.get("id")) or isinstance(category["id"], str):
             raise LabelError(f"{path}: categories[{number}] needs a whole-number `id` (and a `name`)")
     mapping, to_model = coco_category_mapping(categories, class_names)
-    by_relative = {image.relative_to(root).as_posix(): index for index, image in enumerate(images)}
+    stills = [(index, image) for index, image in enumerate(images) if isinstance(image, Path)]
+    by_relative = {image.relative_to(root).as_posix(): index for index, image in stills}
     by_name: dict[str, Optional[int]] = {}
-    for index, image in enumerate(images):
+    for index, image in stills:
         by_name[image.name] = None if image.name in by_name else index  # a repeated name is ambiguous
-    index_of: dict[object, int] = {}
     for number, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not _is_id(entry.get("id")) or not isinstance(entry.get("file_name"), str):
-            raise LabelError(f"{path}: images[{number}] needs an `id` (a number or text) and a `file_name`")
-    twice([(entry["id"], f"images[{number}] ({shown(entry['file_name'], 60)})")
+        if not isinstance(entry, dict) or not _is_id(entry.get("id")) or not (
+                isinstance(entry.get("file_name"), str) or is_frame_entry(entry)):
+            raise LabelError(f"{path}: images[{number}] needs an `id` (a number or text) and a `file_name` (a video "
+                             "frame: a `video_id` and a `frame_id`)")
+    twice([(entry["id"], f"images[{number}] ({shown(entry.get('file_name', entry.get('frame_id')), 60)})")
            for number, entry in enumerate(entries)], "image id", str(path), "give every image its own id")
+    image_entries = [(number, entry) for number, entry in enumerate(entries) if not is_frame_entry(entry)]
     twice([(entry["file_name"].replace("\\", "/"), f"images[{number}] (id {shown(entry['id'], 30)})")
-           for number, entry in enumerate(entries)], "file_name", str(path), "list every image once")
-    for entry in entries:
+           for number, entry in image_entries], "file_name", str(path), "list every image once")
+    index_of = frame_entry_indices(document, entries, path, root, images)
+    for _, entry in image_entries:
         name = entry["file_name"].replace("\\", "/")
         index = by_relative.get(name, by_name.get(Path(name).name))
         if index is not None:
             index_of[entry["id"]] = index
     if not index_of:
-        example = Path(entries[0]["file_name"].replace("\\", "/")).stem if entries else None
-        raise no_match(str(path), example, root, images[0], "its file_name values are matched to the images' paths "
-                       "relative to dataset.path, or to their file names")
+        first = entries[0] if entries else None
+        example = (None if first is None else f"video_id {shown(first['video_id'], 30)} frame_id {first.get('frame_id')}"
+                   if is_frame_entry(first) else Path(first["file_name"].replace("\\", "/")).stem)
+        how = ("its videos' file_name or name are matched to the videos' paths relative to dataset.path, or to their "
+               "file names, with or without the suffix" if isinstance(images[0], FrameRef) else
+               "its file_name values are matched to the images' paths relative to dataset.path, or to their file names")
+        raise no_match(str(path), example, root, _shown_item(images[0], root), how)
     boxes: list[list] = [[] for _ in images]
     labels: list[list] = [[] for _ in images]
     crowds: list[list] = [[] for _ in images]
@@ -236,10 +276,10 @@ def _finite(value: object) -> bool:
         return False
 
 
-def load_ground_truth(labels: str | Path, dataset_root: str | Path, images: Sequence[Path],
+def load_ground_truth(labels: str | Path, dataset_root: str | Path, images: Sequence[Item],
                       class_names: Sequence[str], max_pixels: Optional[int] = None) -> GroundTruth:
-    """Ground truth for `images` (found under `dataset_root`), as the model's label ids; `max_pixels` bounds
-    the images decoded for their size where the header does not say it."""
+    """Ground truth for `images` (image files, or video frames, under `dataset_root`), as the model's label ids;
+    `max_pixels` bounds the images decoded for their size where the header does not say it."""
     path, root = Path(labels), Path(dataset_root)
     if not path.exists():
         raise LabelError(f"dataset.labels {path} does not exist; point it at a YOLO labels folder or a COCO json "

@@ -126,7 +126,17 @@ def definition_path(arch: str) -> Path:
     return Path(arch)
 
 
-def _check_header(definition: dict, source: str) -> tuple[int, float, float, list[list[float]]]:
+@dataclass(frozen=True)
+class DefinitionHeader:
+    """What a definition's header says every layer is built with, and how many layers its rows hold."""
+    nc: int
+    depth_multiple: float
+    width_multiple: float
+    anchors: list[list[float]]
+    layers: int  # rows of backbone and head: Detect must be the last
+
+
+def _check_header(definition: dict, source: str) -> DefinitionHeader:
     def fail(problem: str) -> ModelDefinitionError:
         return ModelDefinitionError(f"{source}: {problem}")
 
@@ -151,7 +161,8 @@ def _check_header(definition: dict, source: str) -> tuple[int, float, float, lis
     for key in ("backbone", "head"):
         if not isinstance(definition[key], list):
             raise fail(f"{key} must be a list of layers")
-    return nc, multiples[0], multiples[1], anchors
+    return DefinitionHeader(nc, multiples[0], multiples[1], anchors,
+                            len(definition["backbone"]) + len(definition["head"]))
 
 
 def _absolute_sources(sources: int | list, index: int) -> list[int]:
@@ -189,22 +200,21 @@ class LayerPlan:
 def parse_definition(definition: dict, input_channels: int = 3, source: str = "<definition>"
                      ) -> tuple[nn.Sequential, list[list[int]]]:
     """Definition dict -> (layers, absolute source indices per layer; -1 = the previous output or the image)."""
-    nc, depth_multiple, width_multiple, anchors = _check_header(definition, source)
+    header = _check_header(definition, source)
     rows = definition["backbone"] + definition["head"]
     channels: list[int] = []  # output channels per layer
     plans = []
     total = 0
     for index, row in enumerate(rows):
         try:
-            plan = _plan_layer(row, index, channels, input_channels, nc, anchors, depth_multiple, width_multiple,
-                               len(rows))
+            plan = _plan_layer(row, index, channels, input_channels, header)
         except BUILD_ERRORS as error:
             raise ModelDefinitionError(f"{source}: layer {index}: {error}") from None
         total += plan.parameters
         if total > MAX_PARAMETERS:
             raise ModelDefinitionError(f"{source}: layer {index}: {_too_many_parameters(plan, total)}; check c2 "
                                        f"and number of this layer and the ones before it, width_multiple "
-                                       f"({width_multiple:g}) and depth_multiple ({depth_multiple:g})")
+                                       f"({header.width_multiple:g}) and depth_multiple ({header.depth_multiple:g})")
         channels.append(plan.out_channels)
         plans.append(plan)
     if not plans or plans[-1].name != "Detect":
@@ -218,8 +228,8 @@ def parse_definition(definition: dict, input_channels: int = 3, source: str = "<
     return nn.Sequential(*layers), [plan.absolute for plan in plans]
 
 
-def _plan_layer(row: Any, index: int, channels: list[int], input_channels: int, nc: int, anchors: list,
-                depth_multiple: float, width_multiple: float, layer_count: int) -> LayerPlan:
+def _plan_layer(row: Any, index: int, channels: list[int], input_channels: int,
+                header: DefinitionHeader) -> LayerPlan:
     if not isinstance(row, list) or len(row) != 4:
         raise ValueError(f"a layer must be [from, number, module, args], got {row!r}")
     sources, number, module_name, raw_args = row
@@ -236,7 +246,7 @@ def _plan_layer(row: Any, index: int, channels: list[int], input_channels: int, 
     absolute = _absolute_sources(sources, index)
     if name != "Concat" and name != "Detect" and len(absolute) != 1:
         raise ValueError(f"{name} takes one input, 'from' lists {len(absolute)}")
-    if name == "Detect" and index != layer_count - 1:
+    if name == "Detect" and index != header.layers - 1:
         raise ValueError("Detect must be the last layer")
     if name == "Detect" and not isinstance(sources, list):
         # a bare index hands Detect one tensor instead of the list of per-level maps it decodes
@@ -244,15 +254,15 @@ def _plan_layer(row: Any, index: int, channels: list[int], input_channels: int, 
                          f"got {sources!r}")
     previous_channels = channels[-1] if channels else input_channels
     in_channels = [previous_channels if source == -1 else channels[source] for source in absolute]
-    kwargs = bind_args(name, [resolve_arg(arg, nc, anchors) for arg in raw_args])
-    repeats = scaled_depth(number, depth_multiple)
+    kwargs = bind_args(name, [resolve_arg(arg, header.nc, header.anchors) for arg in raw_args])
+    repeats = scaled_depth(number, header.depth_multiple)
 
     if name in CHANNEL_MODULES:
         written = kwargs["c2"]
-        kwargs["c2"] = out_channels = make_divisible(written * width_multiple)
+        kwargs["c2"] = out_channels = make_divisible(written * header.width_multiple)
         if out_channels > MAX_CHANNELS:
             raise ValueError(f"{name} would have {out_channels} output channels (c2 {written} x width_multiple "
-                             f"{width_multiple:g}), more than the {MAX_CHANNELS} allowed; check c2 and "
+                             f"{header.width_multiple:g}), more than the {MAX_CHANNELS} allowed; check c2 and "
                              "width_multiple")
     elif name == "Concat":
         out_channels = sum(in_channels)
@@ -405,7 +415,7 @@ class Model(nn.Module):
         # Outputs read later are kept to the end of the forward, as the official forward keeps them. Freeing
         # each after its last reader let glibc hand the freed heap back to the kernel within the forward, and
         # the next layers faulted it back in: far more page faults per image at glibc's defaults.
-        # benchmarks/official_parity.py measures the faults per image beside the official loop's.
+        # benchmarks/peers/yolov7_official_parity.py measures the faults per image beside the official loop's.
         kept: dict[int, torch.Tensor] = {}
         for layer, sources in zip(self.model, self.sources):
             if layer.f != -1:

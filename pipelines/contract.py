@@ -168,8 +168,9 @@ class FamilyFacts(Protocol):
         protocol and the layers int8 keeps in float. `model`: the config's model section, whose family keys (a
         file's model.head) may decide them; None: every such key at its default."""
 
-    def settings_problem(self, arch: str, config: Any) -> Optional[str]:
-        """What the resolved config asks that this architecture cannot do, for a config error; None if nothing."""
+    def settings_problem(self, arch: str, preprocess: Any, batch_size: int) -> Optional[str]:
+        """What the resolved preprocess section and dataset.batch_size ask that this architecture cannot do, for a
+        config error; None if nothing."""
 
     def smallest_input(self, arch: str) -> int:
         """The smallest input side the architecture's layers can take."""

@@ -47,12 +47,15 @@ class Evaluation:
 class ArchDefaults:
     """One architecture's defaults: every shared key of the preprocess and postprocess sections (and any of the
     family's own keys whose default depends on the architecture), its accuracy protocol, and the layers int8
-    keeps in float unless the config names others."""
+    keeps in float unless the config names others; the keys of its family this architecture does not take
+    (dotted, with why), and whether it can keep every detection (postprocess.max_det NO_CAP)."""
 
     preprocess: Mapping[str, Any]
     postprocess: Mapping[str, Any]
     evaluation: Evaluation
     keep_float: tuple[str, ...] = field(default_factory=tuple)
+    inapplicable: Mapping[str, str] = field(default_factory=dict)
+    keeps_all: bool = True
 
 
 class SharedPreprocess(BaseModel):

@@ -1,7 +1,7 @@
 """NMS and IoU over x1y1x2y2 boxes for every family, without importing torchvision's Python package.
 
 Importing `torchvision` imports its models and ops, and through them torch._dynamo and sympy: about a second of
-every detbench process's start that a YOLO run never uses (benchmarks/startup.py measures a run's start). NMS is
+every detbench process's start that a YOLO run never uses (benchmarks/overhead/startup_gc_pause.py measures a run's start). NMS is
 torchvision's compiled kernel, loaded here straight from the package's extension library through torch's own
 `torch.ops.load_library`; where that library cannot be found, torchvision is imported after all. IoU is a few
 tensor operations, computed here.

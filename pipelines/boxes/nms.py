@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -16,8 +17,24 @@ from pipelines.settings import cap
 CLASS_OFFSET_PX = 4096
 # One NMS call compares every candidate with those after it; above this many candidates of several classes
 # (mAP settings' conf 0.001 on an untrained network gives up to max_nms) one call per class compares fewer pairs
-# and is faster. benchmarks/nms_split.py measures where the two cross.
+# and is faster. benchmarks/overhead/nms_split.py measures where the two cross.
 PER_CLASS_ABOVE = 3000
+
+
+@dataclass(frozen=True, slots=True)
+class NmsSettings:
+    """What NMS keeps: candidates scoring above `conf_thres` (strictly), of `classes` only (None: every class),
+    every class above it per candidate with `multi_label` (else its best), the `max_nms` best of them compared,
+    a box dropped where a better one overlaps it by more than `iou_thres` (of its own class, or of any with
+    `agnostic`), at most `max_det` per image (every one for pipelines.settings.NO_CAP)."""
+
+    conf_thres: float = 0.25
+    iou_thres: float = 0.45
+    classes: Sequence[int] | None = None
+    agnostic: bool = False
+    multi_label: bool = False
+    max_det: int = 300
+    max_nms: int = 30000
 
 
 def _candidates(
@@ -52,22 +69,14 @@ def _passing_rows(image_pred: torch.Tensor, conf_thres: float) -> torch.Tensor:
     return rows[~(rows[:, 4] * rows[:, 5:].amax(dim=1) <= conf_thres)]
 
 
-def _suppress_one_image(
-    image_pred: torch.Tensor,
-    conf_thres: float,
-    iou_thres: float,
-    classes: Sequence[int] | None,
-    agnostic: bool,
-    multi_label: bool,
-    max_det: int,
-    max_nms: int,
-) -> torch.Tensor:
+def _suppress_one_image(image_pred: torch.Tensor, settings: NmsSettings) -> torch.Tensor:
+    conf_thres, classes, max_nms = settings.conf_thres, settings.classes, settings.max_nms
     rows = _passing_rows(image_pred, conf_thres)
     if not len(rows):
         # Frames with nothing in them are common: skip a dozen operations on empty tensors, which beside another
         # stream's inference cost several times what they cost on an idle core.
         return image_pred.new_zeros((0, 6))
-    boxes, scores, class_idx = _candidates(rows, conf_thres, multi_label)
+    boxes, scores, class_idx = _candidates(rows, conf_thres, settings.multi_label)
     if classes is not None:
         wanted = torch.isin(class_idx, torch.as_tensor(list(classes), device=class_idx.device))
         boxes, scores, class_idx = boxes[wanted], scores[wanted], class_idx[wanted]
@@ -75,7 +84,7 @@ def _suppress_one_image(
         # Stable so that equal scores at the cut are chosen the same way every run.
         top = torch.sort(scores, descending=True, stable=True).indices[:max_nms]
         boxes, scores, class_idx = boxes[top], scores[top], class_idx[top]
-    keep = _kept(boxes, scores, class_idx, iou_thres, agnostic)[:cap(max_det)]
+    keep = _kept(boxes, scores, class_idx, settings.iou_thres, settings.agnostic)[:cap(settings.max_det)]
     return torch.cat((boxes[keep], scores[keep, None], class_idx[keep, None].to(boxes.dtype)), dim=1)
 
 
@@ -96,44 +105,27 @@ def _kept(boxes: torch.Tensor, scores: torch.Tensor, class_idx: torch.Tensor, io
     return kept[torch.sort(scores[kept], descending=True, stable=True).indices]
 
 
-def non_max_suppression(
-    prediction: torch.Tensor | Sequence[torch.Tensor],
-    conf_thres: float = 0.25,
-    iou_thres: float = 0.45,
-    classes: Sequence[int] | None = None,
-    agnostic: bool = False,
-    multi_label: bool = False,
-    max_det: int = 300,
-    max_nms: int = 30000,
-) -> list[torch.Tensor]:
+def non_max_suppression(prediction: torch.Tensor | Sequence[torch.Tensor],
+                        settings: NmsSettings = NmsSettings()) -> list[torch.Tensor]:
     """Filter (B, N, 5 + nc) predictions (cx, cy, w, h, obj, class scores...) into detections; or a sequence of
     (N_i, 5 + nc) rows, one per image.
 
     Returns one (n, 6) tensor per image: x1, y1, x2, y2, score, class; score = obj * class score,
-    sorted by score descending, at most `max_det` rows (every row for pipelines.settings.NO_CAP). Thresholds are strict (score == conf is dropped).
+    sorted by score descending, at most `settings.max_det` rows (every row for pipelines.settings.NO_CAP).
+    Thresholds are strict (score == conf is dropped).
     """
     return [
         _suppress_one_image(
             # torchvision's CPU NMS only accepts float32/float64.
-            image_pred.float() if image_pred.dtype in (torch.float16, torch.bfloat16) else image_pred,
-            conf_thres, iou_thres, classes, agnostic, multi_label, max_det, max_nms
-        )
+            image_pred.float() if image_pred.dtype in (torch.float16, torch.bfloat16) else image_pred, settings)
         for image_pred in prediction
     ]
 
 
 class NonMaxSuppression(nn.Module):
-    def __init__(self, conf_thres: float, iou_thres: float, max_det: int, classes: list[int] | None,
-                 agnostic: bool, multi_label: bool = False):
+    def __init__(self, settings: NmsSettings):
         super().__init__()
-        self.multi_label = multi_label
-        self.conf_thres = conf_thres
-        self.iou_thres = iou_thres
-        self.max_det = max_det
-        self.classes = classes
-        self.agnostic = agnostic
+        self.settings = settings
 
     def forward(self, prediction: torch.Tensor | Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        return non_max_suppression(prediction, conf_thres=self.conf_thres, iou_thres=self.iou_thres,
-                                   classes=self.classes, agnostic=self.agnostic, max_det=self.max_det,
-                                   multi_label=self.multi_label)
+        return non_max_suppression(prediction, self.settings)

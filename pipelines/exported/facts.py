@@ -123,8 +123,10 @@ def defaults(source: str, model: Any = None) -> ArchDefaults:
     preprocess = {"img_size": size, **recipe_defaults(layout, exported, reading)}
     evaluation = VALIDATION if layout.NMS else OWN_ROWS
     postprocess = {**DEPLOYED, "agnostic": bool(getattr(layout, "AGNOSTIC", False)), **getattr(layout, "DEPLOYED", {})}
+    inapplicable = {} if layout.NMS else {"postprocess.agnostic": f"its layout {reading.layout} gives one row per "
+                                                                 "object already, and no NMS follows its graph"}
     # int8 keeps the decode after the file's last convolutions in float (quantization.DECODE).
-    return ArchDefaults(preprocess, postprocess, evaluation, keep_float=("decode",))
+    return ArchDefaults(preprocess, postprocess, evaluation, keep_float=("decode",), inapplicable=inapplicable)
 
 
 def unsupported_runtime(runtime, source: str = "") -> Optional[str]:
@@ -145,22 +147,18 @@ def reference_backend(source: str) -> str:
     return runtimes.reading(Path(source).suffix)[0].name
 
 
-def settings_problem(source: str, config) -> Optional[str]:
-    """A static export's own input size and batch win over the config's: its graph cannot take others. NMS's key
-    applies only where NMS follows the graph."""
+def settings_problem(source: str, preprocess, batch_size: int) -> Optional[str]:
+    """A static export's own input size and batch win over the config's: its graph cannot take others."""
     path = Path(source)
-    exported, layout, reading = read(source, head_of(config.model))
-    if "agnostic" in config.postprocess.model_fields_set and not layout.NMS:
-        return (f"postprocess.agnostic does not apply to model.file {path.name}: its layout {reading.layout} gives "
-                "one row per object already, and no NMS follows its graph; remove postprocess.agnostic")
+    exported = exported_file(source)
     fixed, batch = static_size(exported), static_batch(exported)
-    if fixed is not None and config.preprocess.img_size != fixed:
+    if fixed is not None and preprocess.img_size != fixed:
         height, width = input_hw(exported, None)
-        return (f"preprocess.img_size {config.preprocess.img_size}: model.file {path.name} is a static export "
+        return (f"preprocess.img_size {preprocess.img_size}: model.file {path.name} is a static export "
                 f"whose input is {height}x{width}, and the file's size wins (its graph cannot take another); remove "
                 f"preprocess.img_size, or export the model with dynamic axes")
-    if batch is not None and config.dataset.batch_size != batch:
-        return (f"dataset.batch_size {config.dataset.batch_size}: model.file {path.name} is a static export that "
+    if batch is not None and batch_size != batch:
+        return (f"dataset.batch_size {batch_size}: model.file {path.name} is a static export that "
                 f"takes batches of exactly {batch}, and the file's size wins (its graph cannot take another); set "
                 f"dataset.batch_size {batch}, or export the model with a dynamic batch")
     return None

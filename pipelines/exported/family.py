@@ -8,6 +8,7 @@ from typing import Any, Optional
 import torch
 
 from models.yolo import coco_names
+from pipelines.boxes.nms import NmsSettings
 from pipelines.contract import LoadedNetwork
 from pipelines.exported.facts import (ARCHS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME, SIZE_KEYS,  # noqa: F401
                                       accepts, defaults, exported_file, head_of, input_hw, input_size,
@@ -62,19 +63,20 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
     reading: contract.Reading = network.reading
     layout = layouts.layout(reading.layout)
     agnostic = getattr(postprocess, "agnostic", None)  # null: the layout's own
-    decode = Decode(layout, reading, postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det,
-                    getattr(postprocess, "classes", None),
-                    getattr(layout, "AGNOSTIC", False) if agnostic is None else agnostic,
-                    multi_label=getattr(postprocess, "multi_label", False) or getattr(layout, "MULTI_LABEL", False))
+    decode = Decode(layout, reading, NmsSettings(
+        postprocess.conf_thres, postprocess.iou_thres, getattr(postprocess, "classes", None),
+        agnostic=getattr(layout, "AGNOSTIC", False) if agnostic is None else agnostic,
+        multi_label=getattr(postprocess, "multi_label", False) or getattr(layout, "MULTI_LABEL", False),
+        max_det=postprocess.max_det))
     exported = exported_file(network.arch)
     target = input_hw(exported, preprocess.img_size)
     pixels = forward.input_dtype == torch.uint8
     recipe = recipe_of(preprocess)
     prepare = Prepare(recipe, target, reading.extra_inputs, pixels=pixels)
     restore = Restore(layout.BOXES == contract.INPUT, clip=getattr(layout, "CLIP", True))
-    nms = decode.nms
+    nms = decode.nms.settings
     yours = [f"{section}.{key}" for section, keys in (("preprocess", preprocess), ("postprocess", postprocess))
              for key in getattr(keys, "model_fields_set", ())]
     said = said_recipe(exported, layout, reading, recipe, target, DecodeSettings(
-        decode.conf_thres, nms.iou_thres, decode.max_det, nms.agnostic, nms.multi_label, restore.clip), yours)
+        nms.conf_thres, nms.iou_thres, nms.max_det, nms.agnostic, nms.multi_label, restore.clip), yours)
     return ExportedPipeline(forward, network.class_names, prepare, decode, restore, said)

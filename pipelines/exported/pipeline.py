@@ -3,7 +3,7 @@ forward (the file, on the runtime, with the extra inputs its graph takes), postp
 NMS where the graph has none, and the boxes back to the original images)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any, Optional, Sequence
 
@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from pipelines.boxes.nms import NonMaxSuppression
+from pipelines.boxes.nms import NmsSettings, NonMaxSuppression
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections, LayerTimingTargets, Stage
 from pipelines.exported.decoding import cut_rows
 from pipelines.exported.layouts.contract import Reading
@@ -28,21 +28,22 @@ def as_tuple(outputs: Any) -> tuple:
 
 class Decode(nn.Module):
     """The graph's outputs -> per image (n, 6) x1 y1 x2 y2 score class in input pixels: the layout's raw rows,
-    then YOLO's NMS where the layout has none, else the score cut alone."""
+    then YOLO's NMS where the layout has none, else the score cut alone (`settings`' conf_thres, max_det and
+    classes)."""
 
-    def __init__(self, layout: ModuleType, reading: Reading, conf_thres: float, iou_thres: float, max_det: int,
-                 classes: Any = None, agnostic: bool = False, multi_label: bool = False):
+    def __init__(self, layout: ModuleType, reading: Reading, settings: NmsSettings):
         super().__init__()
         self.layout, self.reading = layout, reading
-        self.conf_thres, self.max_det, self.classes = conf_thres, max_det, classes
-        self.nms = NonMaxSuppression(conf_thres, iou_thres, max_det, classes, agnostic, multi_label)
+        self.nms = NonMaxSuppression(settings)
         self.seen = Seen()
+
+    @property
+    def conf_thres(self) -> float:
+        return self.nms.settings.conf_thres
 
     def at(self, conf_thres: float) -> "Decode":
         """The same decode at another score cut: a new one (a shallow copy would share its NMS submodule)."""
-        nms = self.nms
-        return Decode(self.layout, self.reading, conf_thres, nms.iou_thres, self.max_det, self.classes, nms.agnostic,
-                      nms.multi_label)
+        return Decode(self.layout, self.reading, replace(self.nms.settings, conf_thres=conf_thres))
 
     def raw(self, outputs: Any, height: int, width: int) -> torch.Tensor:
         """(B, candidates, values): what agreement checks compare."""
@@ -58,8 +59,9 @@ class Decode(nn.Module):
             raw = self.layout.passing(as_tuple(outputs), self.reading, height, width, self.conf_thres)
         else:
             raw = self.raw(outputs, height, width)
-        found = self.nms(raw) if self.layout.NMS else [cut_rows(rows, self.conf_thres, self.max_det, self.classes)
-                                                       for rows in raw]
+        settings = self.nms.settings
+        found = self.nms(raw) if self.layout.NMS else [cut_rows(rows, settings.conf_thres, settings.max_det,
+                                                                settings.classes) for rows in raw]
         if self.reading.assumed:
             self.seen = self.seen.add(found, height, width)
         return found

@@ -48,7 +48,7 @@ def share_torch_threads() -> int:
     """For a runtime other than torch: the torch ops around its forward (letterbox, decode, NMS) run on one thread,
     in each stream's worker as on the caller. A larger torch team waits at its barrier by spinning (libgomp's
     policy) on the cores the runtime's pool needs next, and the pool's own spinning threads hold the cores that
-    team wants: each slows the other (benchmarks/runtime_loop.py --with-stages prints what it costs). Those ops are
+    team wants: each slows the other (benchmarks/peers/runtime_own_loop.py --with-stages prints what it costs). Those ops are
     small next to the forward. Returns torch's thread count; close() gives the previous one back
     (restore_torch_threads)."""
     torch.set_num_threads(1)
@@ -78,7 +78,7 @@ def torch_threads(count: int) -> Iterator[None]:
 def share_opencv_threads(threads: int, streams: int) -> int:
     """With streams, each worker's letterbox resizes with OpenCV, whose pool is process-wide and as large as the
     machine: a worker's resize then puts a pool thread beside the other streams' inference. Each stream's share
-    instead: less of each stream's time falls outside the forward (benchmarks/openvino_peer.py prints the whole
+    instead: less of each stream's time falls outside the forward (benchmarks/peers/openvino_benchmark_app.py prints the whole
     pipeline against its forward alone). Returns OpenCV's thread count."""
     import cv2
 

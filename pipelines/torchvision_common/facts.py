@@ -9,7 +9,7 @@ from typing import Callable, Mapping, Optional
 from pydantic import BaseModel, Field
 
 from pipelines.runtimes import registry as runtimes
-from pipelines.settings import NO_CAP, ArchDefaults, Evaluation
+from pipelines.settings import ArchDefaults, Evaluation
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)  # the normalisation of most torchvision detectors: RGB in [0, 1]
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -43,7 +43,8 @@ class Builder:
         if self.topk_candidates is not None:
             postprocess["topk_candidates"] = self.topk_candidates
         evaluation = Evaluation(self.score_thresh, self.nms_thresh, self.detections_per_img, None, EVALUATION_SOURCE)
-        return ArchDefaults(preprocess, postprocess, evaluation, keep_float)
+        # torchvision's heads always keep at most detections_per_img.
+        return ArchDefaults(preprocess, postprocess, evaluation, keep_float, keeps_all=False)
 
 
 class Preprocess(BaseModel):
@@ -89,14 +90,11 @@ def input_size(preprocess) -> int:
 
 
 def over_builders(builders: Mapping[str, Builder]) -> tuple[Callable, Callable, Callable]:
-    """A family's settings_problem(arch, config), smallest_input(arch) and largest_input_area(arch, preprocess),
-    over its own builders."""
+    """A family's settings_problem(arch, preprocess, batch_size), smallest_input(arch) and
+    largest_input_area(arch, preprocess), over its own builders."""
 
-    def family_settings_problem(arch: str, config) -> Optional[str]:
-        if config.postprocess.max_det == NO_CAP:
-            return (f"postprocess.max_det {NO_CAP} (no cap) does not apply to {arch}: torchvision's detectors keep "
-                    f"at most detections_per_img; set a number (its own: {builders[arch].detections_per_img})")
-        return settings_problem(builders[arch], config.preprocess)
+    def family_settings_problem(arch: str, preprocess, batch_size: int) -> Optional[str]:
+        return settings_problem(builders[arch], preprocess)
 
     def family_smallest_input(arch: str) -> int:
         return builders[arch].smallest_input

@@ -75,8 +75,7 @@ def reference_backend(source: str) -> str:
     return runtimes.REFERENCE.name
 
 
-def settings_problem(arch: str, config) -> Optional[str]:
-    preprocess = config.preprocess
+def settings_problem(arch: str, preprocess, batch_size: int) -> Optional[str]:
     if preprocess.img_size % STRIDE:
         return (f"preprocess.img_size {preprocess.img_size} must be a multiple of {STRIDE} (the model's largest "
                 f"stride), e.g. {max(STRIDE, preprocess.img_size // STRIDE * STRIDE)}")

@@ -20,7 +20,7 @@ from pipelines.yolo.facts import (ARCHS, EVALUATION_PREPROCESS, FORWARD_TIMING, 
                                   accepts, defaults, input_size, largest_input_area, settings_problem, smallest_input,
                                   reference_backend, unsupported_runtime)
 from pipelines.yolo.pipeline import YoloPipeline
-from pipelines.boxes.nms import NonMaxSuppression
+from pipelines.boxes.nms import NmsSettings, NonMaxSuppression
 from pipelines.yolo.stages import PIXEL_SCALE, Preprocess, ScaleBoxes
 
 CALIBRATION_SIZE = 256
@@ -119,7 +119,8 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
         forward, network.class_names,
         Preprocess(preprocess.img_size, preprocess.rect, preprocess.pad_value, stride, evaluation,
                    pixels=forward.input_dtype == torch.uint8),
-        NonMaxSuppression(postprocess.conf_thres, postprocess.iou_thres, postprocess.max_det, postprocess.classes,
-                          postprocess.agnostic, getattr(postprocess, "multi_label", False)),
+        NonMaxSuppression(NmsSettings(postprocess.conf_thres, postprocess.iou_thres, postprocess.classes,
+                                      postprocess.agnostic, getattr(postprocess, "multi_label", False),
+                                      postprocess.max_det)),
         ScaleBoxes(),
     )

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -41,7 +41,7 @@ class YoloPipeline(DetectionPipeline):
 
     @property
     def score_threshold(self) -> float:
-        return self.nms.conf_thres
+        return self.nms.settings.conf_thres
 
     def preprocess(self, images: list[np.ndarray]) -> PreprocessedBatch:
         return self.preprocessor(images)
@@ -66,7 +66,7 @@ class YoloPipeline(DetectionPipeline):
 
     def postprocess_at(self, forwarded: Forwarded, conf_thres: float) -> list[Detections]:
         nms = copy.copy(self.nms)
-        nms.conf_thres = conf_thres
+        nms.settings = replace(nms.settings, conf_thres=conf_thres)
         return self.to_original(Suppressed(forwarded.batch, nms(forwarded.prediction)))
 
     def input_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, ...]:

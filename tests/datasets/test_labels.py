@@ -107,3 +107,38 @@ def test_coco_ids_map_to_yolo_indices_and_yolo_indices_to_rcnn_ids(scene, tmp_pa
     # YOLO text files hold indices: class 2 (a rectangle, COCO's 'car') is COCO id 3 for an R-CNN
     from_text = load_ground_truth(scene / "labels", scene / "images", images, rcnn_names)
     assert from_text.images[0].labels[0] == COCO91_IDS[2] == 3
+
+
+# --- video frames (datasets/sources/identity.FrameRef) ------------------------------------------------------------
+
+def _frames(root, video, scene, indices):
+    from datasets.sources.identity import FrameRef
+
+    return [FrameRef(root / video, index, index / 15, scene.width, scene.height, scene.frames) for index in indices]
+
+
+def test_yolo_labels_of_video_frames_are_read_per_frame_in_pixels(tmp_path):
+    from tests.support.clips import moving_shapes, write_yolo_labels
+
+    scene = moving_shapes(320, 240, 6)
+    labels = write_yolo_labels(tmp_path / "labels", "clips/cam.mp4", scene)
+    assert (labels / "clips" / "cam" / "000005.txt").is_file()
+    truth = load_ground_truth(labels, tmp_path, _frames(tmp_path, "clips/cam.mp4", scene, [0, 2, 5]), NUMBERED)
+    assert (truth.format, truth.without_labels, truth.objects) == ("yolo", 0, 9)
+    for image, index in zip(truth.images, [0, 2, 5]):
+        expected = scene.boxes(index)
+        assert image.labels.tolist() == [cls for cls, *_ in expected]
+        assert np.allclose(image.boxes, [box for _, *box in expected], atol=0.01)
+
+
+def test_video_frames_without_their_label_files_say_how_frames_are_named(tmp_path):
+    from tests.support.clips import moving_shapes
+
+    scene = moving_shapes(320, 240, 3)
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "labels" / "cam_000000.txt").write_text("0 0.5 0.5 0.1 0.1\n")
+    with pytest.raises(LabelError, match=r"a video frame's label file is named after the video's path relative to "
+                                         r"dataset.path without its suffix, then the frame's index in six digits, "
+                                         r"e.g. clip/000000.txt\): labels name e.g. 'cam_000000'; the images are e.g. "
+                                         r"'cam/000000'"):
+        load_ground_truth(tmp_path / "labels", tmp_path, _frames(tmp_path, "cam.mp4", scene, [0, 1]), NUMBERED)

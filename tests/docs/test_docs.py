@@ -12,6 +12,7 @@ from utils.measure.steps.statistics import STEP_SUMMARY_COLUMNS
 from utils.record.steps import STEP_TIMER_COLUMNS
 from utils.measure.memory.recorder import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS
 from utils.measure.layers.profiler import PROFILER_OPS_COLUMNS
+from utils.measure.registry import measurements
 from utils.storage import layout
 from utils.detections.writer import DETECTION_COLUMNS, SKIPPED_COLUMNS
 from utils.commands.sweep.files import FIGURE_COLUMNS
@@ -47,6 +48,7 @@ def test_configuration_reference_lists_every_key_with_its_default():
 def test_every_file_of_the_run_directory_layout_is_in_outputs_doc():
     text = (DOCS / "outputs.md").read_text()
     names = {name: value for name, value in vars(layout).items() if name.isupper() and isinstance(value, str)}
+    names.update({f"{m.key} {file}": file for m in measurements() for file in (*m.files, *(p.file for p in m.plots))})
     missing = [f"{name} = {value!r}" for name, value in names.items()
                if f"`{value}`" not in text and f"`{value}/" not in text]
     assert len(names) > 30 and missing == [], f"document these in docs/outputs.md: {missing}"

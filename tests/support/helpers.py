@@ -139,6 +139,14 @@ def utc(text: str) -> dt.datetime:
     return moment
 
 
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def assert_png(path: Path) -> None:
+    assert path.is_file() and path.stat().st_size > 1000
+    assert path.read_bytes()[:8] == PNG_MAGIC
+
+
 def read_json(path: Path):
     try:
         return json.loads(path.read_text())

@@ -3,7 +3,7 @@ loads only the heavy libraries it uses, and a Python without the project's depen
 instruction instead of a traceback.
 
 Structure, not time: each case runs benchmark.py as a program in a fresh interpreter and reports which
-modules it had imported when it exited (benchmarks/cli_latency.py measures the seconds).
+modules it had imported when it exited (benchmarks/overhead/cli_latency.py measures the seconds).
 """
 from __future__ import annotations
 

@@ -16,7 +16,9 @@ import pytest
 from benchmark import main
 from tests.support.helpers import quick_args, section_shape_errors
 from tests.support.paths import ROOT, SAMPLES
-from utils.record.sections import ContentionSection, EnergySection, MemorySection
+from utils.measure.contention.section import ContentionSection
+from utils.measure.energy.section import EnergySection
+from utils.measure.memory.section import MemorySection
 
 QUICK = quick_args(160)
 
@@ -85,7 +87,9 @@ def test_summary_counts_and_random_weights(run):
 def test_detections_are_in_original_pixels(run, dataset):
     _, run_dir = run
     detections = pd.read_csv(run_dir / "detections.csv")
-    assert list(detections.columns) == ["image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2"]
+    assert list(detections.columns) == ["image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2", "frame",
+                                        "pts_s"]
+    assert detections["frame"].isna().all() and detections["pts_s"].isna().all()  # photos, not video frames
     assert len(detections) > 0
     for image, rows in detections.groupby("image"):
         height, width = cv2.imread(str(dataset / image)).shape[:2]
@@ -200,7 +204,7 @@ def test_energy_measured_end_to_end_on_a_ticking_fake_powercap(tmp_path, monkeyp
     writing a file would fall behind on a loaded machine and make the figure depend on the scheduler."""
     import functools
 
-    import utils.measure.listening
+    import utils.measure.energy.measurement
     import utils.measure.energy.recorder as energy_module
 
     max_range = 5_000_000_000  # 5000 J
@@ -217,7 +221,7 @@ def test_energy_measured_end_to_end_on_a_ticking_fake_powercap(tmp_path, monkeyp
             return [int(offset + (time.perf_counter() - start) * 100e6) % max_range]
 
     monkeypatch.setattr(energy_module, "open_rapl_device", lambda root, domains: TickingCounter())
-    monkeypatch.setattr(utils.measure.listening, "EnergyRecorder",
+    monkeypatch.setattr(utils.measure.energy.measurement, "EnergyRecorder",
                         functools.partial(energy_module.EnergyRecorder, root=tmp_path / "powercap"))
     code = main(QUICK + ["--set", f"run.output_dir={tmp_path}", "--set", "run.id=energy",
                          "--set", "benchmark.layer_timing=false", "--set", "benchmark.repeats=1"])

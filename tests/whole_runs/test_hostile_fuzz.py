@@ -7,6 +7,7 @@ hunt: HYPOTHESIS_PROFILE=fuzz python -m pytest tests/whole_runs/test_hostile_fuz
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -32,7 +33,7 @@ settings.register_profile("fuzz", max_examples=20_000, deadline=None,
 PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 MAX_MESSAGE = 8_000  # at most 20 problems of a bounded line each
 MAX_LINE = 600
-MAX_SECONDS = 5.0  # a hang shows as far more; the machine is shared, so not tighter
+MAX_SECONDS = 5.0  # of CPU time: a hang shows as far more, and CPU time is not stretched by other jobs
 
 
 def known_keys() -> list[str]:
@@ -68,13 +69,19 @@ def assert_bounded(message: str) -> None:
                    for line in message.splitlines()), message
 
 
+def children_cpu_s() -> float:
+    """CPU seconds of the finished child processes: a refusal's cost that other jobs on the cores do not stretch."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def validate_or_refuse(path: Path, overrides: list[str]) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     try:
         load_config(path, overrides)
     except ConfigError as error:
         assert_bounded(str(error))
-    assert time.perf_counter() - started < MAX_SECONDS
+    assert time.process_time() - started < MAX_SECONDS
 
 
 def nest(key: str, value) -> dict:
@@ -139,13 +146,13 @@ def test_cli_refuses_hostile_configs_quickly(tmp_path):
              "garbage.yaml": "\x7f: [\n" * 50, "deep.yaml": "a: " + "[" * 5000 + "]" * 5000 + "\n"}
     for name, text in cases.items():
         (tmp_path / name).write_text(text)
-        started = time.perf_counter()
+        started = children_cpu_s()
         result = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "--config", str(tmp_path / name)],
                                 capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert result.returncode == 2, (name, result.stderr[-2000:])
         assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
         assert len(result.stderr) < MAX_MESSAGE
-        assert time.perf_counter() - started < 30
+        assert children_cpu_s() - started < 30  # a hang that blocks ends at the timeout
 
 
 @pytest.mark.slow
@@ -154,13 +161,13 @@ def test_cli_refuses_hostile_set_values_quickly(tmp_path):
     config.write_text("dataset:\n  path: datasets/samples\n")
     for override in ["dataset={a: &a [1, *a]}", "=", "dataset.batch_size=" + "[" * 3000, "run.id=" + "r" * 20000,
                      "model.weights=" + "w/" * 3000, "a.b.c.d=1", "dataset.path.x=1"]:
-        started = time.perf_counter()
+        started = children_cpu_s()
         result = subprocess.run([sys.executable, str(ROOT / "benchmark.py"), "--config", str(config),
                                  "--set", override], capture_output=True, text=True, timeout=60, cwd=ROOT)
         assert result.returncode == 2, (override[:50], result.stderr[-2000:])
         assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
         assert_bounded(result.stderr)
-        assert time.perf_counter() - started < 30
+        assert children_cpu_s() - started < 30  # a hang that blocks ends at the timeout
 
 
 def sample_encodings() -> list[bytes]:
@@ -192,9 +199,9 @@ def mutated_images(draw) -> bytes:
 
 
 def decoded_or_skipped(path: Path) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     loaded = decode_image(path, DEFAULT_MAX_PIXELS)
-    assert time.perf_counter() - started < MAX_SECONDS
+    assert time.process_time() - started < MAX_SECONDS
     if loaded.image is None:
         assert isinstance(loaded.error, str) and loaded.error
     else:
@@ -240,14 +247,14 @@ coco_documents = st.fixed_dictionaries({
 def read_or_refuse(labels: Path) -> None:
     from datasets.labels import GroundTruth, LabelError, load_ground_truth
 
-    started = time.perf_counter()
+    started = time.process_time()
     try:
         truth = load_ground_truth(labels, LABEL_IMAGES, LABEL_PATHS, NUMBERED)
     except LabelError as error:
         assert_bounded(str(error))
     else:
         assert isinstance(truth, GroundTruth) and len(truth.images) == len(LABEL_PATHS)
-    assert time.perf_counter() - started < MAX_SECONDS
+    assert time.process_time() - started < MAX_SECONDS
 
 
 @PROFILE

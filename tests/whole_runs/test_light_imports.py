@@ -1,5 +1,6 @@
-"""The config schema, the runtime registry and the family facts import no heavy library: `--help` and a config
-error answer before torch, ONNX Runtime or OpenVINO would have loaded."""
+"""The config schema, the runtime registry, the family facts and the measurement registry import no heavy library:
+`--help` and a config error answer before torch, ONNX Runtime or OpenVINO would have loaded, and a measurement's
+plots load matplotlib only when they are drawn."""
 import subprocess
 import sys
 
@@ -7,7 +8,7 @@ import pytest
 
 from tests.support.paths import ROOT
 
-HEAVY = ("torch", "torchvision", "onnxruntime", "openvino", "nncf")
+HEAVY = ("torch", "torchvision", "onnxruntime", "openvino", "nncf", "matplotlib")
 
 
 @pytest.mark.parametrize("modules", [
@@ -15,6 +16,7 @@ HEAVY = ("torch", "torchvision", "onnxruntime", "openvino", "nncf")
     ("pipelines.runtimes.registry",),
     ("pipelines.registry",),
     ("utils.config.schema", "pipelines.runtimes.registry", "pipelines.registry"),
+    ("utils.measure.registry",),
 ])
 def test_schema_and_registries_import_no_heavy_library(modules):
     # The registries' own answers are asked too: reading every spec and every family's facts stays light.

@@ -266,7 +266,7 @@ def test_a_detection_writer_keeps_each_flushed_batch_on_disk_and_drops_a_cut_one
     writer = _detection_writer(tmp_path)
     writer.write_skipped(LoadedImage(str(tmp_path / "bad.jpg"), None, "not an image"))
     writer.flush()
-    assert (tmp_path / "skipped.csv").read_text().splitlines() == ["image,reason", "bad.jpg,not an image"]
+    assert (tmp_path / "skipped.csv").read_text().splitlines() == ["image,reason,frame,pts_s", "bad.jpg,not an image,,"]
     assert (tmp_path / "detections.csv").read_text().splitlines() == [",".join(DETECTION_COLUMNS)]
     handle = writer._skipped.handle
     real_write = handle.write

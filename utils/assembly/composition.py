@@ -6,13 +6,14 @@ config -> dataset -> pipeline (+ runtime) -> recorders -> run record -> writers 
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import signal
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from datasets.image_folder import DatasetBatches, find_images, image_loader
 from datasets.labels import load_ground_truth
@@ -32,6 +33,7 @@ from utils.tracking.mlflow_step import log_to_mlflow
 from utils.preflight.memory_fit import available_memory, check_fits, measure_fit
 from utils.scenarios.pass_plan import PassPlan, PassSchedule, PlannedPass, WarmupBatches
 from utils.measure.listening import PassRecorders
+from utils.measure.registry import measurements
 from utils.scenarios.context import PassContext, PassProgress
 from utils.scenarios.single_stream.passes import SingleStreamPasses
 from utils.checks.run_checks import run_checks
@@ -42,11 +44,10 @@ from utils.scenarios.runner import PassRunner, leave_stops_to_the_main_process, 
 from utils.scenarios.loadgen.test import scenario_settings
 from utils.preflight.start_refusals import check_class_ids
 from utils.measure.steps.timed_batch import batch_sizes, untimed
+from utils.record.built_run import BuiltRun, RunSections
 from utils.record.run_record import RunIdentity, RunRecord, Status
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
-from utils.measure.contention.recorder import contention_verdict, with_thread_advice
 from utils.measure.environment import describe_environment
-from utils.measure.memory.recorder import MEMORY_COLUMNS, MEMORY_STEP_COLUMNS
 from utils.storage import layout
 from utils.storage.atomic import OutputWriteError
 from utils.reporting.console import format_summary, layer_overview
@@ -64,6 +65,22 @@ class Outcome:
     summary: dict
     exit_status: ExitStatus
     report: str
+
+
+@dataclass(frozen=True)
+class PassesEnded:
+    """How the passes ended, for writing the record: the run's stops, the signal that ended them (None: none
+    did), and whether a write failure cut the files they stream (those are discarded, never half-published)."""
+
+    stops: RunStops
+    stop_signal: Optional[int] = None
+    failed_writing: bool = False
+
+
+def run_sections(config: Config) -> RunSections:
+    """The config's sections the parts below the composition root read: they never see the whole config."""
+    return RunSections(config.dataset, config.model, config.runtime, config.preprocess, config.postprocess,
+                       config.benchmark, config.run.seed)
 
 
 class Benchmark:
@@ -125,11 +142,14 @@ class Benchmark:
         if self.truth is not None and (few := self.truth.coverage_warning()) is not None:
             self.start_warnings.append(few)
             self.console(f"WARNING: {few}")
-        prepared = prepare_runtime(config, self.family, self.network, self.paths, self.console, self.truth)
-        self.runtime, self.forward = prepared.runtime, prepared.forward
-        self.scored_paths, self.calibration = prepared.scored_paths, prepared.calibration
+        sections = run_sections(config)
+        prepared = prepare_runtime(sections, self.family, self.network, self.paths, self.console, self.truth)
+        self.runtime, self.calibration = prepared.runtime, prepared.calibration
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
-            self.network, self.forward, config.preprocess, config.postprocess)
+            self.network, prepared.forward, config.preprocess, config.postprocess)
+        # What the checks and the LoadGen test read, in place of the config.
+        self.built = BuiltRun(sections, self.family, self.network, self.runtime, prepared.forward, self.pipeline,
+                              prepared.scored_paths, self.truth)
         self.input_shapes = batch_shapes(sizes, config.dataset.batch_size, self.pipeline.input_shape)
         self.warmup = choose_warmup(self.input_shapes, config.benchmark.warmup, config.benchmark.warmup_max_batches)
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
@@ -216,17 +236,15 @@ class Benchmark:
 
     def _timed_passes(self, plan: PassPlan, context: PassContext) -> None:
         """detbench's own passes (single_stream), or the LoadGen test of the configured scenario."""
-        config = self.config
-        if config.benchmark.scenario == SINGLE_STREAM:
+        if self.config.benchmark.scenario == SINGLE_STREAM:
             SingleStreamPasses(plan, context, self.pipeline, self.runtime).run()
             return
         images = LoadgenImages(self.dataset, self.sizes, self.input_shapes, self.image_bytes, self.warmup)
-        test = LoadgenTest(config, self.scenario_settings, self.pipeline, images, self.network.class_names, self.truth,
-                           self.run_dir.path, self.runtime.streams)
+        test = LoadgenTest(self.built, self.scenario_settings, images, self.run_dir.path)
         LoadgenPass(test, context).run(plan)
 
-    def _closing_checks(self, record: RunRecord, recorders: PassRecorders) -> None:
-        """After the passes: a run that skipped every image failed; the machine's load is judged."""
+    def _closing_checks(self, record: RunRecord) -> None:
+        """After the passes: a run that skipped every image failed; the pipeline's doubts are warned."""
         if record.status == Status.COMPLETE and record.images.processed == 0 and record.images.skipped:
             # Nothing was measured: the dataset, not the harness, is at fault (exit status 2).
             self.all_skipped = True
@@ -234,10 +252,6 @@ class Benchmark:
                 f"every image was skipped ({record.images.skipped} of {record.images.found}): {layout.SKIPPED} in "
                 f"{self.run_dir.path} says why for each one")
         record.warn(*self.pipeline.doubts())
-        record.contention = with_thread_advice(recorders.contention.summary())
-        threads = record.identity.runtime.get("threads")
-        if (verdict := contention_verdict(record.contention, threads=threads)) is not None:
-            record.warn(verdict)
 
     def _execute(self, stops: RunStops) -> Outcome:
         config = self.config
@@ -258,8 +272,7 @@ class Benchmark:
         self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console,
                                     counters_around=PIPELINE_STEP if self.scenario_settings is None else RUN_STEP,
                                     allocator=self.allocator)
-        recorders = PassRecorders.for_benchmark(bench, self._below)
-        energy, memory = recorders.energy, recorders.memory
+        recorders = PassRecorders.built(self._measurement_settings(), self._below)
         record.steps, record.steps_origin_ns = recorders.timer.records, recorders.timer.origin_ns
         plan = self._pass_plan(record)
         self.console(warmup_line(self.warmup))
@@ -286,12 +299,7 @@ class Benchmark:
                                                  record.identity.random_weights_note)
                     journal = self._journal(recorders, detections)
                     recorders.timer.after_batch = journal.batch_ended
-                    if memory is not None:
-                        stack.enter_context(memory)
-                        memory.mark_baseline()
-                        memory.pause()  # sampled during the timed passes only (pass_recorders.LISTENING)
-                    if bench.energy.enabled and bench.energy.idle_s > 0:
-                        energy.measure_idle(bench.energy.idle_s)
+                    stack.enter_context(recorders.running())  # the memory baseline, the idle power
                     after_pass = functools.partial(self._after_pass, journal, writer, record)
                     self._timed_passes(plan, PassContext(runner, record, detections, progress, self.console,
                                                          after_pass))
@@ -302,8 +310,7 @@ class Benchmark:
                     self._below.kernels_batch(self._one_batch, self.pipeline.layer_timing_targets().model,
                                               self.runtime)
             progress.close()
-            run_checks(config, self.family, self.network, self.forward, self.pipeline, self.scored_paths,
-                       self.truth, self._needs_reference(), recorders, record, stops, self.console)
+            run_checks(self.built, self._needs_reference(), recorders, record, stops, self.console)
         except KeyboardInterrupt as stop:
             stop_signal = signal_of(stop)
             record.status, record.stop_reason = Status.INTERRUPTED, signal.Signals(stop_signal).name
@@ -318,14 +325,16 @@ class Benchmark:
             # A bug, not a user's mistake: the record says failed and keeps what was measured, then the
             # traceback follows.
             record.status, record.stop_reason = Status.FAILED, f"{type(error).__name__}: {error}"
-            self._finish(record, writer, detections, journal, recorders, stops, stop_signal, failed_writing)
+            self._finish(record, writer, detections, journal, recorders,
+                         PassesEnded(stops, stop_signal, failed_writing))
             raise
         finally:
             progress.close()
         if record.wall_s is None:
             record.wall_s = time.perf_counter() - started
-        self._closing_checks(record, recorders)
-        return self._finish(record, writer, detections, journal, recorders, stops, stop_signal, failed_writing)
+        self._closing_checks(record)
+        return self._finish(record, writer, detections, journal, recorders,
+                            PassesEnded(stops, stop_signal, failed_writing))
 
     def _one_batch(self) -> None:
         """The first batch through the pipeline's stages, untimed: not one of the run's steps."""
@@ -346,12 +355,15 @@ class Benchmark:
         backend = self.family.reference_backend(self.config.model.network)
         return self.config.benchmark.agreement.enabled and not is_reference(runtime.model_dump(), backend)
 
+    def _measurement_settings(self) -> dict[str, Any]:
+        """Each measurement's own section of the config, by its key (utils/measure/registry.py)."""
+        return {measurement.key: operator.attrgetter(measurement.config_key)(self.config)
+                for measurement in measurements() if measurement.config_key is not None}
+
     def _journal(self, recorders: PassRecorders, detections: DetectionWriter) -> RunJournal:
         """The files that grow as the passes measure (utils/measure/steps/journal.py), so that a killed run keeps its batches."""
-        memory, run_dir = recorders.memory, self.run_dir
-        tables = () if memory is None else (
-            (run_dir.file(layout.MEMORY), MEMORY_COLUMNS, memory.rows),
-            (run_dir.file(layout.MEMORY_STEPS), MEMORY_STEP_COLUMNS, memory.step_rows))
+        run_dir = self.run_dir
+        tables = [(run_dir.file(table.file), table.columns, table.rows_since) for table in recorders.growing_tables()]
         try:
             return RunJournal(run_dir.file(layout.STEPS_TIMER), recorders.timer.records, recorders.timer.origin_ns,
                               tables)
@@ -367,8 +379,7 @@ class Benchmark:
             writer.write_layer_tables(record)
 
     def _finish(self, record: RunRecord, writer: RunWriter, detections: Optional[DetectionWriter],
-                journal: Optional[RunJournal], recorders: PassRecorders, stops: RunStops, stop_signal: Optional[int],
-                failed_writing: bool) -> Outcome:
+                journal: Optional[RunJournal], recorders: PassRecorders, ended: PassesEnded) -> Outcome:
         """Writes the record; a stop that arrives meanwhile is only noted (see RunStops)."""
         recorders.collect(record)
         if self._below is not None:
@@ -376,7 +387,7 @@ class Benchmark:
             self._below.collect(record)
         try:
             if detections is not None:
-                if failed_writing:
+                if ended.failed_writing:
                     detections.discard()
                 else:
                     detections.close()
@@ -399,7 +410,7 @@ class Benchmark:
         if record.status == Status.FAILED:
             return Outcome(summary, ExitStatus.USAGE if self.all_skipped or self.refused else ExitStatus.FAILED,
                            report)
-        stop = stop_signal or stops.received
+        stop = ended.stop_signal or ended.stops.received
         return Outcome(summary, ExitStatus.stopped_by(stop) if stop else ExitStatus.OK, report)
 
     def _write_failed_summary(self, writer: RunWriter, record: RunRecord) -> dict:

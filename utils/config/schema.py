@@ -15,7 +15,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationEr
 
 from pipelines.registry import FACTS, facts_for, known_architectures, runtime_refusal
 from pipelines.runtimes import registry as runtimes
-from pipelines.settings import EVALUATION_KEYS, SharedPostprocess, SharedPreprocess
+from pipelines.settings import EVALUATION_KEYS, NO_CAP, SharedPostprocess, SharedPreprocess
 from utils.config import strict_yaml
 from utils.core.bounded_text import clipped, shown
 from utils.core.errors import UsageError
@@ -427,7 +427,7 @@ class ProfilingSection(_Section):
         "`native_time.csv` and the console; null: off"))
     rate: int = Field(10, ge=1, le=1000, description=(
         "samples per second; py-spy holds the run still for each native sample, so the tax grows with the rate "
-        "(`benchmarks/sampling_tax.py` measures it; docs/below-the-layer.md)"))
+        "(`benchmarks/overhead/sampling_tax.py` measures it; docs/below-the-layer.md)"))
     counters: bool = Field(True, description=(
         "the CPU's counters per timed pass and thread (context switches, faults, CPU time; cycles, instructions, "
         "LLC misses where the kernel allows) into `cpu_counters.csv`"))
@@ -569,7 +569,14 @@ class Config(_Section):
                 _set_default(accuracy, key, getattr(evaluation, key))
         if self.runtime.calibration.keep_float is None:
             _set_default(self.runtime.calibration, "keep_float", list(defaults.keep_float))
-        problem = facts.settings_problem(source, self)
+        for key, why in defaults.inapplicable.items():
+            section, _, name = key.partition(".")
+            if name in getattr(self, section).model_fields_set:
+                raise ValueError(f"{key} does not apply to {self.model.named}: {why}; remove {key}")
+        if self.postprocess.max_det == NO_CAP and not defaults.keeps_all:
+            raise ValueError(f"postprocess.max_det {NO_CAP} (no cap) does not apply to {self.model.named}: it keeps at "
+                             f"most a number of detections; set one (its own: {defaults.postprocess.get('max_det')})")
+        problem = facts.settings_problem(source, self.preprocess, self.dataset.batch_size)
         if problem:
             raise ValueError(problem)
         # Refused here, once: a sweep or tune point that cannot run is known before anything runs.

@@ -21,8 +21,9 @@ from utils.storage.atomic import OutputWriteError, atomic_write_bytes
 from utils.detections.masks import label_map
 from utils.storage.streamed_csv import StreamedCsv
 
-DETECTION_COLUMNS = ("image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2")
-SKIPPED_COLUMNS = ("image", "reason")
+# `frame` and `pts_s` name a video frame within `image` (the video); both are empty for a still image.
+DETECTION_COLUMNS = ("image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2", "frame", "pts_s")
+SKIPPED_COLUMNS = ("image", "reason", "frame", "pts_s")
 
 
 class DetectionWriter:
@@ -50,25 +51,27 @@ class DetectionWriter:
             return Path(path).name
 
     def write_skipped(self, sample: LoadedImage) -> None:
-        self._skipped.write((self.relative(sample.path), sample.error))
+        self._skipped.write((self.relative(sample.path), sample.error, *frame_fields(sample)))
         self.skipped += 1
 
     def write_batch(self, samples: list[LoadedImage], detections: list[Detections]) -> None:
         for sample, found in zip(samples, detections):
             name = self.relative(sample.path)
+            frame = frame_fields(sample)
             rows = detection_rows(found)
             for x1, y1, x2, y2, score, cls in rows:
                 cls = int(cls)
                 class_name = self.names[cls] if 0 <= cls < len(self.names) else str(cls)
                 self._detections.write((name, cls, class_name, f"{score:.5f}", f"{x1:.2f}", f"{y1:.2f}",
-                                        f"{x2:.2f}", f"{y2:.2f}"))
+                                        f"{x2:.2f}", f"{y2:.2f}", *frame))
             self.detections_written += len(rows)
             self.images_written += 1
+            picture = picture_name(name, sample.frame)
             masks = None if found.masks is None else found.masks.detach().cpu().numpy()
             if masks is not None:
-                self._save_png(self.masks_dir / Path(name).with_suffix(".png"), label_map(masks))
+                self._save_png(self.masks_dir / Path(picture).with_suffix(".png"), label_map(masks))
             if self.images_dir is not None:
-                self._save_image(self.images_dir / name,
+                self._save_image(self.images_dir / picture,
                                  draw_detections(sample.image, rows, self.names, self.note, masks))
 
     @staticmethod
@@ -109,6 +112,19 @@ class DetectionWriter:
     def discard(self) -> None:
         self._detections.discard()
         self._skipped.discard()
+
+
+def frame_fields(sample: LoadedImage) -> tuple[str, str]:
+    """A video frame's `frame` and `pts_s` cells; empty for a still image (and a pts the source lacks)."""
+    if sample.frame is None:
+        return "", ""
+    return str(sample.frame), "" if sample.pts_s is None else f"{sample.pts_s:.6f}"
+
+
+def picture_name(name: str, frame: Optional[int]) -> str:
+    """Where an image's annotated copy goes under images/: a video's frames in a folder named after the video,
+    `clip/000042.png` (PNG: the encoder of an image file's own suffix is not at hand for a video's)."""
+    return name if frame is None else f"{Path(name).with_suffix('').as_posix()}/{frame:06d}.png"
 
 
 def detection_rows(found: Detections) -> np.ndarray:

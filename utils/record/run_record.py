@@ -10,10 +10,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Optional
 
-from utils.measure.layers.layer_profile import LayerProfile
-from utils.measure.layers.snapshot import SOURCE_TORCH_HOOKS, TimingSnapshot
-from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
-                                   EnergySection, MemorySection, RecipeEntry, ScenarioSection)
+from utils.record.layers import SOURCE_TORCH_HOOKS, LayerProfile, TimingSnapshot
+from utils.record.sections import AccuracySection, AgreementSection, RecipeEntry, ScenarioSection
 from utils.record.steps import StepRecord
 
 SCHEMA_VERSION = 2
@@ -69,6 +67,15 @@ class Table:
 
 
 @dataclass(frozen=True)
+class MeasurementResult:
+    """What one measurement of utils/measure/registry.py measured: its summary.json section (its figures, or by
+    `status` and `reason` why there are none) and its tables, each written as the run directory's file of that
+    name."""
+    section: dict[str, Any]
+    tables: dict[str, Table] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ProfileResult:
     trace_json: str  # Chrome trace format: torch.profiler's export, made loadable by every viewer (runtime_trace)
     ops: Table  # operator table by self time
@@ -98,12 +105,8 @@ class RunRecord:
     layer_timing: Optional[TimingSnapshot] = None
     layer_timing_source: str = SOURCE_TORCH_HOOKS  # or the runtime's own profiler
     profile: Optional[ProfileResult] = None
-    energy: EnergySection = field(default_factory=lambda: {"status": NOT_MEASURED_YET})
-    energy_table: Optional[Table] = None
-    memory: MemorySection = field(default_factory=lambda: {"status": NOT_MEASURED_YET})
-    memory_samples: Optional[Table] = None
-    memory_steps: Optional[Table] = None
-    contention: ContentionSection = field(default_factory=lambda: {"status": NOT_MEASURED_YET})
+    # By measurement key (summary.json's), in registry order; a measurement not collected yet is absent.
+    measured: dict[str, MeasurementResult] = field(default_factory=dict)
     scenario: Optional[ScenarioSection] = None  # a LoadGen scenario's settings and verdict
     warmup: Optional[dict[str, Any]] = None  # the warm-up's batches, the input shapes and those left cold
     agreement: Optional[AgreementSection] = None  # against the torch fp32 reference, for any other runtime

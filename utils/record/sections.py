@@ -1,7 +1,8 @@
-"""The measured sections of the run record (summary.json `energy`, `memory`, `contention`, `cpu_counters`,
-`native_time`, `kernels`), its two answers (`agreement`, `accuracy`), a LoadGen `scenario` and the `recipe` a file
-ran with, typed once:
-recorders and checks build them, writers branch on them, and both name the same keys.
+"""The shape every measured section of the run record shares (`status`, `reason`, `source`), the sections of
+below the layer (summary.json `cpu_counters`, `native_time`, `kernels`), the run's two answers (`agreement`,
+`accuracy`), a LoadGen `scenario` and the `recipe` a file ran with, typed once: recorders and checks build them,
+writers branch on them, and both name the same keys. A measurement of utils/measure/registry.py types its own
+section in its folder (utils/measure/energy/section.py, ...).
 
 Each section says by its `status` whether it holds measurements or, under `reason`, why it does not. Writers ask
 `measured(section)` instead of comparing strings. The shapes are TypedDicts, not classes, because a section is read
@@ -35,72 +36,6 @@ class Section(TypedDict, total=False):
     reason: str  # why there are no measurements, or what is missing
     source: str  # where the figures come from
     note: str
-
-
-class EnergySection(Section, total=False):
-    """RAPL through pyJoules: joules per domain over the run and per step, and with an idle reading, net of it."""
-    domains: list[str]
-    duration_s: float
-    joules: dict[str, float]
-    joules_per_image: Optional[dict[str, float]]
-    average_watts: dict[str, float]
-    steps: dict[str, dict[str, Any]]  # per step: count, duration_s, joules (and net_joules)
-    steps_below_resolution: list[str]  # steps whose windows are too short for RAPL's update rate
-    idle_seconds: float
-    idle_watts: dict[str, float]
-    net_joules: dict[str, float]
-    net_joules_per_image: Optional[dict[str, float]]
-
-
-class MemorySection(Section, total=False):
-    """The process tree's memory. `headline` names the figure to quote. Every key holding MiB (`*_mib*`) has an
-    MB twin (`*_mb*`) beside it, added by the memory recorder's `with_megabytes`."""
-    headline: str
-    pss_status: SectionStatus
-    pss_reason: str
-    pss_scope: str
-    peak_pss_mib: Optional[float]
-    peak_pss_anon_mib: Optional[float]
-    baseline_pss_mib: Optional[float]
-    pss_samples: int
-    pss_read_ms: float
-    pss_mean_spacing_s: Optional[float]
-    baseline_rss_mib: Optional[float]
-    peak_rss_mib: Optional[float]
-    peak_rss_note: str
-    peak_sampled_rss_mib: Optional[float]
-    ru_maxrss_mib: Optional[float]
-    ru_maxrss_children_mib: Optional[float]
-    peak_increase_over_baseline_mib: Optional[float]
-    peak_increase_mib_per_step: dict[str, float]
-    peak_self_rss_mib: Optional[float]
-    peak_children_rss_mib: Optional[float]
-    peak_increase_self_mib_per_step: dict[str, float]
-    samples: int
-    interval_s: float
-    include_children: bool
-
-
-class ContentionSection(Section, total=False):
-    """What else ran on the CPUs the run used, from /proc/stat against the process tree's own time."""
-    windows: int
-    wall_s: float
-    cpus_counted: list[int]
-    machine_busy_cpu_s: float
-    own_cpu_s: float
-    own_includes: str
-    own_cpu_share: float
-    other_processes_cpu_s: float
-    other_processes_cpu_share: float
-    steal_cpu_s: Optional[float]
-    steal_share: Optional[float]
-    clock_tick_s: float
-    load_average_start: list[float]
-    load_average_end: list[float]
-    cpu_mhz: Optional[dict[str, float]]
-    cpu_mhz_source: str
-    free_cores: float
-    threads_supported: int
 
 
 class CpuCountersSection(Section, total=False):

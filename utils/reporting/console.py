@@ -6,16 +6,16 @@ from typing import Optional
 
 import pandas as pd
 
-from utils.measure.layers.layer_profile import LayerProfile
 from utils.measure.layers.tables import layer_tree_text, top_self_table
-from utils.measure.layers.snapshot import TimingSnapshot
+from utils.record.layers import LayerProfile, TimingSnapshot
 from utils.config.schema import SINGLE_STREAM
 from utils.storage import layout
 from utils.measure.below_layer.files import below_console_lines
 from utils.checks.int8.repair_statement import control_entry, statement
 from utils.reporting.peer_advice import peer_lines
-from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
-                                   EnergySection, MemorySection, RecipeEntry, ScenarioSection, measured)
+from utils.measure.contract import section_in
+from utils.measure.registry import measurements
+from utils.record.sections import AccuracySection, AgreementSection, RecipeEntry, ScenarioSection
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
                "spread_per_image", "repeat_spread")
@@ -102,27 +102,8 @@ def format_summary(summary: dict, run_path: Path) -> str:
     if layer:
         lines.append(f"  layer hooks: overhead {layer.get('hook_overhead') or 'n/a'}; unattributed "
                      f"{_fmt(layer['unattributed_ms'])} ms of {_fmt(layer['model_forward_ms'])} ms model time")
-    energy: EnergySection = summary["energy"]
-    if measured(energy):
-        per_image, watts = energy.get("joules_per_image") or {}, energy.get("average_watts") or {}
-        domains = ", ".join(f"{domain} {_fmt(per_image.get(domain), '.2f')} J/image {_fmt(watts.get(domain), '.1f')} W"
-                            for domain in energy["domains"])
-        lines.append(f"  energy (RAPL): {domains}")
-    else:
-        lines.append(f"  energy: {energy.get('status')} ({energy.get('reason')})")
-    memory: MemorySection = summary["memory"]
-    if memory.get("peak_pss_mib") is not None:
-        lines.append(f"  memory: peak {_fmt(memory['peak_pss_mib'], '.0f')} MiB PSS of the process and its loader "
-                     f"workers (shared pages split between them); RSS of the process alone "
-                     f"{_fmt(memory.get('peak_self_rss_mib'), '.0f')} MiB, baseline {_fmt(memory.get('baseline_rss_mib'), '.0f')} MiB")
-    elif "peak_rss_mib" in memory:
-        lines.append(f"  memory: baseline {_fmt(memory.get('baseline_rss_mib'), '.0f')} MiB, "
-                     f"peak {_fmt(memory.get('peak_self_rss_mib'), '.0f')} MiB RSS of the process "
-                     f"({_fmt(memory.get('peak_rss_mib'), '.0f')} MiB with loader workers, which share its pages)")
-    contention: ContentionSection = summary.get("contention") or {"status": NOT_MEASURED_YET}
-    if measured(contention):
-        lines.append(f"  machine: other processes used {contention['other_processes_cpu_share']:.0%} of this run's cores "
-                     f"during the timed passes (this run {contention['own_cpu_share']:.0%})")
+    for measurement in measurements():
+        lines += measurement.console(section_in(summary, measurement))
     lines.extend(below_console_lines(summary))
     steps_csv = run_path / layout.STEPS_SUMMARY
     if steps_csv.exists():

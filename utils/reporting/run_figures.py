@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 from typing import Any, Mapping, Union
-from utils.record.sections import NOT_MEASURED_YET, EnergySection, MemorySection, measured
+
+from utils.measure.contract import section_in
+from utils.measure.registry import measurements
 
 
 Scalar = Union[str, int, float, bool, None]
@@ -33,10 +35,8 @@ def weights_kind(summary: Mapping[str, Any]) -> str:
 def headline_figures(summary: Mapping[str, Any]) -> dict[str, float]:
     """The numbers a reader compares runs by; a figure the run did not measure is absent, never zero."""
     latency, forward = summary.get("pipeline_latency") or {}, summary.get("forward") or {}
-    memory: MemorySection = summary.get("memory") or {"status": NOT_MEASURED_YET}
-    energy: EnergySection = summary.get("energy") or {"status": NOT_MEASURED_YET}
     layers, agreement = summary.get("layer_timing") or {}, summary.get("agreement") or {}
-    contention, accuracy = summary.get("contention") or {}, summary.get("accuracy") or {}
+    accuracy = summary.get("accuracy") or {}
     figures = {
         "images_per_s": latency.get("images_per_s"),
         "ms_per_image": latency.get("ms_per_image"),
@@ -44,20 +44,13 @@ def headline_figures(summary: Mapping[str, Any]) -> dict[str, float]:
         "p90_ms_per_image": latency.get("p90_ms_per_image"),
         "forward_p50_ms_per_image": forward.get("p50_ms_per_image"),
         "forward_p50_ms_per_batch": forward.get("p50_ms_per_batch"),
-        "peak_pss_mib": memory.get("peak_pss_mib"),
-        "peak_rss_mib": memory.get("peak_rss_mib"),
-        "peak_self_rss_mib": memory.get("peak_self_rss_mib"),
         "gflops_per_image": layers.get("gflops_per_image"),
         "hook_overhead_ratio": layers.get("hook_overhead_ratio"),
-        "other_processes_cpu_share": contention.get("other_processes_cpu_share"),
         "images_timed": summary.get("images_timed"),
         "wall_s": summary.get("wall_s"),
     }
-    if measured(energy):
-        for domain, joules in (energy.get("joules_per_image") or {}).items():
-            figures[f"joules_per_image_{domain}"] = joules
-        for domain, watts in (energy.get("average_watts") or {}).items():
-            figures[f"average_watts_{domain}"] = watts
+    for measurement in measurements():
+        figures.update(measurement.figures(section_in(summary, measurement)))
     if agreement:
         strict = agreement.get("strict") or {}
         figures["agreement_strict_recall"] = strict.get("recall")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -18,8 +19,9 @@ from utils.checks.int8.repair_statement import control_entry, statement
 from utils.measure.below_layer.report import SECTION as BELOW_SECTION, below_section
 from utils.storage.html_page import Bar, HtmlPage, escape, format_cell
 from utils.measure.layers.path_labels import shorten
-from utils.record.sections import (NOT_MEASURED_YET, AccuracySection, AgreementSection, ContentionSection,
-                                   EnergySection, MemorySection, ScenarioSection, measured)
+from utils.measure.contract import Measurement, section_in
+from utils.measure.registry import measurements
+from utils.record.sections import AccuracySection, AgreementSection, ScenarioSection
 
 TOP_LAYERS = 20
 TYPES_SHOWN = 15
@@ -34,12 +36,47 @@ STEP_COLUMNS = (("step", "step"), ("count", "batches"), ("images", "images"), ("
                 ("share_of_pipeline", "share"), ("images_per_s", "images/s"))
 FRACTION_COLUMNS = ("spread_per_image", "repeat_spread", "share_of_pipeline")  # shown as percentages
 VERDICT_TONES = {"equal": "good", "close": "warn", "within_budget": "warn", "different": "bad"}
-SECTIONS = (("steps", "Steps"), ("layers", "Layers"), ("memory", "Memory"), ("energy", "Energy"),
-            ("agreement", "Agreement"), ("accuracy", "Accuracy"), ("environment", "Environment"), ("trace", "Trace"),
-            BELOW_SECTION)
+# The page's own sections in order; a measurement's goes after the one its PageSection names (page_sections).
+HARNESS_SECTIONS = (("steps", "Steps"), ("layers", "Layers"), ("agreement", "Agreement"), ("accuracy", "Accuracy"),
+                    ("environment", "Environment"), ("trace", "Trace"), BELOW_SECTION)
 ACCURACY_COLUMNS = (("class_id", "class"), ("class_name", "name"), ("objects", "objects"),
                     ("detections", "detections"), ("ap_50_95", "AP@0.5:0.95"), ("ap_50", "AP@0.5"),
                     ("ap_75", "AP@0.75"), ("ar_100", "AR@100"), ("reference_ap_50_95", "reference AP@0.5:0.95"))
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    """One section of the page: the harness's own (measurement None) or a measurement's."""
+    anchor: str
+    title: str
+    measurement: Optional[Measurement] = None
+
+
+def page_sections() -> list[PageEntry]:
+    """The page's sections in order: each measurement's right after the section its `after` names, those after
+    the same one in registry order."""
+    following: dict[str, list[Measurement]] = {}
+    for measurement in measurements():
+        if measurement.page is not None:
+            following.setdefault(measurement.page.after, []).append(measurement)
+    entries: list[PageEntry] = []
+
+    def place(anchor: str, title: str, measurement: Optional[Measurement]) -> None:
+        entries.append(PageEntry(anchor, title, measurement))
+        for follower in following.pop(anchor, []):
+            place(follower.page.anchor, follower.page.title, follower)
+
+    for anchor, title in HARNESS_SECTIONS:
+        place(anchor, title, None)
+    if following:
+        raise ValueError(f"report.html has no section {', '.join(following)} for "
+                         f"{', '.join(m.key for waiting in following.values() for m in waiting)} to follow")
+    return entries
+
+
+def page_measurements() -> list[Measurement]:
+    """The measurements with a section of the page, in the page's order (the order their plots are drawn in)."""
+    return [entry.measurement for entry in page_sections() if entry.measurement is not None]
 
 
 @dataclass(frozen=True)
@@ -78,18 +115,6 @@ def _shapes(text: Any) -> Optional[str]:
     return spell(shapes)
 
 
-def energy_headline(energy: EnergySection) -> Optional[tuple[str, float]]:
-    """The first RAPL domain's joules per image, net of idle power when it was measured."""
-    if not measured(energy) or not energy.get("domains"):
-        return None
-    per_image = energy.get("net_joules_per_image") or energy.get("joules_per_image") or {}
-    domain = energy["domains"][0]
-    if per_image.get(domain) is None:
-        return None
-    net = "net " if energy.get("net_joules_per_image") else ""
-    return f"energy, {net}{domain} (J/image)", per_image[domain]
-
-
 def verdict_label(agreement: AgreementSection) -> str:
     return f"detections vs {agreement['reference']}"
 
@@ -111,12 +136,8 @@ def headline_cells(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
     figures += [("p50 ms per image", latency.get("p50_ms_per_image")),
                 ("p90 ms per image", latency.get("p90_ms_per_image")),
                 ("forward p50 ms per image", forward.get("p50_ms_per_image"))]
-    peak_pss = (summary.get("memory") or {}).get("peak_pss_mib")
-    if peak_pss is not None:
-        figures.append(("peak PSS (MiB)", peak_pss))
-    energy = energy_headline(summary.get("energy") or {"status": NOT_MEASURED_YET})
-    if energy:
-        figures.append(energy)
+    for measurement in page_measurements():
+        figures += measurement.page.headline(section_in(summary, measurement))
     scenario: Optional[ScenarioSection] = summary.get("scenario")
     if scenario:  # LoadGen's verdict first: an invalid result is not the scenario's figure
         result = scenario.get("result") or {}
@@ -235,43 +256,13 @@ def _layers(page: HtmlPage, summary: Mapping[str, Any], tables: Optional[LayerTa
     page.paragraph(f"Every layer: {layout.LAYER_TIMER}, {layout.LAYER_TYPES}, {layout.LAYER_TREE}.")
 
 
-def _memory(page: HtmlPage, memory: MemorySection, plots: Mapping[str, Path]) -> None:
-    page.heading("Memory", "memory")
-    if not measured(memory):
-        page.paragraph(f"Not measured: {memory.get('status')}.")
-        return
-    page.headline([("peak PSS, process + loader workers (MiB)", memory.get("peak_pss_mib", "n/a")),
-                   ("peak RSS, process alone (MiB)", memory.get("peak_self_rss_mib", "n/a")),
-                   ("baseline RSS after loading (MiB)", memory.get("baseline_rss_mib", "n/a")),
-                   ("kernel high-water mark (MiB)", memory.get("ru_maxrss_mib", "n/a"))])
-    if memory.get("peak_pss_mib") is None:
-        page.paragraph(f"PSS: {memory.get('pss_status', 'not read')}.")
-    page.paragraph("PSS splits the pages the process shares with its loader workers between them; RSS of the "
-                   "process alone leaves the workers out; RSS of the process and its workers summed "
-                   f"({_number(memory.get('peak_rss_mib'), ' MiB')}) counts shared pages twice.")
-    if layout.MEMORY_PLOT in plots:
-        page.image(plots[layout.MEMORY_PLOT], "resident memory during the run, with the steps below it")
-
-
-def _energy(page: HtmlPage, energy: EnergySection, plots: Mapping[str, Path]) -> None:
-    page.heading("Energy", "energy")
-    if not measured(energy):
-        page.paragraph(f"Not measured: {energy.get('reason') or energy.get('status')}.")
-        return
-    per_image = energy.get("joules_per_image") or {}
-    net = energy.get("net_joules_per_image") or {}
-    rows = [(domain, energy["joules"].get(domain), per_image.get(domain), net.get(domain),
-             (energy.get("average_watts") or {}).get(domain)) for domain in energy["domains"]]
-    page.paragraph(f"{energy.get('source', 'RAPL')} over {_number(energy['duration_s'], ' s')}.")
-    page.table(("domain", "joules", "J/image", "net J/image", "average W"), rows, text_columns=("domain",))
-    if energy.get("steps_below_resolution"):
-        page.paragraph("Below RAPL's resolution (about 10 ms per occurrence): "
-                       + ", ".join(energy["steps_below_resolution"]) + ".")
-    if layout.ENERGY_PLOT in plots:
-        page.image(plots[layout.ENERGY_PLOT], "energy per step and RAPL domain")
-
-
 def _agreement(page: HtmlPage, summary: Mapping[str, Any]) -> None:
+    """The verdict against the reference, then what accuracy-aware int8 returned to float."""
+    _verdict(page, summary)
+    _int8_control(page, summary)
+
+
+def _verdict(page: HtmlPage, summary: Mapping[str, Any]) -> None:
     page.heading("Agreement", "agreement")
     agreement: Optional[AgreementSection] = summary.get("agreement")
     if not agreement:
@@ -373,11 +364,8 @@ def _environment(page: HtmlPage, summary: Mapping[str, Any], environment: Option
     rows.append(("allocator variables", ", ".join(f"{name}={value}" for name, value in allocator.items())
                  or "none set (the C library's malloc with its defaults)"))
     rows += [(f"runtime.{key}", value) for key, value in _flatten("", runtime)]
-    contention: ContentionSection = summary.get("contention") or {"status": NOT_MEASURED_YET}
-    if measured(contention):
-        rows.append(("other processes' share of the cores", _share(contention["other_processes_cpu_share"])))
-        rows.append(("load average start -> end", f"{contention['load_average_start']} -> "
-                                                  f"{contention['load_average_end']}"))
+    for measurement in measurements():
+        rows += measurement.environment(section_in(summary, measurement))
     page.table(("setting", "value"), rows, text_columns=("setting", "value"))
     if build:
         page.details("torch build configuration", build)
@@ -410,7 +398,8 @@ def render_run_report(summary: Mapping[str, Any], step_summary: Sequence[Mapping
                       environment: Optional[Mapping[str, Any]], layers: Optional[LayerTables],
                       plots: Mapping[str, Path], random_weights_note: Optional[str],
                       accuracy_classes: Sequence[Mapping[str, Any]] = ()) -> str:
-    """`plots` maps layout plot names to the PNGs written for this run; the ones present are embedded."""
+    """`plots` maps the run directory's plot names to the PNGs written for this run; the ones present are
+    embedded."""
     page = HtmlPage(f"detbench run {summary['run_id']}")
     page.paragraph(_subtitle(summary))
     if random_weights_note:
@@ -419,15 +408,17 @@ def render_run_report(summary: Mapping[str, Any], step_summary: Sequence[Mapping
     tones = {verdict_label(agreement): VERDICT_TONES.get(agreement["verdict"], "")} if agreement else None
     page.headline(headline_cells(summary), tones)
     page.warnings(summary.get("warnings") or [])
-    page.links(SECTIONS)
-    _steps(page, summary, step_summary, plots)
-    _layers(page, summary, layers)
-    _memory(page, summary.get("memory") or {}, plots)
-    _energy(page, summary.get("energy") or {}, plots)
-    _agreement(page, summary)
-    _int8_control(page, summary)
-    _accuracy(page, summary, accuracy_classes)
-    _environment(page, summary, environment)
-    _trace(page, summary)
-    below_section(page, summary)
+    harness = {"steps": partial(_steps, page, summary, step_summary, plots),
+               "layers": partial(_layers, page, summary, layers), "agreement": partial(_agreement, page, summary),
+               "accuracy": partial(_accuracy, page, summary, accuracy_classes),
+               "environment": partial(_environment, page, summary, environment), "trace": partial(_trace, page, summary),
+               BELOW_SECTION[0]: partial(below_section, page, summary)}
+    sections = page_sections()
+    page.links([(entry.anchor, entry.title) for entry in sections])
+    for entry in sections:
+        if entry.measurement is None:
+            harness[entry.anchor]()
+        else:
+            page.heading(entry.title, entry.anchor)
+            entry.measurement.page.render(page, section_in(summary, entry.measurement), plots)
     return page.render()

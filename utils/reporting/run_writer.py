@@ -1,4 +1,5 @@
-"""Turns a run record into the files of outputs/<run_id>/ (names from layout.py), each written atomically.
+"""Turns a run record into the files of outputs/<run_id>/ (names from layout.py, and each measurement's tables
+under the names it gives them), each written atomically.
 
 summary.json is written first at the start (`status: running`) and last at the end, so it always describes
 the files beside it. Between the two, the run's journal (utils/measure/steps/journal.py) keeps on disk what the passes measure.
@@ -85,18 +86,15 @@ class RunWriter:
         write_below_layer(run_dir, record)
         if profiled_layers is not None:
             run_dir.write_text(layout.LAYER_OPS, layer_ops_frame(profiled_layers).to_csv(index=False))
-        if record.energy_table is not None:
-            run_dir.write_csv(layout.ENERGY, record.energy_table.rows, record.energy_table.columns)
-        if record.memory_samples is not None:
-            run_dir.write_csv(layout.MEMORY, record.memory_samples.rows, record.memory_samples.columns)
+        for result in record.measured.values():
+            for name, table in result.tables.items():
+                run_dir.write_csv(name, table.rows, table.columns)
         if record.accuracy_classes is not None:
             run_dir.write_csv(layout.ACCURACY, record.accuracy_classes.rows, record.accuracy_classes.columns)
-        if record.memory_steps is not None:
-            run_dir.write_csv(layout.MEMORY_STEPS, record.memory_steps.rows, record.memory_steps.columns)
         extra: dict[str, Any] = {}
         plots: dict[str, Path] = {}  # layout name -> the PNG written
         if self.plots:
-            # matplotlib's import only for runs that draw (tune's runs do not): benchmarks/startup.py times a start.
+            # matplotlib's import only for runs that draw (tune's runs do not): benchmarks/overhead/startup_gc_pause.py times a start.
             from utils.reporting.plots import write_all_plots
             written = write_all_plots(run_dir.path, order=identity.step_order,
                                       note=identity.random_weights_note)

@@ -1,4 +1,4 @@
-"""summary.json: the run record's identity, headline figures and recorder summaries in one document.
+"""summary.json: the run record's identity, headline figures and each measurement's section in one document.
 
 Derived here from raw data on every write, so the document written at the start (`status: running`), after an
 interruption and at the end always agrees with the CSVs beside it.
@@ -14,6 +14,8 @@ from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind
 from utils.measure.steps.stream_rates import forward_bound
 from utils.storage import layout
 from utils.measure.below_layer.files import below_summary
+from utils.measure.registry import measurements
+from utils.record.sections import NOT_MEASURED_YET
 
 NOISE_WARNING = 0.10  # interquartile range over median, the spread torch.utils.benchmark flags at 10%
 MATERIAL_SHARE = 0.05
@@ -115,9 +117,7 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         "steps": {s["step"]: {"total_ms": s["total_ms"], "p50_ms": s["p50_ms"], "share_of_pipeline":
                               s["share_of_pipeline"], "images_per_s": s["images_per_s"]} for s in step_summary},
         "wall_s": record.wall_s,
-        "energy": record.energy,
-        "memory": record.memory,
-        "contention": record.contention,
+        **measured_sections(record),
         "warnings": warnings,
         "notes": list(record.notes),
     }
@@ -170,3 +170,9 @@ def warmup_with_cold_times(record: RunRecord) -> dict[str, Any]:
                                     forward_ms=times.get(cold["batch"], {}).get(FORWARD_STAGE))
                                for cold in record.warmup["cold_shapes"]]
     return document
+
+
+def measured_sections(record: RunRecord) -> dict[str, Any]:
+    """Every registered measurement's section under its key, in registry order; one not collected yet says so."""
+    return {measurement.key: record.measured[measurement.key].section if measurement.key in record.measured
+            else {"status": NOT_MEASURED_YET} for measurement in measurements()}

@@ -1,6 +1,7 @@
 """TensorBoard event files of a run, from the record and the tables RunWriter builds: step latencies per timed
-batch, memory and energy where measured, a few annotated images, the summary as text, and the config with the
-headline figures as hparams, so `tensorboard --logdir outputs` compares runs side by side.
+batch, each measurement's scalars where it measured (memory over time, energy per step), a few annotated images,
+the summary as text, and the config with the headline figures as hparams, so `tensorboard --logdir outputs`
+compares runs side by side.
 
 The events are written into a hidden folder that is renamed into place when complete, so TensorBoard never
 reads half a run. The profiled batch's trace is copied under the `*.pt.trace.json` name the TensorBoard
@@ -13,11 +14,12 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping
 
 import cv2
 
-from utils.record.run_record import RunRecord, Table
+from utils.measure.registry import measurements
+from utils.record.run_record import RunRecord
 from utils.record.steps import PassKind
 from utils.storage import layout
 from utils.storage.atomic import OutputWriteError
@@ -93,8 +95,9 @@ def _write_events(folder: Path, run_path: Path, record: RunRecord, summary: Mapp
         for step, values in step_series(step_rows).items():
             for batch, ms in enumerate(values):
                 writer.add_scalar(f"step_ms/{step}", ms, batch)
-        memory_scalars(writer, record.memory_samples)
-        energy_scalars(writer, record.energy_table)
+        for measurement in measurements():
+            if measurement.key in record.measured:
+                measurement.scalars(writer, record.measured[measurement.key])
         _images(writer, run_path / layout.IMAGES_DIR)
         writer.add_text("summary", summary_markdown(summary))
         metrics = {f"{HEADLINE_TAG}{name}": value for name, value in figures.items()}
@@ -102,28 +105,6 @@ def _write_events(folder: Path, run_path: Path, record: RunRecord, summary: Mapp
             writer.file_writer.add_summary(event)
         for tag, value in metrics.items():
             writer.add_scalar(tag, value, 0)
-
-
-def memory_scalars(writer, samples: Optional[Table]) -> None:
-    """RSS (and PSS where it was read) against milliseconds since the run started."""
-    if samples is None:
-        return
-    for row in samples.rows:
-        at_ms = round(row["t_s"] * 1000)
-        for column in ("rss_mib", "self_rss_mib", "pss_mib"):
-            if row.get(column) is not None:
-                writer.add_scalar(f"memory/{column}", row[column], at_ms)
-
-
-def energy_scalars(writer, table: Optional[Table]) -> None:
-    """Joules per step and RAPL domain, as energy.csv lists them (only when energy was measured)."""
-    if table is None:
-        return
-    for row in table.rows:
-        for column in table.columns:
-            value: Optional[float] = row.get(column)
-            if column.endswith("_j") and value is not None:
-                writer.add_scalar(f"energy_j/{row['tag']}/{column.removesuffix('_j')}", value, 0)
 
 
 def _images(writer, folder: Path) -> None:

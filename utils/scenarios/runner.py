@@ -1,5 +1,5 @@
 """PassRunner: runs the pipeline over the data once per planned pass, timing every step from outside, with
-the recorders that the pass's kind lets listen (pass_recorders.LISTENING)."""
+the recorders that listen in the pass's kind (utils/measure/listening.py)."""
 from __future__ import annotations
 
 import functools

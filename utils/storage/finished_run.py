@@ -17,13 +17,9 @@ import yaml
 
 from utils.core.errors import UsageError
 from utils.config.renamed_keys import with_new_names
+from utils.record.run_record import Status
 from utils.record.steps import PIPELINE_STEP, PassKind
 from utils.storage import layout
-
-
-# summary.json's status until the record is written (Status.RUNNING; utils.record.run_record loads torch, which
-# compare never needs).
-RUNNING = "running"
 
 
 class RunFilesError(UsageError):
@@ -66,7 +62,7 @@ class FinishedRun:
     @property
     def killed(self) -> bool:
         """summary.json still says running: the run ended without writing its record (or is still going)."""
-        return self.summary.get("status") == RUNNING
+        return self.summary.get("status") == Status.RUNNING
 
     def holds_until(self) -> str:
         """Up to where a run's steps_timer.csv holds: its last whole batch, in words."""

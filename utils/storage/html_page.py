@@ -48,6 +48,13 @@ def format_cell(value: Any) -> str:
     return str(value)
 
 
+def number_text(value: Any, unit: str = "") -> str:
+    """A summary figure as a page shows it: 4 significant digits (format_cell) and its unit, or n/a."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{format_cell(float(value))}{unit}"
+
+
 def png_data_uri(path: Path | str) -> str:
     return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
 

@@ -1,4 +1,5 @@
-"""The layout of outputs/<run_id>/: every file name of a run directory is defined here and nowhere else."""
+"""The layout of outputs/<run_id>/: every file name of the harness's is defined here and nowhere else; a
+measurement of utils/measure/registry.py names its own in its folder (utils/measure/<name>/files.py)."""
 from __future__ import annotations
 
 CONFIG = "config.yaml"
@@ -13,9 +14,6 @@ LAYER_TYPES = "layer_types.csv"
 LAYER_TREE = "layer_tree.txt"
 TRACE = "trace.json"
 PROFILER_OPS = "profiler_ops.csv"
-ENERGY = "energy.csv"
-MEMORY = "memory.csv"
-MEMORY_STEPS = "memory_steps.csv"
 IMAGES_DIR = "images"
 # What the libraries detbench drives log (NNCF, OpenVINO, ONNX Runtime, Ray, LoadGen), kept off the console.
 DEPENDENCY_LOG = "logs/dependencies.log"
@@ -24,8 +22,6 @@ PLOTS_DIR = "plots"
 LAYER_TYPES_PLOT = f"{PLOTS_DIR}/layer_types.png"
 TOP_LAYERS_PLOT = f"{PLOTS_DIR}/top_layers.png"
 STEP_LATENCY_PLOT = f"{PLOTS_DIR}/step_latency.png"
-MEMORY_PLOT = f"{PLOTS_DIR}/memory_timeline.png"
-ENERGY_PLOT = f"{PLOTS_DIR}/energy.png"
 
 LAYER_FILES = (LAYER_TIMER, LAYER_TYPES, LAYER_TREE)
 

@@ -1,6 +1,6 @@
 """The model compiled once per input shape it meets: OpenVINO's CPU plugin runs a model whose shape is fixed
 faster than the same model with dynamic axes (figures: benchmarks/RESULTS.md), and benchmark_app, which fixes the
-shape with -shape, runs the former (benchmarks/openvino_peer.py compares the two forwards).
+shape with -shape, runs the former (benchmarks/peers/openvino_benchmark_app.py compares the two forwards).
 
 Each shape costs a compilation (its first inference, inside the warm-up, which covers every input shape before
 anything is timed) and a compiled model's memory, so at most STATIC_SHAPES shapes are specialised; further

@@ -65,11 +65,11 @@ def test_the_extension_library_is_found_in_the_installed_torchvision(tmp_path):
 def test_a_yolo_process_suppresses_without_importing_torchvision_and_torchvision_loads_after():
     script = (
         "import sys, torch\n"
-        "from pipelines.boxes.nms import non_max_suppression\n"
+        "from pipelines.boxes.nms import NmsSettings, non_max_suppression\n"
         "rows = torch.zeros(1, 3, 8)\n"
         "rows[0, :, :4] = torch.tensor([[5., 5., 4., 4.], [5.5, 5., 4., 4.], [30., 30., 4., 4.]])\n"
         "rows[0, :, 4] = torch.tensor([0.9, 0.8, 0.7]); rows[0, :, 5] = 1.0\n"
-        "kept = non_max_suppression(rows, conf_thres=0.25, iou_thres=0.45)[0]\n"
+        "kept = non_max_suppression(rows, NmsSettings(conf_thres=0.25, iou_thres=0.45))[0]\n"
         "print(len(kept), 'torchvision' in sys.modules)\n"
         "import torchvision\n"  # the same library again, through the package: no second registration
         "print(torchvision.ops.nms(kept[:, :4], kept[:, 4], 0.45).tolist())\n"

@@ -16,7 +16,8 @@ import pytest
 import torch
 import torchvision
 
-from pipelines.boxes.nms import CLASS_OFFSET_PX, PER_CLASS_ABOVE, _candidates, non_max_suppression
+from pipelines.boxes.nms import (CLASS_OFFSET_PX, PER_CLASS_ABOVE, NmsSettings, _candidates,
+                                 non_max_suppression)
 from pipelines.settings import NO_CAP
 
 
@@ -106,7 +107,7 @@ def test_matches_brute_force_on_random_boxes(settings):
     removed_somewhere = False
     for seed in range(25):
         prediction = _random_prediction(seed)
-        detections = non_max_suppression(prediction, **settings)
+        detections = non_max_suppression(prediction, NmsSettings(**settings))
         assert len(detections) == prediction.shape[0]
         for image_rows, image_detections in zip(prediction.tolist(), detections):
             expected, candidate_count = _reference_nms(image_rows, **settings)
@@ -148,7 +149,7 @@ def test_tied_scores_keep_the_reference_set(settings):
         candidates = _reference_candidates(image_rows, 0.25, None, settings.get("multi_label", False))
         if _tied_candidates_interact(candidates, 0.45, settings.get("agnostic", False)):
             continue
-        detections = non_max_suppression(prediction, **settings)[0]
+        detections = non_max_suppression(prediction, NmsSettings(**settings))[0]
         expected, candidate_count = _reference_nms(image_rows, **settings)
         assert sorted(_as_rows(detections)) == sorted(expected), f"seed {seed}"
         scores = detections[:, 4]
@@ -182,7 +183,7 @@ def test_identical_boxes_of_different_classes_both_survive_unless_agnostic():
     rows = [(50, 50, 20, 20, 0.9, {0: 0.9}), (50, 50, 20, 20, 0.9, {1: 0.8})]
     prediction = _prediction(rows, nc=2)
     assert non_max_suppression(prediction)[0][:, 5].tolist() == [0.0, 1.0]
-    agnostic = non_max_suppression(prediction, agnostic=True)[0]
+    agnostic = non_max_suppression(prediction, NmsSettings(agnostic=True))[0]
     assert agnostic[:, 5].tolist() == [0.0]
 
 
@@ -207,7 +208,8 @@ def test_confidence_threshold_is_strict():
         (140, 20, 10, 10, 0.5, {0: 0.5001}),  # score just above: kept
     ]
     for multi_label in (False, True):
-        detections = non_max_suppression(_prediction(rows, nc=1), conf_thres=0.25, multi_label=multi_label)[0]
+        settings = NmsSettings(conf_thres=0.25, multi_label=multi_label)
+        detections = non_max_suppression(_prediction(rows, nc=1), settings)[0]
         assert detections[:, 0].tolist() == [135.0]
 
 
@@ -215,23 +217,23 @@ def test_best_class_only_unless_multi_label():
     rows = [(50, 50, 20, 20, 1.0, {0: 0.6, 1: 0.9, 2: 0.1})]
     single = non_max_suppression(_prediction(rows, nc=3))[0]
     assert single[:, 5].tolist() == [1.0]
-    multi = non_max_suppression(_prediction(rows, nc=3), multi_label=True)[0]
+    multi = non_max_suppression(_prediction(rows, nc=3), NmsSettings(multi_label=True))[0]
     assert multi[:, 5].tolist() == [1.0, 0.0]
     torch.testing.assert_close(multi[:, 4], torch.tensor([0.9, 0.6]))
 
 
 def test_classes_filter_applies_after_best_class():
     rows = [(50, 50, 20, 20, 1.0, {0: 0.6, 1: 0.9}), (150, 50, 20, 20, 1.0, {0: 0.7})]
-    detections = non_max_suppression(_prediction(rows, nc=2), classes=[0])[0]
+    detections = non_max_suppression(_prediction(rows, nc=2), NmsSettings(classes=[0]))[0]
     # the first box's best class is 1, so it is filtered out rather than reported as class 0
     assert detections[:, :1].tolist() == [[140.0]]
 
 
 def test_max_det_keeps_the_highest_scores():
     rows = [(30 * i + 15, 15, 10, 10, 0.3 + 0.05 * i, {0: 1.0}) for i in range(10)]
-    detections = non_max_suppression(_prediction(rows, nc=1), max_det=3)[0]
+    detections = non_max_suppression(_prediction(rows, nc=1), NmsSettings(max_det=3))[0]
     torch.testing.assert_close(detections[:, 4], torch.tensor([0.75, 0.7, 0.65]))
-    assert len(non_max_suppression(_prediction(rows, nc=1), max_det=NO_CAP)[0]) == 10  # no cap: every box NMS leaves
+    assert len(non_max_suppression(_prediction(rows, nc=1), NmsSettings(max_det=NO_CAP))[0]) == 10  # no cap: every box NMS leaves
 
 
 def test_empty_inputs():
@@ -248,7 +250,7 @@ def test_an_image_with_nothing_past_objectness_gives_the_same_empty_rows_as_one_
     prediction = torch.full((2, 6, 7), 0.9, dtype=torch.float64)
     prediction[0, :, 4] = 0.25
     prediction[1, :, 5:] = 0.1  # objectness passes, class score x objectness 0.09 does not
-    nothing, all_fail = non_max_suppression(prediction, conf_thres=0.25)
+    nothing, all_fail = non_max_suppression(prediction, NmsSettings(conf_thres=0.25))
     assert nothing.shape == all_fail.shape == (0, 6)
     assert nothing.dtype == all_fail.dtype == torch.float64
 
@@ -269,7 +271,7 @@ def test_a_nan_class_score_does_not_hide_the_rows_other_classes():
     prediction = torch.zeros(1, 2, 8)
     prediction[0, 0] = torch.tensor([50.0, 50.0, 20.0, 20.0, 0.9, float("nan"), 0.8, 0.1])
     prediction[0, 1] = torch.tensor([150.0, 150.0, 20.0, 20.0, 0.9, 0.1, 0.2, 0.1])  # best 0.18: cannot pass
-    kept = non_max_suppression(prediction, conf_thres=0.25, multi_label=True)[0]
+    kept = non_max_suppression(prediction, NmsSettings(conf_thres=0.25, multi_label=True))[0]
     assert kept[:, 5].tolist() == [1.0]
     torch.testing.assert_close(kept[:, 4], torch.tensor([0.9 * 0.8]))
 
@@ -284,7 +286,8 @@ def test_rows_without_objectness_as_a_transposed_view_match_brute_force(settings
         prediction[0, 0, 5] = float("nan")
         view = prediction.transpose(1, 2).contiguous().transpose(1, 2)
         assert not view.is_contiguous()
-        for image_rows, image_detections in zip(prediction.tolist(), non_max_suppression(view, **settings)):
+        found = non_max_suppression(view, NmsSettings(**settings))
+        for image_rows, image_detections in zip(prediction.tolist(), found):
             expected, _ = _reference_nms(image_rows, **settings)
             assert _as_rows(image_detections) == expected, f"seed {seed}"
 
@@ -307,7 +310,8 @@ def test_many_candidates_go_class_by_class_and_keep_what_one_call_keeps(score_le
     boxes, scores, class_idx = _candidates(rows[rows[:, 4] > 0.001], 0.001, multi_label=True)
     assert len(scores) > PER_CLASS_ABOVE
     one_call = torchvision.ops.nms(boxes + class_idx[:, None].float() * CLASS_OFFSET_PX, scores, 0.65)
-    kept = non_max_suppression(prediction, conf_thres=0.001, iou_thres=0.65, multi_label=True, max_det=100_000)[0]
+    kept = non_max_suppression(prediction, NmsSettings(conf_thres=0.001, iou_thres=0.65, multi_label=True,
+                                                       max_det=100_000))[0]
     assert len(kept) < len(scores)  # suppression happened
     expected = torch.cat((boxes[one_call], scores[one_call, None], class_idx[one_call, None].float()), dim=1)
     assert torch.equal(kept, expected)

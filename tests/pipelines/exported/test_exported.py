@@ -16,7 +16,7 @@ from torch import nn
 
 from benchmark import main
 from pipelines.exported import facts
-from pipelines.boxes.nms import non_max_suppression
+from pipelines.boxes.nms import NmsSettings, non_max_suppression
 from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yolov8_as_yolov5, yolov8_rows_passing
 from pipelines.exported.inspection import ExportedFileError, read_exported
 from pipelines.exported.layouts import read_layout
@@ -113,7 +113,8 @@ def test_channels_first_rows_that_can_pass_are_found_before_any_row_is_built():
     assert len(passing) == 1
     torch.testing.assert_close(passing[0], rows[[0, 2]], equal_nan=True, rtol=0, atol=0)
     torch.testing.assert_close(yolov8_rows_passing(raw, -1.0)[0], rows, equal_nan=True, rtol=0, atol=0)
-    assert non_max_suppression(passing, 0.25, 0.5)[0].tolist() == non_max_suppression(rows[None], 0.25, 0.5)[0].tolist()
+    settings = NmsSettings(0.25, 0.5)
+    assert non_max_suppression(passing, settings)[0].tolist() == non_max_suppression(rows[None], settings)[0].tolist()
 
 
 def test_rows_are_cut_strictly_above_the_score_best_first():
@@ -290,8 +291,8 @@ def test_a_file_takes_class_agnostic_nms_where_nms_follows_its_graph(tmp_path):
     assert load_config(files, [f"model.file={v8}"]).postprocess.agnostic is False  # Ultralytics' NMS: per class
     assert load_config(files, [f"model.file={v8}", "postprocess.agnostic=true"]).postprocess.agnostic is True
     detr = export(tmp_path, "detr", torch.zeros(1, 100, 4), torch.zeros(1, 100, CLASSES))
-    with pytest.raises(ConfigError, match="postprocess.agnostic does not apply to model.file detr.onnx: its layout "
-                                          "detr gives one row per object already"):
+    with pytest.raises(ConfigError, match=r"postprocess.agnostic does not apply to model.file \S*detr.onnx: its "
+                                          "layout detr gives one row per object already"):
         load_config(files, [f"model.file={detr}", "postprocess.agnostic=false"])
 
 
@@ -347,7 +348,7 @@ def test_what_the_real_files_say_is_read_and_the_graph_wins_over_the_metadata():
                                            ("yolo11n-shapes-nms.onnx", "openvino"),
                                            ("yolo11n-shapes_openvino_model/yolo11n-shapes.xml", "openvino")])
 def test_the_real_files_give_ultralytics_own_predictions(name, backend):
-    from benchmarks.exported_files import against_ultralytics
+    from benchmarks.peers.ultralytics_exported_files import against_ultralytics
 
     expected = json.loads((ULTRA / "expected.json").read_text())
     counts = against_ultralytics(ULTRA / name, backend, expected, ULTRA.parent)
@@ -440,13 +441,14 @@ def test_a_stretched_image_maps_its_boxes_back_axis_by_axis():
 def test_decoding_at_another_cut_leaves_the_deployed_decode_as_it_was():
     from pipelines.exported.layouts import layout
     from pipelines.exported.layouts.contract import Reading
+    from pipelines.boxes.nms import NmsSettings
     from pipelines.exported.pipeline import Decode
 
-    deployed = Decode(layout("yolov8"), Reading("yolov8", CLASSES, "test"), 0.25, 0.7, 300)
+    deployed = Decode(layout("yolov8"), Reading("yolov8", CLASSES, "test"), NmsSettings(0.25, 0.7, max_det=300))
     raw = torch.zeros(1, 4 + CLASSES, 100)
     raw[0, :4, 0], raw[0, 5, 0] = torch.tensor([32.0, 32.0, 16.0, 16.0]), 0.1
     assert len(deployed.at(0.05)(raw, SIDE, SIDE)[0]) == 1
-    assert deployed.conf_thres == 0.25 and deployed.nms.conf_thres == 0.25
+    assert deployed.conf_thres == 0.25 and deployed.nms.settings.conf_thres == 0.25
     assert len(deployed(raw, SIDE, SIDE)[0]) == 0
 
 

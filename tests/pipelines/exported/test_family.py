@@ -175,12 +175,9 @@ def test_it_answers_its_facts(tmp_path):
     ir_on_ort = SimpleNamespace(backend="onnxruntime", precision="fp32")
     assert "an OpenVINO IR is read by runtime.backend openvino" in family.unsupported_runtime(ir_on_ort, "m.xml")
     assert family.unsupported_runtime(ir_on_ort, str(dynamic)) is None
-    config = SimpleNamespace(preprocess=SimpleNamespace(img_size=640), dataset=SimpleNamespace(batch_size=1),
-                             model=SimpleNamespace(head=None), runtime=SimpleNamespace(precision="fp32"),
-                             postprocess=SimpleNamespace(model_fields_set=set()))
     assert "model.file static.onnx is a static export whose input is 320x320" in family.settings_problem(
-        str(static), config)
-    assert family.settings_problem(str(dynamic), config) is None
+        str(static), SimpleNamespace(img_size=640), 1)
+    assert family.settings_problem(str(dynamic), SimpleNamespace(img_size=640), 1) is None
     assert family.smallest_input(str(dynamic)) == 32 and family.largest_input_area(str(dynamic), preprocess(64)) == 4096
     tall = onnx_file(tmp_path, "tall", {"output0": [1, 7, 100]}, inputs={"images": [1, 3, 800, 608]})
     assert family.largest_input_area(str(tall), preprocess(800)) == 800 * 608  # its own sides, not img_size squared
@@ -200,7 +197,7 @@ def test_a_yolo_layout_is_letterboxed_and_its_boxes_scaled_back(tmp_path):
     assert pipeline.preprocessor.recipe.resize == "letterbox" and pipeline.restorer.in_input
     assert pipeline.preprocessor.eight_bit is False and pipeline.preprocessor.recipe.pad_value == 114
     assert pipeline.class_names == ["0", "1", "2"] and pipeline.score_threshold == 0.25
-    assert pipeline.decoder.nms.multi_label is False and pipeline.decoder.nms.iou_thres == 0.7
+    assert pipeline.decoder.nms.settings.multi_label is False and pipeline.decoder.nms.settings.iou_thres == 0.7
     # A 32 x 64 image fills the square's width, 16 rows of padding above: [24, 24, 40, 40] is [24, 8, 40, 24].
     found = pipeline([np.zeros((32, 64, 3), np.uint8)])[0]
     assert found.boxes.tolist() == [[24.0, 8.0, 40.0, 24.0]] and found.labels.tolist() == [1]
@@ -211,7 +208,7 @@ def test_a_runtime_that_takes_the_pixels_gets_them(tmp_path):
     network = family.load_network(str(onnx_file(tmp_path, "v8", {"output0": [1, 7, 100]})), None, 0)
     pipeline = family.build_pipeline(network, fixed(torch.zeros(1, 7, 100), dtype=torch.uint8), preprocess(64),
                                      postprocess(multi_label=True))
-    assert pipeline.preprocessor.eight_bit is True and pipeline.decoder.nms.multi_label is True
+    assert pipeline.preprocessor.eight_bit is True and pipeline.decoder.nms.settings.multi_label is True
     assert pipeline([np.full((64, 64, 3), 7, np.uint8)])[0].boxes.shape == (0, 4)
 
 

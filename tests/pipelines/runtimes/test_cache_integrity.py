@@ -107,7 +107,7 @@ def truncated_int8_heals(cache_dir: Path) -> dict:
     from datasets.image_folder import find_images
     from pipelines.runtimes.registry import build_runtime
     from pipelines.yolo import family
-    from utils.config.schema import config_for
+    from utils.config.schema import CalibrationSection, config_for
     from utils.checks.int8.calibration_inputs import calibration_inputs
 
     lines: list[str] = []
@@ -116,7 +116,7 @@ def truncated_int8_heals(cache_dir: Path) -> dict:
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
     calibration = calibration_inputs(family, network, config_for("yolov7-tiny", preprocess={"img_size": 96}).preprocess,
                                      config_for("yolov7-tiny").postprocess,
-                                     find_images(SHAPES / "images"), 4, ["Detect"])
+                                     find_images(SHAPES / "images"), CalibrationSection(images=4, keep_float=["Detect"]))
     batch = torch.from_numpy(next(iter(calibration.inputs())))
     first = build_runtime("openvino", precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,
                           input_precision="f32")  # float batches fed below

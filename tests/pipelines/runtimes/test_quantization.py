@@ -19,7 +19,7 @@ from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family
 from tests.support.forward_inputs import as_taken
 from tests.support.paths import SHAPES
-from utils.config.schema import config_for
+from utils.config.schema import CalibrationSection, config_for
 from utils.checks.int8.calibration_inputs import calibration_inputs
 from utils.checks.accuracy.coco_map import coco_evaluation
 
@@ -27,6 +27,11 @@ pytestmark = pytest.mark.slow  # int8 calibration and export of the shapes model
 
 PRE, POST = config_for("yolov7-tiny", preprocess={"img_size": 160}).preprocess, config_for("yolov7-tiny").postprocess
 CALIBRATION_IMAGES = 8
+
+
+def calibrating(images: int = CALIBRATION_IMAGES) -> CalibrationSection:
+    """runtime.calibration on `images` images, Detect kept in float, the default method."""
+    return CalibrationSection(images=images, keep_float=["Detect"])
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +46,7 @@ def paths():
 
 @pytest.fixture(scope="module")
 def calibration(network, paths):
-    return calibration_inputs(family, network, PRE, POST, paths, CALIBRATION_IMAGES, ["Detect"])
+    return calibration_inputs(family, network, PRE, POST, paths, calibrating())
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +62,9 @@ def test_calibration_inputs_are_the_pipelines_network_inputs(network, paths, cal
     expected = pipeline.preprocess([cv2.imread(str(paths[0]))]).tensor
     assert torch.equal(torch.from_numpy(inputs[0]), expected)
     # the digest follows the images and the preprocessing
-    other = calibration_inputs(family, network, config_for("yolov7-tiny", preprocess={"img_size": 192}).preprocess, POST, paths, 8, ["Detect"])
-    fewer = calibration_inputs(family, network, PRE, POST, paths, 4, ["Detect"])
+    other = calibration_inputs(family, network, config_for("yolov7-tiny", preprocess={"img_size": 192}).preprocess,
+                               POST, paths, calibrating(8))
+    fewer = calibration_inputs(family, network, PRE, POST, paths, calibrating(4))
     assert len({calibration.digest, other.digest, fewer.digest}) == 3
 
 
@@ -103,8 +109,7 @@ def int8_against_fp32(runtime_name: str, cache_dir: Path) -> dict:
     paths = find_images(SHAPES / "images")
     truth = load_ground_truth(SHAPES / "labels", SHAPES / "images", paths, network.class_names)
     images = [decode_image(path, None).image for path in paths]
-    calibration = calibration_inputs(family, network, ACCURACY_PRE, ACCURACY_POST, paths, CALIBRATION_IMAGES,
-                                     ["Detect"])
+    calibration = calibration_inputs(family, network, ACCURACY_PRE, ACCURACY_POST, paths, calibrating())
     batch = torch.from_numpy(next(iter(calibration.inputs())))
 
     def map_50_95(forward) -> float:

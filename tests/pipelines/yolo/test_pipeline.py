@@ -11,7 +11,7 @@ from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family as yolo_family
 from pipelines.boxes.letterbox import letterbox
 from pipelines.yolo.pipeline import Forwarded, YoloPipeline
-from pipelines.boxes.nms import NonMaxSuppression
+from pipelines.boxes.nms import NmsSettings, NonMaxSuppression
 from pipelines.yolo.stages import Preprocess, ScaleBoxes
 
 
@@ -32,7 +32,7 @@ def images():
 
 def detector(model, rect=False, conf=0.00002):
     return YoloPipeline(model, [str(i) for i in range(80)], Preprocess(128, rect, 114, 32),
-                        NonMaxSuppression(conf, 0.45, 300, None, False), ScaleBoxes())
+                        NonMaxSuppression(NmsSettings(conf, 0.45)), ScaleBoxes())
 
 
 def test_square_preprocess_is_rgb_chw_unit_range():
@@ -140,7 +140,7 @@ def test_family_builds_its_pipeline_from_the_config_sections(network, model):
     postprocess = SimpleNamespace(conf_thres=0.5, iou_thres=0.4, max_det=7, classes=[1], agnostic=True)
     pipeline = yolo_family.build_pipeline(network, model, preprocess, postprocess)
     assert (pipeline.preprocessor.img_size, pipeline.preprocessor.stride) == (96, 32)
-    assert (pipeline.nms.max_det, pipeline.nms.classes, pipeline.nms.agnostic) == (7, [1], True)
+    assert (pipeline.nms.settings.max_det, pipeline.nms.settings.classes, pipeline.nms.settings.agnostic) == (7, [1], True)
     assert pipeline.class_names == network.class_names and len(pipeline.class_names) == 80
     assert not pipeline.preprocessor.pixels and network.pixel_scale == 255.0
     # A runtime that takes the pixels themselves gets them: the preprocessing stops before converting.
@@ -183,6 +183,6 @@ def test_agreement_view_of_the_pipeline(model):
     assert scores[0, 7] == pytest.approx(float(row[4] * row[5:].max()))
     threshold = float(scores[0].topk(5).values[-1]) - 1e-9
     at_low = pipeline.postprocess_at(forwarded, threshold)
-    assert len(at_low[0]) >= 1 and pipeline.nms.conf_thres == 0.25  # the pipeline's own threshold is untouched
+    assert len(at_low[0]) >= 1 and pipeline.nms.settings.conf_thres == 0.25  # the pipeline's own threshold is untouched
     assert [len(d) for d in pipeline.postprocess_at(forwarded, 0.25)] == [len(d) for d in pipeline.to_original(
         pipeline.suppress(forwarded))]

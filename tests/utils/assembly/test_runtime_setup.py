@@ -11,6 +11,7 @@ from pipelines.yolo import family
 from tests.support.paths import SHAPES
 from utils.config.schema import config_for
 from utils.assembly import runtime_setup
+from utils.assembly.composition import run_sections
 
 SIZE = 96
 
@@ -47,16 +48,17 @@ def network():
     return family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
 
 
-def int8_config(**calibration):
-    return config_for("yolov7-tiny", preprocess={"img_size": SIZE},
-                      runtime={"backend": "openvino", "precision": "int8", "calibration": {"images": 4, **calibration}},
-                      dataset={"path": str(SHAPES / "images")})
+def int8_sections(**calibration):
+    """The sections of an int8 run, as the composition root hands them over."""
+    runtime = {"backend": "openvino", "precision": "int8", "calibration": {"images": 4, **calibration}}
+    return run_sections(config_for("yolov7-tiny", preprocess={"img_size": SIZE},
+                                   dataset={"path": str(SHAPES / "images")}, runtime=runtime))
 
 
 def test_int8_calibrates_on_images_the_run_never_scores_and_attaches_its_control(built, network):
     paths = find_images(SHAPES / "images")[:10]
     truth = load_ground_truth(SHAPES / "labels", SHAPES / "images", paths, network.class_names)
-    prepared = runtime_setup.prepare_runtime(int8_config(), family, network, paths, lambda line: None, truth)
+    prepared = runtime_setup.prepare_runtime(int8_sections(), family, network, paths, lambda line: None, truth)
     calibration = built[0].options["calibration"]
     assert prepared.scored_paths == paths[:6] and prepared.calibration["images"] == 4
     assert calibration.images == 4 and calibration.control is not None
@@ -66,7 +68,7 @@ def test_int8_calibrates_on_images_the_run_never_scores_and_attaches_its_control
 
 def test_without_labels_the_mirror_views_judge_and_off_means_plain(built, network):
     paths = find_images(SHAPES / "images")[:10]
-    runtime_setup.prepare_runtime(int8_config(), family, network, paths, lambda line: None)
+    runtime_setup.prepare_runtime(int8_sections(), family, network, paths, lambda line: None)
     assert "mirror view" in built[0].options["calibration"].control.figure
-    runtime_setup.prepare_runtime(int8_config(accuracy_control=False), family, network, paths, lambda line: None)
+    runtime_setup.prepare_runtime(int8_sections(accuracy_control=False), family, network, paths, lambda line: None)
     assert built[1].options["calibration"].control is None

@@ -1,6 +1,6 @@
 """The fp32 reference of the accuracy pass and the agreement check (utils/checks/reference.py), on a fake family
 with a tiny network: built once whatever the postprocess settings, on the family's reference runtime at fp32,
-fused as the config says, and the name summary.json gives it."""
+fused as the run's model section says, and the name summary.json gives it."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -41,15 +41,15 @@ class FakeFamily:
                                evaluation=evaluation)
 
 
-def config(fuse: bool = True):
-    return SimpleNamespace(model=SimpleNamespace(network="tiny", weights="w.pt", fuse=fuse),
-                           run=SimpleNamespace(seed=3), preprocess=SimpleNamespace(img_size=8),
-                           runtime=SimpleNamespace(threads=None))
+def sections(fuse: bool = True):
+    """The run's sections the reference reads (utils.record.built_run.RunSections)."""
+    return SimpleNamespace(model=SimpleNamespace(network="tiny", weights="w.pt", fuse=fuse), seed=3,
+                           preprocess=SimpleNamespace(img_size=8), runtime=SimpleNamespace(threads=None))
 
 
 def test_one_network_serves_every_postprocess_setting():
     family = FakeFamily()
-    reference = Reference(family, config())
+    reference = Reference(family, sections())
     deployed = reference.pipeline("deployed")
     scored = reference.pipeline("map settings", evaluation=True)
     assert family.loads == [("tiny", "w.pt", 3)]  # model.network, model.weights, run.seed: loaded once
@@ -61,7 +61,7 @@ def test_one_network_serves_every_postprocess_setting():
 
 def test_the_reference_forward_is_the_network_in_torch_eager():
     family = FakeFamily()
-    pipeline = Reference(family, config(fuse=False)).pipeline("deployed")
+    pipeline = Reference(family, sections(fuse=False)).pipeline("deployed")
     batch = torch.rand(1, 3, 8, 8)
     with torch.inference_mode():
         expected = pipeline.network.module(batch)
@@ -71,7 +71,7 @@ def test_the_reference_forward_is_the_network_in_torch_eager():
 
 def test_the_name_says_fused_only_once_a_fused_network_is_built():
     family = FakeFamily()
-    reference = Reference(family, config(fuse=True))
+    reference = Reference(family, sections(fuse=True))
     assert reference.name == REFERENCE_NAME == "torch fp32 eager"  # not built yet
     reference.pipeline("deployed")
     assert family.fused == [reference.pipeline("deployed").network.module]  # fused once, the loaded module
@@ -81,10 +81,10 @@ def test_the_name_says_fused_only_once_a_fused_network_is_built():
 
 def test_the_name_is_plain_without_fusing():
     unfused = FakeFamily()
-    reference = Reference(unfused, config(fuse=False))
+    reference = Reference(unfused, sections(fuse=False))
     reference.pipeline("deployed")
     assert reference.name == "torch fp32 eager" and unfused.fused == []
-    nothing_to_fuse = Reference(FakeFamily(fusable=False), config(fuse=True))
+    nothing_to_fuse = Reference(FakeFamily(fusable=False), sections(fuse=True))
     nothing_to_fuse.pipeline("deployed")
     assert nothing_to_fuse.name == "torch fp32 eager"
 
@@ -103,7 +103,7 @@ def test_a_file_is_its_own_reference_at_fp32(monkeypatch):
         return Runtime()
 
     monkeypatch.setattr(reference_module, "build_runtime", build_runtime)
-    reference = Reference(FakeFamily(backend="onnxruntime"), config(fuse=True))
+    reference = Reference(FakeFamily(backend="onnxruntime"), sections(fuse=True))
     assert reference.backend == "onnxruntime"
     assert reference.name == "onnxruntime fp32 (the file as exported)"
     assert reference.pipeline("deployed").forward is prepared
@@ -118,7 +118,7 @@ def test_a_runtime_that_cannot_build_leaves_nothing_half_built(monkeypatch):
 
     monkeypatch.setattr(reference_module, "build_runtime", build_runtime)
     family = FakeFamily()
-    reference = Reference(family, config())
+    reference = Reference(family, sections())
     with pytest.raises(RuntimeError, match="no such runtime here"):
         reference.pipeline("deployed")
     monkeypatch.undo()

@@ -2,7 +2,7 @@
 the reference the agreement check against the torch fp32 reference, each inside the run's stop handling.
 
 Tested with the two checks and the reference replaced by fakes that note their calls (the checks themselves
-have tests of their own): which run when, what reaches the run record, and the labelled flag."""
+have tests of their own): which run when, what reaches the run record, and that both read the one built run."""
 from contextlib import contextmanager
 from types import SimpleNamespace
 
@@ -24,15 +24,17 @@ class Stops:
 
 @pytest.fixture
 def calls(monkeypatch):
-    noted = {"accuracy": [], "agreement": [], "result": None}
-    monkeypatch.setattr(checks, "Reference", lambda family, config: ("reference", family))
+    noted = {"accuracy": [], "agreement": [], "runs": [], "result": None}
+    monkeypatch.setattr(checks, "Reference", lambda family, sections: ("reference", family, sections))
 
-    def accuracy_pass(config, family, network, forward, pipeline, paths, truth, reference, recorders, console):
+    def accuracy_pass(run, reference, recorders, console):
         noted["accuracy"].append(reference)
+        noted["runs"].append(run)
         return noted["result"]
 
-    def agreement_check(config, pipeline, reference, paths, accuracy, console, labelled):
-        noted["agreement"].append((reference, accuracy, labelled))
+    def agreement_check(run, reference, accuracy, console):
+        noted["agreement"].append((reference, accuracy))
+        noted["runs"].append(run)
         return {"verdict": "same"}, ["agreement: 1 image differs"]
 
     monkeypatch.setattr(checks, "run_accuracy_pass", accuracy_pass)
@@ -46,9 +48,11 @@ def record():
                                  runtime={"backend": "openvino"}, step_order=("pipeline",)))
 
 
-def run(with_reference, truth=None):
+def run(with_reference, built=None):
     run_record, stops = record(), Stops()
-    checks.run_checks(None, "yolo", None, None, None, [], truth, with_reference, None, run_record, stops, print)
+    # The fields of a BuiltRun the checks' root reads itself; the checks get the whole of it.
+    built = built or SimpleNamespace(family="yolo", sections="sections")
+    checks.run_checks(built, with_reference, None, run_record, stops, print)
     return run_record, stops
 
 
@@ -60,15 +64,16 @@ def test_the_reference_runtime_runs_the_accuracy_pass_alone(calls):
 
 def test_another_runtime_is_checked_against_the_reference_with_its_accuracy(calls):
     calls["result"] = SimpleNamespace(summary={"map_50_95": 0.4}, classes="per-class table")
-    run_record, stops = run(with_reference=True, truth="labels")
-    assert calls["accuracy"] == [("reference", "yolo")]
-    assert calls["agreement"] == [(("reference", "yolo"), {"map_50_95": 0.4}, True)]
+    run_record, stops = run(with_reference=True)
+    assert calls["accuracy"] == [("reference", "yolo", "sections")]  # of the run's family, from its sections
+    assert calls["agreement"] == [(("reference", "yolo", "sections"), {"map_50_95": 0.4})]
     assert (run_record.accuracy, run_record.accuracy_classes) == ({"map_50_95": 0.4}, "per-class table")
     assert run_record.agreement == {"verdict": "same"}
     assert run_record.warnings == ["agreement: 1 image differs"]
     assert stops.entered == 2
 
 
-def test_without_labels_the_agreement_check_is_told_so(calls):
-    run(with_reference=True)
-    assert calls["agreement"][0][1:] == (None, False)
+def test_both_checks_read_the_same_built_run(calls):
+    built = SimpleNamespace(family="yolo", sections="sections")
+    run(with_reference=True, built=built)
+    assert len(calls["runs"]) == 2 and all(seen is built for seen in calls["runs"])

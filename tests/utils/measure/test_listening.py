@@ -1,5 +1,6 @@
-"""Energy, memory and step statistics describe the timed passes only (utils/measure/listening.py): whole
-runs with the real recorders, energy read through pyJoules' RAPL device from a fake powercap tree."""
+"""Energy, memory and step statistics describe the timed passes only (utils/measure/listening.py, each measurement's
+`listens_in`): whole runs with the real recorders, energy read through pyJoules' RAPL device from a fake powercap
+tree."""
 from __future__ import annotations
 
 import functools
@@ -14,11 +15,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import utils.measure.listening
+import utils.measure.energy.measurement
 import utils.measure.energy.recorder as energy_module
 from benchmark import main
 from tests.support.helpers import quick_args
-from utils.measure.listening import LISTENING, Recorder
+from utils.measure.below_layer.control import BelowTheLayer
+from utils.measure.registry import measurements
 from utils.scenarios.context import PassProgress
 from utils.record.steps import PassKind
 
@@ -37,7 +39,7 @@ def fake_powercap(tmp_path: Path, monkeypatch, counter) -> None:
     (zone / "max_energy_range_uj").write_text("262143328850\n")
     (zone / "energy_uj").write_text("0\n")
     monkeypatch.setattr(energy_module, "open_rapl_device", lambda root, domains: counter)
-    monkeypatch.setattr(utils.measure.listening, "EnergyRecorder",
+    monkeypatch.setattr(utils.measure.energy.measurement, "EnergyRecorder",
                         functools.partial(energy_module.EnergyRecorder, root=tmp_path / "powercap"))
 
 
@@ -61,8 +63,10 @@ class ScriptedCounter:
 
 
 def test_only_timed_passes_have_listeners():
-    assert LISTENING[PassKind.TIMED] == frozenset(Recorder)
-    assert all(not LISTENING[kind] for kind in PassKind if kind is not PassKind.TIMED)
+    listening = {kind: {m.key for m in measurements() if kind in m.listens_in} | (
+        {"below the layer"} if kind in BelowTheLayer.LISTENS_IN else set()) for kind in PassKind}
+    assert listening[PassKind.TIMED] == {"energy", "memory", "contention", "below the layer"}
+    assert all(not listening[kind] for kind in PassKind if kind is not PassKind.TIMED)
 
 
 @pytest.mark.slow

@@ -4,7 +4,8 @@ from typing import get_args
 
 from tests.support.helpers import section_shape_errors
 from utils.record import sections
-from utils.record.sections import MEASURED, MemorySection, SectionStatus, measured
+from utils.measure.memory.section import MemorySection
+from utils.record.sections import MEASURED, SectionStatus, measured
 
 
 def test_only_a_section_whose_status_is_measured_holds_measurements():

@@ -1,18 +1,11 @@
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
+from tests.support.helpers import assert_png
+from tests.utils.measure.energy.test_plots import energy
+from tests.utils.measure.memory.test_plots import memory
 from utils.measure.layers.path_labels import shorten
-from utils.reporting.plots import (plot_energy, plot_layer_types, plot_memory_timeline, plot_step_latency, plot_top_layers,
-                                 spans_from_labels, timed_step_rows, write_all_plots)
-
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def assert_png(path: Path) -> None:
-    assert path.is_file() and path.stat().st_size > 1000
-    assert path.read_bytes()[:8] == PNG_MAGIC
+from utils.reporting.plots import plot_layer_types, plot_step_latency, plot_top_layers, timed_step_rows, write_all_plots
 
 
 def layer_types() -> pd.DataFrame:
@@ -37,26 +30,11 @@ def steps_timer() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def memory() -> pd.DataFrame:
-    return pd.DataFrame({"t_s": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
-                         "rss_mib": [100.0, 120.0, 300.0, 310.0, 150.0, 140.0],
-                         "step": ["", "load", "forward", "forward", "nms", ""]})
-
-
-def energy() -> pd.DataFrame:
-    return pd.DataFrame({"tag": ["forward", "nms", "run"], "count": [3, 3, 1], "duration_s": [3.0, 0.1, 3.5],
-                         "package_0_j": [90.0, 2.0, 100.0], "dram_0_j": [9.0, 0.2, 10.0]})
-
-
 @pytest.mark.parametrize("plot, table, kwargs", [
     (plot_layer_types, layer_types, {}),
     (plot_layer_types, lambda: layer_types().drop(columns=["mean_self_ms_per_forward", "share_of_forward"]), {}),
     (plot_top_layers, layer_timer, {"top": 20}),
     (plot_step_latency, steps_timer, {}),
-    (plot_memory_timeline, memory, {}),
-    (plot_memory_timeline, memory,
-     {"steps_df": pd.DataFrame({"step": ["run", "forward"], "start_s": [0.05, 0.15], "end_s": [0.45, 0.35]})}),
-    (plot_energy, energy, {}),
 ])
 def test_each_plot_writes_a_png(tmp_path, plot, table, kwargs):
     target = tmp_path / "nested" / "plot.png"
@@ -80,13 +58,6 @@ def test_timed_step_rows_drop_warmup_instrumented_passes_and_empty_batches():
 def test_step_latency_refuses_a_table_of_warmup_only(tmp_path):
     with pytest.raises(ValueError, match="warm-up"):
         plot_step_latency(steps_timer().assign(pass_kind="warmup"), tmp_path / "latency.png")
-
-
-def test_spans_from_labels():
-    spans = spans_from_labels(memory())
-    assert spans.to_dict("records") == [{"step": "load", "start_s": 0.1, "end_s": 0.1},
-                                        {"step": "forward", "start_s": 0.2, "end_s": 0.3},
-                                        {"step": "nms", "start_s": 0.4, "end_s": 0.4}]
 
 
 def test_shorten_keeps_the_distinguishing_end():

@@ -63,27 +63,3 @@ def test_tracking_uri_is_checked_when_the_config_loads(uri, says):
         load_config(CONFIG, [f"outputs.mlflow.tracking_uri={uri}"])
     assert says in str(error.value)
     assert load_config(CONFIG, ["outputs.mlflow.tracking_uri=http://server:5000"]).outputs.mlflow.experiment == "detbench"
-
-
-def test_energy_and_memory_scalars_read_back(tmp_path):
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-    from torch.utils.tensorboard import SummaryWriter
-
-    from utils.record.run_record import Table
-    from utils.reporting.tensorboard_events import energy_scalars, memory_scalars
-
-    energy = Table([{"tag": "forward", "count": 2, "duration_s": 1.0, "package-0_j": 12.5, "dram-0_j": None}],
-                   ("tag", "count", "duration_s", "package-0_j", "dram-0_j"))
-    memory = Table([{"t_s": 0.0, "rss_mib": 100.0, "self_rss_mib": 90.0, "pss_mib": None},
-                    {"t_s": 0.0504, "rss_mib": 120.0, "self_rss_mib": 95.0, "pss_mib": 80.0}],
-                   ("t_s", "rss_mib", "self_rss_mib", "pss_mib"))
-    with SummaryWriter(log_dir=str(tmp_path)) as writer:
-        energy_scalars(writer, energy)
-        memory_scalars(writer, memory)
-        energy_scalars(writer, None)
-    events = EventAccumulator(str(tmp_path))
-    events.Reload()
-    assert [(s.step, s.value) for s in events.Scalars("energy_j/forward/package-0")] == [(0, 12.5)]
-    assert "energy_j/forward/dram-0" not in events.Tags()["scalars"]  # not measured: absent, not 0
-    assert [(s.step, s.value) for s in events.Scalars("memory/rss_mib")] == [(0, 100.0), (50, 120.0)]
-    assert [(s.step, s.value) for s in events.Scalars("memory/pss_mib")] == [(50, 80.0)]

@@ -214,3 +214,19 @@ def test_report_in_chromium_has_no_console_error_decodes_every_image_and_shows_t
     rendered = Page(dom)
     for label, value in headline_expected(summary).items():
         assert float(rendered.figures[label]) == value, label
+
+
+def test_each_measurement_section_follows_the_one_it_names_and_an_unknown_one_is_refused(monkeypatch):
+    from tests.support import fake_measurement as fake
+    from utils.measure.contract import PageSection
+    from utils.measure import registry
+    from utils.reporting.run_report import page_sections
+
+    assert [entry.anchor for entry in page_sections()] == ["steps", "layers", "memory", "energy", "agreement",
+                                                          "accuracy", "environment", "trace", "below"]
+    fake.registered(monkeypatch)
+    assert [entry.anchor for entry in page_sections()][2:5] == ["memory", "energy", "batches"]
+    lost = fake.fake_measurement(page=PageSection("x", "X", after="nowhere", render=fake.render))
+    monkeypatch.setattr(registry, "MEASUREMENTS", registry.MEASUREMENTS[:-1] + (lost,))
+    with pytest.raises(ValueError, match="no section nowhere for batches_seen to follow"):
+        page_sections()

@@ -4,7 +4,7 @@ what stands in for them (utils.checks.accuracy.label_free): the torch fp32 refer
 images, or on the images themselves.
 
 Its steps are recorded with `pass_kind` `accuracy` (steps_timer.csv), which no statistic reads, and no
-energy, memory or contention recorder listens to it (pass_recorders.LISTENING).
+measurement listens to it (each one's `listens_in`, utils/measure/registry.py).
 """
 from __future__ import annotations
 
@@ -13,18 +13,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from datasets.image_folder import DatasetBatches
 from datasets.labels import GroundTruth
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections
 from pipelines.settings import SHARED_POSTPROCESS
 from utils.measure.listening import PassRecorders
 from utils.core.progress import terminal_bar
 from utils.checks.reference import REFERENCE_NAME, Reference
-from utils.measure.steps.timed_batch import batch_count, batch_loop, decoded_batches, run_stages
+from utils.measure.steps.timed_batch import batch_loop, decoded_batches, run_stages
 from utils.checks.scored_images import more_images
 from utils.checks.accuracy.coco_map import (CLASS_COLUMNS, coco_evaluation, crowd_flags, map_drop_interval,
                                    precision_recall_at)
-from utils.checks.accuracy.label_free import (CONFIDENCE, JUDGE_VIEWS, MIRRORED, JudgeView, drop_over_views, from_view,
-                                     label_free_verdict, pseudo_labels, stand_in, view_image)
+from utils.checks.accuracy.label_free import (CONFIDENCE, JUDGE_VIEWS, MIRRORED, JudgeView, Resampling, StandInJudge,
+                                              drop_over_views, from_view, label_free_verdict, pseudo_labels, stand_in,
+                                              view_image)
+from utils.record.built_run import BuiltRun
 from utils.record.run_record import Table
 from utils.record.sections import AccuracySection
 from utils.record.steps import PassKind
@@ -47,17 +50,16 @@ def deployed_settings(postprocess: Any) -> dict[str, Any]:
     return {key: getattr(postprocess, key) for key in SHARED_POSTPROCESS}
 
 
-def detect(pipeline: DetectionPipeline, paths: Sequence[Path], batch_size: int, description: str,
-           max_pixels: Optional[int] = None, timer: Optional[StepTimer] = None,
+def detect(pipeline: DetectionPipeline, images: DatasetBatches, description: str, timer: Optional[StepTimer] = None,
            view: Optional[JudgeView] = None) -> list[Optional[Detections]]:
-    """One Detections per path (None where the image cannot be decoded). With a timer, the batches are
-    recorded as the accuracy pass. `view`: of each image as that judge view shows it, in the image's own pixels."""
-    return detect_as_deployed(pipeline, None, paths, batch_size, description, max_pixels, timer, view)[0]
+    """One Detections per path of `images` (None where the image cannot be decoded), decoded and batched as it
+    says. With a timer, the batches are recorded as the accuracy pass. `view`: of each image as that judge view
+    shows it, in the image's own pixels."""
+    return detect_as_deployed(pipeline, None, images, description, timer, view)[0]
 
 
-def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[DetectionPipeline], paths: Sequence[Path],
-                       batch_size: int, description: str, max_pixels: Optional[int] = None,
-                       timer: Optional[StepTimer] = None, view: Optional[JudgeView] = None,
+def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[DetectionPipeline], images: DatasetBatches,
+                       description: str, timer: Optional[StepTimer] = None, view: Optional[JudgeView] = None,
                        ) -> tuple[list[Optional[Detections]], Optional[list[Optional[Detections]]]]:
     """As detect(), and with `deployed` (the run's own pipeline: same preprocess and forward) the same forward
     outputs postprocessed as deployed too: at its conf_thres and its NMS IoU, not the mAP settings'."""
@@ -66,20 +68,20 @@ def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[Detection
     stages = pipeline.stages()
     after_forward = [stage.name for stage in stages].index(FORWARD_STAGE) + 1
 
-    def run(images: list) -> tuple[list[Detections], Optional[list[Detections]]]:
+    def run(batch: list) -> tuple[list[Detections], Optional[list[Detections]]]:
         steps = timer or StepTimer()
         forwarded = run_stages(stages[:after_forward], steps,
-                               [view_image(i, view) for i in images] if view is not None else images)
+                               [view_image(i, view) for i in batch] if view is not None else batch)
         detections = run_stages(stages[after_forward:], steps, forwarded)
         if view is not None:
-            detections = [from_view(found, view, *image.shape[:2]) for found, image in zip(detections, images)]
+            detections = [from_view(found, view, *image.shape[:2]) for found, image in zip(detections, batch)]
         return detections, (deployed.postprocess_at(forwarded, deployed.score_threshold)
                              if deployed is not None else None)
 
-    batches = range(batch_count(len(paths), batch_size))
+    paths = images.paths
     with terminal_bar(len(paths), description) as progress:
-        for result in batch_loop(decoded_batches(paths, batch_size, max_pixels), batches, run, timer,
-                                 PassKind.ACCURACY):
+        for result in batch_loop(decoded_batches(paths, images.batch_size, images.max_pixels), range(len(images)),
+                                 run, timer, PassKind.ACCURACY):
             detections, as_deployed = result.output or ([], [])
             results, deployed_results = iter(detections), iter(as_deployed or [])
             found.extend(None if sample.image is None else next(results) for sample in result.samples)
@@ -95,21 +97,46 @@ class AccuracyResult:
     classes: Table  # accuracy.csv
 
 
-def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequence[Optional[Detections]]],
-             truth: Optional[GroundTruth], class_names: Sequence[str], settings: dict[str, Any],
-             conf_thres: float, bootstrap: int, seed: int, reference_name: str,
-             shown: Optional[Sequence[Optional[Detections]]] = None,
-             deployed: Optional[dict[str, Any]] = None, max_drop: Optional[float] = None,
-             views: Optional[Sequence[Sequence[Optional[Detections]]]] = None,
-             judge: str = "torch fp32") -> AccuracyResult:
+@dataclass(frozen=True)
+class PassDetections:
+    """What the accuracy pass detected, one entry per image it scores (None where the image did not decode): the
+    candidate's at mAP settings; the reference's at mAP settings; the candidate's as deployed (`shown`: its
+    conf_thres and NMS IoU); per judge view, the reference's on it (`views`, mapped back)."""
+
+    candidate: Sequence[Optional[Detections]]
+    reference: Optional[Sequence[Optional[Detections]]] = None
+    shown: Optional[Sequence[Optional[Detections]]] = None
+    views: Optional[Sequence[Sequence[Optional[Detections]]]] = None
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How evaluate() scores and what it states: the mAP settings as summary.json states them, the deployed
+    conf_thres (and postprocess, `deployed`), the bootstrap's resamples and seed, the budget (`max_drop`), the
+    reference's name in summary.json and the judge's name in the label-free verdict."""
+
+    settings: dict[str, Any]
+    conf_thres: float
+    bootstrap: int
+    seed: int
+    reference_name: str = REFERENCE_NAME
+    deployed: Optional[dict[str, Any]] = None
+    max_drop: Optional[float] = None
+    judge: str = "torch fp32"
+
+
+def evaluate(found: PassDetections, truth: Optional[GroundTruth], class_names: Sequence[str],
+             scoring: Scoring) -> AccuracyResult:
     """mAP of the candidate (and of the reference, with the drop) over the images both could decode. Precision
     and recall at conf_thres are of `shown` (the detections as deployed: conf_thres and the deployed NMS IoU)
     when given, else of the candidate's mAP-settings detections above conf_thres. Without labels, `views` (per
     judge view, the reference's detections on it) stand in for them: the figures are against the first view, the
     drop and the label-free verdict averaged over all; without views, the reference's own detections stand in."""
     started = time.perf_counter()
-    usable = [i for i, found in enumerate(candidate)
-              if found is not None and (reference is None or reference[i] is not None)
+    candidate, reference, shown, views = found.candidate, found.reference, found.shown, found.views
+    conf_thres, bootstrap, seed = scoring.conf_thres, scoring.bootstrap, scoring.seed
+    usable = [i for i, image in enumerate(candidate)
+              if image is not None and (reference is None or reference[i] is not None)
               and all(view[i] is not None for view in views or ())]
     dets = [candidate[i] for i in usable]
     if truth is not None:
@@ -122,7 +149,8 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
     else:
         judges = [[view[i] for i in usable] for view in views] if views else None
         truths = pseudo_labels(judges[0] if judges else [reference[i] for i in usable], conf_thres)
-        stood_in = stand_in(MIRRORED if judges else "reference", conf_thres, len(judges) if judges else 1, judge)
+        stood_in = stand_in(MIRRORED if judges else "reference", conf_thres, len(judges) if judges else 1,
+                            scoring.judge)
         source = {"source": f"{stood_in}, as a deployment shows them (no dataset.labels)"
                             + ("; mAP figures against the plain mirror view" if judges and len(judges) > 1 else ""),
                   "objects": sum(len(t.labels) for t in truths)}
@@ -133,7 +161,7 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
     figures = ("map_50_95", "map_50", "map_75", "ar_100")
     summary: AccuracySection = {
         "ground_truth": source, "images": len(usable), "images_not_decoded": len(candidate) - len(usable),
-        "settings": settings, **{key: getattr(result, key) if scored else None for key in figures},
+        "settings": scoring.settings, **{key: getattr(result, key) if scored else None for key in figures},
         "detections": result.detections,
     }
     if not scored:
@@ -141,20 +169,20 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
     if truth is not None and scored:
         at_deployed = [shown[i] for i in usable] if shown is not None else dets
         summary["at_conf_thres"] = dict(precision_recall_at(truths, at_deployed, conf_thres),
-                                        **({"postprocess": deployed} if deployed else {}))
+                                        **({"postprocess": scoring.deployed} if scoring.deployed else {}))
     rows = [dict(row) for row in result.classes]
     if reference is not None and scored:
         refs = [reference[i] for i in usable]
         mine = coco_evaluation(truths, refs, class_names)
-        summary["reference"] = {"name": reference_name, "map_50_95": mine.map_50_95, "map_50": mine.map_50,
+        summary["reference"] = {"name": scoring.reference_name, "map_50_95": mine.map_50_95, "map_50": mine.map_50,
                                 "map_75": mine.map_75}
         resamples = bootstrap if len(usable) > 1 else 0
-        measured = None
+        measured, drawn = None, Resampling(bootstrap or 200, seed)  # the label-free verdict's, even at 0
         if truth is None and judges:
             # The mean over the views, at the figure the budget is set in (mAP@0.5:0.95); drawn as the label-free
             # verdict draws it, which takes it as it is instead of measuring it again.
             measured = drop_over_views([pseudo_labels(view, conf_thres) for view in judges], refs, dets,
-                                       resamples=bootstrap or 200, seed=seed)
+                                       resampling=drawn)
             drop, low, high = measured.estimate, measured.low, measured.high
             spread = {"low": low, "high": high, "confidence": CONFIDENCE} if resamples else None
         else:
@@ -165,10 +193,9 @@ def evaluate(candidate: Sequence[Optional[Detections]], reference: Optional[Sequ
         summary["drop"] = {
             "map_50_95": drop, "against": against, **({"judge_views": len(judges)} if truth is None and judges else {}),
             "interval": None if spread is None else dict(spread, resamples=resamples, seed=seed, over="images")}
-        if truth is None and max_drop is not None:
-            summary["label_free"] = label_free_verdict(refs, dets, conf_thres, max_drop, judges,
-                                                       resamples=bootstrap or 200, seed=seed, measured=measured,
-                                                       reference=judge)
+        if truth is None and scoring.max_drop is not None:
+            summary["label_free"] = label_free_verdict(refs, dets, StandInJudge(conf_thres, judges, scoring.judge),
+                                                       scoring.max_drop, drawn, measured)
         reference_ap = {row["class_id"]: row["ap_50_95"] for row in mine.classes}
         for row in rows:
             row["reference_ap_50_95"] = reference_ap.get(row["class_id"])
@@ -202,21 +229,20 @@ def progress_line(console: Callable[[str], None], count: int, labelled: bool, wi
 
 
 
-def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipeline: DetectionPipeline,
-                      paths: Sequence[Path], truth: Optional[GroundTruth], reference: Optional[Reference],
-                      recorders: PassRecorders, console: Callable[[str], None]) -> Optional[AccuracyResult]:
+def run_accuracy_pass(run: BuiltRun, reference: Optional[Reference], recorders: PassRecorders,
+                      console: Callable[[str], None]) -> Optional[AccuracyResult]:
     """mAP at the accuracy settings, outside the timed passes: against the labels, and with a reference the
     drop; without labels, against the reference's detections, with the label-free verdict, which scores more
-    of `paths` while it is undecided and more images would decide it (up to benchmark.accuracy.max_images).
-    `paths` are the images the run may score (never int8's calibration images). None when there is nothing to
-    score against."""
-    settings = config.benchmark.accuracy
+    of the run's scored images while it is undecided and more images would decide it (up to
+    benchmark.accuracy.max_images). None when there is nothing to score against."""
+    sections, family, pipeline, truth, paths = run.sections, run.family, run.pipeline, run.truth, run.scored_paths
+    settings, dataset = sections.benchmark.accuracy, sections.dataset
     if not settings.enabled or (truth is None and reference is None):
         return None
-    chosen = accuracy_images(paths, settings.images, truth is not None, config.benchmark.agreement.images)
+    chosen = accuracy_images(paths, settings.images, truth is not None, sections.benchmark.agreement.images)
     first_used = len(chosen)
-    postprocess, stated = map_postprocess(config.postprocess, settings,
-                                          family.defaults(config.model.network, config.model).evaluation.source)
+    postprocess, stated = map_postprocess(sections.postprocess, settings,
+                                          family.defaults(sections.model.network, sections.model).evaluation.source)
     mirror = truth is None and reference is not None and settings.label_free_truth == MIRRORED
     judge_views = JUDGE_VIEWS[:settings.judge_views] if mirror else ()
     progress_line(console, len(chosen), truth is not None, reference is not None, len(judge_views))
@@ -225,35 +251,32 @@ def run_accuracy_pass(config: Any, family: Any, network: Any, forward: Any, pipe
     shown_apart = official and family.EVALUATION_PREPROCESS is not None
     if official:
         stated["preprocess_is"] = family.EVALUATION_PREPROCESS or "the run's own (the family evaluates as it deploys)"
-    candidate_pipeline = family.build_pipeline(network, forward, config.preprocess, postprocess, official)
+    candidate_pipeline = family.build_pipeline(run.network, run.forward, sections.preprocess, postprocess, official)
+    scoring = Scoring(stated, pipeline.score_threshold, settings.bootstrap, sections.seed,
+                      reference.name if reference is not None else REFERENCE_NAME,
+                      deployed_settings(sections.postprocess), settings.max_drop,
+                      f"{reference.backend} fp32" if reference is not None else "torch fp32")
     candidate: list = []
     shown: list = []
     found_by_reference = [] if reference is not None else None
     on_views: list[list] = [[] for _ in judge_views]
     while True:
-        new = chosen[len(candidate):]
+        new = DatasetBatches(chosen[len(candidate):], dataset.batch_size, dataset.max_pixels)
         with recorders.listening(PassKind.ACCURACY):
             # The run's own pipeline postprocesses the same forwards as deployed, for precision/recall at conf_thres.
             found, as_deployed = detect_as_deployed(candidate_pipeline, None if shown_apart else pipeline, new,
-                                                    config.dataset.batch_size, "accuracy pass",
-                                                    config.dataset.max_pixels, recorders.timer)
+                                                    "accuracy pass", recorders.timer)
         if shown_apart:
-            as_deployed = detect(pipeline, new, config.dataset.batch_size, "as deployed, for precision and recall",
-                                 config.dataset.max_pixels)
+            as_deployed = detect(pipeline, new, "as deployed, for precision and recall")
         candidate += found
         shown += as_deployed
         if reference is not None:
-            found_by_reference += detect(reference.pipeline(postprocess, official), new, config.dataset.batch_size,
-                                         "reference at mAP settings", config.dataset.max_pixels)
+            found_by_reference += detect(reference.pipeline(postprocess, official), new, "reference at mAP settings")
         for number, (view, found_on_view) in enumerate(zip(judge_views, on_views), 1):
-            found_on_view += detect(reference.pipeline(postprocess, official), new, config.dataset.batch_size,
-                                    f"reference on mirror view {number} of {len(judge_views)}",
-                                    config.dataset.max_pixels, view=view)
-        result = evaluate(candidate, found_by_reference, truth, network.class_names, stated,
-                          pipeline.score_threshold, settings.bootstrap, config.run.seed,
-                          reference.name if reference is not None else REFERENCE_NAME, shown,
-                          deployed_settings(config.postprocess), settings.max_drop, on_views or None,
-                          f"{reference.backend} fp32" if reference is not None else "torch fp32")
+            found_on_view += detect(reference.pipeline(postprocess, official), new,
+                                    f"reference on mirror view {number} of {len(judge_views)}", view=view)
+        result = evaluate(PassDetections(candidate, found_by_reference, shown, on_views or None), truth,
+                          run.network.class_names, scoring)
         wanted = more_images(result.summary.get("label_free"), len(chosen), len(paths), settings.max_images)
         if wanted is None:
             break

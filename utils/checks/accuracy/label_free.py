@@ -176,9 +176,30 @@ class ViewedDrop(Interval):
         return min(enumerate(self.views), key=lambda item: item[1].low)
 
 
+@dataclass(frozen=True)
+class Resampling:
+    """How an interval over images is drawn: a percentile bootstrap of `resamples` draws (0: no interval) from a
+    generator seeded with `seed`, at `confidence`."""
+
+    resamples: int = 200
+    seed: int = 0
+    confidence: float = CONFIDENCE
+
+
+@dataclass(frozen=True)
+class StandInJudge:
+    """What stands in for the labels: the reference's detections above the deployed conf_thres `shown_above`,
+    on each judge view (`judge_maps`: per view of JUDGE_VIEWS, its detections mapped back; the MIRRORED
+    stand-in) or, with None, its detections on the images themselves (REFERENCE). `reference` names it."""
+
+    shown_above: float
+    judge_maps: Optional[Sequence[Sequence[Any]]] = None
+    reference: str = "torch fp32"
+
+
 def drop_over_views(truths: Sequence[Sequence[PseudoTruth]], reference_map: Sequence[Any],
                     candidate_map: Sequence[Any], thresholds: Optional[Sequence[int]] = None,
-                    confidence: float = CONFIDENCE, resamples: int = 200, seed: int = 0) -> ViewedDrop:
+                    resampling: Resampling = Resampling()) -> ViewedDrop:
     """The reference's mAP minus the candidate's against each view's stand-in objects, averaged over the views,
     and per view, each with a percentile bootstrap interval over images (every side and view on the same draws;
     no interval, low = high = estimate, with 0 resamples)."""
@@ -190,39 +211,39 @@ def drop_over_views(truths: Sequence[Sequence[PseudoTruth]], reference_map: Sequ
 
     estimates = drops()
     mean = float(estimates.mean())
-    if not resamples:
+    if not resampling.resamples:
         return ViewedDrop(mean, mean, mean, tuple(Interval(float(e), float(e), float(e)) for e in estimates))
     images = len(reference_map)
-    generator = np.random.default_rng(seed)
-    drawn = np.array([drops(generator.integers(0, images, images)) for _ in range(resamples)])
-    tail = (1.0 - confidence) / 2.0 * 100.0
+    generator = np.random.default_rng(resampling.seed)
+    drawn = np.array([drops(generator.integers(0, images, images)) for _ in range(resampling.resamples)])
+    tail = (1.0 - resampling.confidence) / 2.0 * 100.0
     low, high = np.percentile(drawn.mean(axis=1), [tail, 100.0 - tail])
     lows, highs = np.percentile(drawn, [tail, 100.0 - tail], axis=0)
     return ViewedDrop(mean, float(low), float(high),
                       tuple(Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(estimates, lows, highs)))
 
 
-def label_free_verdict(reference_map: Sequence[Any], candidate_map: Sequence[Any], shown_above: float,
-                       budget: float, judge_maps: Optional[Sequence[Sequence[Any]]] = None,
-                       confidence: float = CONFIDENCE, resamples: int = 200, seed: int = 0,
-                       measured: Optional[ViewedDrop] = None, reference: str = "torch fp32") -> dict[str, Any]:
+def label_free_verdict(reference_map: Sequence[Any], candidate_map: Sequence[Any], judge: StandInJudge,
+                       budget: float, resampling: Resampling = Resampling(),
+                       measured: Optional[ViewedDrop] = None) -> dict[str, Any]:
     """The label-free verdict over images given in the same order on every side, detections at the accuracy
-    pass's settings; `shown_above` is the deployed conf_thres. `judge_maps`: per view (JUDGE_VIEWS), the
-    reference's detections on it, mapped back (the MIRRORED stand-in); None scores against the reference's own
-    detections (REFERENCE), at IoU 0.5. `measured`: drop_over_views' result on these same inputs, confidence,
-    resamples and seed, when the caller already has it (it is the costly part). Returns the summary.json entry."""
+    pass's settings, against what `judge` stands in for the labels (at IoU 0.5 for its detections on the images
+    themselves). `measured`: drop_over_views' result on these same inputs and `resampling`, when the caller
+    already has it (it is the costly part). Returns the summary.json entry."""
+    judge_maps, shown_above = judge.judge_maps, judge.shown_above
+    confidence, resamples, seed = resampling.confidence, resampling.resamples, resampling.seed
     images = len(reference_map)
     if judge_maps is not None and not judge_maps:
         raise ValueError("judge_maps holds no view")
     for name, other in (("candidate's", candidate_map), *(("mirror images'", view) for view in judge_maps or ())):
         if len(other) != images:
             raise ValueError(f"{images} images of reference detections but {len(other)} of the {name}")
-    judge = MIRRORED if judge_maps is not None else REFERENCE
+    kind = MIRRORED if judge_maps is not None else REFERENCE
     views = len(judge_maps) if judge_maps is not None else 1
-    figure, thresholds = ("mAP@0.5:0.95", None) if judge == MIRRORED else ("mAP@0.5", AT_IOU_50)
-    base = {"estimates": f"the {figure} drop against {stand_in(judge, shown_above, views, reference)}", "figure": figure,
-            "label_free_truth": judge, "judge_views": views, "budget": budget, "confidence": confidence,
-            "images": images}
+    figure, thresholds = ("mAP@0.5:0.95", None) if kind == MIRRORED else ("mAP@0.5", AT_IOU_50)
+    base = {"estimates": f"the {figure} drop against {stand_in(kind, shown_above, views, judge.reference)}",
+            "figure": figure, "label_free_truth": kind, "judge_views": views, "budget": budget,
+            "confidence": confidence, "images": images}
     truths = [pseudo_labels(view, shown_above) for view in (judge_maps if judge_maps is not None else [reference_map])]
     # Each view stands in for the same objects: the fewest any view shows is what the figures rest on.
     objects = min(sum(len(t.labels) for t in view) for view in truths)
@@ -233,7 +254,7 @@ def label_free_verdict(reference_map: Sequence[Any], candidate_map: Sequence[Any
         needed = MIN_IMAGES if images < MIN_IMAGES else None
         return dict(base, verdict=UNDECIDED, estimate=None, low=None, high=None, reason=why, images_needed=needed,
                     statement=f"undecided: {why}")
-    drop = measured or drop_over_views(truths, reference_map, candidate_map, thresholds, confidence, resamples, seed)
+    drop = measured or drop_over_views(truths, reference_map, candidate_map, thresholds, resampling)
     estimate, low, high = drop.estimate, drop.low, drop.high
     # With one view its interval is the mean's, so this only bites where views disagree.
     number, lenient = drop.most_lenient()

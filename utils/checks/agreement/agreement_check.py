@@ -2,8 +2,7 @@
 under test, from the same images, compared raw and as detections (utils.checks.agreement.matching)."""
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from utils.measure.steps.timed_batch import decoded_batches
 from utils.checks.agreement.matching import (MatchCounts, RawError, VerdictThresholds, agreement_summary, match_detections,
                                     raw_output_error, topk_threshold, verdict)
 from utils.checks.scored_images import agreement_count
+from utils.record.built_run import BuiltRun
 from utils.record.sections import AgreementSection
 from utils.checks.verdict import apply_budget, judged_counts, verdict_warnings
 
@@ -64,25 +64,25 @@ def _forwarded(pipeline: DetectionPipeline, batch: list[np.ndarray]) -> Any:
     raise ValueError(f"{type(pipeline).__name__} has no {FORWARD_STAGE} stage")
 
 
-def run_agreement_check(config: Any, pipeline: DetectionPipeline, reference: Reference, paths: Sequence[Path],
-                        accuracy: Optional[dict], console: Callable[[str], None],
-                        labelled: bool = False) -> tuple[AgreementSection, list[str]]:
-    """Outside every timed pass: the reference runs the first images (with labels, unless
+def run_agreement_check(run: BuiltRun, reference: Reference, accuracy: Optional[dict],
+                        console: Callable[[str], None]) -> tuple[AgreementSection, list[str]]:
+    """Outside every timed pass: the reference runs the first scored images (with labels, unless
     benchmark.agreement.images says otherwise, the accuracy pass's). summary.json `agreement`, and the
     warnings a verdict other than equal gives."""
-    check = config.benchmark.agreement
-    count = agreement_count(check.images, "images" in check.model_fields_set, labelled,
+    sections, pipeline = run.sections, run.pipeline
+    check = sections.benchmark.agreement
+    count = agreement_count(check.images, "images" in check.model_fields_set, run.truth is not None,
                             (accuracy or {}).get("images", 0))
     console(f"Checking detections against the {reference.backend} fp32 reference on the first {count} scored "
             "images...")
-    reference_pipeline = reference.pipeline(config.postprocess)
+    reference_pipeline = reference.pipeline(sections.postprocess)
     # The images that decode, in full batches: both pipelines see the same images.
-    decoded = [sample.image for batch in decoded_batches(paths[:count], 1, config.dataset.max_pixels)
+    decoded = [sample.image for batch in decoded_batches(run.scored_paths[:count], 1, sections.dataset.max_pixels)
                for sample in batch if sample.image is not None]
-    size = config.dataset.batch_size
+    size = sections.dataset.batch_size
     batches = [decoded[start:start + size] for start in range(0, len(decoded), size)]
     agreement = apply_budget(
         compare_with_reference(pipeline, reference_pipeline, batches, check.top_k, pipeline.score_threshold,
                                reference_name=reference.name),
-        accuracy, config.benchmark.accuracy.max_drop)
+        accuracy, sections.benchmark.accuracy.max_drop)
     return agreement, verdict_warnings(agreement)

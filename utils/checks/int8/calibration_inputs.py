@@ -3,25 +3,26 @@ preprocessing, handed to the runtime as network inputs (pipelines.runtimes.quant
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
 from pipelines.cache_keys import file_digest, parts_digest
-from pipelines.contract import FORWARD_STAGE, LoadedNetwork
+from pipelines.contract import FORWARD_STAGE, DetectorFamily, LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.onnx_export import as_input
 from pipelines.runtimes.quantization import Calibration
+from utils.config.schema import CalibrationSection, PostprocessSection, PreprocessSection
 from utils.measure.steps.timed_batch import batch_loop, decoded_batches, untimed
 
 
-def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, postprocess: Any,
-                       paths: Sequence[Path], images: int, keep_float: Sequence[str],
-                       max_pixels: Optional[int] = None, method: Optional[dict[str, str]] = None) -> Calibration:
-    """`method`: runtime.calibration's preset, range and bias_correction (the Calibration's defaults when None)."""
-    chosen = list(paths[:images])
+def calibration_inputs(family: DetectorFamily, network: LoadedNetwork, preprocess: PreprocessSection,
+                       postprocess: PostprocessSection, paths: Sequence[Path], settings: CalibrationSection,
+                       max_pixels: Optional[int] = None) -> Calibration:
+    """`settings`: runtime.calibration: how many of `paths` calibrate, the layers kept in float, and how the
+    quantizer reads ranges and corrects biases (its preset, range and bias_correction)."""
+    chosen = list(paths[:settings.images])
     digest = parts_digest({"images": ",".join(file_digest(path) for path in chosen),
                            "preprocess": json.dumps(preprocess.model_dump(mode="json"), sort_keys=True)})
 
@@ -39,5 +40,5 @@ def calibration_inputs(family: Any, network: LoadedNetwork, preprocess: Any, pos
                 # A file's further inputs (original sizes) go with its image, as its timed passes feed them.
                 yield (as_input(batch), dict(extra[0])) if extra else as_input(batch)
 
-    calibration = Calibration(inputs, len(chosen), digest, tuple(keep_float))
-    return calibration if method is None else replace(calibration, method=tuple(method.items()))
+    method = tuple((key, getattr(settings, key)) for key in ("preset", "range", "bias_correction"))
+    return Calibration(inputs, len(chosen), digest, tuple(settings.keep_float), method)

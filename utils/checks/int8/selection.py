@@ -17,13 +17,16 @@ import numpy as np
 import torch
 
 from pipelines.cache_keys import parts_digest
+from pipelines.contract import DetectorFamily, LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.int8_contract import AccuracyControl, RawForward
 from pipelines.runtimes.onnx_export import as_input
 from pipelines.runtimes.quantization import Calibration
+from utils.config.schema import PostprocessSection, PreprocessSection
 from utils.measure.steps.timed_batch import decoded_batches, untimed
 from utils.measure.below_layer.kernels import cpu_flags
-from utils.checks.accuracy.label_free import JUDGE_VIEWS, JudgeView, drop_over_views, from_view, pseudo_labels, view_image
+from utils.checks.accuracy.label_free import (JUDGE_VIEWS, JudgeView, Resampling, drop_over_views, from_view,
+                                              pseudo_labels, view_image)
 
 # Enough images for a drop read to a few hundredths, few enough to decode once and keep.
 MAX_SELECTION_IMAGES = 64
@@ -38,10 +41,10 @@ class JudgingPipeline:
     """How the judge detects: the run's family and network with its preprocess settings and the mAP settings'
     postprocess; `conf_thres`, the deployed cut, makes pseudo-labels of the float model's detections."""
 
-    family: Any
-    network: Any
-    preprocess: Any
-    map_postprocess: Any
+    family: DetectorFamily
+    network: LoadedNetwork
+    preprocess: PreprocessSection
+    map_postprocess: PostprocessSection
     conf_thres: float
 
 
@@ -90,7 +93,7 @@ class SelectionJudge:
         if not all(sum(len(truth.labels) for truth in view) for view in truths):
             return None
         found = self.detections(forward, first)
-        return drop_over_views(truths, self._reference[:first], found, resamples=0).estimate
+        return drop_over_views(truths, self._reference[:first], found, resampling=Resampling(resamples=0)).estimate
 
 
 def accuracy_control(judge: SelectionJudge, budget: float, calibration: Calibration,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from utils.commands.compare.accuracy import accuracy_rows
+from utils.commands.compare.comparison import Comparison
 from utils.commands.compare.environment import differences, settings
 from utils.commands.compare.gate import judge, parse_threshold, verdict_line
 from utils.commands.compare.gate_runs import DEFAULT_METRICS, METRICS, GateError, contention_notes, gate_figures
@@ -55,13 +56,12 @@ def _verdicts(rows: list[dict]) -> list[dict]:
     return [{**row, "verdict": named[row.get("significant")]} for row in rows]
 
 
-def report(a: FinishedRun, b: FinishedRun, environment: list[dict], same: int, steps: list[dict],
-           layer_types: list[dict], layers: list[dict], accuracy: list[dict] = (),
-           scenario: list[dict] = ()) -> str:
+def report(a: FinishedRun, b: FinishedRun, comparison: Comparison) -> str:
+    environment, scenario, accuracy = comparison.environment, comparison.scenario, comparison.accuracy
     lines = [f"compare A: {a.path}", f"        B: {b.path}"]
     lines += [f"note: {side}: {run.killed_note()}; compared on those batches" for side, run in (("A", a), ("B", b))
               if run.killed]
-    lines += ["", f"Environment: {len(environment)} field(s) differ, {same} are the same"]
+    lines += ["", f"Environment: {len(environment)} field(s) differ, {comparison.same} are the same"]
     if environment:
         lines.append(_table([{k: (str(v)[:60] if v is not None else "(absent)") for k, v in row.items()}
                              for row in environment], ["field", "a", "b"]))
@@ -69,10 +69,11 @@ def report(a: FinishedRun, b: FinishedRun, environment: list[dict], same: int, s
         lines += ["", f"LoadGen scenario figures ({scenario[0]['note']}; one value a side, no interval)",
                   _table(list(scenario), ["name", "a", "b", "difference", "ratio"])]
     lines += ["", "Steps, ms per image (medians over timed batches; B/A with 95% bootstrap CI)",
-              _table(_verdicts(steps), ["name", "a", "b", "ratio", "ci_low", "ci_high", "verdict", "n_a", "n_b"])]
-    for title, rows in (("Layer types, self ms per image (no per-batch samples: no interval)", layer_types),
+              _table(_verdicts(comparison.steps), ["name", "a", "b", "ratio", "ci_low", "ci_high", "verdict", "n_a", "n_b"])]
+    for title, rows in (("Layer types, self ms per image (no per-batch samples: no interval)",
+                         comparison.layer_types),
                         (f"Layers joined on call path, self ms per image, the {CONSOLE_LAYERS} largest changes",
-                         layers[:CONSOLE_LAYERS])):
+                         comparison.layers[:CONSOLE_LAYERS])):
         missing = [row["note"] for row in rows if "a" not in row]
         lines += ["", title, "\n".join(missing) or _table(rows, ["name", "a", "b", "difference", "ratio"])]
     if accuracy:
@@ -105,14 +106,14 @@ def compare_main(argv: list[str]) -> int:
         print(f"error: compare: {error}", file=sys.stderr)
         return error.status
     layer_types, layers, accuracy = layer_type_rows(a, b), layer_rows(a, b), accuracy_rows(a, b)
-    print(report(a, b, environment, same, steps, layer_types, layers, accuracy, scenario))
+    comparison = Comparison(environment, same, steps, layer_types, layers, accuracy, scenario)
+    print(report(a, b, comparison))
     folder = Path(args.out) if args.out else default_folder(a, b)
     environment_rows = [{"section": "environment", "name": row["field"], "a": row["a"], "b": row["b"]}
                         for row in environment]
     try:
         write_compare_csv(folder, environment_rows + scenario + steps + layer_types + layers + accuracy, COLUMNS)
-        write_compare_html(folder, (a.name, b.name), (a.path, b.path), environment, same, steps, layer_types,
-                           layers, accuracy, scenario)
+        write_compare_html(folder, (a.name, b.name), (a.path, b.path), comparison)
     except OutputWriteError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.status

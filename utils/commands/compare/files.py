@@ -5,6 +5,7 @@ import csv
 from pathlib import Path
 from typing import Sequence
 
+from utils.commands.compare.comparison import Comparison
 from utils.storage import layout
 from utils.storage.atomic import atomic_file, atomic_write_text
 from utils.storage.html_page import HtmlPage
@@ -37,9 +38,10 @@ def _timing_table(page: HtmlPage, rows: list[dict], with_interval: bool) -> None
     page.table(columns, cells, text_columns=("name", "verdict", "note"))
 
 
-def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Path, Path], environment: list[dict],
-                       same_fields: int, steps: list[dict], layer_types: list[dict], layers: list[dict],
-                       accuracy: Sequence[dict] = (), scenario: Sequence[dict] = ()) -> Path:
+def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Path, Path],
+                       comparison: Comparison) -> Path:
+    environment, steps, scenario, accuracy = (comparison.environment, comparison.steps, comparison.scenario,
+                                              comparison.accuracy)
     page = HtmlPage(f"detbench compare: {names[0]} (A) vs {names[1]} (B)")
     headline = []
     for row in steps:
@@ -48,7 +50,7 @@ def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Pat
     page.headline(headline)
     page.paragraph(f"A: {paths[0]}  B: {paths[1]}")
     page.heading("Environment differences")
-    page.paragraph(f"{len(environment)} field(s) differ, {same_fields} are the same.")
+    page.paragraph(f"{len(environment)} field(s) differ, {comparison.same} are the same.")
     if environment:
         page.table(["field", "A", "B"], ([row["field"], row["a"], row["b"]] for row in environment),
                    text_columns=("field", "A", "B"))
@@ -64,11 +66,11 @@ def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Pat
     page.heading("Layer types: self milliseconds per image")
     page.paragraph("No intervals: the layer files hold the totals of one instrumented pass, not per-batch "
                    "samples. Largest change first.")
-    _timing_table(page, layer_types, with_interval=False)
+    _timing_table(page, comparison.layer_types, with_interval=False)
     page.heading("Layers: self milliseconds per image, joined on call path")
     page.paragraph(f"The {HTML_LAYERS} largest changes (no intervals, as above); {layout.COMPARE_CSV} holds "
                    "every path.")
-    _timing_table(page, layers[:HTML_LAYERS], with_interval=False)
+    _timing_table(page, comparison.layers[:HTML_LAYERS], with_interval=False)
     if accuracy:
         page.heading("Accuracy")
         page.paragraph("The accuracy pass of each run (mAP at the mAP settings, per-class AP from "

@@ -7,7 +7,7 @@ at a cut just below the application's lowest score. Pure: recipes and orders onl
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from pipelines.exported.recipe import IMAGENET, Recipe
 from pipelines.settings import NO_CAP

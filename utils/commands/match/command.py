@@ -56,6 +56,7 @@ def _match(args: argparse.Namespace) -> str:
     from pipelines.runtimes.registry import build_runtime
     from utils.commands.match.search import search
     from utils.commands.match.theirs import MatchInputError, read_theirs
+    from utils.commands.match.trial import Trials
     from utils.config.schema import load_config
     from utils.core.progress import terminal_bar
 
@@ -81,7 +82,8 @@ def _match(args: argparse.Namespace) -> str:
     forward = runtime.prepare(network, family.example_input(config.preprocess))
     bar = terminal_bar(args.tries * len(images), "match: recipes tried", file=sys.stderr)
     try:
-        return search(family, network, forward, config, images, theirs, args.tries, bar.update, root)
+        trials = Trials(family, network, forward, config.preprocess, config.postprocess, images, theirs, bar.update)
+        return search(trials, args.tries, root)
     finally:
         bar.close()
         runtime.close()

@@ -4,23 +4,18 @@ deployment would have been written with, among round ones that keep the same mat
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Sequence
-
-import numpy as np
 
 from pipelines.exported.recipe import Recipe
 from utils.commands.match import candidates
 from utils.commands.match.report import answer, table
-from utils.commands.match.theirs import Theirs
 from utils.commands.match.trial import Outcome, Trials
 
 
-def search(family: Any, network: Any, forward: Any, config: Any, images: Sequence[tuple[Path, np.ndarray]],
-           theirs: Theirs, tries: int, advance: Callable[[int], None], root: Path) -> str:
-    trials = Trials(family, network, forward, config.preprocess, config.postprocess, images, theirs, advance)
+def search(trials: Trials, tries: int, root: Path) -> str:
+    """What match prints, after at most `tries` preprocessings; `root`: dataset.path, which names images."""
+    theirs, images, post = trials.theirs, trials.images, trials.postprocess
     # The config's recipe as the pipeline states it (pipelines/exported/recipe_said.py).
-    said = family.build_pipeline(network, forward, config.preprocess, config.postprocess).recipe()
-    post = config.postprocess
+    said = trials.family.build_pipeline(trials.network, trials.forward, trials.preprocess, post).recipe()
     decodes = candidates.decodes(said["postprocess"]["nms"], post.iou_thres, bool(post.agnostic), post.max_det,
                                  candidates.cut_below(theirs.lowest_score()), theirs.most_per_image())
     steps = said["preprocess"]
@@ -48,7 +43,7 @@ def search(family: Any, network: Any, forward: Any, config: Any, images: Sequenc
     best = max(tried, key=lambda outcome: outcome.rank)
     best = _round_cut(trials, best, theirs.lowest_score())
     head = (f"match: your {theirs.count} detections on {len(images)} image(s) ({theirs.file}, {theirs.form}"
-            f"{'; ' + theirs.class_note if theirs.class_note else ''}); model.file {config.model.file}, layout "
+            f"{'; ' + theirs.class_note if theirs.class_note else ''}); model.file {trials.network.file}, layout "
             f"{said['layout']}, its recipe {said['ground']}; {len(tried)} preprocessing(s) tried, each with {len(decodes)} postprocessing(s) at "
             f"the cut {decodes[0].as_dict()['conf_thres']:g}, just below your lowest score; the best of each:")
     return "\n".join([head, table(tried, post), "", answer(best, theirs, post, root)])

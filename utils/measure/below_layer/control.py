@@ -18,9 +18,9 @@ from utils.measure.below_layer import native_time
 from utils.measure.below_layer import page_faults
 from utils.measure.below_layer import sampled_stacks
 from utils.measure.below_layer.record import BelowLayer, SamplerResult
-from utils.measure.layers.snapshot import KIND_LAYER
+from utils.record.layers import KIND_LAYER
 from utils.record.run_record import RunRecord, Table
-from utils.record.steps import PIPELINE_STEP
+from utils.record.steps import PIPELINE_STEP, PassKind
 from utils.measure.below_layer.cpu_counters import CpuCounters
 from utils.measure.below_layer.itt_tasks import IttTasks, itt_status
 from utils.measure.below_layer.sampler import MARK_FUNCTION, PySpySampler
@@ -29,6 +29,8 @@ from utils.record.sections import MEASURED, UNAVAILABLE, KernelsSection, NativeT
 
 
 class BelowTheLayer:
+    LISTENS_IN = frozenset({PassKind.TIMED})  # the passes its sampler, counters and ITT tasks cover
+
     def __init__(self, settings: Any, model: Any, console: Callable[[str], None] = print,
                  search_path: Optional[str] = None, counters_around: str = PIPELINE_STEP, *,
                  allocator: page_faults.Allocator):

@@ -9,6 +9,7 @@ included) comes from /proc's ticks alone: perf may count user space only.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
@@ -41,8 +42,18 @@ def _ratio(numerator: Optional[float], denominator: Optional[float]) -> Optional
     return numerator / denominator if numerator is not None and denominator else None
 
 
-def thread_row(pass_index: int, name: str, tid: Any, sums: Mapping[str, float], batches: int, images: int,
-               wall_ms: float, tick_ms: float) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PassSpan:
+    """What a timed pass's rows share: its index, its batches whose reads bracket its steps, its images, and the
+    summed wall time of those steps."""
+
+    pass_index: int
+    batches: int
+    images: int
+    wall_ms: float
+
+
+def thread_row(span: PassSpan, name: str, tid: Any, sums: Mapping[str, float], tick_ms: float) -> dict[str, Any]:
     if "task_clock_ns" in sums:
         cpu_ms, source = sums["task_clock_ns"] / 1e6, "perf task-clock"
     else:
@@ -50,10 +61,10 @@ def thread_row(pass_index: int, name: str, tid: Any, sums: Mapping[str, float], 
         source = f"/proc ticks ({tick_ms:g} ms each)"
     get = sums.get
     return {
-        "pass_index": pass_index, "thread": name, "tid": tid, "batches": batches, "images": images,
-        "wall_ms": wall_ms, "cpu_ms": cpu_ms,
+        "pass_index": span.pass_index, "thread": name, "tid": tid, "batches": span.batches, "images": span.images,
+        "wall_ms": span.wall_ms, "cpu_ms": cpu_ms,
         "system_ms": sums["cpu_system_ticks"] * tick_ms if "cpu_system_ticks" in sums else None,
-        "cpu_per_wall": _ratio(cpu_ms, wall_ms), "cpu_source": source,
+        "cpu_per_wall": _ratio(cpu_ms, span.wall_ms), "cpu_source": source,
         "voluntary_switches": get("voluntary_switches"), "involuntary_switches": get("involuntary_switches"),
         "context_switches": get("context_switches"), "cpu_migrations": get("cpu_migrations"),
         "minor_faults": get("minor_faults", get("proc_minor_faults")),
@@ -78,7 +89,7 @@ def counter_rows(batches: Iterable[Any], records: Sequence[StepRecord], names: M
             images[record.pass_index] = images.get(record.pass_index, 0) + record.images
     rows = []
     for pass_index, pairs in sorted(batches_of_passes(batches, records, around).items()):
-        wall_ms = sum(record.ms for _, record in pairs)
+        span = PassSpan(pass_index, len(pairs), images.get(pass_index, 0), sum(record.ms for _, record in pairs))
         per_thread: dict[int, dict[str, float]] = {}
         for batch, _ in pairs:
             for tid, values in batch.threads.items():
@@ -86,10 +97,8 @@ def counter_rows(batches: Iterable[Any], records: Sequence[StepRecord], names: M
         total: dict[str, float] = {}
         for tid, sums in sorted(per_thread.items()):
             _add(total, sums)
-            rows.append(thread_row(pass_index, names.get(tid, "?"), tid, sums, len(pairs),
-                                   images.get(pass_index, 0), wall_ms, tick_ms))
-        rows.append(thread_row(pass_index, PROCESS_ROW, "", total, len(pairs), images.get(pass_index, 0), wall_ms,
-                               tick_ms))
+            rows.append(thread_row(span, names.get(tid, "?"), tid, sums, tick_ms))
+        rows.append(thread_row(span, PROCESS_ROW, "", total, tick_ms))
     return rows
 
 

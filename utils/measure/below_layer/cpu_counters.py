@@ -12,7 +12,7 @@ refuses is left out and its refusal kept, in words.
 The reads sit inside the timed batches, so they are kept cheap: each thread's files stay open and are read again
 from offset 0 (the kernel regenerates them on every read), only the needed fields are parsed, and each counter is
 one read(2): about a third of the cost of opening and parsing the files anew, which matters on a small model's
-short batches (benchmarks/harness_tax.py measures the counters' tax).
+short batches (benchmarks/overhead/harness_tax.py measures the counters' tax).
 
 A thread born inside a bracket is counted from its birth by its /proc totals (all of which fall inside the
 bracket); its perf counters open when it is first seen, so they count from the next bracket on.

@@ -3,7 +3,7 @@
 A detector's activations at 640 are tens of megabytes each. glibc's malloc serves blocks that large with fresh
 mmaps, unmapped again on free, and hands free memory at the top of its heap back to the kernel; every forward
 then touches those pages anew, and each one faults and is zeroed (microseconds a fault, measured by
-benchmarks/fault_counter_tax.py; docs/measurement.md says what faults do to yolov7's forward). How often it happens
+benchmarks/overhead/fault_counter_tax.py; docs/measurement.md says what faults do to yolov7's forward). How often it happens
 depends on the process's allocation history, so it differs between runs of the same configuration. With the
 heap kept (GLIBC_TUNABLES below, or jemalloc or tcmalloc preloaded) the same forward faults almost never.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 # Below either, faults cost too little to be worth a line: 1,000 faults at microseconds each are a few
-# milliseconds an image (benchmarks/fault_counter_tax.py measures a fault). The kernel's time is set against the
+# milliseconds an image (benchmarks/overhead/fault_counter_tax.py measures a fault). The kernel's time is set against the
 # wall time an image took, not the CPU time: while one compute thread faults, the rest of its team spins at the
 # next barrier, in user time. KERNEL_SHARE lies between the kernel's share in a yolov7 run at glibc's defaults
 # and in the same run with runtime.allocator: keep_heap, which measures what the faults cost (figures:

@@ -33,7 +33,7 @@ EVENTS = {
 }
 # What detbench's CPU counters open. Not the page faults: the kernel counts each thread's faults in /proc for
 # nothing, while an open fault counter adds to every fault the thread takes (measured by
-# benchmarks/fault_counter_tax.py), and yolov7 at 640 faults tens of thousands of times a forward.
+# benchmarks/overhead/fault_counter_tax.py), and yolov7 at 640 faults tens of thousands of times a forward.
 COUNTERS = tuple(name for name in EVENTS if name not in ("minor_faults", "major_faults"))
 HARDWARE_COUNTERS = ("cycles", "instructions", "llc_misses")
 

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from utils.measure.memory.recorder import ProcessTree
-from utils.record.sections import MEASURED, UNAVAILABLE, ContentionSection, measured
+from utils.measure.contention.section import ContentionSection
+from utils.record.sections import MEASURED, UNAVAILABLE, measured
 
 PROC_ROOT = Path("/proc")
 SYS_ROOT = Path("/sys")

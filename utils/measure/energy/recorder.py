@@ -12,7 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
-from utils.record.sections import MEASURED, UNAVAILABLE, EnergySection
+
+from utils.measure.energy.section import EnergySection
+from utils.record.sections import MEASURED, UNAVAILABLE
 
 POWERCAP_ROOT = Path("/sys/class/powercap")
 # RAPL refreshes its counters about every millisecond: shorter windows are mostly quantisation noise.

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from utils.measure.layers.snapshot import (KIND_GROUP, KIND_LAYER, KIND_MODEL, KIND_PIPELINE, KIND_TRANSFORM, MODEL,
+from utils.record.layers import (KIND_GROUP, KIND_LAYER, KIND_MODEL, KIND_PIPELINE, KIND_TRANSFORM, MODEL,
                                  PIPELINE, POSTPROCESSING, PREPROCESSING)
 
 def shapes_of(value: Any) -> Any:

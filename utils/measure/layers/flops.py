@@ -40,10 +40,6 @@ def linear_macs(output_shape: Shape, in_features: int) -> int:
     return numel(output_shape) * in_features
 
 
-def flops_from_macs(macs: int) -> int:
-    return 2 * macs
-
-
 def achieved_gflops_per_s(flops: float, seconds: float) -> float | None:
     """None when there is nothing to divide (no FLOPs counted or no time measured)."""
     if flops <= 0 or seconds <= 0:

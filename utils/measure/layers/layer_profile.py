@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
+from utils.record.layers import LayerProfile, PathMemory, PathOp
+
 
 @dataclass(frozen=True)
 class Span:
@@ -37,42 +39,6 @@ class Span:
 class Allocation:
     t_ns: int
     nbytes: int  # negative for a free
-
-
-@dataclass(frozen=True)
-class PathMemory:
-    """Memory of one call path over the profiled batch; `output_bytes` is the mean per call (None: not seen)."""
-
-    path: str
-    calls: int
-    alloc_self_bytes: int
-    alloc_total_bytes: int
-    net_self_bytes: int
-    net_total_bytes: int
-    output_bytes: float | None
-
-
-@dataclass(frozen=True)
-class PathOp:
-    """One operator as run directly under one call path: its calls, self and total time, first input shapes."""
-
-    path: str
-    op: str
-    calls: int
-    self_ns: int
-    total_ns: int
-    input_shapes: str
-
-
-@dataclass(frozen=True)
-class LayerProfile:
-    """Per call path, from the profiled batch: memory (in first-call order) and operators."""
-
-    memory: tuple[PathMemory, ...]
-    ops: tuple[PathOp, ...]
-
-    def memory_by_path(self) -> dict[str, PathMemory]:
-        return {row.path: row for row in self.memory}
 
 
 class _Interval:

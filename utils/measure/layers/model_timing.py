@@ -29,7 +29,7 @@ from torch import nn
 
 from utils.measure.layers.flops import macs_rule
 from utils.measure.layers.tables import layer_tree_text, top_self_table
-from utils.measure.layers.snapshot import (KIND_GROUP, KIND_MODEL, KIND_PIPELINE, KIND_UNATTRIBUTED, POSTPROCESSING,
+from utils.record.layers import (KIND_GROUP, KIND_MODEL, KIND_PIPELINE, KIND_UNATTRIBUTED, POSTPROCESSING,
                                  PREPROCESSING, UNATTRIBUTED, LayerRecord, TimingSnapshot)
 from utils.measure.layers.call_paths import HookedCalls, _Node, shapes_of
 

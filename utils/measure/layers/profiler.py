@@ -28,7 +28,8 @@ from torch import nn
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from utils.measure.layers.layer_profile import Allocation, LayerProfile, Span, attribute
+from utils.measure.layers.layer_profile import Allocation, Span, attribute
+from utils.record.layers import LayerProfile
 from utils.record.run_record import ProfileResult, Table
 from utils.measure.layers.call_paths import HookedCalls
 

@@ -34,7 +34,7 @@ from typing import NamedTuple, Optional
 from pipelines.runtimes.graph_macs import macs_by_scope
 from pipelines.runtimes.profiles import NodeRun, NodeRuns, scope_of
 from pipelines.runtimes.registry import layer_reader
-from utils.measure.layers.snapshot import (KIND_LAYER, KIND_MODEL, KIND_PIPELINE, KIND_UNATTRIBUTED, MODEL, PIPELINE,
+from utils.record.layers import (KIND_LAYER, KIND_MODEL, KIND_PIPELINE, KIND_UNATTRIBUTED, MODEL, PIPELINE,
                                  UNATTRIBUTED, LayerRecord, TimingSnapshot)
 
 

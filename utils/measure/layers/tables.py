@@ -16,9 +16,8 @@ import numpy as np
 import pandas as pd
 
 from utils.measure.layers.flops import achieved_gflops_per_s
-from utils.measure.layers.layer_profile import LayerProfile
-from utils.measure.layers.snapshot import (KIND_GROUP, KIND_PIPELINE, KIND_UNATTRIBUTED, MODEL, MODEL_FORWARD_KINDS, NS_PER_MS,
-                                 SOURCE_TORCH_HOOKS, SUM_KINDS, UNATTRIBUTED, LayerRecord, TimingSnapshot)
+from utils.record.layers import (KIND_GROUP, KIND_PIPELINE, KIND_UNATTRIBUTED, MODEL, MODEL_FORWARD_KINDS, NS_PER_MS,
+                                 SOURCE_TORCH_HOOKS, SUM_KINDS, UNATTRIBUTED, LayerProfile, LayerRecord, TimingSnapshot)
 
 LAYER_TIMER_COLUMNS = [
     "path", "name", "type", "depth", "parent", "calls", "total_ms", "mean_total_ms", "self_ms", "mean_self_ms",

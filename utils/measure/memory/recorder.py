@@ -10,7 +10,7 @@ what a process tree holds: a forked DataLoader worker counts every page it still
 rss_mib (process + children) counts those pages twice. The honest figure is the tree's PSS (proportional set
 size: a shared page is split between the processes that map it), summed from /proc/<pid>/smaps_rollup of the
 process and its descendants. That read walks the page tables (tens of milliseconds on a large process;
-benchmarks/harness_tax.py measures the sampler's tax), so it is spaced to take at most PSS_BUDGET of one core, and
+benchmarks/overhead/harness_tax.py measures the sampler's tax), so it is spaced to take at most PSS_BUDGET of one core, and
 never less than pss_min_interval_s apart. PSS also splits file pages (torch's libraries) with unrelated processes
 that map the same files, so it drifts a little with what else runs; pss_anon_mib (anonymous pages only) does not.
 
@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Callable
 
 from utils.core.native_thread import name_this_thread
-from utils.record.sections import MEASURED, UNAVAILABLE, MemorySection
+from utils.measure.memory.section import MemorySection
+from utils.record.sections import MEASURED, UNAVAILABLE
 
 NO_STEP = ""
 MEMORY_COLUMNS = ("t_s", "pss_mb", "pss_anon_mb", "rss_mb", "self_rss_mb", "children_rss_mb",

@@ -3,8 +3,8 @@ cut) keeps every batch it completed.
 
 steps_timer.csv grows by the rows of each batch as the batch ends: one write and a flush to the operating system
 per batch, so a killed process leaves whole rows (a power cut may still cut the last one; readers drop a last
-line without its newline). The memory timeline and the layer tables are rewritten whole, atomically, after each
-pass. At the end the writers write every file from the run record as before, replacing the journal's.
+line without its newline). The tables a measurement grows (the memory timeline; utils/measure/contract.py,
+GrowingTable) get their new rows appended after each pass; the layer tables are rewritten whole, atomically. At the end the writers write every file from the run record as before, replacing the journal's.
 """
 from __future__ import annotations
 
@@ -73,8 +73,8 @@ class TableJournal:
 
 
 class RunJournal:
-    """The journals of one run: steps_timer.csv per batch and, with memory sampling, memory.csv and
-    memory_steps.csv per pass. `tables`: (layout name, columns, rows_since) of each table journal."""
+    """The journals of one run: steps_timer.csv per batch and each measurement's growing tables (memory.csv and
+    memory_steps.csv) per pass. `tables`: (path, columns, rows_since) of each table journal."""
 
     def __init__(self, steps_target: Path, records: list[StepRecord], origin_ns: int,
                  tables: Sequence[tuple[Path, Sequence[str], Callable[[int], list[dict]]]] = ()):

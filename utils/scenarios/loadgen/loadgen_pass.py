@@ -5,11 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
 
 from datasets.image_folder import DatasetBatches, LoadedImage, decode_image
-from datasets.labels import GroundTruth
-from pipelines.contract import DetectionPipeline
 from utils.scenarios.input_shapes import AUTO, Shape, WarmupChoice, loadgen_batch_shapes
 from utils.scenarios.loadgen.bounds import check_plan
 from utils.scenarios.loadgen.bounds import plan as loadgen_plan
@@ -19,6 +16,7 @@ from utils.scenarios.context import PassContext
 from utils.scenarios.loadgen.test import (AnswerSinks, ScenarioImages, ScenarioRun, ScenarioSettings, expected_rate,
                                     warm_ms_per_image)
 from utils.scenarios.loadgen.results import accuracy_log_map
+from utils.record.built_run import BuiltRun
 from utils.record.steps import PassKind
 from utils.storage import layout
 
@@ -38,48 +36,44 @@ class LoadgenImages:
 
 @dataclass(frozen=True)
 class LoadgenTest:
-    """What a LoadGen test runs: the config and its scenario settings, the pipeline on `streams` streams (as the
-    runtime resolved runtime.streams, auto included), the images, the class names and labels its accuracy mode
-    scores, and where its logs go."""
+    """What a LoadGen test runs: the run as built (its pipeline, on as many streams as its runtime resolved
+    runtime.streams to, auto included; the class names and labels its accuracy mode scores; the sections it
+    reads), the scenario's settings, the images, and where its logs go."""
 
-    config: Any
+    run: BuiltRun
     settings: ScenarioSettings
-    pipeline: DetectionPipeline
     images: LoadgenImages
-    class_names: list
-    truth: Optional[GroundTruth]
     run_dir: Path
-    streams: int = 1
 
 
 class LoadgenPass:
     def __init__(self, test: LoadgenTest, context: PassContext):
-        self.config, self.settings, self.pipeline = test.config, test.settings, test.pipeline
-        images = test.images
+        run, images = test.run, test.images
+        self.sections, self.settings, self.pipeline = run.sections, test.settings, run.pipeline
         self.dataset, self.paths, self.sizes = images.dataset, list(images.dataset.paths), images.sizes
         self.input_shapes, self.image_bytes, self.warmup = images.input_shapes, images.image_bytes, images.warmup
-        self.class_names, self.truth, self.run_dir = test.class_names, test.truth, test.run_dir
-        self.streams = test.streams
+        self.class_names, self.truth, self.run_dir = run.network.class_names, run.truth, test.run_dir
+        self.streams = run.runtime.streams
         self.runner, self.record, self.detections = context.runner, context.record, context.detections
         self.progress, self.console = context.progress, context.console
 
     def run(self, plan: PassPlan) -> None:
         warm = self._warm_up(plan)
-        config, settings, record, detections = self.config, self.settings, self.record, self.detections
-        accuracy = config.benchmark.loadgen.mode == "accuracy"
+        sections, settings, record, detections = self.sections, self.settings, self.record, self.detections
+        loadgen = sections.benchmark.loadgen
+        accuracy = loadgen.mode == "accuracy"
         # Streams answer at once: the probe's single-request rate times their number.
         expected = expected_rate(warm, len(self.paths)) * self.streams
         planned = loadgen_plan(settings, len(self.paths), self.image_bytes, expected if warm else None,
-                               config.benchmark.loadgen.performance_sample_count)
+                               loadgen.performance_sample_count)
         check_plan(settings, planned, *available_memory())
         self.console(f"LoadGen plan: {planned.describe()}")
         warm_batches, warmed = self._stream_warmup()
-        images = ScenarioImages(self.paths, config.dataset.batch_size,
-                                config.benchmark.loadgen.performance_sample_count, config.dataset.max_pixels,
-                                warm_batches, warmed)
+        images = ScenarioImages(self.paths, sections.dataset.batch_size, loadgen.performance_sample_count,
+                                sections.dataset.max_pixels, warm_batches, warmed)
         sinks = AnswerSinks(self.runner.timer, detections if accuracy else None, self.progress.advance)
         scenario = ScenarioRun(settings, self.pipeline, images, sinks, self.run_dir / layout.LOADGEN_DIR, self.streams)
-        self.console(f"{settings.scenario}: MLPerf LoadGen drives the pipeline ({config.benchmark.loadgen.mode} "
+        self.console(f"{settings.scenario}: MLPerf LoadGen drives the pipeline ({loadgen.mode} "
                      f"mode, at least {settings.min_duration_s:g} s and {settings.min_query_count} queries); "
                      f"its logs go to {layout.LOADGEN_DIR}/")
         try:
@@ -118,17 +112,17 @@ class LoadgenPass:
         """What each stream runs before LoadGen starts, and the shapes that leaves warm: the plan's warm-up
         batches, then (warmup: auto) one batch of each further shape LoadGen's batches can take, within
         benchmark.warmup_max_batches."""
-        config = self.config
+        dataset, warmup_max_batches = self.sections.dataset, self.sections.benchmark.warmup_max_batches
         batches = [self.dataset.load(index) for index in self.warmup.batches]
         warmed = {self.input_shapes[index] for index in self.warmup.batches}
-        reachable = loadgen_batch_shapes(self.sizes, config.dataset.batch_size, self.pipeline.input_shape)
+        reachable = loadgen_batch_shapes(self.sizes, dataset.batch_size, self.pipeline.input_shape)
         extra: list[tuple[Shape, tuple[int, ...]]] = []
         if self.warmup.mode == AUTO:
-            room = max(config.benchmark.warmup_max_batches - len(batches), 0)
+            room = max(warmup_max_batches - len(batches), 0)
             extra = [(shape, indices) for shape, indices in reachable.items() if shape not in warmed][:room]
         # Each image once, however many batches and places in a batch repeat it: the batches are held until the
         # test ends, and a full batch of a pair is one image repeated batch_size - 1 times.
-        decoded = {index: decode_image(self.paths[index], config.dataset.max_pixels)
+        decoded = {index: decode_image(self.paths[index], dataset.max_pixels)
                    for index in sorted({index for _, indices in extra for index in indices})}
         for shape, indices in extra:
             batches.append([decoded[index] for index in indices])
@@ -140,7 +134,7 @@ class LoadgenPass:
         line = (f"Warm-up of each stream for LoadGen: {len(batches)} batch(es) covering {covered} of "
                 f"{len(reachable)} input shape(s) its batches can take")
         if covered < len(reachable):
-            how = (f"benchmark.warmup_max_batches {config.benchmark.warmup_max_batches}"
+            how = (f"benchmark.warmup_max_batches {warmup_max_batches}"
                    if self.warmup.mode == AUTO else f"benchmark.warmup {len(self.warmup.batches)}")
             line += (f" ({how}); a batch of another shape runs cold and is reported apart (summary.json "
                      "warmup.cold_shapes)")

@@ -30,13 +30,13 @@ def reverting_facts(runtime_name: str, cache_dir: Path) -> dict:
     from pipelines.runtimes.openvino.reverting import OpenVinoGraph, ir_files
     from pipelines.runtimes.openvino.signal_stack import shared_core
     from pipelines.yolo import family
-    from utils.config.schema import config_for
+    from utils.config.schema import CalibrationSection, config_for
     from utils.checks.int8.calibration_inputs import calibration_inputs
 
     config = config_for("yolov7-tiny", preprocess={"img_size": SIZE})
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
     calibration = calibration_inputs(family, network, config.preprocess, config.postprocess,
-                                     find_images(SHAPES / "images"), 4, [])
+                                     find_images(SHAPES / "images"), CalibrationSection(images=4, keep_float=[]))
     array = next(iter(calibration.inputs()))
     export = export_onnx(network, torch.from_numpy(array), cache_dir, 17, True)
     if runtime_name == "openvino":

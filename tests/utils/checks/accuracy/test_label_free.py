@@ -14,8 +14,9 @@ from pipelines.contract import Detections
 from utils.checks.accuracy.coco_map import map_drop_interval
 from utils.config.schema import AccuracySection
 from utils.checks.accuracy.label_free import (DIFFERENT, JUDGE_VIEWS, UNDECIDED, VIEW_PAD_VALUE, WITHIN_BUDGET, Interval,
-                                     JudgeView, ViewedDrop, drop_over_views, from_view, images_to_decide,
-                                     label_free_verdict, mirror_image, mirrored_back, pseudo_labels, view_image)
+                                              JudgeView, StandInJudge, ViewedDrop, drop_over_views, from_view,
+                                              images_to_decide, label_free_verdict, mirror_image, mirrored_back,
+                                              pseudo_labels, view_image)
 from utils.checks.verdict import apply_budget, verdict_warnings
 
 
@@ -44,7 +45,7 @@ REFERENCE = [scene(seed) for seed in range(40)]
 
 
 def test_the_same_detections_are_within_budget_with_a_stated_bound():
-    result = label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01)
+    result = label_free_verdict(REFERENCE, REFERENCE, StandInJudge(0.25), 0.01)
     assert result["verdict"] == WITHIN_BUDGET
     assert result["estimate"] == 0.0 and result["low"] == 0.0 and result["high"] == 0.0
     assert result["statement"] == "mAP drop at most 0.000 (95%), within the budget 0.01"
@@ -53,18 +54,18 @@ def test_the_same_detections_are_within_budget_with_a_stated_bound():
 
 def test_losing_a_third_of_what_users_see_is_different():
     candidate = [without(found, 3) for found in REFERENCE]
-    result = label_free_verdict(REFERENCE, candidate, 0.25, 0.01)
+    result = label_free_verdict(REFERENCE, candidate, StandInJudge(0.25), 0.01)
     assert result["verdict"] == DIFFERENT and result["low"] > 0.2
     assert 0.2 < result["low"] <= result["estimate"] <= result["high"]  # the candidate lost, so the drop is positive
     assert result["statement"].startswith("mAP drop at least")
     # Losing only clutter below the deployed threshold, ranked after every shown object, costs nothing.
     quiet = [Found(f.boxes[f.scores > 0.25], f.scores[f.scores > 0.25], f.labels[f.scores > 0.25]) for f in REFERENCE]
-    assert label_free_verdict(REFERENCE, quiet, 0.25, 0.01)["verdict"] == WITHIN_BUDGET
+    assert label_free_verdict(REFERENCE, quiet, StandInJudge(0.25), 0.01)["verdict"] == WITHIN_BUDGET
 
 
 def test_a_small_loss_near_the_budget_is_undecided_with_the_images_it_needs():
     candidate = [without(found, 2) if index == 0 else found for index, found in enumerate(REFERENCE)]
-    result = label_free_verdict(REFERENCE, candidate, 0.25, 0.01)
+    result = label_free_verdict(REFERENCE, candidate, StandInJudge(0.25), 0.01)
     assert result["verdict"] == UNDECIDED
     assert result["low"] <= 0.01 <= result["high"]
     assert "contains the budget 0.01" in result["reason"] and result["images_needed"] > 40
@@ -72,23 +73,24 @@ def test_a_small_loss_near_the_budget_is_undecided_with_the_images_it_needs():
 
 def test_nothing_shown_and_too_few_images_are_undecided_without_nan():
     empty = [Found(np.zeros((0, 4)), np.zeros(0), np.zeros(0, dtype=np.int64)) for _ in range(40)]
-    result = label_free_verdict(empty, empty, 0.25, 0.01)
+    result = label_free_verdict(empty, empty, StandInJudge(0.25), 0.01)
     assert result["verdict"] == UNDECIDED and result["estimate"] is None
     assert "no detection at the deployed threshold" in result["reason"]
-    few = label_free_verdict(REFERENCE[:8], REFERENCE[:8], 0.25, 0.01)  # the same detections, yet too few images
+    # The same detections, yet too few images.
+    few = label_free_verdict(REFERENCE[:8], REFERENCE[:8], StandInJudge(0.25), 0.01)
     assert few["verdict"] == UNDECIDED and "8 image(s)" in few["reason"] and "at least 30" in few["reason"]
     assert few["images_needed"] == 30 and result["images_needed"] is None  # more images help only the first
     one = few
     for entry in (result, one):
         assert not any(isinstance(v, float) and math.isnan(v) for v in entry.values())
     with pytest.raises(ValueError, match="40 images of reference detections but 39"):
-        label_free_verdict(REFERENCE, REFERENCE[1:], 0.25, 0.01)
+        label_free_verdict(REFERENCE, REFERENCE[1:], StandInJudge(0.25), 0.01)
 
 
 def test_a_budget_of_zero_allows_only_no_drop():
-    assert label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.0)["verdict"] == WITHIN_BUDGET
+    assert label_free_verdict(REFERENCE, REFERENCE, StandInJudge(0.25), 0.0)["verdict"] == WITHIN_BUDGET
     candidate = [without(found, 3) for found in REFERENCE]
-    assert label_free_verdict(REFERENCE, candidate, 0.25, 0.0)["verdict"] == DIFFERENT
+    assert label_free_verdict(REFERENCE, candidate, StandInJudge(0.25), 0.0)["verdict"] == DIFFERENT
 
 
 def test_zero_area_boxes_and_low_scores_are_no_pseudo_objects():
@@ -104,7 +106,7 @@ def test_images_to_decide_scales_with_the_square_of_the_spread():
 
 
 def test_the_run_verdict_follows_the_label_free_one_unless_equal():
-    free = label_free_verdict(REFERENCE, [without(found, 3) for found in REFERENCE], 0.25, 0.01)
+    free = label_free_verdict(REFERENCE, [without(found, 3) for found in REFERENCE], StandInJudge(0.25), 0.01)
     agreement = {"verdict": "close", "strict": {"recall": 0.5}}
     accuracy = {"drop": {"map_50_95": 0.3, "against": "reference"}, "label_free": free}
     graded = apply_budget(agreement, accuracy, 0.01)
@@ -112,7 +114,7 @@ def test_the_run_verdict_follows_the_label_free_one_unless_equal():
     assert graded["accuracy_drop"]["map_50"] == free["estimate"] and graded["label_free"] == free
     assert "without labels: mAP drop at least" in verdict_warnings(graded)[0]
     assert apply_budget(dict(agreement, verdict="equal"), accuracy, 0.01)["verdict"] == "equal"
-    undecided = label_free_verdict(REFERENCE[:1], REFERENCE[:1], 0.25, 0.01)
+    undecided = label_free_verdict(REFERENCE[:1], REFERENCE[:1], StandInJudge(0.25), 0.01)
     graded = apply_budget(agreement, dict(accuracy, label_free=undecided), 0.01)
     assert graded["verdict"] == UNDECIDED and graded["accuracy_drop"]["interval"] is None
     assert "UNDECIDED" in verdict_warnings(graded)[0]
@@ -120,12 +122,12 @@ def test_the_run_verdict_follows_the_label_free_one_unless_equal():
 
 def test_labels_of_crowds_alone_give_no_drop_and_leave_the_verdict_to_the_detections():
     from datasets.labels import GroundTruth, ImageTruth
-    from utils.checks.accuracy.accuracy_pass import evaluate
+    from utils.checks.accuracy.accuracy_pass import PassDetections, Scoring, evaluate
     found = scene(3)
     crowds = ImageTruth(found.boxes, found.labels.astype(np.int64), np.ones(len(found.labels), bool))
     truth = GroundTruth("t.json", "coco", "category id = model label id", (crowds,), 0)
-    result = evaluate([without(found, 2)], [found], truth, ["a", "b", "c"], {}, 0.25, 50, 0, "torch fp32",
-                      max_drop=0.01).summary
+    result = evaluate(PassDetections([without(found, 2)], [found]), truth, ["a", "b", "c"],
+                      Scoring({}, 0.25, 50, 0, "torch fp32", max_drop=0.01)).summary
     assert "drop" not in result and "label_free" not in result and result["map_50_95"] is None
     assert "only 16 iscrowd region(s)" in result["not_scored"]
 
@@ -143,7 +145,7 @@ def test_against_the_mirror_view_a_candidate_as_good_as_the_reference_reads_no_d
     reference = [jittered(found, 3, seed) for seed, found in enumerate(REFERENCE)]
     mirror = [jittered(found, 3, 100 + seed) for seed, found in enumerate(REFERENCE)]
     candidate = [jittered(found, 3, 200 + seed) for seed, found in enumerate(REFERENCE)]
-    result = label_free_verdict(reference, candidate, 0.25, 0.01, judge_maps=[mirror])
+    result = label_free_verdict(reference, candidate, StandInJudge(0.25, [mirror]), 0.01)
     assert result["figure"] == "mAP@0.5:0.95" and result["label_free_truth"] == "mirrored"
     assert "mirror images" in result["estimates"]
     assert result["low"] <= 0.0 <= result["high"], result
@@ -157,20 +159,20 @@ def test_against_the_mirror_view_boxes_worse_than_the_references_are_a_drop_that
     reference = [jittered(found, 3, seed) for seed, found in enumerate(REFERENCE)]
     mirror = [jittered(found, 3, 100 + seed) for seed, found in enumerate(REFERENCE)]
     sloppy = [jittered(found, 7, 200 + seed) for seed, found in enumerate(REFERENCE)]
-    result = label_free_verdict(reference, sloppy, 0.25, 0.01, judge_maps=[mirror])
+    result = label_free_verdict(reference, sloppy, StandInJudge(0.25, [mirror]), 0.01)
     assert result["verdict"] == DIFFERENT and result["low"] > 0.05, result
     # The reference-only stand-in scores IoU 0.5, which 7 px on boxes of 20-60 px mostly still pass.
-    assert label_free_verdict(reference, sloppy, 0.25, 0.01)["estimate"] < result["low"] / 2
+    assert label_free_verdict(reference, sloppy, StandInJudge(0.25), 0.01)["estimate"] < result["low"] / 2
 
 
 def test_against_the_mirror_view_losing_what_users_see_is_different_and_nothing_changed_is_zero():
     mirror = [jittered(found, 3, seed) for seed, found in enumerate(REFERENCE)]
-    lost = label_free_verdict(REFERENCE, [without(f, 3) for f in REFERENCE], 0.25, 0.01, judge_maps=[mirror])
+    lost = label_free_verdict(REFERENCE, [without(f, 3) for f in REFERENCE], StandInJudge(0.25, [mirror]), 0.01)
     assert lost["verdict"] == DIFFERENT and lost["low"] > 0.1
-    same = label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=[mirror])
+    same = label_free_verdict(REFERENCE, REFERENCE, StandInJudge(0.25, [mirror]), 0.01)
     assert same["estimate"] == 0.0 and same["high"] == 0.0 and same["verdict"] == WITHIN_BUDGET
     with pytest.raises(ValueError, match="40 images of reference detections but 39 of the mirror images'"):
-        label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=[mirror[1:]])
+        label_free_verdict(REFERENCE, REFERENCE, StandInJudge(0.25, [mirror[1:]]), 0.01)
 
 
 def test_mirrored_back_puts_boxes_where_they_are_on_the_image():
@@ -219,16 +221,16 @@ def test_one_views_quirks_move_the_estimate_and_the_mean_over_views_less():
     views = [[jittered(found, 3, 100 * view + seed) for seed, found in enumerate(REFERENCE)] for view in range(1, 6)]
     # A candidate that errs exactly as the first view does looks far better than the reference against that view...
     quirky = views[0]
-    alone = label_free_verdict(reference, quirky, 0.25, 0.01, judge_maps=views[:1])
+    alone = label_free_verdict(reference, quirky, StandInJudge(0.25, views[:1]), 0.01)
     assert alone["estimate"] < -0.1 and alone["judge_views"] == 1
     # ... and against five views that err each their own way, it is one in five.
-    pooled = label_free_verdict(reference, quirky, 0.25, 0.01, judge_maps=views)
+    pooled = label_free_verdict(reference, quirky, StandInJudge(0.25, views), 0.01)
     assert pooled["judge_views"] == 5 and "averaged over the 5 views" in pooled["estimates"]
     assert abs(pooled["estimate"]) < abs(alone["estimate"]) / 2.5
     with pytest.raises(ValueError, match="no view"):
-        label_free_verdict(reference, quirky, 0.25, 0.01, judge_maps=[])
+        label_free_verdict(reference, quirky, StandInJudge(0.25, []), 0.01)
     with pytest.raises(ValueError, match="40 images of reference detections but 39 of the mirror images'"):
-        label_free_verdict(reference, quirky, 0.25, 0.01, judge_maps=[views[0], views[1][1:]])
+        label_free_verdict(reference, quirky, StandInJudge(0.25, [views[0], views[1][1:]]), 0.01)
 
 
 def test_the_configs_most_judge_views_are_the_views_there_are():
@@ -241,9 +243,9 @@ def test_a_drop_measured_by_the_caller_is_taken_as_it_is():
     # The accuracy pass measures the drop over the views once, for its summary, and hands it over.
     views = [[jittered(found, 3, 100 * view + seed) for seed, found in enumerate(REFERENCE)] for view in range(2)]
     measured = ViewedDrop(0.5, 0.4, 0.6, views=(Interval(0.5, 0.4, 0.6),) * 2)
-    given = label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=views, measured=measured)
+    given = label_free_verdict(REFERENCE, REFERENCE, StandInJudge(0.25, views), 0.01, measured=measured)
     assert given["verdict"] == DIFFERENT and (given["estimate"], given["low"], given["high"]) == (0.5, 0.4, 0.6)
-    assert label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=views)["estimate"] == 0.0
+    assert label_free_verdict(REFERENCE, REFERENCE, StandInJudge(0.25, views), 0.01)["estimate"] == 0.0
 
 
 def test_different_must_hold_on_every_view():
@@ -252,7 +254,7 @@ def test_different_must_hold_on_every_view():
     steady = Interval(0.07, 0.05, 0.09)
 
     def verdict(second: Interval) -> dict:
-        return label_free_verdict(REFERENCE, REFERENCE, 0.25, 0.01, judge_maps=views,
+        return label_free_verdict(REFERENCE, REFERENCE, StandInJudge(0.25, views), 0.01,
                                   measured=ViewedDrop(0.05, 0.03, 0.07, views=(steady, second)))
 
     both = verdict(Interval(0.03, 0.02, 0.05))

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from pipelines.contract import Detections
-from pipelines.boxes.nms import non_max_suppression
+from pipelines.boxes.nms import NmsSettings, non_max_suppression
 from pipelines.yolo.pipeline import YoloPipeline
 from utils.checks.agreement.matching import (
     MatchCounts,
@@ -346,9 +346,9 @@ def test_topk_threshold_makes_nms_keep_k():
     pred[..., 4] = SCORES
     pred[..., 5] = 1.0
     threshold = topk_threshold(YoloPipeline.candidate_scores(pred), 2, conf_thres=0.9)
-    kept = [len(image) for image in non_max_suppression(pred, conf_thres=threshold)]
+    kept = [len(image) for image in non_max_suppression(pred, NmsSettings(conf_thres=threshold))]
     assert kept == [3, 2]  # image 0 has three scores above 0.5, image 1 exactly k
-    assert [len(image) for image in non_max_suppression(pred, conf_thres=0.5)] == [3, 1]  # why the step down
+    assert [len(image) for image in non_max_suppression(pred, NmsSettings(conf_thres=0.5))] == [3, 1]  # why the step down
 
 
 # --- verdict and summary ---------------------------------------------------------------------------------

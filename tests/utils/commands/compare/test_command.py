@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from utils.commands.compare.command import compare_main, default_folder, report
+from utils.commands.compare.comparison import Comparison
 from utils.storage import layout
 
 HEADER = "step,parent,pass_kind,pass_index,batch,images,ms,warmup,start_s,end_s,cold_shape\n"
@@ -87,7 +88,7 @@ def test_default_folder_replaces_unsafe_characters():
 def test_report_clips_long_values_and_marks_absent_fields():
     a, b = SimpleNamespace(path="A", killed=False), SimpleNamespace(path="B", killed=False)
     environment = [{"field": "env.torch_build_config", "a": "x" * 100, "b": None}]
-    text = report(a, b, environment, 3, [], [], [])
+    text = report(a, b, Comparison(environment, 3, [], [], []))
     assert "Environment: 1 field(s) differ, 3 are the same" in text
     assert "x" * 60 + " " in text and "x" * 61 not in text
     assert "(absent)" in text
@@ -95,7 +96,7 @@ def test_report_clips_long_values_and_marks_absent_fields():
 
 def test_report_names_a_killed_run_and_where_it_holds():
     killed = SimpleNamespace(path="B", killed=True, killed_note=lambda: "B was killed ...: up to the timed pass 2, batch 3")
-    lines = report(SimpleNamespace(path="A", killed=False), killed, [], 0, [], [], []).splitlines()
+    lines = report(SimpleNamespace(path="A", killed=False), killed, Comparison([], 0, [], [], [])).splitlines()
     assert lines[2] == "note: B: B was killed ...: up to the timed pass 2, batch 3; compared on those batches"
     assert not [line for line in lines if line.startswith("note: A")]
 
@@ -105,7 +106,7 @@ def test_report_names_each_step_verdict():
     steps = [{"name": "pipeline", "a": 1.0, "b": 2.0, "ratio": 2.0, "significant": True},
              {"name": "load", "a": 1.0, "b": 1.0, "ratio": 1.0, "significant": False},
              {"name": "nms", "a": 1.0, "b": None, "significant": None}]
-    lines = report(a, b, [], 0, steps, [], []).splitlines()
+    lines = report(a, b, Comparison([], 0, steps, [], [])).splitlines()
     verdicts = {line.split()[0]: line for line in lines if line.strip().startswith(("pipeline", "load", "nms"))}
     assert "significant" in verdicts["pipeline"] and "noise" in verdicts["load"]
     assert "significant" not in verdicts["nms"] and "noise" not in verdicts["nms"]

@@ -8,6 +8,7 @@ import re
 import pandas as pd
 
 from utils.storage import layout
+from utils.commands.compare.comparison import Comparison
 from utils.commands.compare.files import HTML_LAYERS, write_compare_csv, write_compare_html
 
 PIPELINE = {"section": "step", "name": "pipeline", "a": 10.0, "b": 12.0, "difference": 2.0, "ratio": 1.2,
@@ -17,8 +18,8 @@ LOAD = dict(PIPELINE, name="load", ratio=None, significant=None)
 
 
 def page(tmp_path, steps=(PIPELINE, FORWARD, LOAD), layers=(), environment=(), accuracy=(), scenario=()) -> str:
-    path = write_compare_html(tmp_path, ("a", "b"), (tmp_path / "a", tmp_path / "b"), list(environment), 5,
-                              list(steps), [], list(layers), accuracy, scenario)
+    comparison = Comparison(list(environment), 5, list(steps), [], list(layers), accuracy, scenario)
+    path = write_compare_html(tmp_path, ("a", "b"), (tmp_path / "a", tmp_path / "b"), comparison)
     assert path == tmp_path / layout.COMPARE_HTML
     return path.read_text()
 

@@ -13,7 +13,7 @@ from torch import nn
 from utils.measure.below_layer.control import BelowTheLayer
 from utils.measure.below_layer.record import SamplerResult
 from utils.measure.below_layer.kernels import MARKER
-from utils.measure.layers.snapshot import KIND_LAYER, KIND_MODEL, LayerRecord, TimingSnapshot
+from utils.record.layers import KIND_LAYER, KIND_MODEL, LayerRecord, TimingSnapshot
 from utils.measure.below_layer.page_faults import Allocator
 from utils.record.run_record import RunIdentity, RunRecord
 from utils.record.steps import PassKind

@@ -172,7 +172,7 @@ def test_listener_counts_each_pipeline_step():
 
 
 def test_page_faults_come_from_proc_and_no_fault_counter_is_opened():
-    """An open perf fault counter makes every fault of its thread dearer (benchmarks/fault_counter_tax.py), and the
+    """An open perf fault counter makes every fault of its thread dearer (benchmarks/overhead/fault_counter_tax.py), and the
     kernel counts faults in /proc anyway: the rows' faults are /proc's."""
     counters = CpuCounters()
     timer = StepTimer([counters])

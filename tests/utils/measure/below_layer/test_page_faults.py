@@ -13,8 +13,9 @@ from benchmark import main
 from tests.support.paths import ROOT
 from utils.core.errors import UsageError
 from utils.preflight.heap_setting import apply_allocator, keep_heap_refusal
-from utils.measure.below_layer.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP_TUNABLES, KEPT_BY_SETTING, Allocator,
-                                      allocator_of, page_fault_line, page_fault_summary)
+from utils.measure.below_layer.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP_TUNABLES, KERNEL_SHARE,
+                                                   KEPT_BY_SETTING, Allocator, allocator_of, page_fault_line,
+                                                   page_fault_summary)
 
 GLIBC = Allocator("glibc's defaults", True)
 
@@ -143,9 +144,15 @@ def test_a_run_that_maps_its_activations_afresh_is_told_and_one_that_keeps_its_h
     out, counters = _run(tmp_path, "mapped", "glibc.malloc.mmap_threshold=65536")
     faults = counters["page_faults"]
     assert faults["minor_faults_per_image"] > 5 * FAULTS_PER_IMAGE, faults
-    assert faults["heavy"] and faults["allocator"] == "glibc with GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536"
-    line = next(line for line in out.splitlines() if line.strip().startswith("page faults:"))
-    assert "minor faults per image" in line and "mmap_threshold=65536 still returns memory" in line
+    assert faults["allocator"] == "glibc with GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536"
+    # Heavy also needs the kernel's time to be 5% of the wall time, which a loaded machine stretches: the run
+    # calls it heavy exactly as the rule does on the figures it measured, and says so only then.
+    assert faults["heavy"] == (faults["kernel_against_wall"] >= KERNEL_SHARE)
+    lines = [line for line in out.splitlines() if line.strip().startswith("page faults:")]
+    if faults["heavy"]:
+        assert "minor faults per image" in lines[0] and "mmap_threshold=65536 still returns memory" in lines[0]
+    else:
+        assert not lines
     environment = json.loads((tmp_path / "mapped" / "env.json").read_text())
     assert environment["allocator_variables"]["GLIBC_TUNABLES"] == "glibc.malloc.mmap_threshold=65536"
     assert environment["libc"].startswith("glibc ")

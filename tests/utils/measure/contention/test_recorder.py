@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.helpers import section_shape_errors
-from utils.record.sections import ContentionSection
+from utils.measure.contention.section import ContentionSection
 from utils.measure.contention.recorder import (ContentionRecorder, contention_verdict, free_cores, process_ticks,
                                        read_cpu_mhz, threads_supported, with_thread_advice)
 from utils.measure.memory.recorder import ProcessTree

@@ -7,7 +7,7 @@ import pytest
 
 from tests.support.helpers import section_shape_errors
 from tests.support.paths import ROOT
-from utils.record.sections import EnergySection
+from utils.measure.energy.section import EnergySection
 from utils.measure.energy.recorder import (EnergyRecorder, average_watts, counter_delta_uj, probe_rapl, rapl_device,
                           uj_to_joules)
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from utils.measure.layers.snapshot import KIND_LAYER, KIND_MODEL, KIND_TRANSFORM, MODEL, POSTPROCESSING, PREPROCESSING
+from utils.record.layers import KIND_LAYER, KIND_MODEL, KIND_TRANSFORM, MODEL, POSTPROCESSING, PREPROCESSING
 from utils.measure.layers.call_paths import HookedCalls, shapes_of
 
 

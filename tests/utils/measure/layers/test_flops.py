@@ -7,9 +7,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from utils.measure.layers.flops import (achieved_gflops_per_s, conv_macs, conv_transpose_macs, flops_from_macs, linear_macs,
-                         module_macs)
+from utils.measure.layers.flops import achieved_gflops_per_s, conv_macs, conv_transpose_macs, linear_macs, module_macs
 from utils.measure.layers.model_timing import ModelTiming, shapes_of
+from utils.record.layers import flops_from_macs
 
 
 def macs_of_call(module: nn.Module, x: torch.Tensor) -> int:

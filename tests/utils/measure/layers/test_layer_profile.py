@@ -17,7 +17,8 @@ import torchvision
 from pipelines.runtimes.registry import build_runtime
 from tests.support.helpers import Net
 from tests.support.paths import SAMPLES, TINY_CONFIG
-from utils.measure.layers.layer_profile import Allocation, LayerProfile, PathMemory, PathOp, Span, attribute
+from utils.measure.layers.layer_profile import Allocation, Span, attribute
+from utils.record.layers import LayerProfile, PathMemory, PathOp
 from utils.measure.layers.tables import (LAYER_MEMORY_COLUMNS, LAYER_OPS_COLUMNS, LAYER_TIMER_COLUMNS, layer_ops_frame,
                                        layer_timer_frame, layer_tree_text, top_self_frame)
 from utils.measure.layers.model_timing import ModelTiming

@@ -10,7 +10,7 @@ import torch
 from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo.family import load_network
 from utils.measure.layers.tables import layer_timer_frame, layer_types_frame
-from utils.measure.layers.snapshot import KIND_LAYER, MODEL_FORWARD_KINDS, TimingSnapshot
+from utils.record.layers import KIND_LAYER, MODEL_FORWARD_KINDS, TimingSnapshot
 from pipelines.runtimes.onnxruntime import layers as ort_layers
 from pipelines.runtimes.openvino import layers as ov_layers
 from pipelines.runtimes.openvino.layers import NodeCounter

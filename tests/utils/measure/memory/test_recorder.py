@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.helpers import section_shape_errors
 from tests.support.paths import ROOT
-from utils.record.sections import MemorySection
+from utils.measure.memory.section import MemorySection
 from utils.measure.memory.recorder import (MEMORY_COLUMNS, NO_STEP, MemorySampler, ProcessTree, PssUnavailable,
                                     peak_increase_per_step)
 

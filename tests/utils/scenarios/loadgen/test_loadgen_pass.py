@@ -60,12 +60,13 @@ def paths(tmp_path):
 
 
 def loadgen_pass(paths, mode=AUTO, warmup_max_batches=3, pipeline_ms=(10.0,)):
-    config = SimpleNamespace(dataset=SimpleNamespace(batch_size=2, max_pixels=None),
-                             benchmark=SimpleNamespace(warmup_max_batches=warmup_max_batches))
+    sections = SimpleNamespace(dataset=SimpleNamespace(batch_size=2, max_pixels=None),
+                               benchmark=SimpleNamespace(warmup_max_batches=warmup_max_batches))
+    built = SimpleNamespace(sections=sections, pipeline=SimpleNamespace(input_shape=input_shape),
+                            network=SimpleNamespace(class_names=[]), truth=None, runtime=SimpleNamespace(streams=1))
     images = LoadgenImages(DatasetBatches(paths, 2), SIZES, [input_shape(SIZES[:2]), input_shape(SIZES[2:])], [],
-                        WarmupChoice(mode, (0,), 2, warmup_max_batches))
-    test = LoadgenTest(config=config, settings=None, pipeline=SimpleNamespace(input_shape=input_shape),
-                       images=images, class_names=[], truth=None, run_dir=None)
+                           WarmupChoice(mode, (0,), 2, warmup_max_batches))
+    test = LoadgenTest(run=built, settings=None, images=images, run_dir=None)
     record = SimpleNamespace(warmup={}, steps=[])
     lines = []
     context = PassContext(Runner(record, pipeline_ms), record, None, Progress(), lines.append)

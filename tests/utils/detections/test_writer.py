@@ -1,0 +1,43 @@
+import numpy as np
+import pandas as pd
+import torch
+
+from datasets.image_folder import LoadedImage
+from pipelines.contract import Detections
+from utils.detections.writer import DETECTION_COLUMNS, SKIPPED_COLUMNS, DetectionWriter, frame_fields, picture_name
+
+
+def _found(*scores):
+    return Detections(torch.tensor([[1.0, 2.0, 30.0, 40.0]] * len(scores)), torch.tensor(scores),
+                      torch.zeros(len(scores), dtype=torch.int64))
+
+
+def test_the_frame_columns_follow_the_existing_ones():
+    assert DETECTION_COLUMNS == ("image", "class_id", "class_name", "score", "x1", "y1", "x2", "y2", "frame", "pts_s")
+    assert SKIPPED_COLUMNS == ("image", "reason", "frame", "pts_s")
+
+
+def test_a_frame_row_names_its_video_frame_and_pts_and_an_images_leaves_them_empty(tmp_path):
+    (tmp_path / "clips").mkdir()
+    writer = DetectionWriter(tmp_path, tmp_path, ["shape"], save_images=True, note=None)
+    picture = np.zeros((48, 64, 3), np.uint8)
+    writer.write_batch([LoadedImage(str(tmp_path / "clips" / "cam.mp4"), picture, frame=7, pts_s=0.4666667),
+                        LoadedImage(str(tmp_path / "still.jpg"), picture)], [_found(0.9), _found(0.5)])
+    writer.write_skipped(LoadedImage(str(tmp_path / "clips" / "cam.mp4"), None, "frame 8 was not decoded", frame=8,
+                                     pts_s=0.5333333))
+    writer.close()
+    rows = pd.read_csv(tmp_path / "detections.csv", keep_default_na=False)
+    assert list(rows["image"]) == ["clips/cam.mp4", "still.jpg"]
+    assert list(rows["frame"].astype(str)) == ["7", ""] and list(rows["pts_s"].astype(str)) == ["0.466667", ""]
+    skipped = pd.read_csv(tmp_path / "skipped.csv")
+    assert skipped.iloc[0].tolist() == ["clips/cam.mp4", "frame 8 was not decoded", 8, 0.533333]
+    # Each frame's annotated copy has its own file; a still image keeps its name.
+    assert (tmp_path / "images" / "clips" / "cam" / "000007.png").is_file()
+    assert (tmp_path / "images" / "still.jpg").is_file()
+
+
+def test_frame_fields_and_picture_names():
+    assert frame_fields(LoadedImage("a.jpg", None)) == ("", "")
+    assert frame_fields(LoadedImage("a.mp4", None, frame=0, pts_s=None)) == ("0", "")
+    assert picture_name("a/b.jpg", None) == "a/b.jpg"
+    assert picture_name("a/b.mkv", 1234567) == "a/b/1234567.png"
