@@ -56,7 +56,8 @@ def prepare(args: argparse.Namespace):
     from utils.config.schema import load_config
 
     config = load_config(args.config, args.overrides)
-    check_dataset_root(config.dataset.path)
+    if config.reads_image_folder:
+        check_dataset_root(config.dataset.path)
 
     from utils.assembly.collector import loading_without_collection
     with loading_without_collection():

@@ -108,10 +108,10 @@ def test_two_images_sharing_one_label_file_are_refused(scene):
 def test_deep_json_is_refused_quickly_with_a_bounded_message(scene):
     path = scene / "deep.json"
     path.write_text("[" * 200_000 + "]" * 200_000)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: other jobs on the cores do not stretch it
     with pytest.raises(LabelError) as info:
         load(path, scene)
-    assert time.perf_counter() - started < 5
+    assert time.process_time() - started < 5
     assert "nests its values deeper than json can be read here" in str(info.value)
     assert len(str(info.value)) < 600
 

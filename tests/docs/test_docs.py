@@ -16,6 +16,8 @@ from utils.measure.registry import measurements
 from utils.storage import layout
 from utils.detections.writer import DETECTION_COLUMNS, SKIPPED_COLUMNS
 from utils.commands.sweep.files import FIGURE_COLUMNS
+from utils.scenarios.cameras.figures import STREAM_COLUMNS as CAMERA_COLUMNS
+from utils.scenarios.cameras.frames import FRAME_COLUMNS as CAMERA_FRAME_COLUMNS
 
 DOCS = ROOT / "docs"
 
@@ -58,7 +60,8 @@ def test_every_csv_column_is_in_outputs_doc():
     text = (DOCS / "outputs.md").read_text()
     columns = {*STEP_TIMER_COLUMNS, *STEP_SUMMARY_COLUMNS, *DETECTION_COLUMNS, *SKIPPED_COLUMNS, *MEMORY_COLUMNS,
                *MEMORY_STEP_COLUMNS, *PROFILER_OPS_COLUMNS, *LAYER_TIMER_COLUMNS, *LAYER_OPS_COLUMNS,
-               *LAYER_TYPES_COLUMNS, *CLASS_COLUMNS, *FIGURE_COLUMNS, *COMPARE_COLUMNS, "reference_ap_50_95",
+               *LAYER_TYPES_COLUMNS, *CLASS_COLUMNS, *FIGURE_COLUMNS, *COMPARE_COLUMNS, *CAMERA_COLUMNS,
+               *CAMERA_FRAME_COLUMNS, "reference_ap_50_95",
                "tag", "count", "duration_s", "node_id", "node_host"}
     missing = sorted(column for column in columns if f"`{column}`" not in text)
     assert missing == [], f"document these columns in docs/outputs.md: {missing}"

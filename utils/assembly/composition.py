@@ -20,33 +20,31 @@ from datasets.labels import load_ground_truth
 from pipelines.contract import DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.registry import is_reference
-from utils.config.schema import SINGLE_STREAM, Config, config_to_yaml
+from utils.config.schema import Config, config_to_yaml
 from utils.core.errors import ExitStatus
-from utils.scenarios.loadgen import bounds as loadgen_bounds
 from utils.measure.below_layer.control import BelowTheLayer
 from utils.preflight.cpu_budget import loader_workers, threads_warning, usable_cpus
 from utils.assembly.dependency_logs import DependencyLogs
 from utils.scenarios.input_shapes import batch_shapes, choose_warmup, image_sizes, warmup_document, warmup_line
 from utils.core.interruption import RunStops, signal_of
-from utils.scenarios.loadgen.loadgen_pass import LoadgenPass, LoadgenTest, LoadgenImages
 from utils.tracking.mlflow_step import log_to_mlflow
 from utils.preflight.memory_fit import available_memory, check_fits, measure_fit
 from utils.scenarios.pass_plan import PassPlan, PassSchedule, PlannedPass, WarmupBatches
 from utils.measure.listening import PassRecorders
 from utils.measure.registry import measurements
 from utils.scenarios.context import PassContext, PassProgress
-from utils.scenarios.single_stream.passes import SingleStreamPasses
+from utils.scenarios.contract import FoundImages, RunImages, ScenarioRun
+from utils.scenarios.registry import readers_of, scenario_for
 from utils.checks.run_checks import run_checks
 from utils.preflight.heap_setting import KEEP_HEAP, apply_allocator
 from utils.assembly.runtime_setup import prepare_runtime
 from utils.checks.int8.repair_statement import control_entry, warnings as int8_warnings
 from utils.scenarios.runner import PassRunner, leave_stops_to_the_main_process, shutdown_workers
-from utils.scenarios.loadgen.test import scenario_settings
-from utils.preflight.start_refusals import check_class_ids
+from utils.preflight.start_refusals import StartRefused, check_class_ids
 from utils.measure.steps.timed_batch import batch_sizes, untimed
 from utils.record.built_run import BuiltRun, RunSections
 from utils.record.run_record import RunIdentity, RunRecord, Status
-from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, step_order
+from utils.record.steps import PassKind, step_order
 from utils.measure.environment import describe_environment
 from utils.storage import layout
 from utils.storage.atomic import OutputWriteError
@@ -80,7 +78,7 @@ class PassesEnded:
 def run_sections(config: Config) -> RunSections:
     """The config's sections the parts below the composition root read: they never see the whole config."""
     return RunSections(config.dataset, config.model, config.runtime, config.preprocess, config.postprocess,
-                       config.benchmark, config.run.seed)
+                       config.benchmark, config.run.seed, config.cameras)
 
 
 class Benchmark:
@@ -110,14 +108,15 @@ class Benchmark:
     def _prepare(self) -> None:
         config = self.config
         self.family = family_for(config.model.network)  # the config refused a runtime it cannot run
-        self.paths = find_images(config.dataset.path, config.dataset.limit)
+        self.scenario = scenario_for(config.benchmark.scenario)
+        self.sections = run_sections(config)
+        # A scenario that reads its own sources (cameras) has no images: the image passes and checks do without.
+        self.paths = find_images(config.dataset.path, config.dataset.limit) if self.scenario.reads_images else []
         self.dataset = DatasetBatches(self.paths, config.dataset.batch_size, config.dataset.max_pixels)
         self.sizes = sizes = image_sizes(self.paths, config.dataset.max_pixels)
         self.image_bytes = [3 * height * width for height, width in filter(None, sizes)]
-        self.scenario_settings = scenario_settings(config.benchmark)
-        if self.scenario_settings is not None:  # LoadGen's schedule, bounded before anything is loaded
-            loadgen_bounds.check_integers(self.scenario_settings)
-            loadgen_bounds.check_plan(self.scenario_settings, self._loadgen_plan(None), *available_memory())
+        # The scenario's own settings, refused before anything is loaded (LoadGen's schedule, the cameras).
+        self.scenario_settings = self.scenario.prepare(self.sections, FoundImages(self.paths, self.image_bytes))
         # Before the model: its weights and everything the passes allocate then come from the kept heap.
         self.allocator = apply_allocator(config.runtime.allocator)
         if config.runtime.allocator == KEEP_HEAP:
@@ -138,11 +137,11 @@ class Benchmark:
             self.console(f"WARNING: {oversubscribed}")
         self.truth = (load_ground_truth(config.dataset.labels, config.dataset.path, self.paths,
                                         self.network.class_names, config.dataset.max_pixels)
-                      if config.dataset.labels else None)
+                      if config.dataset.labels and self.scenario.reads_images else None)
         if self.truth is not None and (few := self.truth.coverage_warning()) is not None:
             self.start_warnings.append(few)
             self.console(f"WARNING: {few}")
-        sections = run_sections(config)
+        sections = self.sections
         prepared = prepare_runtime(sections, self.family, self.network, self.paths, self.console, self.truth)
         self.runtime, self.calibration = prepared.runtime, prepared.calibration
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
@@ -155,10 +154,6 @@ class Benchmark:
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
         self.run_dir.create()
 
-    def _loadgen_plan(self, expected_per_s: Optional[float]) -> loadgen_bounds.LoadgenPlan:
-        return loadgen_bounds.plan(self.scenario_settings, len(self.paths), self.image_bytes, expected_per_s,
-                                   self.config.benchmark.loadgen.performance_sample_count)
-
     def _check_memory(self) -> None:
         """Refuses (exit 2) a batch whose forward cannot fit, before anything of its size is allocated."""
         config, family = self.config, self.family
@@ -169,8 +164,9 @@ class Benchmark:
             return
         fit = measure_fit(*probe, smallest_input=family.smallest_input(config.model.network))
         sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in family.SIZE_KEYS}
-        # A batch never holds more images than the dataset has.
-        batch_size = min(config.dataset.batch_size, len(self.paths))
+        # A batch never holds more images than the dataset has (a scenario of its own sources: any batch).
+        batch_size = (min(config.dataset.batch_size, len(self.paths)) if self.scenario.reads_images
+                      else config.dataset.batch_size)
         check_fits(fit, sizes, family.largest_input_area(config.model.network, config.preprocess), batch_size,
                    *available_memory())
 
@@ -228,20 +224,23 @@ class Benchmark:
         bench = self.config.benchmark
         sizes = batch_sizes(len(self.paths), self.config.dataset.batch_size)
         record.warmup = warmup_document(self.warmup, self.input_shapes)
-        if bench.scenario == SINGLE_STREAM and "loadgen" in bench.model_fields_set:
-            record.notes.append("benchmark.loadgen is not used: single_stream runs detbench's own passes; set "
-                                "benchmark.scenario to multi_stream, server or offline to run under LoadGen")
+        given = {"benchmark.loadgen": "loadgen" in bench.model_fields_set,
+                 "cameras": "cameras" in self.config.model_fields_set}
+        for section in sorted(key for key, set_by_user in given.items() if set_by_user
+                              and key not in self.scenario.reads_sections):
+            record.notes.append(f"{section} is not used: benchmark.scenario {bench.scenario} does not read it; set "
+                                f"benchmark.scenario to {' or '.join(readers_of(section))} to use it")
+        record.notes.extend(self.scenario.notes(self.sections))
+        if not self.scenario.reads_images:
+            record.notes.append(f"benchmark.scenario {bench.scenario} reads no image files: the checks that score "
+                                "them (agreement with the reference, the accuracy pass) did not run")
         return PassPlan(PassSchedule.of(bench), sizes,
                         WarmupBatches(indices=self.warmup.batches, cold=frozenset(self.warmup.cold)))
 
     def _timed_passes(self, plan: PassPlan, context: PassContext) -> None:
-        """detbench's own passes (single_stream), or the LoadGen test of the configured scenario."""
-        if self.config.benchmark.scenario == SINGLE_STREAM:
-            SingleStreamPasses(plan, context, self.pipeline, self.runtime).run()
-            return
-        images = LoadgenImages(self.dataset, self.sizes, self.input_shapes, self.image_bytes, self.warmup)
-        test = LoadgenTest(self.built, self.scenario_settings, images, self.run_dir.path)
-        LoadgenPass(test, context).run(plan)
+        """The configured scenario's passes (utils/scenarios/registry.py)."""
+        images = RunImages(self.dataset, self.sizes, self.input_shapes, self.image_bytes, self.warmup)
+        self.scenario.run(ScenarioRun(plan, context, self.built, images, self.run_dir.path, self.scenario_settings))
 
     def _closing_checks(self, record: RunRecord) -> None:
         """After the passes: a run that skipped every image failed; the pipeline's doubts are warned."""
@@ -267,15 +266,15 @@ class Benchmark:
             return self._failed_before_start(record, writer, error)
         stop_signal: Optional[int] = None
         failed_writing = False  # a stream cut by a write failure is discarded, never published half-written
-        bench = config.benchmark
-        # Under LoadGen the streams' batches overlap: the counters bracket the whole test, not each batch.
+        # Where batches of several threads overlap (LoadGen's streams, cameras) the counters bracket the whole pass.
         self._below = BelowTheLayer(config.profiling, self.pipeline.layer_timing_targets().model, self.console,
-                                    counters_around=PIPELINE_STEP if self.scenario_settings is None else RUN_STEP,
+                                    counters_around=self.scenario.counters_around,
                                     allocator=self.allocator)
         recorders = PassRecorders.built(self._measurement_settings(), self._below)
         record.steps, record.steps_origin_ns = recorders.timer.records, recorders.timer.origin_ns
         plan = self._pass_plan(record)
-        self.console(warmup_line(self.warmup))
+        if self.scenario.reads_images:  # a scenario of its own sources warms up its own way
+            self.console(warmup_line(self.warmup))
         progress = PassProgress(plan.total_images, config.run.id)
         loader = leave_stops_to_the_main_process(
             image_loader(self.paths, config.dataset.batch_size, self._workers(record), config.dataset.max_pixels))
@@ -294,7 +293,7 @@ class Benchmark:
                 stack.callback(shutdown_workers, loader)
                 stack.callback(self._below.stop)
                 with stops.ending_passes():
-                    detections = DetectionWriter(self.run_dir.path, Path(config.dataset.path),
+                    detections = DetectionWriter(self.run_dir.path, self.scenario.items_root(self.sections),
                                                  self.pipeline.class_names, config.outputs.save_images,
                                                  record.identity.random_weights_note)
                     journal = self._journal(recorders, detections)
@@ -305,12 +304,13 @@ class Benchmark:
                                                          after_pass))
             record.status = Status.COMPLETE
             record.wall_s = time.perf_counter() - started
-            if config.profiling.kernels and bench.scenario == SINGLE_STREAM:
+            if config.profiling.kernels and self.scenario.kernels_batch:
                 with stops.ending_passes():
                     self._below.kernels_batch(self._one_batch, self.pipeline.layer_timing_targets().model,
                                               self.runtime)
             progress.close()
-            run_checks(self.built, self._needs_reference(), recorders, record, stops, self.console)
+            if self.scenario.reads_images:
+                run_checks(self.built, self._needs_reference(), recorders, record, stops, self.console)
         except KeyboardInterrupt as stop:
             stop_signal = signal_of(stop)
             record.status, record.stop_reason = Status.INTERRUPTED, signal.Signals(stop_signal).name
@@ -318,7 +318,7 @@ class Benchmark:
         except OutputWriteError as error:
             record.status, record.stop_reason = Status.FAILED, str(error)
             failed_writing = True
-        except loadgen_bounds.LoadgenRefused as refusal:  # known once the warm-up measured the rate
+        except StartRefused as refusal:  # known once the passes began (LoadGen's plan at the rate measured)
             self.refused = True  # the settings, not the harness, are at fault: exit status 2
             record.status, record.stop_reason = Status.FAILED, str(refusal)
         except Exception as error:

@@ -15,6 +15,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationEr
 
 from pipelines.registry import FACTS, facts_for, known_architectures, runtime_refusal
 from pipelines.runtimes import registry as runtimes
+from pipelines.runtimes.spec import quantizes
 from pipelines.settings import EVALUATION_KEYS, NO_CAP, SharedPostprocess, SharedPreprocess
 from utils.config import strict_yaml
 from utils.core.bounded_text import clipped, shown
@@ -82,7 +83,8 @@ class DatasetSection(_Section):
     path: PathText = Field(description=(
         "folder searched recursively for jpg, jpeg, png, bmp, webp, tif, tiff (relative paths are resolved from "
         "the current directory). Photos are read upright: the EXIF orientation is applied as image viewers apply "
-        "it, and detections are in the upright image's pixels"))
+        "it, and detections are in the upright image's pixels. `benchmark.scenario: cameras` reads a video file "
+        "or a folder of videos here instead, or nothing with `cameras.sources` (see [cameras.md](cameras.md))"))
     limit: Optional[int] = Field(None, ge=1, description="first N images in sorted order; null: all")
     batch_size: int = Field(1, ge=1, description="images per forward")
     workers: Optional[int] = Field(None, ge=0, description=(
@@ -335,8 +337,10 @@ class AccuracySection(_Section):
         "bootstrap resamples (over images) of the drop's 95% interval; 0: none"))
 
 
-SINGLE_STREAM = "single_stream"  # detbench's own passes; the others run under LoadGen
-SCENARIOS = (SINGLE_STREAM, "multi_stream", "server", "offline")
+SINGLE_STREAM = "single_stream"  # detbench's own passes
+CAMERAS = "cameras"  # cameras read, decoded and detected as deployments run them (the `cameras` section)
+LOADGEN_SCENARIOS = ("multi_stream", "server", "offline")  # under MLPerf LoadGen
+SCENARIOS = (SINGLE_STREAM, *LOADGEN_SCENARIOS, CAMERAS)
 
 
 class LoadgenSection(_Section):
@@ -391,8 +395,9 @@ class BenchmarkSection(_Section):
     agreement: AgreementSection = AgreementSection()
     accuracy: AccuracySection = AccuracySection()
     scenario: Literal[SCENARIOS] = Field(SINGLE_STREAM, description=(
-        "which question the run answers: detbench's own passes (`single_stream`) or an MLPerf LoadGen scenario "
-        "(see [scenarios.md](scenarios.md))"))
+        "which question the run answers: detbench's own passes (`single_stream`), an MLPerf LoadGen scenario "
+        "(see [scenarios.md](scenarios.md)), or `cameras`: video files and streams as cameras, read at their "
+        "frame rate by the `cameras` section (see [cameras.md](cameras.md#the-camera-scenario))"))
     loadgen: LoadgenSection = LoadgenSection()
 
     @model_validator(mode="after")
@@ -416,6 +421,64 @@ class BenchmarkSection(_Section):
             return value
         raise ValueError("must be auto (warm up every input shape the run will see) or a whole number of "
                          "batches >= 0, e.g. 1")
+
+
+DROP, QUEUE = "drop", "queue"
+SHARED, PER_STREAM = "shared", "per_stream"
+
+
+class CamerasSection(_Section):
+    """The cameras of `benchmark.scenario: cameras`: what they read, at which rate, what a busy detector does with
+    a new frame, how streams are read, and how long the run measures (see [cameras.md](cameras.md#the-camera-scenario))."""
+
+    count: int = Field(1, ge=1, description=(
+        "cameras reading each source (`dataset.path`, or each of `sources`), each camera with its own decoder and "
+        "connection: the N of a capacity point"))
+    sources: list[PathText] = Field([], description=(
+        "video files, folders of videos and stream URLs (rtsp://, http(s):// MJPEG or HLS, ...), `count` cameras "
+        "each (relative paths from the current directory); empty: `dataset.path` (a video file, or a folder of "
+        "videos read one after another)"))
+    realtime: bool = Field(True, description=(
+        "play each file at its own frame rate, as a camera delivers it (a file shorter than the run loops, its "
+        "frames numbered on); false: a file is read as fast as the detector takes its frames and nothing is "
+        "dropped. Streams always arrive at their own rate"))
+    fps: Optional[float] = Field(None, gt=0.0, description=(
+        "the cameras' frame rate: at most this many frames per second of each source's own timestamps go to the "
+        "detector (every frame is still decoded, as a camera's decoder must); null: every frame, at the "
+        "source's own rate"))
+    when_busy: Literal["drop", "queue"] = Field(DROP, description=(
+        "a new frame while the detector is busy: `drop` keeps only each camera's newest pending frame (an older "
+        "pending one is dropped when a newer arrives, as Frigate does); `queue` keeps up to `queue_frames` per "
+        "camera and drops the newest when full"))
+    queue_frames: int = Field(4, ge=1, description="`when_busy: queue`: the frames each camera keeps waiting")
+    detector: Literal["shared", "per_stream"] = Field(SHARED, description=(
+        "`shared`: one detector takes the first waiting frame, then whatever else waits on any camera, up to "
+        "`dataset.batch_size` (as Frigate and DeepStream batch); `per_stream`: one detector thread per camera "
+        "calling the same pipeline, which needs `runtime.streams` of at least the number of cameras"))
+    duration_s: float = Field(10.0, gt=0.0, description=(
+        "the measured window, in seconds; it ends sooner when every source has ended"))
+    warmup_s: float = Field(2.0, ge=0.0, description=(
+        "seconds the cameras run before the window opens: their frames are detected, never measured"))
+    decoder_threads: int = Field(1, ge=0, description=(
+        "each camera's decoder threads (0: FFmpeg picks one per core); 1 leaves the cores to the detector"))
+    connect_timeout_s: float = Field(10.0, gt=0.0, description="streams: the bound on opening one, in seconds")
+    read_timeout_s: float = Field(5.0, gt=0.0, description="streams: the bound on each wait for data, in seconds")
+    reconnects: int = Field(3, ge=0, description=(
+        "streams: attempts to open a stream again after it stalls or ends, per gap"))
+    reconnect_delay_s: float = Field(1.0, ge=0.0, description="streams: the wait before each attempt, in seconds")
+    rtsp_transport: Literal["tcp", "udp"] = Field("tcp", description=(
+        "rtsp:// streams: `tcp` loses no packets (as NVRs advise); `udp` for cameras that offer nothing else"))
+
+    @model_validator(mode="after")
+    def _sources_named(self) -> "CamerasSection":
+        for index, source in enumerate(self.sources):
+            if not source.strip():
+                raise ValueError(f"cameras.sources[{index}] is empty; give a video file or a stream URL")
+        return self
+
+    @property
+    def camera_count(self) -> int:
+        return max(len(self.sources), 1) * self.count
 
 
 class ProfilingSection(_Section):
@@ -512,13 +575,36 @@ class Config(_Section):
     benchmark: BenchmarkSection = BenchmarkSection()
     profiling: ProfilingSection = ProfilingSection()
     outputs: OutputsSection = OutputsSection()
+    cameras: CamerasSection = CamerasSection()
 
     @model_validator(mode="after")
     def _streams_need_a_scenario(self) -> "Config":
         if self.runtime.streams != AUTO and self.runtime.streams > 1 and self.benchmark.scenario == SINGLE_STREAM:
             raise ValueError(f"runtime.streams {self.runtime.streams} needs requests to keep in flight: "
                              "benchmark.scenario single_stream runs one batch after another; set "
-                             "benchmark.scenario offline, server or multi_stream, or runtime.streams 1")
+                             "benchmark.scenario offline, server or multi_stream (or cameras with cameras.detector "
+                             "per_stream), or runtime.streams 1")
+        return self
+
+    @model_validator(mode="after")
+    def _cameras_fit_the_runtime(self) -> "Config":
+        """What only the cameras and the runtime together decide; the sources themselves are checked at start."""
+        if self.benchmark.scenario != CAMERAS:
+            return self
+        cameras, streams = self.cameras, self.runtime.streams
+        if cameras.detector == SHARED and streams != 1:
+            raise ValueError(f"runtime.streams {streams} with cameras.detector shared: one detector keeps one "
+                             "request in flight, and more streams would only split its threads; set "
+                             "runtime.streams 1, or cameras.detector per_stream")
+        if cameras.detector == PER_STREAM and streams != AUTO and streams < cameras.camera_count:
+            raise ValueError(f"cameras.detector per_stream runs {cameras.camera_count} detector(s) at once, one per "
+                             f"camera, but runtime.streams is {streams}: detectors would share a stream's threads; "
+                             f"set runtime.streams {cameras.camera_count} (runtime.threads at least as many), or "
+                             "cameras.detector shared")
+        if quantizes(self.runtime.precision) and self.runtime.calibration.path is None:
+            raise ValueError(f"runtime.precision {self.runtime.precision} calibrates on images, and a camera run "
+                             "reads video: set runtime.calibration.path to a folder of images like the cameras' "
+                             "frames")
         return self
 
     @model_validator(mode="before")
@@ -584,6 +670,12 @@ class Config(_Section):
         if refusal is not None:
             raise ValueError(refusal)
         return self
+
+    @property
+    def reads_image_folder(self) -> bool:
+        """Whether dataset.path names a folder of images, checked before anything heavy loads; a camera run reads
+        video files and streams instead, looked at when its cameras are built."""
+        return self.benchmark.scenario != CAMERAS
 
     def family_sections(self) -> dict[str, Any]:
         """The config as data, preprocess and postprocess holding only the keys the model's family reads."""

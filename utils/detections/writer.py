@@ -54,7 +54,8 @@ class DetectionWriter:
         self._skipped.write((self.relative(sample.path), sample.error, *frame_fields(sample)))
         self.skipped += 1
 
-    def write_batch(self, samples: list[LoadedImage], detections: list[Detections]) -> None:
+    def write_batch(self, samples: list[LoadedImage], detections: list[Detections], pictures: bool = True) -> None:
+        """The rows of each image's detections and, with `pictures`, its annotated copy and masks."""
         for sample, found in zip(samples, detections):
             name = self.relative(sample.path)
             frame = frame_fields(sample)
@@ -66,13 +67,22 @@ class DetectionWriter:
                                         f"{x2:.2f}", f"{y2:.2f}", *frame))
             self.detections_written += len(rows)
             self.images_written += 1
-            picture = picture_name(name, sample.frame)
-            masks = None if found.masks is None else found.masks.detach().cpu().numpy()
-            if masks is not None:
-                self._save_png(self.masks_dir / Path(picture).with_suffix(".png"), label_map(masks))
-            if self.images_dir is not None:
-                self._save_image(self.images_dir / picture,
-                                 draw_detections(sample.image, rows, self.names, self.note, masks))
+            if pictures:
+                self._picture(sample, found, rows)
+
+    def write_pictures(self, samples: list[LoadedImage], detections: list[Detections]) -> None:
+        """Annotated copies (and masks) of images whose rows are written already."""
+        for sample, found in zip(samples, detections):
+            self._picture(sample, found, detection_rows(found))
+
+    def _picture(self, sample: LoadedImage, found: Detections, rows: np.ndarray) -> None:
+        picture = picture_name(self.relative(sample.path), sample.frame)
+        masks = None if found.masks is None else found.masks.detach().cpu().numpy()
+        if masks is not None:
+            self._save_png(self.masks_dir / Path(picture).with_suffix(".png"), label_map(masks))
+        if self.images_dir is not None:
+            self._save_image(self.images_dir / picture,
+                             draw_detections(sample.image, rows, self.names, self.note, masks))
 
     @staticmethod
     def _save_image(target: Path, image: np.ndarray) -> None:

@@ -13,7 +13,7 @@ from typing import Optional
 from datasets.labels import GroundTruth
 from pipelines.contract import DetectionPipeline, DetectorFamily, LoadedNetwork
 from pipelines.runtimes.base import PreparedForward, Runtime
-from utils.config.schema import (BenchmarkSection, DatasetSection, ModelSection, PostprocessSection,
+from utils.config.schema import (BenchmarkSection, CamerasSection, DatasetSection, ModelSection, PostprocessSection,
                                  PreprocessSection, RuntimeSection)
 
 
@@ -28,6 +28,7 @@ class RunSections:
     postprocess: PostprocessSection
     benchmark: BenchmarkSection
     seed: int  # run.seed: the reference's random weights and the accuracy pass's bootstrap draw from it
+    cameras: CamerasSection  # benchmark.scenario cameras reads it
 
 
 @dataclass(frozen=True)

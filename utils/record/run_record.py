@@ -11,7 +11,7 @@ from importlib import metadata
 from typing import Any, Optional
 
 from utils.record.layers import SOURCE_TORCH_HOOKS, LayerProfile, TimingSnapshot
-from utils.record.sections import AccuracySection, AgreementSection, RecipeEntry, ScenarioSection
+from utils.record.sections import AccuracySection, AgreementSection, CamerasSection, RecipeEntry, ScenarioSection
 from utils.record.steps import StepRecord
 
 SCHEMA_VERSION = 2
@@ -107,7 +107,10 @@ class RunRecord:
     profile: Optional[ProfileResult] = None
     # By measurement key (summary.json's), in registry order; a measurement not collected yet is absent.
     measured: dict[str, MeasurementResult] = field(default_factory=dict)
-    scenario: Optional[ScenarioSection] = None  # a LoadGen scenario's settings and verdict
+    scenario: Optional[ScenarioSection] = None  # a LoadGen scenario's settings and verdict, or the cameras'
+    cameras: Optional[CamerasSection] = None  # benchmark.scenario cameras: per camera and over all of them
+    camera_streams: Optional[Table] = None  # cameras.csv
+    camera_frames: Optional[Table] = None  # cameras_frames.csv
     warmup: Optional[dict[str, Any]] = None  # the warm-up's batches, the input shapes and those left cold
     agreement: Optional[AgreementSection] = None  # against the torch fp32 reference, for any other runtime
     accuracy: Optional[AccuracySection] = None  # the accuracy pass: mAP and, beside a reference, the drop

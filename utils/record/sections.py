@@ -120,8 +120,9 @@ class AccuracySection(TypedDict, total=False):
 
 
 class ScenarioSection(TypedDict, total=False):
-    """A LoadGen scenario: what was asked, LoadGen's verdict under `result`, and what the streams answered."""
-    name: Required[str]  # single_stream, multi_stream, server or offline
+    """A scenario other than single_stream: what was asked; a LoadGen scenario's verdict under `result` and what
+    the streams answered (a camera run's figures are its own section, `cameras`)."""
+    name: Required[str]  # multi_stream, server, offline or cameras
     figure: str
     driver: str
     mode: str
@@ -135,6 +136,21 @@ class ScenarioSection(TypedDict, total=False):
     accuracy: dict[str, Any]  # accuracy mode with labels: LoadGen's answers scored
     forward_bound: dict[str, Any]  # offline: the streams' whole-pipeline and forward-alone rates
 
+
+
+class CamerasSection(Section, total=False):
+    """benchmark.scenario cameras (utils/scenarios/cameras/): what was asked, the window, every camera's figures
+    (cameras.csv's rows) and their totals, each gap of a stream, and the files."""
+    definition: str
+    cpu_definition: str
+    settings: dict[str, Any]
+    window_s: float
+    drain_s: float  # after the window, the detectors finishing the frames still waiting
+    window: dict[str, float]  # start_s and end_s on the run's clock
+    total: dict[str, Any]
+    streams: list[dict[str, Any]]
+    gaps: list[dict[str, Any]]
+    files: dict[str, str]
 
 
 class RecipeEntry(TypedDict, total=False):

@@ -16,6 +16,7 @@ from utils.reporting.peer_advice import peer_lines
 from utils.measure.contract import section_in
 from utils.measure.registry import measurements
 from utils.record.sections import AccuracySection, AgreementSection, RecipeEntry, ScenarioSection
+from utils.scenarios.cameras import report as cameras_report
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
                "spread_per_image", "repeat_spread")
@@ -42,6 +43,8 @@ def headline(summary: dict) -> str:
     lead = (f"{summary['model']} on {runtime.get('backend', '?')} {runtime.get('precision', '')}, "
             f"{summary.get('threads')} thread(s): ")
     scenario: Optional[ScenarioSection] = summary.get("scenario")
+    if summary.get("cameras"):
+        return lead + cameras_report.headline(summary["cameras"]) + "; each batch " + per_image
     if not scenario:
         return lead + f"{_fmt(latency['images_per_s'], '.2f')} images/s, " + per_image
     streams = latency.get("streams", 1)
@@ -90,7 +93,7 @@ def format_summary(summary: dict, run_path: Path) -> str:
              f"  images: {summary['images_processed']} processed, {summary['images_skipped']} skipped, "
              f"{summary['detections']} detections; {summary['timed_passes']} timed pass(es)"]
     scenario: Optional[ScenarioSection] = summary.get("scenario")
-    if scenario:
+    if scenario and "result" in scenario:  # LoadGen's verdict
         lines.append(scenario_line(scenario))
         if scenario.get("forward_bound"):
             lines.append(forward_bound_line(scenario["forward_bound"]))
@@ -104,6 +107,8 @@ def format_summary(summary: dict, run_path: Path) -> str:
                      f"{_fmt(layer['unattributed_ms'])} ms of {_fmt(layer['model_forward_ms'])} ms model time")
     for measurement in measurements():
         lines += measurement.console(section_in(summary, measurement))
+    if summary.get("cameras"):
+        lines.extend(cameras_report.console_lines(summary["cameras"]))
     lines.extend(below_console_lines(summary))
     steps_csv = run_path / layout.STEPS_SUMMARY
     if steps_csv.exists():

@@ -1,5 +1,6 @@
 """PNG plots of a run's CSVs: the harness's own (layer types, top layers, step latency), then each measurement's
-(utils/measure/<name>/plots.py) in the order report.html shows them. Drawn with utils/storage/png_figure.py.
+(utils/measure/<name>/plots.py) in the order report.html shows them, and a camera run's
+(utils/scenarios/cameras/plots.py). Drawn with utils/storage/png_figure.py.
 """
 from __future__ import annotations
 
@@ -116,7 +117,7 @@ def write_all_plots(run_dir: Path | str, *, order: Sequence[str] = (), note: str
     `order` is the run's step order (the record's identity), which keeps colours and rows stable."""
     run_dir = Path(run_dir)
     table = {name: _read_table(run_dir / name) for name in (layout.LAYER_TYPES, layout.LAYER_TIMER,
-                                                            layout.STEPS_TIMER)}
+                                                            layout.STEPS_TIMER, layout.CAMERA_FRAMES)}
     written = []
     if table[layout.LAYER_TYPES] is not None:
         written.append(plot_layer_types(table[layout.LAYER_TYPES], run_dir / layout.LAYER_TYPES_PLOT, note=note))
@@ -130,6 +131,11 @@ def write_all_plots(run_dir: Path | str, *, order: Sequence[str] = (), note: str
             tables = [_read_table(run_dir / name) for name in plot.reads]
             if tables[0] is not None and (path := _drawing(plot)(tables, run_dir / plot.file, order, note)):
                 written.append(path)
+    if table[layout.CAMERA_FRAMES] is not None:
+        from utils.scenarios.cameras.plots import plot_cameras
+        cameras = plot_cameras(table[layout.CAMERA_FRAMES], run_dir / layout.CAMERAS_PLOT, note=note)
+        if cameras is not None:
+            written.append(cameras)
     return written
 
 

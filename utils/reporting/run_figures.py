@@ -9,6 +9,7 @@ from typing import Any, Mapping, Union
 
 from utils.measure.contract import section_in
 from utils.measure.registry import measurements
+from utils.scenarios.cameras import report as cameras_report
 
 
 Scalar = Union[str, int, float, bool, None]
@@ -69,10 +70,15 @@ def headline_figures(summary: Mapping[str, Any]) -> dict[str, float]:
 
 
 def scenario_figures(summary: Mapping[str, Any]) -> dict[str, float]:
-    """A LoadGen scenario's figures (none for single_stream): valid as 1 or 0, samples/s, LoadGen's latency
-    percentiles and its early-stopping estimates, in ms."""
+    """A scenario's figures (none for single_stream): a LoadGen scenario's valid as 1 or 0, samples/s, LoadGen's
+    latency percentiles and its early-stopping estimates, in ms; a camera run's frames/s detected, latency from
+    arrival, the share dropped and the CPU ms per frame."""
     scenario = summary.get("scenario") or {}
     result = scenario.get("result") or {}
+    cameras = cameras_report.figures(summary.get("cameras"))
+    if cameras:
+        return {name: float(value) for name, value in cameras.items()
+                if isinstance(value, (int, float)) and not isinstance(value, bool)}
     if not result:
         return {}
     latency = result.get("latency_ms") or {}

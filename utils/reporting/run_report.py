@@ -18,10 +18,11 @@ from utils.storage import layout
 from utils.checks.int8.repair_statement import control_entry, statement
 from utils.measure.below_layer.report import SECTION as BELOW_SECTION, below_section
 from utils.storage.html_page import Bar, HtmlPage, escape, format_cell
+from utils.scenarios.cameras import report as cameras_report
 from utils.measure.layers.path_labels import shorten
 from utils.measure.contract import Measurement, section_in
 from utils.measure.registry import measurements
-from utils.record.sections import AccuracySection, AgreementSection, ScenarioSection
+from utils.record.sections import AccuracySection, AgreementSection, ScenarioSection, measured
 
 TOP_LAYERS = 20
 TYPES_SHOWN = 15
@@ -36,9 +37,11 @@ STEP_COLUMNS = (("step", "step"), ("count", "batches"), ("images", "images"), ("
                 ("share_of_pipeline", "share"), ("images_per_s", "images/s"))
 FRACTION_COLUMNS = ("spread_per_image", "repeat_spread", "share_of_pipeline")  # shown as percentages
 VERDICT_TONES = {"equal": "good", "close": "warn", "within_budget": "warn", "different": "bad"}
-# The page's own sections in order; a measurement's goes after the one its PageSection names (page_sections).
-HARNESS_SECTIONS = (("steps", "Steps"), ("layers", "Layers"), ("agreement", "Agreement"), ("accuracy", "Accuracy"),
-                    ("environment", "Environment"), ("trace", "Trace"), BELOW_SECTION)
+# The page's own sections in order; a measurement's goes after the one its PageSection names (page_sections). A
+# camera run's section follows the steps (only in a camera run).
+HARNESS_SECTIONS = (("steps", "Steps"), (cameras_report.ANCHOR, cameras_report.TITLE), ("layers", "Layers"),
+                    ("agreement", "Agreement"), ("accuracy", "Accuracy"), ("environment", "Environment"),
+                    ("trace", "Trace"), BELOW_SECTION)
 ACCURACY_COLUMNS = (("class_id", "class"), ("class_name", "name"), ("objects", "objects"),
                     ("detections", "detections"), ("ap_50_95", "AP@0.5:0.95"), ("ap_50", "AP@0.5"),
                     ("ap_75", "AP@0.75"), ("ar_100", "AR@100"), ("reference_ap_50_95", "reference AP@0.5:0.95"))
@@ -138,8 +141,10 @@ def headline_cells(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
                 ("forward p50 ms per image", forward.get("p50_ms_per_image"))]
     for measurement in page_measurements():
         figures += measurement.page.headline(section_in(summary, measurement))
+    if summary.get("cameras"):  # what the cameras were served comes first
+        figures[:0] = cameras_report.headline_cells(summary["cameras"])
     scenario: Optional[ScenarioSection] = summary.get("scenario")
-    if scenario:  # LoadGen's verdict first: an invalid result is not the scenario's figure
+    if scenario and "result" in scenario:  # LoadGen's verdict first: an invalid result is not the scenario's figure
         result = scenario.get("result") or {}
         latency = result.get("latency_ms") or {}
         verdict = {True: "VALID", False: "INVALID", None: "no result"}[result.get("valid")]
@@ -374,13 +379,19 @@ def _environment(page: HtmlPage, summary: Mapping[str, Any], environment: Option
 def _trace(page: HtmlPage, summary: Mapping[str, Any]) -> None:
     page.heading("Trace", "trace")
     profiler = summary.get("profiler")
+    cameras = measured(summary.get("cameras"))
+    if cameras:
+        page.paragraph(f"{layout.TRACE} holds one track per camera: its frames' batches (detect), each frame "
+                       "dropped, and its latency as a counter; open it in Perfetto (ui.perfetto.dev) or "
+                       "chrome://tracing.")
     if not profiler and summary.get("trace"):
         page.paragraph(f"{summary['trace']} holds the timed passes' steps with py-spy's stacks and the CPU counters "
                        "on the same clock: open it in Perfetto (ui.perfetto.dev) or chrome://tracing.")
         return
     if not profiler:
-        page.paragraph("No trace in this run: set benchmark.profiler: true to profile one batch and write "
-                       f"{layout.TRACE}.")
+        if not cameras:
+            page.paragraph("No trace in this run: set benchmark.profiler: true to profile one batch and write "
+                           f"{layout.TRACE}.")
         return
     trace = escape(profiler["trace"])
     page.paragraph(f"{profiler['trace']} in this directory holds one profiled batch (Chrome trace format, "
@@ -412,8 +423,9 @@ def render_run_report(summary: Mapping[str, Any], step_summary: Sequence[Mapping
                "layers": partial(_layers, page, summary, layers), "agreement": partial(_agreement, page, summary),
                "accuracy": partial(_accuracy, page, summary, accuracy_classes),
                "environment": partial(_environment, page, summary, environment), "trace": partial(_trace, page, summary),
-               BELOW_SECTION[0]: partial(below_section, page, summary)}
-    sections = page_sections()
+               BELOW_SECTION[0]: partial(below_section, page, summary),
+               cameras_report.ANCHOR: partial(cameras_report.page_section, page, summary.get("cameras"), plots)}
+    sections = [entry for entry in page_sections() if entry.anchor != cameras_report.ANCHOR or summary.get("cameras")]
     page.links([(entry.anchor, entry.title) for entry in sections])
     for entry in sections:
         if entry.measurement is None:

@@ -6,11 +6,15 @@ the files beside it. Between the two, the run's journal (utils/measure/steps/jou
 """
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from utils.measure.layers import run_trace
+from utils.measure.layers.chrome_trace import integer_ids, trace_origin_ns
 from utils.measure.layers.tables import (layer_ops_frame, layer_timer_frame, layer_tree_text, layer_types_frame,
                                       top_self_frame)
 from utils.record.run_record import RunRecord
@@ -23,6 +27,7 @@ from utils.reporting.run_figures import flatten, headline_figures
 from utils.reporting.run_report import TOP_LAYERS, LayerTables, render_run_report
 from utils.reporting.summary import summary_document
 from utils.reporting.tensorboard_events import write_tensorboard
+from utils.scenarios.cameras.trace import camera_events, with_cameras
 
 
 class RunWriter:
@@ -70,6 +75,26 @@ class RunWriter:
         run_dir.write_text(layout.LAYER_TREE, layer_tree_text(record.layer_timing, profile=profiled_layers))
         return layers
 
+    def _camera_tracks(self, record: RunRecord) -> None:
+        """trace.json with one track per camera, merged into the one the profiler or the layer below wrote (on the
+        profiler's Unix clock, or from the step timer's origin), or on its own."""
+        streams = [row["stream"] for row in record.camera_streams.rows] if record.camera_streams is not None else []
+        events = camera_events(record.camera_frames.rows, streams)
+        if not events:
+            return
+        written = self.run_dir.path / layout.TRACE
+        if written.exists():
+            base = integer_ids(json.loads(written.read_text()))
+        else:  # the timed passes' steps beside the cameras, from the step timer's origin
+            base = run_trace.below_trace(None, 0, record.steps_origin_ns, run_trace.step_events(record.steps), [], [],
+                                         {})
+        shift_us = 0.0  # the events' clock is the run's: seconds from the step timer's origin
+        if written.exists() and record.profile is not None:
+            unix_minus_perf = (record.below.unix_minus_perf_ns if record.below is not None
+                               else time.time_ns() - time.perf_counter_ns())
+            shift_us = (unix_minus_perf - trace_origin_ns(base) + record.steps_origin_ns) / 1e3
+        self.run_dir.write_text(layout.TRACE, json.dumps(with_cameras(base, events, streams, shift_us)))
+
     def write_record(self, record: RunRecord) -> dict[str, Any]:
         """Every table of the record, then the plots, TensorBoard events and report.html drawn from them, then
         summary.json."""
@@ -84,6 +109,11 @@ class RunWriter:
             run_dir.write_text(layout.TRACE, record.profile.trace_json)
             run_dir.write_csv(layout.PROFILER_OPS, record.profile.ops.rows, record.profile.ops.columns)
         write_below_layer(run_dir, record)
+        if record.camera_streams is not None:
+            run_dir.write_csv(layout.CAMERAS, record.camera_streams.rows, record.camera_streams.columns)
+        if record.camera_frames is not None:
+            run_dir.write_csv(layout.CAMERA_FRAMES, record.camera_frames.rows, record.camera_frames.columns)
+            self._camera_tracks(record)
         if profiled_layers is not None:
             run_dir.write_text(layout.LAYER_OPS, layer_ops_frame(profiled_layers).to_csv(index=False))
         for result in record.measured.values():

@@ -23,8 +23,9 @@ PIPELINE_LATENCY_DEFINITION = (
     "per batch: load (wait for the data loader) + the pipeline's stages ({stages}); annotate_save is excluded "
     "and reported separately. Timed passes only, warm-up, instrumented passes and batches without images excluded.")
 STREAMS_LATENCY_NOTE = (
-    " With {streams} streams answering LoadGen at once, each batch is timed on its own stream: images_per_s is one "
-    "stream's rate (1000 / ms_per_image), not the run's; the run's rate is the scenario's figure.")
+    " With {streams} streams answering at once (LoadGen's, or a camera run's detectors), each batch is timed on its "
+    "own stream: images_per_s is one stream's rate (1000 / ms_per_image), not the run's; the run's rate is the "
+    "scenario's figure.")
 
 
 def overhead_verdict(ratio: Optional[float]) -> Optional[str]:
@@ -125,6 +126,8 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         bound = forward_bound(record.scenario["name"], streams, pipeline.get("ms_per_image"),
                               forward.get("ms_per_image"))
         document["scenario"] = dict(record.scenario, **({"forward_bound": bound} if bound else {}))
+    if record.cameras is not None:
+        document["cameras"] = record.cameras
     if record.warmup is not None:
         document["warmup"] = warmup_with_cold_times(record)
     if record.agreement is not None:

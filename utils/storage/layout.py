@@ -65,3 +65,8 @@ LOADGEN_SUMMARY = f"{LOADGEN_DIR}/mlperf_log_summary.txt"
 LOADGEN_DETAIL = f"{LOADGEN_DIR}/mlperf_log_detail.txt"
 LOADGEN_ACCURACY = f"{LOADGEN_DIR}/mlperf_log_accuracy.json"
 LOADGEN_TRACE = f"{LOADGEN_DIR}/mlperf_log_trace.json"
+
+# benchmark.scenario cameras: one row per camera, and one per frame a camera handed on (grown as frames end).
+CAMERAS = "cameras.csv"
+CAMERA_FRAMES = "cameras_frames.csv"
+CAMERAS_PLOT = f"{PLOTS_DIR}/cameras.png"

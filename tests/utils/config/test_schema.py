@@ -160,3 +160,28 @@ def test_validation_errors_say_which_set_or_file_the_value_came_from(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_config(path, ["dataset.batch_size=4"])
     assert str(info.value).startswith(f"invalid configuration in {path}:") and "--set" not in str(info.value)
+
+
+@pytest.mark.parametrize("overrides, expected", [
+    (["cameras.detector=per_stream", "cameras.count=3", "runtime.streams=2"],
+     ["cameras.detector per_stream runs 3 detector(s) at once", "runtime.streams is 2", "set runtime.streams 3"]),
+    (["runtime.streams=2"], ["runtime.streams 2 with cameras.detector shared", "set runtime.streams 1"]),
+    (["runtime.backend=openvino", "runtime.precision=int8"],
+     ["runtime.precision int8 calibrates on images", "runtime.calibration.path"]),
+    (["cameras.when_busy=late"], ["cameras.when_busy", "'drop' or 'queue'"]),
+    (["cameras.duration_s=0"], ["cameras.duration_s", "greater than 0"]),
+    (['cameras.sources=["a.mp4", " "]'], ["cameras.sources[1] is empty"]),
+])
+def test_the_cameras_are_checked_against_the_runtime_naming_the_keys(tmp_path, overrides, expected):
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, minimal()), ["benchmark.scenario=cameras", *overrides])
+    for fragment in expected:
+        assert fragment in str(info.value)
+
+
+def test_one_detector_per_camera_on_a_stream_each_is_accepted(tmp_path):
+    config = load_config(write(tmp_path, minimal()), ["benchmark.scenario=cameras", "cameras.detector=per_stream",
+                                                      'cameras.sources=["a.mp4", "rtsp://cam/1"]', "cameras.count=2",
+                                                      "runtime.streams=4", "runtime.threads=4"])
+    assert config.cameras.camera_count == 4 and not config.reads_image_folder
+    assert load_config(write(tmp_path, minimal()), []).reads_image_folder

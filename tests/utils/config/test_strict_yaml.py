@@ -45,9 +45,9 @@ def test_merge_keys_may_be_overridden():
 
 def test_alias_bomb_is_refused_within_a_second_and_briefly(tmp_path):
     text = alias_bomb(9) + "\ndataset:\n  path: *a8\n  extra: *a8\nunknown: *a8\n"
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: other jobs on the cores do not stretch it
     message = refused(tmp_path, text)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert f"more than {MAX_VALUES:,} values once its aliases" in message
     assert len(message) < 400
 

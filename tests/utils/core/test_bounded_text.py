@@ -28,9 +28,9 @@ def test_long_text_says_how_long():
 
 
 def test_alias_expanded_list_is_described_not_walked():
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: other jobs on the cores do not stretch it
     text = shown(nested(9, 9))
-    assert time.perf_counter() - started < 0.5
+    assert time.process_time() - started < 0.5
     assert text.endswith("(a list of 9 items nested 9 deep)")
     assert len(text) < LIMIT + 40
 

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import torch
@@ -41,3 +43,15 @@ def test_frame_fields_and_picture_names():
     assert frame_fields(LoadedImage("a.mp4", None, frame=0, pts_s=None)) == ("0", "")
     assert picture_name("a/b.jpg", None) == "a/b.jpg"
     assert picture_name("a/b.mkv", 1234567) == "a/b/1234567.png"
+
+
+def test_rows_now_and_the_annotated_copy_later(tmp_path):
+    frame = LoadedImage("cam0/street.mp4", np.zeros((48, 64, 3), np.uint8), frame=3, pts_s=0.2)
+    # A camera run names its frames by camera: relative to no folder.
+    writer = DetectionWriter(tmp_path, Path(), ["shape"], save_images=True, note=None)
+    writer.write_batch([frame], [_found(0.9)], pictures=False)
+    assert not (tmp_path / "images").exists()
+    writer.write_pictures([frame], [_found(0.9)])
+    writer.close()
+    assert (tmp_path / "images" / "cam0" / "street" / "000003.png").is_file()
+    assert list(pd.read_csv(tmp_path / "detections.csv")["image"]) == ["cam0/street.mp4"]

@@ -125,12 +125,12 @@ def cli(tmp_path, capsys, config: str, *overrides: str) -> tuple[int, str, str]:
     ("samples_tiny.yaml", ["postprocess.classes=[0, 9999]"], ["postprocess.classes [0, 9999] names class ids [9999]"]),
 ])
 def test_refused_at_start_with_exit_2(tmp_path, capsys, config, overrides, fragments):
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: other jobs on the cores do not stretch it
     code, err, _ = cli(tmp_path, capsys, config, *overrides)
     assert code == 2 and err.startswith("error: ") and "Traceback" not in err
     for fragment in fragments:
         assert fragment in err
-    assert time.perf_counter() - started < 60
+    assert time.process_time() - started < 60
     assert not (tmp_path / "r").exists()
 
 

@@ -222,10 +222,10 @@ def test_each_measurement_section_follows_the_one_it_names_and_an_unknown_one_is
     from utils.measure import registry
     from utils.reporting.run_report import page_sections
 
-    assert [entry.anchor for entry in page_sections()] == ["steps", "layers", "memory", "energy", "agreement",
-                                                          "accuracy", "environment", "trace", "below"]
+    assert [entry.anchor for entry in page_sections()] == ["steps", "cameras", "layers", "memory", "energy",
+                                                          "agreement", "accuracy", "environment", "trace", "below"]
     fake.registered(monkeypatch)
-    assert [entry.anchor for entry in page_sections()][2:5] == ["memory", "energy", "batches"]
+    assert [entry.anchor for entry in page_sections()][3:6] == ["memory", "energy", "batches"]
     lost = fake.fake_measurement(page=PageSection("x", "X", after="nowhere", render=fake.render))
     monkeypatch.setattr(registry, "MEASUREMENTS", registry.MEASUREMENTS[:-1] + (lost,))
     with pytest.raises(ValueError, match="no section nowhere for batches_seen to follow"):

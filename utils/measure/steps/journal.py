@@ -4,7 +4,8 @@ cut) keeps every batch it completed.
 steps_timer.csv grows by the rows of each batch as the batch ends: one write and a flush to the operating system
 per batch, so a killed process leaves whole rows (a power cut may still cut the last one; readers drop a last
 line without its newline). The tables a measurement grows (the memory timeline; utils/measure/contract.py,
-GrowingTable) get their new rows appended after each pass; the layer tables are rewritten whole, atomically. At the end the writers write every file from the run record as before, replacing the journal's.
+GrowingTable) get their new rows appended after each pass; the layer tables are rewritten whole, atomically; a camera run's frames are appended as they end
+(RowJournal). At the end the writers write every file from the run record as before, replacing the journal's.
 """
 from __future__ import annotations
 
@@ -104,3 +105,25 @@ class RunJournal:
     def discard(self) -> None:
         for journal in (self.steps, *self.tables):
             journal.discard()
+
+
+class RowJournal:
+    """A CSV whose rows any thread appends as they are measured (a camera run's frames): each call one write and
+    a flush to the operating system, under a lock, so a killed run keeps every row appended before it."""
+
+    def __init__(self, target: Path, columns: Sequence[str]):
+        self._lock = threading.Lock()
+        self.file = StreamedCsv(target, columns)
+
+    def append(self, rows: Sequence[dict]) -> None:
+        if rows:
+            with self._lock:
+                self.file.append(rows)
+
+    def close(self) -> None:
+        with self._lock:
+            self.file.close()
+
+    def discard(self) -> None:
+        with self._lock:
+            self.file.discard()

@@ -34,6 +34,13 @@ class StepTimer:
         # Called once a batch's steps are all closed (its pipeline step recorded): the run's journal writes them.
         self.after_batch: Optional[Callable[[], None]] = None
 
+    def sibling(self) -> "StepTimer":
+        """A timer for another thread that times into the same records on the same clock and ends its batches the
+        same way (the journal), with its own stack of open steps and no listeners: a listener follows one stack."""
+        other = StepTimer(clock=self._clock)
+        other.records, other.origin_ns, other.after_batch = self.records, self.origin_ns, self.after_batch
+        return other
+
     def set_batch(self, pass_kind: PassKind, pass_index: int, batch: int, cold_shape: bool = False) -> None:
         self._context = _BatchContext(pass_kind, pass_index, batch, 0, cold_shape)
 

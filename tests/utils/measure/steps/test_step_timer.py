@@ -86,3 +86,18 @@ def test_run_directory_is_never_overwritten(tmp_path):
     with pytest.raises(RunDirectoryExists, match="--set run.id="):
         RunDirectory(tmp_path / "outputs", "r1").create()
     assert (run.path / "t.csv").exists()
+
+
+def test_a_sibling_times_another_thread_into_the_same_records_with_its_own_steps():
+    listener, clock, ended = Recorder(), SteppedClock(), []
+    timer = StepTimer([listener], clock=clock)
+    timer.after_batch = lambda: ended.append(len(timer.records))
+    sibling = timer.sibling()
+    assert sibling.origin_ns == timer.origin_ns and sibling.listeners == []
+    with timer.step("run"):  # open on the first timer while the sibling times a batch of its own
+        sibling.set_batch(PassKind.TIMED, 0, 7)
+        with sibling.step("pipeline"):
+            clock.advance_ms(2.0)
+    assert [(r.step, r.parent, r.batch) for r in timer.records] == [("pipeline", None, 7), ("run", None, -1)]
+    assert ended == [1]  # the sibling's batch ended as the first timer's do (the journal)
+    assert listener.events == [("start", "run"), ("end", "run")]
