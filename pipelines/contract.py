@@ -117,6 +117,11 @@ class DetectionPipeline(ABC):
         """The shape of the network input a batch of images of these upright (height, width) sizes becomes,
         from the sizes alone (no pixel is needed): the harness warms up every shape before timing."""
 
+    def recipe(self) -> Optional[dict[str, Any]]:
+        """The preprocessing and decode the pipeline applies and on what ground, for summary.json `recipe`
+        (utils/record/sections.py RecipeEntry), where a family chooses among recipes (a file's); None by default."""
+        return None
+
     def doubts(self) -> list[str]:
         """What the pipeline's own outputs so far say may be wrong with how it reads the network (a file's layout
         taken by assumption that decoded nothing plausible), for the run's warnings; none by default."""

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field, field_validator
 
+from pipelines.boxes.keys import NmsKeys
 from pipelines.exported.inspection import (FILE_SUFFIXES, FORMATS, ONNX_SUFFIX, PICKLE_SUFFIXES, TFLITE_SUFFIX,
                                           ExportedFile, read_exported)
 from pipelines.exported.recipe import Preprocess  # noqa: F401 (the family's preprocess keys)
@@ -58,8 +59,8 @@ class Model(BaseModel):
         return value
 
 
-class Postprocess(BaseModel):
-    """No key of its own."""
+class Postprocess(NmsKeys):
+    """Where NMS follows the graph, whether it is one over every class at once."""
 
 
 def accepts(source: str) -> bool:
@@ -128,9 +129,11 @@ def defaults(source: str, model: Any = None) -> ArchDefaults:
     size = static_size(exported) or (max(imgsz) if isinstance(imgsz, (list, tuple)) and imgsz else DEFAULT_SIZE)
     preprocess = {"img_size": size, **recipe_defaults(layout, exported, reading)}
     evaluation = VALIDATION if layout.NMS else OWN_ROWS
+    postprocess = {**DEPLOYED, "agnostic": bool(getattr(layout, "AGNOSTIC", False)), **getattr(layout, "DEPLOYED", {})}
+    inapplicable = {} if layout.NMS else {"postprocess.agnostic": f"its layout {reading.layout} gives one row per "
+                                                                 "object already, and no NMS follows its graph"}
     # int8 keeps the decode after the file's last convolutions in float (quantization.DECODE).
-    return ArchDefaults(preprocess, {**DEPLOYED, **getattr(layout, "DEPLOYED", {})}, evaluation,
-                        keep_float=("decode",))
+    return ArchDefaults(preprocess, postprocess, evaluation, keep_float=("decode",), inapplicable=inapplicable)
 
 
 def unsupported_runtime(runtime, source: str = "") -> Optional[str]:
@@ -189,4 +192,5 @@ def input_size(preprocess) -> int:
 
 
 def largest_input_area(source: str, preprocess) -> int:
-    return preprocess.img_size ** 2
+    height, width = input_hw(exported_file(source), preprocess.img_size)
+    return height * width

@@ -18,6 +18,7 @@ from pipelines.exported.layouts import contract
 from pipelines.exported.pipeline import Decode, ExportedPipeline
 from pipelines.exported.preparing import InputForm, Prepare, Restore
 from pipelines.exported.recipe import Recipe
+from pipelines.exported.recipe_said import DecodeSettings, said_recipe
 from pipelines.runtimes.base import PreparedForward
 
 
@@ -69,15 +70,22 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
 
     reading: contract.Reading = network.reading
     layout = layouts.layout(reading.layout)
+    agnostic = getattr(postprocess, "agnostic", None)  # null: the layout's own
     decode = Decode(layout, reading, NmsSettings(
         postprocess.conf_thres, postprocess.iou_thres, getattr(postprocess, "classes", None),
-        agnostic=getattr(postprocess, "agnostic", False) or getattr(layout, "AGNOSTIC", False),
+        agnostic=getattr(layout, "AGNOSTIC", False) if agnostic is None else agnostic,
         multi_label=getattr(postprocess, "multi_label", False) or getattr(layout, "MULTI_LABEL", False),
         max_det=postprocess.max_det))
     exported = exported_file(network.arch)
     target = input_hw(exported, preprocess.img_size)
     pixels = forward.input_dtype == torch.uint8
+    recipe = recipe_of(preprocess)
     form = InputForm(exported.channels_last, exported.image_input.quantization)
-    prepare = Prepare(recipe_of(preprocess), target, reading.extra_inputs, pixels=pixels, form=form)
-    return ExportedPipeline(forward, network.class_names, prepare, decode,
-                            Restore(layout.BOXES == contract.INPUT, clip=getattr(layout, "CLIP", True)))
+    prepare = Prepare(recipe, target, reading.extra_inputs, pixels=pixels, form=form)
+    restore = Restore(layout.BOXES == contract.INPUT, clip=getattr(layout, "CLIP", True))
+    nms = decode.nms.settings
+    yours = [f"{section}.{key}" for section, keys in (("preprocess", preprocess), ("postprocess", postprocess))
+             for key in getattr(keys, "model_fields_set", ())]
+    said = said_recipe(exported, layout, reading, recipe, target, DecodeSettings(
+        nms.conf_thres, nms.iou_thres, nms.max_det, nms.agnostic, nms.multi_label, restore.clip), yours)
+    return ExportedPipeline(forward, network.class_names, prepare, decode, restore, said)

@@ -50,6 +50,21 @@ class Tail:
 
 
 @dataclass(frozen=True)
+class AfterConvolutions:
+    """What an ONNX graph does after its last convolutions (the nodes from which none can be reached), read
+    without running it: a YOLO export that decodes its boxes in the graph does arithmetic there on constants (its
+    grids, strides and anchors; YOLOv5's `** 2`, YOLOX's `exp`), one that does not ends in the head's
+    convolutions, activations and reshapes."""
+
+    ops: frozenset[str]  # the operator types of those nodes
+    on_constants: frozenset[str]  # of them, the arithmetic (inspection.ARITHMETIC) with a float constant operand
+
+    @property
+    def decodes(self) -> bool:
+        return bool(self.on_constants) or "Exp" in self.ops
+
+
+@dataclass(frozen=True)
 class ExportedFile:
     """The file as read: its format, inputs and outputs, and what its metadata says (empty when it says nothing)."""
 
@@ -61,6 +76,8 @@ class ExportedFile:
     digest: str = ""  # of the file's bytes (and the IR's weights), for caches keyed by content
     precision: str = ""  # the element type its weights are stored in, where the format says (TFLite)
     tail: Optional[Tail] = None  # an operator it ends in that a runtime may lack
+    # After the last convolutions (ONNX); None where not read or none convolves.
+    after_convolutions: Optional[AfterConvolutions] = None
 
     @property
     def image_input(self) -> Tensor:

@@ -8,17 +8,19 @@ from __future__ import annotations
 import ast
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 import yaml
 
 from pipelines.cache_keys import file_digest
-from pipelines.exported.file_facts import ExportedFile, ExportedFileError, Tensor
+from pipelines.exported.file_facts import AfterConvolutions, Dim, ExportedFile, ExportedFileError, Tensor
 
 ONNX_SUFFIX, IR_SUFFIX, TFLITE_SUFFIX = ".onnx", ".xml", ".tflite"
 FILE_SUFFIXES = (ONNX_SUFFIX, IR_SUFFIX, TFLITE_SUFFIX)
 FORMATS = {ONNX_SUFFIX: "an ONNX file", IR_SUFFIX: "an OpenVINO IR", TFLITE_SUFFIX: "a TFLite file"}
 PICKLE_SUFFIXES = (".pt", ".pth")
+CONVOLUTIONS = ("Conv", "ConvTranspose")
+ARITHMETIC = ("Add", "Sub", "Mul", "Div", "Pow")
 
 
 def _literal(text: str) -> Any:
@@ -88,7 +90,33 @@ def _read_onnx(path: Path) -> ExportedFile:
                 else prop.value for prop in model.metadata_props}
     if len(graph.node) == 0 or not outputs:
         raise ExportedFileError(f"model.file {path} holds no graph; export the detector again")
-    return ExportedFile(path, "onnx", inputs, outputs, metadata, file_digest(path))
+    return ExportedFile(path, "onnx", inputs, outputs, metadata, file_digest(path),
+                        after_convolutions=_after_convolutions(graph))
+
+
+def _after_convolutions(graph) -> Optional[AfterConvolutions]:
+    """The graph's nodes after its last convolutions (ONNX lists nodes in topological order)."""
+    import onnx
+
+    consumers: dict[str, list[int]] = {}
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            consumers.setdefault(name, []).append(index)
+    reaches = [False] * len(graph.node)
+    for index in reversed(range(len(graph.node))):
+        node = graph.node[index]
+        reaches[index] = node.op_type in CONVOLUTIONS or any(
+            reaches[later] for output in node.output for later in consumers.get(output, ()))
+    if not any(reaches):
+        return None
+    floating = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16)
+    constants = {tensor.name for tensor in graph.initializer if tensor.data_type in floating}
+    constants |= {node.output[0] for node in graph.node if node.op_type == "Constant" and node.output and any(
+        attribute.name == "value" and attribute.t.data_type in floating for attribute in node.attribute)}
+    after = [node for node, reached in zip(graph.node, reaches) if not reached]
+    return AfterConvolutions(frozenset(node.op_type for node in after),
+                             frozenset(node.op_type for node in after
+                                       if node.op_type in ARITHMETIC and any(name in constants for name in node.input)))
 
 
 def _read_ir(path: Path) -> ExportedFile:

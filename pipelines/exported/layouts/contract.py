@@ -3,7 +3,8 @@ __init__.py), and the reading of a file it returns.
 
 A layout module has:
 - `SUMMARY`: its row of docs/models.md's table: (who exports it, output, boxes, what follows, how it is told apart);
-- `RECIPE`: the author's preprocessing (recipe.Recipe);
+- `RECIPE`: the author's preprocessing (recipe.Recipe); optionally `RECIPE_OF`, the exporter whose predict it is,
+  as its metadata's `author` names it (Ultralytics), so a run can say the recipe is the exporter's;
 - `NMS`: whether NMS follows the graph (True) or its rows are one per object already (False); optionally
   `AGNOSTIC = True` where the author's NMS is one over every class at once (YOLOX's demo), and `DEPLOYED`, the
   author's predict settings (conf_thres, iou_thres) where not Ultralytics';
@@ -60,6 +61,7 @@ class Reading:
     class_ids: Optional[Sequence[int]] = None  # output class index -> dataset class id, where not the identity
     recipe: Optional[Recipe] = None  # the file's own preprocessing where a sidecar states it (its why says which)
     names: Optional[Sequence[str]] = None  # class names the layout knows where the file names none (BlazeFace's)
+    recipe_from: str = ""  # that sidecar's name, for what the run says of its recipe
 
     @property
     def assumed(self) -> bool:

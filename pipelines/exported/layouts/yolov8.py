@@ -10,6 +10,7 @@ from pipelines.exported.recipe import YOLO
 SUMMARY = ("YOLOv8, YOLO11, YOLO26 (NMS mode)", "(B, 4 + C, N)", "cx, cy, w, h in input pixels, class scores",
            "NMS, class-aware", "fewer rows than columns: channels before anchors")
 RECIPE = YOLO
+RECIPE_OF = "Ultralytics"  # the recipe of its predict; its metadata's author names it
 NMS = True
 BOXES = "input"
 WHY = "output (B, 4 + C, N): channels before anchors"

@@ -18,7 +18,7 @@ from ai_edge_litert import __version__ as LITERT_VERSION
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
 from pipelines.runtimes.base import (LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings,
-                                     a_file_it_may_refuse, at_the_graphs_batch, in_the_networks_layout,
+                                     a_file_it_may_refuse, at_the_graphs_shape, in_the_networks_layout,
                                      stored_precision)
 from pipelines.runtimes.concurrency import (TORCH_OWN_THREADS, auto_choice, restore_torch_threads,
                                             share_opencv_threads, share_torch_threads, threads_per_stream)
@@ -127,7 +127,7 @@ class LiteRtRuntime(Runtime):
             self._free_axes = bool((self._input["shape_signature"] < 0).any())
             self._shapes = [tuple(int(size) for size in self._input["shape"])] * self.streams
             fixed_batch = None if self._input["shape_signature"][0] < 0 else int(self._input["shape"][0])
-            example = at_the_graphs_batch(in_the_networks_layout(example, network), fixed_batch)
+            example = at_the_graphs_shape(in_the_networks_layout(example, network), [fixed_batch])
             if not self._free_axes:  # a fixed input: the example is the file's own shape
                 example = torch.zeros(tuple(int(size) for size in self._input["shape"]))
             started = time.perf_counter()

@@ -19,7 +19,7 @@ import torch
 from openvino.preprocess import PrePostProcessor
 
 from pipelines.runtimes.base import (LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings,
-                                     a_file_it_may_refuse, at_the_graphs_batch, in_the_networks_layout,
+                                     a_file_it_may_refuse, at_the_graphs_shape, in_the_networks_layout,
                                      stored_precision)
 from pipelines.runtimes.concurrency import (AUTO, TORCH_OWN_THREADS, auto_choice, cores_to_pin, restore_torch_threads,
                                             share_opencv_threads, share_torch_threads, threads_per_stream,
@@ -226,7 +226,7 @@ class OpenVinoRuntime(Runtime):
             # finds it when compiling: confined to the pinned cores first, so no thread of it leaves them.
             os.sched_setaffinity(0, set(pinned_cores))
         self._resolve_input(network)
-        with a_file_it_may_refuse(network, f"openvino (OpenVINO {ov.get_version().split('-')[0]})"):
+        with a_file_it_may_refuse(network, f"openvino (OpenVINO {ov.get_version().split('-')[0]})") as feeding:
             started = time.perf_counter()
             self._model_source = str(model_path)
             read = self.core.read_model(str(model_path))
@@ -242,11 +242,12 @@ class OpenVinoRuntime(Runtime):
             self._torch_threads = share_torch_threads()
             self._opencv_threads = share_opencv_threads(self._inference_threads, self.streams)
             # The example's values never matter (zeros, traced shapes); only its element type must be the model's.
-            batch = self._model.inputs[0].get_partial_shape()[0]
-            example = at_the_graphs_batch(in_the_networks_layout(example, network),
-                                          batch.get_length() if batch.is_static else None)
+            declared = [dim.get_length() if dim.is_static else None
+                        for dim in self._model.inputs[0].get_partial_shape()]
+            example = at_the_graphs_shape(in_the_networks_layout(example, network), declared, network.channels_last)
             self._example = self._as_model_input(example.to(self._input_dtype))
             self._example_extra = _example_extra(self._model.inputs[1:], example.shape[0])
+            feeding.fed(example.shape, declared)
             started = time.perf_counter()
             self._infer(self._example, self._example_extra)
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,

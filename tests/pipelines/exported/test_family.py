@@ -181,6 +181,8 @@ def test_it_answers_its_facts(tmp_path):
         str(static), SimpleNamespace(img_size=640), 1)
     assert family.settings_problem(str(dynamic), SimpleNamespace(img_size=640), 1) is None
     assert family.smallest_input(str(dynamic)) == 32 and family.largest_input_area(str(dynamic), preprocess(64)) == 4096
+    tall = onnx_file(tmp_path, "tall", {"output0": [1, 7, 100]}, inputs={"images": [1, 3, 800, 608]})
+    assert family.largest_input_area(str(tall), preprocess(800)) == 800 * 608  # its own sides, not img_size squared
     assert torch.equal(family.example_input(preprocess(32)), torch.zeros(1, 3, 32, 32))
 
 

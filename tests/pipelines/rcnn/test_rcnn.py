@@ -119,7 +119,7 @@ def test_state_dict_mismatch_ignores_only_batchnorm_counters():
 
 
 @pytest.mark.parametrize("arch, key, owner", [
-    (ARCH, "postprocess.agnostic=true", "yolo family"),
+    (ARCH, "postprocess.agnostic=true", "yolo and exported families"),
     ("yolov7-tiny", "postprocess.rpn_pre_nms_top_n=320", "rcnn family"),
     ("yolov7-tiny", "preprocess.max_size=320", "rcnn and dense families"),
 ])

@@ -2,7 +2,12 @@
 the shared names, the largest input it makes and what it refuses."""
 from types import SimpleNamespace
 
+import pytest
+
+from pipelines.settings import NO_CAP
 from pipelines.torchvision_common.facts import DEPLOYED_CONF_THRES, Builder, largest_input_area, settings_problem
+from tests.support.paths import ROOT
+from utils.config.schema import ConfigError, load_config
 
 FPN = Builder(min_size=800, max_size=1333, score_thresh=0.05, nms_thresh=0.5, detections_per_img=300,
               topk_candidates=1000)
@@ -31,3 +36,10 @@ def test_the_largest_input_and_what_a_fixed_square_refuses():
                                                                                  std=[1.0] * 3))
     assert "must be positive" in settings_problem(FPN, SimpleNamespace(img_size=800, max_size=1333,
                                                                        std=[0.2, 0.0, 0.2]))
+
+
+def test_no_cap_on_the_detections_kept_is_refused_naming_the_builders_own():
+    assert SQUARE.defaults().keeps_all is False  # torchvision's heads keep at most detections_per_img
+    with pytest.raises(ConfigError, match=r"postprocess.max_det 0 \(no cap\) does not apply to model.arch "
+                                          r"ssdlite320_mobilenet_v3_large: .* \(its own: 300\)"):
+        load_config(ROOT / "configs" / "samples_ssdlite.yaml", [f"postprocess.max_det={NO_CAP}"])
