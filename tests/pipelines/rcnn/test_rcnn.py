@@ -12,7 +12,7 @@ from benchmark import main
 from models import CheckpointError
 from pipelines.rcnn import family
 from pipelines.runtimes.registry import build_runtime
-from pipelines.runtimes.torch.session import cpu_runs_bf16, floating_to_float32
+from pipelines.runtimes.torch.session import cpu_runs_bf16
 from pipelines.torchvision_common.weights import COCO_CATEGORIES, build_detector, state_dict_mismatch
 from tests.support.paths import ROOT, SAMPLES
 from utils.config.schema import ConfigError, config_for, config_to_yaml, load_config
@@ -170,11 +170,6 @@ def test_label_map_numbers_rows_from_one_and_the_higher_score_wins():
     masks[1, 2, 3] = True
     assert label_map(masks).tolist() == [[1, 1, 2, 0], [0, 0, 0, 0], [0, 0, 0, 2]]
     assert label_map(np.zeros((0, 2, 2), dtype=bool)).tolist() == [[0, 0], [0, 0]]
-
-
-def test_floating_to_float32_keeps_class_ids_integer():
-    out = floating_to_float32([{"boxes": torch.ones(1, 4, dtype=torch.bfloat16), "labels": torch.tensor([3])}])
-    assert out[0]["boxes"].dtype == torch.float32 and out[0]["labels"].dtype == torch.int64
 
 
 @pytest.mark.slow

@@ -150,18 +150,6 @@ def test_family_builds_its_pipeline_from_the_config_sections(network, model):
     assert pixels.tensor.dtype == torch.uint8 and torch.equal(pixels.tensor.float().div_(255.0), floats.tensor)
 
 
-def test_torch_runtime_fuses_and_reports_what_it_uses(model):
-    settings = build_runtime("torch", fuse=True).settings()
-    assert settings["fused"] is False  # nothing prepared yet: it says so
-    runtime = build_runtime("torch", fuse=True, threads=torch.get_num_threads())
-    prepared = runtime.prepare(yolo_family.load_network("yolov7-tiny", None, seed=0), torch.zeros(1, 3, 64, 64))
-    settings = runtime.settings()
-    assert settings["fused"] is True and settings["precision"] == "fp32"
-    assert settings["threads"] == torch.get_num_threads()
-    assert not any(type(m).__name__ == "BatchNorm2d" for m in prepared.module.modules())
-    assert torch.is_inference(prepared(torch.zeros(1, 3, 64, 64)))
-
-
 def test_cache_key_follows_weights_and_seed(tmp_path):
     first, again = (yolo_family.load_network("yolov7-tiny", None, seed=s) for s in (0, 0))
     other = yolo_family.load_network("yolov7-tiny", None, seed=1)
