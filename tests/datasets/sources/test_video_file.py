@@ -8,6 +8,7 @@ import pytest
 
 from datasets.image_folder import decode_image
 from datasets.sources.settings import DecodeSettings, FrameSelection
+from datasets.sources.source import batches
 from datasets.sources.video_file import VideoFile
 from datasets.sources.video_probe import probe_video
 from tests.support.clips import moving_shapes, scramble_packets, write_clip
