@@ -11,8 +11,9 @@ two peers' environments would differ by more than their packages. 3.11 because t
 torch==2.14.1 and torchvision==0.29.1, is installed here from cp311 wheels, and the peers' pinned old releases
 (yolox 0.3.0 built against that torch, super-gradients 3.7.1, ultralytics 8.4.190) install on 3.11.
 
-How: `<python3.11> -m venv <folder>`; then `pip install torch==2.14.1 torchvision==0.29.1` first, then the
-peer's own steps in their order (VenvSpec.steps), each once: the steps done are recorded in
+How: `<python3.11> -m venv <folder>`; then `pip install torch==2.14.1 torchvision==0.29.1` first (unless the
+spec says its peer runs no torch: a package that only drives ONNX Runtime, as NudeNet and rapid_layout do, is not
+given a gigabyte it never imports), then the peer's own steps in their order (VenvSpec.steps), each once: the steps done are recorded in
 <folder>/detbench-steps.json, so a second run installs nothing and a step added later runs alone. pip's output
 goes to <folder>-install.log beside the folder. A delete of the folder starts it over. With skip_install, a
 folder whose Python exists is used as it is (made by hand, or left half installed on purpose).
@@ -46,11 +47,16 @@ class PeerSetupError(EnvironmentFault):
 
 @dataclass(frozen=True)
 class VenvSpec:
-    """What goes into a peer's environment: `name` for messages; `steps`, the pip install arguments of each step
-    after torch, in order."""
+    """What goes into a peer's environment: `name` for messages (and the folder's name under PEERS_HOME);
+    `steps`, the pip install arguments of each step after torch, in order; `torch`, whether torch's pair comes
+    first."""
 
     name: str
     steps: tuple[tuple[str, ...], ...]
+    torch: bool = True
+
+    def all_steps(self) -> list[tuple[str, ...]]:
+        return [TORCH, *self.steps] if self.torch else list(self.steps)
 
 
 # Ultralytics' own environment, shared by ultralytics_benchmark.py, ultralytics_predict.py and author_exports.py:
@@ -81,10 +87,10 @@ def peer_interpreter() -> str:
 
 
 def steps_to_run(folder: Path, spec: VenvSpec) -> list[tuple[str, ...]]:
-    """torch's step and the spec's, less those the folder's record says are done."""
+    """The spec's steps (torch's first where it has it), less those the folder's record says are done."""
     record = folder / STEPS_FILE
     done = {tuple(step) for step in json.loads(record.read_text())} if record.is_file() else set()
-    return [step for step in (TORCH, *spec.steps) if step not in done]
+    return [step for step in spec.all_steps() if step not in done]
 
 
 def ensure_venv(folder: Path, spec: VenvSpec, skip_install: bool) -> Path:
@@ -92,7 +98,7 @@ def ensure_venv(folder: Path, spec: VenvSpec, skip_install: bool) -> Path:
     python = venv_python(folder)
     if skip_install and python.exists():
         return python
-    wanted = steps_to_run(folder, spec) if python.exists() else [TORCH, *spec.steps]
+    wanted = steps_to_run(folder, spec) if python.exists() else spec.all_steps()
     if not wanted:
         return python
     folder.parent.mkdir(parents=True, exist_ok=True)

