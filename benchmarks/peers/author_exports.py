@@ -182,6 +182,9 @@ def main() -> int:
     args = parser.parse_args()
     cache = args.cache.expanduser()
     chosen = images(args.data, args.shapes)
+    if not chosen:
+        raise SystemExit(f"no images under {args.data} (samples/*.jpg, shapes/images/*.jpg): give the shared "
+                         "data folder with --data")
     rows = []
     with tempfile.TemporaryDirectory(prefix="detbench-author-exports-") as work:
         folder = Path(work) / "images"

