@@ -12,10 +12,11 @@ torch==2.14.1 and torchvision==0.29.1, is installed here from cp311 wheels, and 
 (yolox 0.3.0 built against that torch, super-gradients 3.7.1, ultralytics 8.4.190) install on 3.11.
 
 How: `<python3.11> -m venv <folder>`; then `pip install torch==2.14.1 torchvision==0.29.1` first (unless the
-spec says its peer runs no torch: a package that only drives ONNX Runtime, as NudeNet and rapid_layout do, is not
-given a gigabyte it never imports), then the peer's own steps in their order (VenvSpec.steps), each once: the steps done are recorded in
-<folder>/detbench-steps.json, so a second run installs nothing and a step added later runs alone. pip's output
-goes to <folder>-install.log beside the folder. A delete of the folder starts it over. With skip_install, a
+spec says its peer runs no torch: a package that only drives ONNX Runtime, as NudeNet and rapid_layout do, is
+not given a gigabyte it never imports), then the peer's own steps in their order (VenvSpec.steps), each once:
+the steps done are recorded in <folder>/detbench-steps.json, so a second run installs nothing and a step added
+later runs alone (a folder made before any record takes every step once; pip finds what is installed satisfied).
+pip's output goes to <folder>-install.log beside the folder. A delete of the folder starts it over. With skip_install, a
 folder whose Python exists is used as it is (made by hand, or left half installed on purpose).
 
 Standard library and utils.core.errors only: imported before any setup.
