@@ -26,7 +26,6 @@ a comparison, never a test.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import subprocess
@@ -38,7 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common.detbench_runs import benchmark_command  # noqa: E402
+from benchmarks.common import author_agreement  # noqa: E402
+from benchmarks.common.author_agreement import agreement, in_detbench_ids  # noqa: E402
 from benchmarks.peers import venvs  # noqa: E402
 
 LOW_CUT = 0.05
@@ -119,54 +119,10 @@ def detbench_detections(file: Path, folder: Path, backend: str, cut: float, out:
     """detbench's command line on the file: its detections by image name, or its last words when it failed."""
     files_config = ROOT / "configs" / "files.yaml"
     base = [] if files_config.exists() else ["preprocess.img_size=null"]
-    command = benchmark_command(files_config if files_config.exists() else ROOT / "configs" / "samples_tiny.yaml", [
-        *base, f"model.file={file}", f"dataset.path={folder}", "dataset.batch_size=1", f"runtime.backend={backend}",
-        f"postprocess.conf_thres={cut}", "benchmark.repeats=1", "benchmark.layer_timing=false",
-        "benchmark.profiler=false", "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",
-        "benchmark.accuracy.enabled=false", "benchmark.agreement.enabled=false", f"run.output_dir={out}",
-        f"run.id={run_id}", *sets])
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {}, f"timed out after {timeout} s"
-    table = out / run_id / "detections.csv"
-    if done.returncode != 0 or not table.exists():
-        words = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        return {}, f"exit {done.returncode}: {' '.join(words[-2:])[:300]}"
-    found: dict[str, list] = {}
-    with table.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            found.setdefault(row["image"], []).append(
-                [int(row["class_id"]), float(row["score"]), *(float(row[k]) for k in ("x1", "y1", "x2", "y2"))])
-    return found, f"exit {done.returncode}"
-
-
-def in_detbench_ids(expected: dict[str, list], class_ids: str) -> tuple[dict[str, list], int]:
-    """The author's rows with detbench's class ids, and how many were left out (an id no class has)."""
-    if class_ids == "index":
-        return expected, 0
-    from pipelines.exported.layouts.contract import COCO_IDS
-
-    mapped = {path: [[COCO_IDS.index(r[0]), *r[1:]] for r in rows if r[0] in COCO_IDS]
-              for path, rows in expected.items()}
-    return mapped, sum(len(r) for r in expected.values()) - sum(len(r) for r in mapped.values())
-
-
-def agreement(expected: dict[str, list], found: dict[str, list]):
-    """MatchCounts of detbench's rows (keyed by file name) against the author's (keyed by path under data/)."""
-    import torch
-
-    from pipelines.contract import Detections
-    from utils.checks.agreement.matching import MatchCounts, match_detections
-
-    def detections(rows: list) -> Detections:
-        table = torch.tensor(rows, dtype=torch.float32).reshape(-1, 6)
-        return Detections(table[:, 2:6], table[:, 1], table[:, 0].long())
-
-    counts = MatchCounts()
-    for path, rows in expected.items():
-        counts = counts + match_detections(detections(rows), detections(found.get(Path(path).name, [])))
-    return counts
+    return author_agreement.detbench_detections(
+        files_config if files_config.exists() else ROOT / "configs" / "samples_tiny.yaml",
+        [*base, f"model.file={file}", f"dataset.path={folder}", "dataset.batch_size=1", f"runtime.backend={backend}",
+         f"postprocess.conf_thres={cut}", f"run.output_dir={out}", f"run.id={run_id}", *sets], out / run_id, timeout)
 
 
 def main() -> int:
@@ -212,7 +168,7 @@ def main() -> int:
                 for backend in args.runtimes:
                     for key in ("default_predictions", "low_predictions"):
                         cut = expected[key]["conf"]
-                        theirs, left_out = in_detbench_ids(expected[key]["images"], PEERS[name].class_ids)
+                        theirs, left_out = in_detbench_ids(expected[key]["images"], PEERS[name].class_ids == "coco")
                         found, status = detbench_detections(Path(item["file"]), folder, backend, cut,
                                                             Path(work) / "runs",
                                                             f"{name}-{item['layout']}-{backend}-{cut}", args.timeout,

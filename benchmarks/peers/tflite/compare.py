@@ -15,9 +15,7 @@ a comparison, never a test.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -25,61 +23,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common.author_agreement import agreement, detbench_detections, in_detbench_ids  # noqa: E402
+
 LOW_CUT = 0.05
 
 
 def detbench_rows(file: Path, folder: Path, backend: str, cut: float, out: Path, run_id: str,
                   timeout: int) -> tuple[dict[str, list], str]:
     """detbench's detections by image name, or its last words when it failed."""
-    command = [sys.executable, str(ROOT / "benchmark.py"), "--config", str(ROOT / "configs" / "files.yaml")]
-    for item in (f"model.file={file}", f"dataset.path={folder}", f"runtime.backend={backend}",
-                 f"postprocess.conf_thres={cut}", "benchmark.repeats=1", "benchmark.layer_timing=false",
-                 "benchmark.profiler=false", "outputs.save_images=false", "outputs.plots=false",
-                 "outputs.report=false", "benchmark.accuracy.enabled=false", "benchmark.agreement.enabled=false",
-                 f"run.output_dir={out}", f"run.id={run_id}"):
-        command += ["--set", item]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {}, f"timed out after {timeout} s"
-    table = out / run_id / "detections.csv"
-    if done.returncode != 0 or not table.exists():
-        words = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        return {}, f"exit {done.returncode}: {' '.join(words[-2:])[:400]}"
-    found: dict[str, list] = {}
-    with table.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            found.setdefault(row["image"], []).append(
-                [int(row["class_id"]), float(row["score"]), *(float(row[k]) for k in ("x1", "y1", "x2", "y2"))])
-    return found, "exit 0"
-
-
-def in_detbench_ids(expected: dict[str, list], class_ids: str) -> tuple[dict[str, list], int]:
-    """The author's rows with detbench's class ids, and how many were left out (an id no class has)."""
-    if class_ids != "coco":
-        return expected, 0
-    from pipelines.exported.layouts.contract import COCO_IDS
-
-    mapped = {path: [[COCO_IDS.index(r[0]), *r[1:]] for r in rows if r[0] in COCO_IDS]
-              for path, rows in expected.items()}
-    return mapped, sum(len(r) for r in expected.values()) - sum(len(r) for r in mapped.values())
-
-
-def agreement(expected: dict[str, list], found: dict[str, list]):
-    """MatchCounts of detbench's rows (keyed by file name) against the author's (keyed by path)."""
-    import torch
-
-    from pipelines.contract import Detections
-    from utils.checks.agreement.matching import MatchCounts, match_detections
-
-    def detections(rows: list) -> Detections:
-        table = torch.tensor(rows, dtype=torch.float32).reshape(-1, 6)
-        return Detections(table[:, 2:6], table[:, 1], table[:, 0].long())
-
-    counts = MatchCounts()
-    for path, rows in expected.items():
-        counts = counts + match_detections(detections(rows), detections(found.get(Path(path).name, [])))
-    return counts
+    return detbench_detections(ROOT / "configs" / "files.yaml", [
+        f"model.file={file}", f"dataset.path={folder}", f"runtime.backend={backend}", f"postprocess.conf_thres={cut}",
+        f"run.output_dir={out}", f"run.id={run_id}"], out / run_id, timeout)
 
 
 def main() -> int:
@@ -105,7 +59,7 @@ def main() -> int:
             for backend in args.runtimes:
                 for key in ("default_predictions", "low_predictions"):
                     cut = theirs_entry[key]["conf"]
-                    theirs, left_out = in_detbench_ids(theirs_entry[key]["images"], entry.get("class_ids", "index"))
+                    theirs, left_out = in_detbench_ids(theirs_entry[key]["images"], entry.get("class_ids") == "coco")
                     found, status = detbench_rows(Path(entry["file"]), folder, backend, cut, Path(work) / "runs",
                                                   f"{Path(name).name}-{backend}-{cut}", args.timeout)
                     total = sum(len(r) for r in theirs.values())
