@@ -1,9 +1,9 @@
 """What the package comparisons share: the package's driver run in the package's own environment (made and found
 by benchmarks/peers/venvs.py; the driver in benchmarks/peers/drivers/), detbench's command line on the package's
 file, `benchmark.py match` against the package's detections, and recall and precision of detbench's boxes against
-the package's (IoU 0.5, same class), per runtime, told nothing but model.file and then match's recipe, at the
-package's cut and at LOW_CUT. The package is never imported here: its driver runs in its own environment and
-prints JSON."""
+the package's (IoU 0.5, same class, benchmarks/common/author_agreement.py as every peer comparison scores them),
+per runtime, told nothing but model.file and then match's recipe, at the package's cut and at LOW_CUT. The
+package is never imported here: its driver runs in its own environment and prints JSON."""
 from __future__ import annotations
 
 import argparse
@@ -18,15 +18,14 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.common.author_agreement import agreement, detbench_detections  # noqa: E402
 from benchmarks.common.detbench_runs import benchmark_command  # noqa: E402
 from benchmarks.peers import venvs  # noqa: E402
 
 LOW_CUT = 0.05
 RUNTIMES = ("onnxruntime", "openvino")
 FILES_CONFIG = ROOT / "configs" / "files.yaml"
-QUIET = ("benchmark.repeats=1", "benchmark.layer_timing=false", "benchmark.profiler=false",
-         "benchmark.accuracy.enabled=false", "benchmark.agreement.enabled=false", "outputs.save_images=false",
-         "outputs.plots=false", "outputs.report=false")
+DETBENCH_TIMEOUT = 1800  # seconds for one detbench run
 HEADER = ("| runtime | detbench told | cut | package's boxes | detbench's | recall | precision |\n"
           "|---|---|---|---|---|---|---|")
 
@@ -55,16 +54,11 @@ def run_driver(python: Path, driver: str, driver_arguments: dict) -> dict:
 def detbench(file: Path, images: Path, out: Path, run_id: str, sets: list[str]) -> dict[str, list]:
     """detbench's detections of the file on the images, by image name (configs/files.yaml; nothing else said but
     what `sets` say)."""
-    command = benchmark_command(FILES_CONFIG, [f"model.file={file}", f"dataset.path={images}",
-                                               f"run.output_dir={out}", f"run.id={run_id}", *QUIET, *sets])
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
-    if done.returncode != 0:
-        raise SystemExit(f"detbench exit {done.returncode}: {done.stderr.strip()[-1500:]}")
-    found: dict[str, list] = {}
-    with (out / run_id / "detections.csv").open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            found.setdefault(row["image"], []).append(
-                [int(row["class_id"]), float(row["score"]), *(float(row[k]) for k in ("x1", "y1", "x2", "y2"))])
+    found, status = detbench_detections(FILES_CONFIG, [f"model.file={file}", f"dataset.path={images}",
+                                                       f"run.output_dir={out}", f"run.id={run_id}", *sets],
+                                        out / run_id, DETBENCH_TIMEOUT)
+    if status != "exit 0":
+        raise SystemExit(f"detbench {status}")
     return found
 
 
@@ -88,23 +82,6 @@ def match(file: Path, images: Path, against: Path, tries: int = 60) -> tuple[lis
         raise SystemExit(f"match exit {done.returncode}: {done.stderr.strip()[-1500:]}")
     flags = done.stdout.split("as flags:\n", 1)[1].splitlines()[0].split()
     return [flag for flag in flags if flag != "--set"], done.stdout
-
-
-def agreement(theirs: dict[str, list], ours: dict[str, list]):
-    """MatchCounts of detbench's rows against the package's, image by image."""
-    import torch
-
-    from pipelines.contract import Detections
-    from utils.checks.agreement.matching import MatchCounts, match_detections
-
-    def detections(rows: list) -> Detections:
-        table = torch.tensor(rows, dtype=torch.float32).reshape(-1, 6)
-        return Detections(table[:, 2:6], table[:, 1], table[:, 0].long())
-
-    counts = MatchCounts()
-    for image, rows in theirs.items():
-        counts = counts + match_detections(detections(rows), detections(ours.get(image, [])))
-    return counts
 
 
 def compare(file: Path, work: Path, theirs: dict, own_cut: float, runtimes: list[str]) -> None:
