@@ -17,10 +17,13 @@ demo: $(STAMP)
 	$(VENV)/bin/python benchmark.py --config configs/samples.yaml
 
 # Byte-compiled first: the suite starts a few hundred processes, and where PYTHONDONTWRITEBYTECODE is set each one
-# would compile the project's modules again.
+# would compile the project's modules again. Two workers, a test file each at a time (so a module's fixtures are
+# built once): most of a test's time is a process starting, a server answering or Python between small forwards,
+# which the other worker fills. TEST_WORKERS=0 runs in this process, one test after another.
+TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(VENV)/bin/python -m compileall -q -j 0 benchmark.py benchmarks pipelines models utils datasets tests > /dev/null
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) outputs
