@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import pytest
 
+from pipelines.runtimes import int8_repair
 from pipelines.runtimes.int8_contract import AccuracyControl
 from pipelines.runtimes.int8_repair import NOT_FASTER, NOT_JUDGED, NOTHING_LEFT, WITHIN, counts_to_try, repaired, search
-from tests.support.costed_graphs import CostedGraph, control_of
+from tests.support.costed_graphs import CLOCK, CostedGraph, control_of
 
 
 COSTS = {"/model.0/conv": 0.001, "/model.1/conv": 0.03, "/model.2/conv": 0.002, "/model.3/concat": 0.05,
          "/model.4/conv": 0.0}
+
+
+@pytest.fixture(autouse=True)
+def forwards_on_the_graphs_clock(monkeypatch):
+    monkeypatch.setattr(int8_repair, "forward_clock", CLOCK)
 
 
 def test_a_plain_int8_under_half_the_budget_reverts_nothing():
