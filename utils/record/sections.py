@@ -151,3 +151,4 @@ class CamerasSection(Section, total=False):
     streams: list[dict[str, Any]]
     gaps: list[dict[str, Any]]
     files: dict[str, str]
+    clip: dict[str, Any]  # the annotated clip written after the window: path, frames, stream, encoded
