@@ -33,6 +33,9 @@ COMMANDS = {command.name: command for command in (
             "capacity --config C [--budget-ms MS] [--max-drop SHARE] [--minutes N] [--source S] [--fps F]",
             "how many cameras of a source this CPU serves within a p99 budget and a drop bound, and which way serves "
             "the most"),
+    Command("match", "utils.commands.match.command:match_main",
+            "match --config C --against DETECTIONS [--set K=V ...] [--tries N]",
+            "the recipe that reproduces your own application's detections of a file, as --set flags"),
     Command("runs", "utils.commands.tune.shared_runs:runs_main", "runs SPEC [--set K=V ...]",
             "several runs in one process, as tune starts them; SPEC is a JSON list of [run id, benchmark.py "
             "arguments]", runs_in_process=True),
