@@ -54,3 +54,8 @@ def test_keys_the_command_sets_itself_are_refused_with_the_flag_to_use(item, fla
 
 def test_a_streams_race_saturates_the_detector():
     assert stream_probe(None) == 2 and stream_probe(0.4) == 2 and stream_probe(3.2) == 7
+
+
+def test_a_request_comes_back_from_capacity_json_as_it_was_for_resume():
+    again = CapacityRequest.from_document(json.loads(json.dumps(REQUEST.document())))
+    assert again == REQUEST and again.bounds.budget_ms == REQUEST.budget_ms
