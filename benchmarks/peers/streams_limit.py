@@ -3,12 +3,14 @@ frames per second a plain program gets from the same decode and the same runtime
 
     .venv/bin/python benchmarks/peers/streams_limit.py [--file ../shared/data/ultra/yolo11n-shapes.onnx]
         [--clip datasets/clips/samples.mp4] [--plays 5] [--rounds 5] [--threads 2] [--runtimes onnxruntime openvino]
+        [--no-spinning]
 
 The clip is played --plays times back to back (its packets copied, not re-encoded: the very same frames). Both
 sides run flat out, in a fresh process each round, on the same threads:
 - the loop: PyAV decodes every frame (one decoder thread, as a camera's), detbench's own letterbox at the file's
   input size (centred, grey 114), RGB / 255 as float32, then the runtime's own call: ONNX Runtime's
-  `session.run` (its defaults but the thread count) or an OpenVINO compiled model's `infer` (latency hint, f32,
+  `session.run` (its defaults but the thread count; with --no-spinning its pool blocks, as detbench's
+  `runtime.spinning: false` on the other side) or an OpenVINO compiled model's `infer` (latency hint, f32,
   the thread count). Nothing else: no NMS, no bookkeeping;
 - detbench: `benchmark.py` with `benchmark.scenario: cameras`, one camera of the clip with `cameras.realtime: false`
   (read as fast as the detector takes its frames, nothing dropped), batch 1, its recorders as a run keeps them
@@ -75,13 +77,15 @@ def _input_size(file: Path) -> tuple[int, int]:
     return int(shape[2].dim_value), int(shape[3].dim_value)
 
 
-def _runner(runtime: str, file: Path, threads: int):
+def _runner(runtime: str, file: Path, threads: int, spinning: bool):
     """The runtime's own call on one float32 NCHW array."""
     if runtime == "onnxruntime":
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
+        if not spinning:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
         name = session.get_inputs()[0].name
         return lambda array: session.run(None, {name: array})
@@ -93,7 +97,7 @@ def _runner(runtime: str, file: Path, threads: int):
     return lambda array: request.infer({0: array})
 
 
-def loop_child(runtime: str, file: Path, clip: Path, threads: int) -> dict:
+def loop_child(runtime: str, file: Path, clip: Path, threads: int, spinning: bool) -> dict:
     """The minimal loop, in this (fresh) process: frames/s after the warm-up."""
     import av
     import cv2
@@ -102,7 +106,7 @@ def loop_child(runtime: str, file: Path, clip: Path, threads: int) -> dict:
     from pipelines.boxes.letterbox import letterbox
 
     height, width = _input_size(file)
-    run = _runner(runtime, file, threads)
+    run = _runner(runtime, file, threads, spinning)
 
     def blob(image: np.ndarray) -> np.ndarray:
         padded, _ = letterbox(image, (height, width))
@@ -128,9 +132,9 @@ def loop_child(runtime: str, file: Path, clip: Path, threads: int) -> dict:
             "cpu_ms_per_frame": cpu_s * 1e3 / counted if counted else None}
 
 
-def loop_side(runtime: str, file: Path, clip: Path, threads: int) -> dict:
+def loop_side(runtime: str, file: Path, clip: Path, threads: int, spinning: bool) -> dict:
     command = [sys.executable, __file__, "--child", runtime, "--file", str(file), "--clip", str(clip),
-               "--threads", str(threads)]
+               "--threads", str(threads), *([] if spinning else ["--no-spinning"])]
     result = subprocess.run(command, capture_output=True, text=True, check=True, env=_environment(threads))
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -139,8 +143,9 @@ def _environment(threads: int) -> dict:
     return {**os.environ, "OMP_NUM_THREADS": str(threads)}
 
 
-def detbench_side(runtime: str, file: Path, clip: Path, threads: int, output: Path, run_id: str) -> dict:
-    sets = [f"model.file={file}", f"dataset.path={clip}", "benchmark.scenario=cameras", "cameras.count=1",
+def detbench_side(runtime: str, file: Path, clip: Path, threads: int, spinning: bool, output: Path,
+                  run_id: str) -> dict:
+    sets = [*([] if spinning or runtime != "onnxruntime" else ["runtime.spinning=false"]), f"model.file={file}", f"dataset.path={clip}", "benchmark.scenario=cameras", "cameras.count=1",
             "cameras.realtime=false", f"cameras.warmup_s={WARMUP_S}", "cameras.duration_s=600",
             f"runtime.backend={runtime}", "runtime.precision=fp32", f"runtime.threads={threads}", "dataset.batch_size=1",
             *LEAN, f"run.output_dir={output}", f"run.id={run_id}"]
@@ -193,16 +198,19 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--runtimes", nargs="*", default=["onnxruntime", "openvino"])
+    parser.add_argument("--no-spinning", dest="spinning", action="store_false",
+                        help="ONNX Runtime's pool blocks instead of spinning, on both sides")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(loop_child(args.child, args.file, args.clip, args.threads)))
+        print(json.dumps(loop_child(args.child, args.file, args.clip, args.threads, args.spinning)))
         return 0
     from utils.record.statistics import GOAL_INTERVAL, judge_against, median_confidence_interval
 
     work = Path(tempfile.mkdtemp(prefix="streams_limit_"))
     clip = repeated_clip(args.clip, args.plays, work / f"{args.clip.stem}_x{args.plays}.mp4")
-    print(f"{args.file.name} on {', '.join(args.runtimes)}, {args.threads} threads; {clip.name} ({args.plays} plays of "
+    print(f"{args.file.name} on {', '.join(args.runtimes)}, {args.threads} threads"
+          f"{'' if args.spinning else ', ONNX Runtime not spinning'}; {clip.name} ({args.plays} plays of "
           f"{args.clip.name}); CPU {cpu_model()} ({' '.join(flags_starting(('avx512_bf16', 'amx', 'avx512_vnni')))})")
     for runtime in args.runtimes:
         print(f"{runtime}: the loop's first input against detbench's preprocess: max |difference| "
@@ -215,9 +223,9 @@ def main() -> int:
             for side in alternated(["loop", "detbench"], number):
                 load = load_average()
                 if side == "loop":
-                    figures[side] = loop_side(runtime, args.file, clip, args.threads)
+                    figures[side] = loop_side(runtime, args.file, clip, args.threads, args.spinning)
                 else:
-                    figures[side] = detbench_side(runtime, args.file, clip, args.threads, work,
+                    figures[side] = detbench_side(runtime, args.file, clip, args.threads, args.spinning, work,
                                                   f"{runtime}_{number}")
                 figures[f"{side}_load"] = load
             loop, ours = figures["loop"], figures["detbench"]
