@@ -100,7 +100,9 @@ def print_tune_advice(summary: dict, args: argparse.Namespace) -> None:
             return str(error)
         return None
 
-    for line in advice_lines(summary.get("runtime") or {}, this_machine(), args.config, args.overrides, refuse):
+    cameras = (summary.get("scenario") or {}).get("name") == "cameras"
+    for line in advice_lines(summary.get("runtime") or {}, this_machine(), args.config, args.overrides, refuse,
+                             cameras):
         print(line)
 
 

@@ -29,6 +29,10 @@ COMMANDS = {command.name: command for command in (
     Command("tune", "utils.commands.tune.command:tune_main",
             "tune --config C [--goal latency|throughput|server] [--minutes N] [--rounds N]",
             "a race for the fastest way to run the config's detector on this CPU within its accuracy budget"),
+    Command("capacity", "utils.commands.capacity.command:capacity_main",
+            "capacity --config C [--budget-ms MS] [--max-drop SHARE] [--minutes N] [--source S] [--fps F]",
+            "how many cameras of a source this CPU serves within a p99 budget and a drop bound, and which way serves "
+            "the most"),
     Command("match", "utils.commands.match.command:match_main",
             "match --config C --against DETECTIONS [--set K=V ...] [--tries N]",
             "the recipe that reproduces your own application's detections of a file, as --set flags"),

@@ -476,6 +476,10 @@ class CamerasSection(_Section):
     reconnect_delay_s: float = Field(1.0, ge=0.0, description="streams: the wait before each attempt, in seconds")
     rtsp_transport: Literal["tcp", "udp"] = Field("tcp", description=(
         "rtsp:// streams: `tcp` loses no packets (as NVRs advise); `udp` for cameras that offer nothing else"))
+    clip_frames: int = Field(60, ge=0, description=(
+        "the annotated clip of the run folder (`cameras.mp4`): the first camera's first frames detected in the "
+        "window, at most this many (and at most 192 MiB of them kept), drawn and encoded after the window closes; "
+        "0: no clip"))
 
     @model_validator(mode="after")
     def _sources_named(self) -> "CamerasSection":

@@ -5,7 +5,7 @@ two medians has no usable closed form.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -41,3 +41,45 @@ def median_ratio_interval(a: Sequence[float], b: Sequence[float], confidence: fl
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.nanpercentile(ratios, [tail, 100.0 - tail])
     return RatioInterval(float(np.median(second) / np.median(first)), float(low), float(high), confidence)
+
+
+MIN_BLOCKS = 4  # below this a block bootstrap draws from a handful of seconds and its interval means nothing
+
+
+def block_interval(blocks: Sequence[np.ndarray], statistic: Callable[[list[np.ndarray]], float],
+                   confidence: float = 0.95, resamples: int = 1000, seed: int = 0) -> Optional[tuple[float, float]]:
+    """A block bootstrap interval of `statistic` over `blocks` (values that belong together, as a second's frames,
+    which share the machine's state): the blocks drawn with replacement `resamples` times, seeded, and the
+    statistic of each draw (a list of as many blocks); its percentiles with ranks rounded outwards (no
+    interpolation across an infinite draw). None below MIN_BLOCKS blocks."""
+    if len(blocks) < MIN_BLOCKS:
+        return None
+    values = _block_draws(blocks, statistic, resamples, seed)
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    return (float(np.percentile(values, tail, method="lower")),
+            float(np.percentile(values, 100.0 - tail, method="higher")))
+
+
+def block_ratio_interval(a: Sequence[np.ndarray], b: Sequence[np.ndarray],
+                         statistic: Callable[[list[np.ndarray]], float], confidence: float = 0.95,
+                         resamples: int = 1000, seed: int = 0) -> Optional[RatioInterval]:
+    """statistic(b) / statistic(a) with a block bootstrap interval, both sides drawn independently; None below
+    MIN_BLOCKS blocks a side or for a non-positive statistic of a."""
+    if len(a) < MIN_BLOCKS or len(b) < MIN_BLOCKS:
+        return None
+    whole_a, whole_b = statistic(list(a)), statistic(list(b))
+    if not whole_a > 0:
+        return None
+    draws_a = _block_draws(a, statistic, resamples, seed)
+    draws_b = _block_draws(b, statistic, resamples, seed + 1)
+    ratios = draws_b / np.where(draws_a > 0, draws_a, np.nan)
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.nanpercentile(ratios, [tail, 100.0 - tail])
+    return RatioInterval(float(whole_b / whole_a), float(low), float(high), confidence)
+
+
+def _block_draws(blocks: Sequence[np.ndarray], statistic: Callable[[list[np.ndarray]], float], resamples: int,
+                 seed: int) -> np.ndarray:
+    generator = np.random.default_rng(seed)
+    return np.array([statistic([blocks[index] for index in generator.integers(0, len(blocks), len(blocks))])
+                     for _ in range(resamples)], dtype=float)

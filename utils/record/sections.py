@@ -151,6 +151,7 @@ class CamerasSection(Section, total=False):
     streams: list[dict[str, Any]]
     gaps: list[dict[str, Any]]
     files: dict[str, str]
+    clip: dict[str, Any]  # the annotated clip written after the window: path, frames, stream, encoded
 
 
 class RecipeEntry(TypedDict, total=False):

@@ -1,5 +1,6 @@
 """TensorBoard event files of a run, from the record and the tables RunWriter builds: step latencies per timed
-batch, each measurement's scalars where it measured (memory over time, energy per step), a few annotated images,
+batch, a camera run's latency from arrival per camera and frame, each measurement's scalars where it measured
+(memory over time, energy per step), a few annotated images,
 the summary as text, and the config with the headline figures as hparams, so `tensorboard --logdir outputs`
 compares runs side by side.
 
@@ -37,6 +38,19 @@ def step_series(step_rows: list[dict]) -> dict[str, list[float]]:
     for row in step_rows:
         if str(row["pass_kind"]) == PassKind.TIMED.value:
             series.setdefault(row["step"], []).append(float(row["ms"]))
+    return series
+
+
+def camera_series(frame_rows: list[dict]) -> dict[str, list[tuple[float, float]]]:
+    """A camera run's measured frames detected, per camera: (seconds from the window's first arrival, latency from
+    arrival in ms), in arrival order; from cameras_frames.csv's rows (utils/scenarios/cameras/frames.py)."""
+    measured = [row for row in frame_rows if str(row.get("measured")).lower() == "true" and row.get("latency_ms") != ""]
+    if not measured:
+        return {}
+    origin = min(float(row["arrival_s"]) for row in measured)
+    series: dict[str, list[tuple[float, float]]] = {}
+    for row in sorted(measured, key=lambda row: float(row["arrival_s"])):
+        series.setdefault(row["stream"], []).append((float(row["arrival_s"]) - origin, float(row["latency_ms"])))
     return series
 
 
@@ -95,6 +109,11 @@ def _write_events(folder: Path, run_path: Path, record: RunRecord, summary: Mapp
         for step, values in step_series(step_rows).items():
             for batch, ms in enumerate(values):
                 writer.add_scalar(f"step_ms/{step}", ms, batch)
+        if record.camera_frames is not None:
+            # The x axis is the frame's order among its camera's measured frames detected.
+            for stream, points in camera_series(record.camera_frames.rows).items():
+                for order, (_, ms) in enumerate(points):
+                    writer.add_scalar(f"camera_latency_ms/{stream}", ms, order)
         for measurement in measurements():
             if measurement.key in record.measured:
                 measurement.scalars(writer, record.measured[measurement.key])

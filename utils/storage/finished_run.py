@@ -92,6 +92,18 @@ class FinishedRun:
         except (OSError, pd.errors.EmptyDataError, pd.errors.ParserError):
             return None
 
+    def camera_window(self) -> Optional[pd.DataFrame]:
+        """A camera run's measured frames: the rows of cameras_frames.csv that arrived inside its window (times on
+        the run's clock, latency_ms empty for a frame not detected). None for a run that measured no window."""
+        if (self.summary.get("cameras") or {}).get("status") != "measured":
+            return None
+        frames = self.table(layout.CAMERA_FRAMES)
+        if frames is None:
+            return None
+        frames = frames[frames["measured"].astype(str).str.lower() == "true"].copy()
+        frames["latency_ms"] = pd.to_numeric(frames["latency_ms"], errors="coerce")
+        return frames
+
     def timed_steps(self) -> pd.DataFrame:
         """steps_timer.csv rows of the clean timed passes that held images, with their ms per image."""
         steps = self.table(layout.STEPS_TIMER)

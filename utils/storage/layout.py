@@ -70,3 +70,4 @@ LOADGEN_TRACE = f"{LOADGEN_DIR}/mlperf_log_trace.json"
 CAMERAS = "cameras.csv"
 CAMERA_FRAMES = "cameras_frames.csv"
 CAMERAS_PLOT = f"{PLOTS_DIR}/cameras.png"
+CAMERAS_CLIP = "cameras.mp4"  # the first camera's annotated frames; without an encoder, PNGs in cameras/

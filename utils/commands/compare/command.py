@@ -16,7 +16,8 @@ from utils.commands.compare.comparison import Comparison
 from utils.commands.compare.environment import differences, settings
 from utils.commands.compare.gate import judge, parse_threshold, verdict_line
 from utils.commands.compare.gate_runs import DEFAULT_METRICS, METRICS, GateError, contention_notes, gate_figures
-from utils.commands.compare.timings import COLUMNS, layer_rows, layer_type_rows, scenario_rows, step_rows
+from utils.commands.compare.timings import (COLUMNS, layer_rows, layer_type_rows, scenario_rows, scenario_title,
+                                            step_rows)
 from utils.core.errors import ExitStatus
 from utils.storage.finished_run import FinishedRun, RunFilesError
 from utils.storage import layout
@@ -66,7 +67,8 @@ def report(a: FinishedRun, b: FinishedRun, comparison: Comparison) -> str:
         lines.append(_table([{k: (str(v)[:60] if v is not None else "(absent)") for k, v in row.items()}
                              for row in environment], ["field", "a", "b"]))
     if scenario:
-        lines += ["", f"LoadGen scenario figures ({scenario[0]['note']}; one value a side, no interval)",
+        title, _ = scenario_title(list(scenario))
+        lines += ["", f"{title} ({scenario[0]['note']}; one value a side, no interval)",
                   _table(list(scenario), ["name", "a", "b", "difference", "ratio"])]
     lines += ["", "Steps, ms per image (medians over timed batches; B/A with 95% bootstrap CI)",
               _table(_verdicts(comparison.steps), ["name", "a", "b", "ratio", "ci_low", "ci_high", "verdict", "n_a", "n_b"])]

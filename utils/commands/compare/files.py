@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Sequence
 
 from utils.commands.compare.comparison import Comparison
+from utils.commands.compare.timings import scenario_title
 from utils.storage import layout
 from utils.storage.atomic import atomic_file, atomic_write_text
 from utils.storage.html_page import HtmlPage
@@ -55,9 +56,9 @@ def write_compare_html(directory: Path, names: tuple[str, str], paths: tuple[Pat
         page.table(["field", "A", "B"], ([row["field"], row["a"], row["b"]] for row in environment),
                    text_columns=("field", "A", "B"))
     if scenario:
-        page.heading("LoadGen scenario figures")
-        page.paragraph(f"{scenario[0]['note']}: LoadGen's figures from summary.json, one value a side (no "
-                       "interval); scenario_valid is 1 for a VALID result.")
+        title, what = scenario_title(list(scenario))
+        page.heading(title)
+        page.paragraph(f"{scenario[0]['note']}: {what}.")
         _timing_table(page, [dict(row, note="") for row in scenario], with_interval=False)
     page.heading("Steps: milliseconds per image")
     page.paragraph("Medians over the timed batches of steps_timer.csv; B/A with a 95% bootstrap interval; "

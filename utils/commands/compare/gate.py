@@ -6,8 +6,11 @@ Method. Latency is the median of the pipeline's milliseconds per image over the 
 warm batches of the timed passes); its interval is the percentile bootstrap of median(new) / median(base)
 (utils.record.bootstrap: both sides resampled independently, 4000 times, seeded). Throughput is images over
 seconds of the same batches; its interval resamples the batches of each side the same way and takes
-throughput(new) / throughput(base). A figure a run holds once (a LoadGen scenario's samples/s, peak memory, mAP)
-has no samples to resample: it is judged on the two values alone, and the verdict says so.
+throughput(new) / throughput(base). A camera run's p99 latency from arrival and its frames/s detected are drawn
+from its window's seconds whole (a block bootstrap, utils.record.bootstrap.block_ratio_interval: a second's frames
+share the detector's state), the ratio new / base taken over the draws. A figure a run holds once (a LoadGen
+scenario's samples/s and p99, peak memory, mAP) has no samples to resample: it is judged on the two values alone,
+and the verdict says so.
 
 A figure trips the gate only when both hold: its change is worse than PCT, and its interval excludes no change
 (so a slow outlier batch or two cannot fail a build).
@@ -16,14 +19,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from utils.record.bootstrap import MIN_SAMPLES, RESAMPLES, median_ratio_interval
+from utils.record.bootstrap import MIN_BLOCKS, MIN_SAMPLES, RESAMPLES, block_ratio_interval, median_ratio_interval
 
 CONFIDENCE = 0.95
-LOWER_IS_BETTER = {"latency": True, "throughput": False, "peak_memory": True, "map_drop": True}
+LOWER_IS_BETTER = {"latency": True, "throughput": False, "peak_memory": True, "map_drop": True, "p99": True,
+                   "fps": False}
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,25 @@ def throughput_figure(ms_base: Sequence[float], images_base: Sequence[int], ms_n
         f"bootstrap of images/s(new)/images/s(base) over {len(ms_base)} and {len(ms_new)} timed batches")
     return Figure("throughput", "throughput", "images/s", base, new, (1 - new / base) * 100, "%", interval,
                   "" if interval else f"fewer than {MIN_SAMPLES} timed batches a side: no interval")
+
+
+def block_figure(metric: str, name: str, unit: str, blocks: tuple[Sequence[np.ndarray], Sequence[np.ndarray]],
+                 statistic: Callable[[list[np.ndarray]], float]) -> Figure:
+    """A figure of blocks of samples (a camera window's seconds), base's blocks then new's; change in percent of
+    base in the direction that is worse, its interval from the block bootstrap of statistic(new) / statistic(base)."""
+    base_blocks, new_blocks = blocks
+    base, new = statistic(list(base_blocks)), statistic(list(new_blocks))
+    lower = LOWER_IS_BETTER[metric]
+    found = block_ratio_interval(base_blocks, new_blocks, statistic, CONFIDENCE)
+    interval = None
+    if found is not None:
+        low, high = ((found.low - 1) * 100, (found.high - 1) * 100) if lower else ((1 - found.high) * 100,
+                                                                                   (1 - found.low) * 100)
+        interval = Interval(low, high, CONFIDENCE, f"block bootstrap over {len(base_blocks)} and {len(new_blocks)} "
+                                                   "seconds of the camera windows")
+    change = (new / base - 1) * 100 if lower else (1 - new / base) * 100
+    return Figure(metric, name, unit, base, new, change, "%", interval,
+                  "" if interval else f"fewer than {MIN_BLOCKS} seconds a side: no interval")
 
 
 def single_value_figure(metric: str, name: str, unit: str, base: float, new: float, note: str) -> Figure:

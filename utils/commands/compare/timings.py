@@ -85,8 +85,22 @@ def layer_rows(a: FinishedRun, b: FinishedRun) -> list[dict]:
     return _joined_rows("layer", a, b, layout.LAYER_TIMER, "path")
 
 
+CAMERA_PREFIX = "cameras_"
+
+
+def scenario_title(rows: list[dict]) -> tuple[str, str]:
+    """The section's title and what its figures are: a camera run's, or a LoadGen scenario's."""
+    if any(str(row["name"]).startswith(CAMERA_PREFIX) for row in rows):
+        return ("Camera figures", "the camera window's figures from summary.json cameras.total (frames/s detected, "
+                "latency from arrival, the share dropped, CPU ms per frame), one value a side; the gate gives p99 and "
+                "fps an interval (--fail-above PCT --metric p99 or fps)")
+    return "LoadGen scenario figures", "LoadGen's figures from summary.json, one value a side (no interval); " \
+                                       "scenario_valid is 1 for a VALID result"
+
+
 def scenario_rows(a: FinishedRun, b: FinishedRun) -> list[dict]:
-    """A LoadGen scenario's figures of both runs, from summary.json (one value a side: no interval)."""
+    """A LoadGen scenario's or a camera run's figures of both runs, from summary.json (one value a side: no
+    interval)."""
     figures_a, figures_b = scenario_figures(a.summary), scenario_figures(b.summary)
     names = list(dict.fromkeys([*figures_a, *figures_b]))
     note = f"scenario {a.get('scenario.name', SINGLE_STREAM)} vs {b.get('scenario.name', SINGLE_STREAM)}"

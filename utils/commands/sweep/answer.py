@@ -23,6 +23,8 @@ SCENARIO_RANKING = {
     "server": ("LoadGen's samples/s among the points whose result is VALID (the latency bound met): the highest "
                "valid rate; higher is better", "samples_per_s", True),
     "multi_stream": ("LoadGen's p99 query latency; lower is better", "p99_ms", False),
+    "cameras": ("frames/s detected over the camera window (latency p99 and the share dropped beside it); higher is "
+                "better", "frames_per_s", True),
 }
 RANKED_BY = ("median pipeline latency per image (load + preprocess + forward + postprocess) over the timed "
              "passes; lower is faster")
@@ -41,7 +43,9 @@ class PointFigures:
     scenario: str = SINGLE_STREAM
     scenario_valid: Optional[bool] = None  # LoadGen's verdict, for the other scenarios
     samples_per_s: Optional[float] = None  # LoadGen's
-    p99_ms: Optional[float] = None  # LoadGen's latency percentile (per query)
+    p99_ms: Optional[float] = None  # LoadGen's latency percentile (per query); a camera run's, from arrival
+    frames_per_s: Optional[float] = None  # a camera run's frames detected per second
+    drop_share: Optional[float] = None  # a camera run's share of delivered frames dropped
     doubt: Optional[str] = None  # why its verdict cannot pick it (undecided, or a drop interval on the budget)
     pass_p50s: tuple[float, ...] = field(default=())  # per-image pipeline ms, the median of each timed pass
     round_p50s: tuple[float, ...] = field(default=())  # its p50 in each round of `--rounds N`, in round order
@@ -156,7 +160,7 @@ def rank_scenario(scenario: str, points: list[PointFigures]) -> dict:
     left_out = [p.name for p in points if p not in eligible]
     best = ranked[0] if ranked else None
     statement = (f"{scenario}: best {best.name} ({figure.replace('_', ' ')} {getattr(best, figure):.3g}"
-                 f"{'' if best.scenario_valid else ', LoadGen result INVALID'})." if best else
+                 f"{', LoadGen result INVALID' if best.scenario_valid is False else ''})." if best else
                  f"{scenario}: no point has a figure to rank" + (" (no server point met its latency bound)."
                                                                  if scenario == "server" else "."))
     return {"ranked_by": what, "statement": statement,

@@ -8,8 +8,10 @@ from typing import Optional
 
 import numpy as np
 
+from pipelines.registry import facts_for
 from pipelines.runtimes.registry import is_reference
-from utils.config.schema import SINGLE_STREAM
+from utils.config.schema import CAMERAS, SINGLE_STREAM
+from utils.core.errors import UsageError
 from utils.storage.finished_run import FinishedRun
 from utils.record.statistics import pass_spread
 from utils.record.steps import PIPELINE_STEP
@@ -17,14 +19,29 @@ from utils.checks.verdict import doubt
 from utils.commands.sweep.answer import REFERENCE, SCENARIO_RANKING, PointFigures
 from utils.commands.sweep.plan import Point
 from utils.record.sections import MEASURED
+from utils.scenarios.cameras import report as cameras_report
+
+# A camera run's figures in sweep.csv (utils/scenarios/cameras/report.py names them).
+CAMERA_FIGURES = ("cameras_fps_detected", "cameras_latency_p99_ms", "cameras_drop_share", "cameras_cpu_ms_per_frame",
+                  "cameras_decode_cpu_ms_per_frame", "cameras_preprocess_cpu_ms_per_frame",
+                  "cameras_forward_cpu_ms_per_frame", "cameras_postprocess_cpu_ms_per_frame")
 
 
 def agreement_of(run: FinishedRun) -> str:
-    """The run's verdict; torch fp32 eager is the reference itself; anything else unchecked says so."""
+    """The run's verdict; the family's reference (torch fp32 eager, a file as exported at fp32 on the first runtime
+    that reads it) is the reference itself; anything else unchecked says so."""
     verdict = run.get("agreement.verdict")
     if verdict:
         return verdict
-    return REFERENCE if is_reference(run.summary.get("runtime") or {}) else "unchecked"
+    return REFERENCE if is_reference(run.summary.get("runtime") or {}, _reference_backend(run)) else "unchecked"
+
+
+def _reference_backend(run: FinishedRun) -> Optional[str]:
+    model = run.summary.get("model")
+    try:
+        return facts_for(model).reference_backend(model) if isinstance(model, str) else None
+    except UsageError:  # a model this checkout no longer knows: the registry's reference
+        return None
 
 
 def _package_joules_per_image(run: FinishedRun):
@@ -64,25 +81,36 @@ def read_point(point: Point, run: FinishedRun) -> tuple[dict, PointFigures]:
         "scenario_p99_ms": run.get("scenario.result.latency_ms.p99"),
         "doubt": doubt(run.summary.get("agreement")),
     }
+    cameras = cameras_report.figures(run.summary.get("cameras"))
+    row.update({name: cameras.get(name) for name in CAMERA_FIGURES})
+    camera_run = row["scenario"] == CAMERAS
     figures = PointFigures(point.name, point.values, p50, row["images_per_s"], row["agreement"], tuple(samples),
                            map_50_95=row["map_50_95"], map_drop=row["map_drop"], scenario=row["scenario"],
                            scenario_valid=row["scenario_valid"], samples_per_s=row["scenario_samples_per_s"],
-                           p99_ms=row["scenario_p99_ms"], doubt=row["doubt"], pass_p50s=pass_p50s)
+                           p99_ms=row["cameras_latency_p99_ms"] if camera_run else row["scenario_p99_ms"],
+                           doubt=row["doubt"], pass_p50s=pass_p50s, frames_per_s=row["cameras_fps_detected"],
+                           drop_share=row["cameras_drop_share"])
     return row, figures
 
 
 # How the console shows each ranking figure of SCENARIO_RANKING (a PointFigures field).
-_FIGURE_TEXT = {"samples_per_s": "{:.2f} samples/s", "p99_ms": "p99 {:.1f} ms"}
+_FIGURE_TEXT = {"samples_per_s": "{:.2f} samples/s", "p99_ms": "p99 {:.1f} ms", "frames_per_s": "{:.2f} frames/s"}
+
+
+def _shown(value: Optional[float], text: str) -> str:
+    return "n/a" if value is None else text.format(value)
 
 
 def point_line(figures: PointFigures) -> str:
     """A completed point on the sweep's console. A LoadGen point leads with the figure its scenario is ranked by:
-    with several streams its images/s is one stream's rate."""
+    with several streams its images/s is one stream's rate; a camera point with what its cameras were served."""
     shown = f"{figures.images_per_s:.2f} images/s"
-    if figures.scenario in SCENARIO_RANKING:
+    if figures.scenario == CAMERAS:
+        shown = (f"cameras {_shown(figures.frames_per_s, _FIGURE_TEXT['frames_per_s'])} detected, latency "
+                 f"{_shown(figures.p99_ms, _FIGURE_TEXT['p99_ms'])}, dropped {_shown(figures.drop_share, '{:.1%}')}")
+    elif figures.scenario in SCENARIO_RANKING:
         field_name = SCENARIO_RANKING[figures.scenario][1]
-        value = getattr(figures, field_name)
-        shown = f"{figures.scenario} {'n/a' if value is None else _FIGURE_TEXT[field_name].format(value)} (LoadGen)"
+        shown = f"{figures.scenario} {_shown(getattr(figures, field_name), _FIGURE_TEXT[field_name])} (LoadGen)"
     return f"{figures.p50_ms_per_image:.1f} ms/image p50, {shown}, detections {figures.agreement}"
 
 
@@ -100,13 +128,16 @@ def combine_rounds(rows: list[dict], figures: list[PointFigures]) -> tuple[dict,
     samples = tuple(value for figure in figures for value in figure.samples)
     passes = tuple(value for figure in figures for value in figure.pass_p50s)
     p50s = tuple(figure.p50_ms_per_image for figure in figures)
-    medians = {key: _median([row[key] for row in rows])
-               for key in ("images_per_s", "forward_p50_ms_per_image", "scenario_samples_per_s", "scenario_p99_ms")}
+    medians = {key: _median([row.get(key) for row in rows])
+               for key in ("images_per_s", "forward_p50_ms_per_image", "scenario_samples_per_s", "scenario_p99_ms",
+                           *CAMERA_FIGURES)}
     valid = [row["scenario_valid"] for row in rows]
     row = dict(rows[0], **medians, p50_ms_per_image=statistics.median(p50s),
                p90_ms_per_image=float(np.percentile(samples, 90)), pass_p50_spread=pass_spread(passes),
                scenario_valid=None if None in valid else all(valid), rounds=len(figures))
+    p99_key = "cameras_latency_p99_ms" if figures[0].scenario == CAMERAS else "scenario_p99_ms"
     combined = replace(figures[0], p50_ms_per_image=row["p50_ms_per_image"], images_per_s=row["images_per_s"],
                        samples=samples, pass_p50s=passes, round_p50s=p50s, scenario_valid=row["scenario_valid"],
-                       samples_per_s=row["scenario_samples_per_s"], p99_ms=row["scenario_p99_ms"])
+                       samples_per_s=row["scenario_samples_per_s"], p99_ms=row[p99_key],
+                       frames_per_s=row["cameras_fps_detected"], drop_share=row["cameras_drop_share"])
     return row, combined

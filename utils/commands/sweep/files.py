@@ -11,6 +11,7 @@ from typing import Sequence
 
 from matplotlib.figure import Figure
 
+from utils.commands.sweep.figures import CAMERA_FIGURES
 from utils.storage import layout
 from utils.storage.atomic import atomic_file, atomic_write_bytes, atomic_write_text
 from utils.storage.html_page import HtmlPage
@@ -19,7 +20,7 @@ FIGURE_COLUMNS = ("images_per_s", "p50_ms_per_image", "p90_ms_per_image", "pass_
                   "forward_p50_ms_per_image", "peak_pss_mib", "peak_self_rss_mib", "package_j_per_image",
                   "agreement", "random_weights",
                   "map_50_95", "map_50", "map_drop", "scenario", "scenario_valid", "scenario_samples_per_s",
-                  "scenario_p99_ms", "doubt")
+                  "scenario_p99_ms", *CAMERA_FIGURES, "doubt")
 # Short headers for the page's table; sweep.csv keeps the column names.
 HEADERS = {"images_per_s": "images/s", "p50_ms_per_image": "p50 ms/image", "p90_ms_per_image": "p90 ms/image",
            "pass_p50_spread": "passes' spread",
@@ -27,7 +28,11 @@ HEADERS = {"images_per_s": "images/s", "p50_ms_per_image": "p50 ms/image", "p90_
            "peak_self_rss_mib": "peak RSS MiB", "package_j_per_image": "package J/image",
            "map_50_95": "mAP@0.5:0.95", "map_50": "mAP@0.5", "map_drop": "mAP drop",
            "scenario_valid": "LoadGen valid", "scenario_samples_per_s": "LoadGen samples/s",
-           "scenario_p99_ms": "LoadGen p99 ms"}
+           "scenario_p99_ms": "LoadGen p99 ms", "cameras_fps_detected": "cameras frames/s",
+           "cameras_latency_p99_ms": "cameras p99 ms", "cameras_drop_share": "cameras dropped",
+           "cameras_cpu_ms_per_frame": "cameras CPU ms/frame", "cameras_decode_cpu_ms_per_frame": "decode CPU ms",
+           "cameras_preprocess_cpu_ms_per_frame": "preprocess CPU ms", "cameras_forward_cpu_ms_per_frame": "forward CPU ms",
+           "cameras_postprocess_cpu_ms_per_frame": "postprocess CPU ms"}
 AGREEMENT_COLORS = {"reference": "#1a7f37", "equal": "#1a7f37", "within_budget": "#2f6fd6", "close": "#d68a00",
                     "different": "#c80000", "unchecked": "#6b7280", "undecided": "#8b5cf6"}
 

@@ -1,5 +1,6 @@
 """The last lines of a plain run: which runtimes and precisions it did not try that this CPU makes promising
-(installed runtimes, precisions its flags run natively), and the `tune` command that races them; and the last
+(installed runtimes, precisions its flags run natively), and the `tune` command that races them (after a camera
+run, the `capacity` command, which races them for the most cameras served); and the last
 lines of a race that left the allocator or ONNX Runtime's spinning as they were: the two-candidate races that try
 the other setting under the winner. From facts only: no figure is guessed.
 """
@@ -8,12 +9,19 @@ from __future__ import annotations
 import shlex
 from typing import Any, Callable, Optional, Sequence
 
+import yaml
+
 from pipelines.runtimes.registry import SPECS
 from utils.commands.tune.goals import Goal
 from utils.commands.tune.space import INT8_FLAGS, NATIVE_FLAGS, SCHEDULE_KEYS, Machine, precision_refusal
 
-# Keys tune races over: a plain run's --set of them is not carried into the suggested command.
+# Keys tune races over: a plain run's --set of them is not carried into the suggested command, nor its run.id (the
+# race's own directory would take that name, which the run holds already).
 RACED_KEYS = ("runtime.backend", "runtime.precision", *SCHEDULE_KEYS)
+NOT_CARRIED = (*RACED_KEYS, "run.id")
+# A camera run's keys that `capacity` sets itself (N, the window, the scenario), and those it takes as flags.
+CAPACITY_SETS = ("benchmark.scenario", "cameras.count", "cameras.realtime", "cameras.duration_s", "cameras.warmup_s")
+CAPACITY_FLAGS = {"dataset.path": "--source", "cameras.fps": "--fps"}
 ALLOCATOR_KEY = "runtime.allocator"
 SPINNING_KEY, SPINNING_BACKEND = "runtime.spinning", "onnxruntime"
 # Long enough for a follow-up's two candidates' rounds at the sizes tune's own races run.
@@ -30,9 +38,12 @@ def _promising(precision: str, machine: Machine) -> tuple[bool, str]:
 
 
 def advice_lines(runtime: dict[str, Any], machine: Machine, config_file: str, overrides: Sequence[str],
-                 refuse: Callable[[list[str]], Optional[str]] = lambda overrides: None) -> list[str]:
+                 refuse: Callable[[list[str]], Optional[str]] = lambda overrides: None,
+                 cameras: bool = False) -> list[str]:
     """[] when there is nothing the run left untried here. `refuse(overrides)`: why the run's config cannot take
-    that runtime and precision (a file no torch runtime reads, say), None when it can."""
+    that runtime and precision (a file no torch runtime reads, say), None when it can. `cameras`: the run was a
+    camera run, whose question is how many cameras are served: the command is `capacity`, not `tune` (which races
+    single images)."""
     ran = (runtime.get("backend"), runtime.get("precision"))
     untried: dict[str, list[str]] = {}
     flags_of: dict[str, str] = {}
@@ -48,11 +59,42 @@ def advice_lines(runtime: dict[str, Any], machine: Machine, config_file: str, ov
     parts = [f"{precision} on {', '.join(names)}" + (f" (this CPU has {flags_of[precision]})"
                                                      if flags_of[precision] else "")
              for precision, names in untried.items()]
-    kept = [item for item in overrides if _key(item) not in RACED_KEYS]
+    kept = [item for item in overrides if _key(item) not in NOT_CARRIED]
+    if cameras:
+        return [f"worth trying on this CPU, not run here: {'; '.join(parts)}",
+                "to race them with batch sizes and threads for the most cameras served within a latency budget, "
+                f"their accuracy judged on images: {capacity_command(config_file, kept)}"]
     command = " ".join(["python benchmark.py tune --config", shlex.quote(config_file),
                         *(f"--set {shlex.quote(item)}" for item in kept)])
     return [f"worth trying on this CPU, not run here: {'; '.join(parts)}",
             f"to race them with batch sizes and threads for the fastest whose accuracy holds: {command}"]
+
+
+def capacity_command(config_file: str, overrides: Sequence[str]) -> str:
+    """The capacity command of a camera run's settings: the keys it sets itself left out, its source and rate as
+    its flags (one cameras.sources entry is its --source), the rest as --set."""
+    words = ["python benchmark.py capacity --config", shlex.quote(config_file)]
+    for item in overrides:
+        key, _, value = (part.strip() for part in item.partition("="))
+        if key in CAPACITY_SETS:
+            continue
+        if key == "cameras.sources":
+            try:
+                sources = yaml.safe_load(value)
+            except yaml.YAMLError:
+                sources = None
+            if isinstance(sources, list) and len(sources) == 1:
+                words.append(f"--source {shlex.quote(str(sources[0]))}")
+                continue
+        if key in CAPACITY_FLAGS:
+            try:
+                shown = yaml.safe_load(value)
+            except yaml.YAMLError:
+                shown = value
+            words.append(f"{CAPACITY_FLAGS[key]} {shlex.quote(str(shown))}")
+            continue
+        words.append(f"--set {shlex.quote(item)}")
+    return " ".join(words)
 
 
 def _key(item: str) -> str:

@@ -1,16 +1,19 @@
 """The run's ledger of frames, shared by the camera and detector threads: each frame's record as it ends
 (detected, dropped, not decoded, unfinished), appended to the per-frame CSV at once, the detections of every
 measured frame written to detections.csv, each camera's share of the detector's CPU, and the few frames kept
-for after the window (the layer-timing pass's batches, each camera's last annotated frame)."""
+for after the window (the layer-timing pass's batches, each camera's last annotated frame, the first camera's first
+frames of the window for the annotated clip)."""
 from __future__ import annotations
 
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional, Sequence
 
 from datasets.image_folder import LoadedImage
 from pipelines.contract import Detections
+from utils.detections.clip import ClipFrames, write_clip
 from utils.detections.writer import DetectionWriter
 from utils.measure.steps.journal import RowJournal
 from utils.scenarios.cameras.frames import DETECTED, DROPPED, NOT_DECODED, UNFINISHED, FrameRecord, RunClock, frame_row
@@ -31,9 +34,10 @@ class BatchRun:
 
 class FrameBook:
     def __init__(self, names: Sequence[str], clock: RunClock, journal: RowJournal, writer: DetectionWriter,
-                 held_batches: int):
+                 held_batches: int, clip: Optional[ClipFrames] = None):
         self.names, self.clock, self.journal, self.writer = list(names), clock, journal, writer
         self.held_batches = held_batches
+        self.clip = clip  # the first camera's measured frames and their detections, as they come
         self.records: list[FrameRecord] = []
         self.stage_cpu_s = [{"preprocess": 0.0, "postprocess": 0.0} for _ in names]  # timed batches, per camera
         self.timed_frames = [0] * len(names)  # frames each camera had in timed batches
@@ -86,6 +90,10 @@ class FrameBook:
             for frame, found in measured:
                 self.last[frame.record.stream] = (frame.item, found)
             self.detected_frames += len(frames)
+        if self.clip is not None and not self.clip.full:
+            for frame, found in measured:
+                if frame.record.stream == 0:
+                    self.clip.offer(frame.item.image, found, frame.item.pts_s)
         self._ended([frame.record for frame in frames])
 
     def pictures(self) -> None:
@@ -95,6 +103,15 @@ class FrameBook:
             last = [self.last[stream] for stream in sorted(self.last)]
             if last:
                 self.writer.write_pictures([item for item, _ in last], [found for _, found in last])
+
+    def write_clip(self, path: Path) -> Optional[dict]:
+        """The kept frames drawn and encoded (utils/detections/clip.py), after the window; what was written, for
+        summary.json, or None when there is no clip (none asked for, no images saved, no frame kept)."""
+        if self.clip is None or self.writer.images_dir is None or not self.clip.frames:
+            return None
+        written = write_clip(self.clip.frames, path, self.writer.names, self.writer.note)
+        return {"path": written.name + ("/" if written.is_dir() else ""), "frames": len(self.clip.frames),
+                "stream": self.names[0], "encoded": written.is_file()}
 
     def _ended(self, records: Sequence[FrameRecord]) -> None:
         rows = [frame_row(record, self.names, self.clock) for record in records]

@@ -15,6 +15,7 @@ from utils.config.schema import PER_STREAM
 from utils.measure.steps.journal import RowJournal
 from utils.record.run_record import RunRecord
 from utils.record.steps import PassKind
+from utils.detections.clip import ClipFrames
 from utils.scenarios.cameras.board import FrameBoard
 from utils.scenarios.cameras.book import FrameBook
 from utils.scenarios.cameras.detector import BatchGate, Detector, DetectorPlan, DetectorShared, ShapeBook, batch_numbers
@@ -64,7 +65,8 @@ class CameraRun:
         names = [camera.name for camera in self.cameras]
         self.journal = RowJournal(run.run_dir / layout.CAMERA_FRAMES, FRAME_COLUMNS)
         held = settings.layer_batches if settings.layer_timing or settings.profiler else 0
-        self.book = FrameBook(names, self.clock, self.journal, context.detections, held)
+        clip = ClipFrames(settings.clip_frames) if settings.clip_frames else None
+        self.book = FrameBook(names, self.clock, self.journal, context.detections, held, clip)
         self.window = Window()
         policies = [settings.policy(camera.arrives) for camera in self.cameras]
         self.board = FrameBoard(policies)
@@ -97,6 +99,7 @@ class CameraRun:
             self._record()
         self.run_parts.context.after_pass(PlannedPass(PassKind.TIMED, 0, None))
         self.book.pictures()
+        self._clip()
         self._timed_again()
 
     def _record(self) -> None:
@@ -216,6 +219,13 @@ class CameraRun:
             worker.released.set()
         for thread in self._threads:
             thread.join(timeout=self.settings.stream.read_timeout_s + STOP_MARGIN_S)
+
+    def _clip(self) -> None:
+        """The annotated clip, from the frames kept in the window, now that it is closed (summary.json cameras.clip)."""
+        written = self.book.write_clip(self.run_parts.run_dir / layout.CAMERAS_CLIP)
+        self.book.clip = None  # its frames' memory goes back before the passes after the window
+        if written is not None and self.record.cameras is not None:
+            self.record.cameras["clip"] = written
 
     def _timed_again(self) -> None:
         """The layer-timing pass and the profiled batch, over batches the window ran, under their indices."""

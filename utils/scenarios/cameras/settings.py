@@ -30,6 +30,7 @@ class CameraSettings:
     layer_timing: bool = False
     layer_batches: int = LAYER_BATCHES
     profiler: bool = False
+    clip_frames: int = 0  # the annotated clip's frames at most; 0: none
 
     def policy(self, arrives: bool) -> BusyPolicy:
         """A file not played in real time waits for the detector (nothing dropped), keeping a batch's worth."""
@@ -48,4 +49,4 @@ def camera_settings(cameras: CamerasSection, dataset: DatasetSection, benchmark:
                             cameras.reconnect_delay_s, cameras.realtime, cameras.rtsp_transport)
     return CameraSettings(locations, keys, cameras.realtime, busy, cameras.detector, cameras.duration_s,
                           cameras.warmup_s, dataset.batch_size, decode, stream, dataset.limit, benchmark.layer_timing,
-                          benchmark.layer_timing_batches or LAYER_BATCHES, benchmark.profiler)
+                          benchmark.layer_timing_batches or LAYER_BATCHES, benchmark.profiler, cameras.clip_frames)

@@ -121,3 +121,23 @@ def test_an_onnxruntime_winner_names_its_spinning_and_races_the_other_way():
 ])
 def test_no_spinning_race_where_it_was_set_raced_or_does_not_apply(overrides, sweeps, winner, backend):
     assert spinning_line("c.yaml", overrides, sweeps, Goal("latency"), winner, backend, True) is None
+
+
+def test_after_a_camera_run_the_command_is_capacity_with_its_source_and_rate_as_flags():
+    machine = Machine(frozenset({"avx2", "avx512_bf16", "amx_int8"}), 2, ALL)
+    lines = advice_lines({"backend": ALL[0], "precision": "fp32"}, machine, "configs/cameras.yaml",
+                         ["benchmark.scenario=cameras", "cameras.count=4", "cameras.duration_s=3", "runtime.threads=2",
+                          "dataset.path=clips/a.mp4", "cameras.fps=5", "model.arch=yolov7-tiny", "run.id=cams"],
+                         cameras=True)
+    assert len(lines) == 2 and "most cameras served" in lines[1]
+    assert lines[1].endswith("python benchmark.py capacity --config configs/cameras.yaml --source clips/a.mp4 "
+                             "--fps 5 --set model.arch=yolov7-tiny")
+
+
+def test_one_camera_source_becomes_capacitys_source_and_run_id_is_never_carried():
+    from utils.commands.tune.advice import capacity_command
+    assert capacity_command("c.yaml", ['cameras.sources=["rtsp://cam/1"]', "cameras.realtime=false"]) == \
+        "python benchmark.py capacity --config c.yaml --source rtsp://cam/1"
+    machine = Machine(frozenset({"avx2", "avx512_bf16", "amx_int8"}), 2, ALL)
+    lines = advice_lines({"backend": ALL[0], "precision": "fp32"}, machine, "c.yaml", ["run.id=x", "dataset.limit=3"])
+    assert lines[1].endswith("tune --config c.yaml --set dataset.limit=3")
