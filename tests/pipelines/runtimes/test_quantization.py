@@ -10,7 +10,7 @@ import onnx
 import pytest
 import torch
 
-from datasets.image_folder import decode_image, find_images
+from datasets.image_folder import DatasetBatches, decode_image, find_images
 from datasets.labels import load_ground_truth
 from pipelines.runtimes.base import PreparedForward, RuntimeNotSupported
 from pipelines.runtimes.onnx_export import export_onnx
@@ -46,7 +46,7 @@ def paths():
 
 @pytest.fixture(scope="module")
 def calibration(network, paths):
-    return calibration_inputs(family, network, PRE, POST, paths, calibrating())
+    return calibration_inputs(family, network, PRE, POST, DatasetBatches(paths, 1), calibrating())
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +63,8 @@ def test_calibration_inputs_are_the_pipelines_network_inputs(network, paths, cal
     assert torch.equal(torch.from_numpy(inputs[0]), expected)
     # the digest follows the images and the preprocessing
     other = calibration_inputs(family, network, config_for("yolov7-tiny", preprocess={"img_size": 192}).preprocess,
-                               POST, paths, calibrating(8))
-    fewer = calibration_inputs(family, network, PRE, POST, paths, calibrating(4))
+                               POST, DatasetBatches(paths, 1), calibrating(8))
+    fewer = calibration_inputs(family, network, PRE, POST, DatasetBatches(paths, 1), calibrating(4))
     assert len({calibration.digest, other.digest, fewer.digest}) == 3
 
 
@@ -109,7 +109,8 @@ def int8_against_fp32(runtime_name: str, cache_dir: Path) -> dict:
     paths = find_images(SHAPES / "images")
     truth = load_ground_truth(SHAPES / "labels", SHAPES / "images", paths, network.class_names)
     images = [decode_image(path, None).image for path in paths]
-    calibration = calibration_inputs(family, network, ACCURACY_PRE, ACCURACY_POST, paths, calibrating())
+    calibration = calibration_inputs(family, network, ACCURACY_PRE, ACCURACY_POST, DatasetBatches(paths, 1),
+                                     calibrating())
     batch = torch.from_numpy(next(iter(calibration.inputs())))
 
     def map_50_95(forward) -> float:

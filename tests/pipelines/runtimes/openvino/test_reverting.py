@@ -21,7 +21,7 @@ def reverting_facts(runtime_name: str, cache_dir: Path) -> dict:
     """In a process of its own: NNCF's and ONNX Runtime's quantizers in one process crash it later."""
     import torch
 
-    from datasets.image_folder import find_images
+    from datasets.image_folder import DatasetBatches, find_images
     from pipelines.runtimes.int8_contract import FLOAT
     from pipelines.runtimes.onnx_export import export_onnx
     from pipelines.runtimes.onnxruntime.reverting import OnnxRuntimeGraph
@@ -36,7 +36,8 @@ def reverting_facts(runtime_name: str, cache_dir: Path) -> dict:
     config = config_for("yolov7-tiny", preprocess={"img_size": SIZE})
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
     calibration = calibration_inputs(family, network, config.preprocess, config.postprocess,
-                                     find_images(SHAPES / "images"), CalibrationSection(images=4, keep_float=[]))
+                                     DatasetBatches(find_images(SHAPES / "images"), 1),
+                                     CalibrationSection(images=4, keep_float=[]))
     array = next(iter(calibration.inputs()))
     export = export_onnx(network, torch.from_numpy(array), cache_dir, 17, True)
     if runtime_name == "openvino":
