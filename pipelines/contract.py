@@ -33,6 +33,16 @@ class Detections:
         return int(self.boxes.shape[0])
 
 
+@dataclass(frozen=True)
+class GraphTail:
+    """The operator a file's graph ends in that a runtime may have no kernel for, where the family can do its work
+    (a TFLite SSD's TFLite_Detection_PostProcess): a runtime lacking it (its spec's `lacks_operators`) runs the
+    graph up to `inputs`, the tensors the graph computes for it, and returns those in that order."""
+
+    operator: str
+    inputs: tuple[str, ...]
+
+
 @dataclass
 class LoadedNetwork:
     """A detector network as its family built it: unfused, float32, with where its weights came from."""
@@ -50,6 +60,9 @@ class LoadedNetwork:
     file: Optional[Path] = None  # the exported file that is the network, which runtimes read instead of exporting
     reading: Any = None  # what the family read of such a file to build its pipeline (its output layout)
     description: dict[str, Any] = field(default_factory=dict)  # what was read of it, for summary.json
+    # Its image input is (batch, height, width, 3) (a TFLite file's): batches and examples are handed over so.
+    channels_last: bool = False
+    tail: Optional[GraphTail] = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +116,11 @@ class DetectionPipeline(ABC):
     def input_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, ...]:
         """The shape of the network input a batch of images of these upright (height, width) sizes becomes,
         from the sizes alone (no pixel is needed): the harness warms up every shape before timing."""
+
+    def recipe(self) -> Optional[dict[str, Any]]:
+        """The preprocessing and decode the pipeline applies and on what ground, for summary.json `recipe`
+        (utils/record/sections.py RecipeEntry), where a family chooses among recipes (a file's); None by default."""
+        return None
 
     def doubts(self) -> list[str]:
         """What the pipeline's own outputs so far say may be wrong with how it reads the network (a file's layout

@@ -7,6 +7,7 @@ imported when a run builds its network.
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -62,4 +63,11 @@ def runtime_refusal(facts: "FamilyFacts", runtime: Any, source: str = "") -> Opt
         if getattr(runtime, "compile", False):
             return (f"runtime.compile is not supported for this family ({facts.NAME}): its forward is timed in "
                     "parts with hooks, which break a compiled graph; remove runtime.compile")
+    spec = runtimes.SPECS.get(runtime.backend)
+    file_kinds = {kind for other in runtimes.SPECS.values() for kind in other.file_kinds}
+    if spec is not None and spec.files_only and Path(source).suffix not in file_kinds:
+        readers = [other.name for other in runtimes.SPECS.values() if not other.files_only]
+        return (f"runtime.backend {spec.name} runs a {' or '.join(spec.file_kinds)} file given as model.file, and "
+                f"has no exporter for a network built in torch ({facts.NAME}); use runtime.backend "
+                f"{' or '.join(readers)}, or give the detector as a {' or '.join(spec.file_kinds)} file")
     return facts.unsupported_runtime(runtime, source)

@@ -14,6 +14,12 @@ from typing import Any, Mapping, Optional
 from pydantic import BaseModel, Field
 
 _ARCH_DEFAULT = "null: the architecture's own (see [its defaults](#defaults-of-each-architecture))"
+NO_CAP = 0  # postprocess.max_det that keeps every detection (null already means the architecture's own)
+
+
+def cap(max_det: int) -> Optional[int]:
+    """A slice's end for `max_det` detections: None (all of them) for NO_CAP."""
+    return None if max_det == NO_CAP else max_det
 
 
 class ForwardTiming(str, Enum):
@@ -41,12 +47,15 @@ class Evaluation:
 class ArchDefaults:
     """One architecture's defaults: every shared key of the preprocess and postprocess sections (and any of the
     family's own keys whose default depends on the architecture), its accuracy protocol, and the layers int8
-    keeps in float unless the config names others."""
+    keeps in float unless the config names others; the keys of its family this architecture does not take
+    (dotted, with why), and whether it can keep every detection (postprocess.max_det NO_CAP)."""
 
     preprocess: Mapping[str, Any]
     postprocess: Mapping[str, Any]
     evaluation: Evaluation
     keep_float: tuple[str, ...] = field(default_factory=tuple)
+    inapplicable: Mapping[str, str] = field(default_factory=dict)
+    keeps_all: bool = True
 
 
 class SharedPreprocess(BaseModel):
@@ -67,7 +76,9 @@ class SharedPostprocess(BaseModel):
     conf_thres: Optional[float] = Field(None, ge=0.0, le=1.0, description=(
         "the deployed score cut: detections kept above it; " + _ARCH_DEFAULT))
     iou_thres: Optional[float] = Field(None, ge=0.0, le=1.0, description=("NMS IoU threshold; " + _ARCH_DEFAULT))
-    max_det: Optional[int] = Field(None, ge=1, description=("detections kept per image; " + _ARCH_DEFAULT))
+    max_det: Optional[int] = Field(None, ge=NO_CAP, description=(
+        f"detections kept per image; {NO_CAP}: no cap, as YOLOX's own inference keeps every box NMS leaves (YOLO and "
+        "files; torchvision's detectors always cap); " + _ARCH_DEFAULT))
 
 
 SHARED_PREPROCESS = tuple(SharedPreprocess.model_fields)

@@ -1,7 +1,9 @@
 """Letterbox resize: scale an image to fit a target shape, keep its aspect ratio, pad the rest.
 
 Arithmetic follows the YOLOv7 reference pipeline so boxes map back exactly the same way: `letterbox` as its
-detect.py deploys it, `evaluation_letterbox` as its test.py prepares images for mAP.
+detect.py deploys it, `evaluation_letterbox` as its test.py prepares images for mAP. Pad-then-resize
+(`square_pad_geometry`, `pad_to_square`) pads first and resizes the square, as applications that build their
+blob with OpenCV's dnn module do: the pad's edge is then resampled with the image.
 """
 
 from __future__ import annotations
@@ -107,6 +109,35 @@ def letterbox(
         value=color,
     )
     return padded, geometry
+
+
+@dataclass(frozen=True)
+class SquarePad:
+    """An h x w image padded at the bottom and right to a square of its longer side, then the square resized to
+    the input: one scale per axis (the same one for a square input), the image at the top left, so a box maps
+    back by the scales alone: (x / scale_x, y / scale_y)."""
+
+    side: int  # the square's side: the image's longer side
+    scale_x: float  # the input's width over the side
+    scale_y: float  # the input's height over the side
+
+
+def square_pad_geometry(h: int, w: int, target_hw: tuple[int, int]) -> SquarePad:
+    """Pad-then-resize's arithmetic: the square of the longer side, resized to the target (h, w)."""
+    if h <= 0 or w <= 0:
+        raise ValueError(f"image size must be positive, got h={h}, w={w}")
+    side = max(h, w)
+    target_h, target_w = target_hw
+    return SquarePad(side, target_w / side, target_h / side)
+
+
+def pad_to_square(img: np.ndarray, pad_value: int) -> np.ndarray:
+    """The image at the top left of a square of its longer side, the rest `pad_value` (itself when square)."""
+    h, w = img.shape[:2]
+    if h == w:
+        return img
+    return cv2.copyMakeBorder(img, 0, max(h, w) - h, 0, max(h, w) - w, cv2.BORDER_CONSTANT,
+                              value=(pad_value,) * 3)
 
 
 EVALUATION_PAD = 0.5  # test.py: each side of a batch's rectangle gets half a stride more than it needs

@@ -10,6 +10,7 @@ from torch import nn
 
 from pipelines.boxes.kernels import nms
 from pipelines.boxes.conversions import xywh_to_xyxy
+from pipelines.settings import cap
 
 # Shifting each class's boxes this far apart lets one NMS call treat classes independently;
 # it must exceed any box coordinate.
@@ -25,7 +26,7 @@ class NmsSettings:
     """What NMS keeps: candidates scoring above `conf_thres` (strictly), of `classes` only (None: every class),
     every class above it per candidate with `multi_label` (else its best), the `max_nms` best of them compared,
     a box dropped where a better one overlaps it by more than `iou_thres` (of its own class, or of any with
-    `agnostic`), at most `max_det` per image."""
+    `agnostic`), at most `max_det` per image (every one for pipelines.settings.NO_CAP)."""
 
     conf_thres: float = 0.25
     iou_thres: float = 0.45
@@ -83,7 +84,7 @@ def _suppress_one_image(image_pred: torch.Tensor, settings: NmsSettings) -> torc
         # Stable so that equal scores at the cut are chosen the same way every run.
         top = torch.sort(scores, descending=True, stable=True).indices[:max_nms]
         boxes, scores, class_idx = boxes[top], scores[top], class_idx[top]
-    keep = _kept(boxes, scores, class_idx, settings.iou_thres, settings.agnostic)[:settings.max_det]
+    keep = _kept(boxes, scores, class_idx, settings.iou_thres, settings.agnostic)[:cap(settings.max_det)]
     return torch.cat((boxes[keep], scores[keep, None], class_idx[keep, None].to(boxes.dtype)), dim=1)
 
 
@@ -110,7 +111,8 @@ def non_max_suppression(prediction: torch.Tensor | Sequence[torch.Tensor],
     (N_i, 5 + nc) rows, one per image.
 
     Returns one (n, 6) tensor per image: x1, y1, x2, y2, score, class; score = obj * class score,
-    sorted by score descending, at most `settings.max_det` rows. Thresholds are strict (score == conf is dropped).
+    sorted by score descending, at most `settings.max_det` rows (every row for pipelines.settings.NO_CAP).
+    Thresholds are strict (score == conf is dropped).
     """
     return [
         _suppress_one_image(

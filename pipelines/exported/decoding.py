@@ -7,6 +7,7 @@ from typing import Optional, Sequence
 import torch
 
 from pipelines.boxes.conversions import xywh_to_xyxy
+from pipelines.settings import cap
 
 PAD_SCORE = -1.0  # a padding row's score: below every cut, so no padding row is ever kept
 
@@ -74,11 +75,12 @@ def padded(images: Sequence[torch.Tensor], width: int = 6) -> torch.Tensor:
 
 def cut_rows(rows_: torch.Tensor, conf_thres: float, max_det: int, classes: Optional[Sequence[int]] = None,
              ) -> torch.Tensor:
-    """(K, 6) x1 y1 x2 y2 score class rows above the cut (strictly), best first, at most max_det."""
+    """(K, 6) x1 y1 x2 y2 score class rows above the cut (strictly), best first, at most max_det (all for
+    NO_CAP)."""
     kept = rows_[rows_[:, 4] > conf_thres]
     if classes is not None:
         kept = kept[torch.isin(kept[:, 5].long(), torch.as_tensor(list(classes)))]
-    order = torch.sort(kept[:, 4], descending=True, stable=True).indices[:max_det]
+    order = torch.sort(kept[:, 4], descending=True, stable=True).indices[:cap(max_det)]
     return kept[order]
 
 

@@ -9,15 +9,16 @@ import torch
 
 from models.yolo import coco_names
 from pipelines.boxes.nms import NmsSettings
-from pipelines.contract import LoadedNetwork
+from pipelines.contract import GraphTail, LoadedNetwork
 from pipelines.exported.facts import (ARCHS, EVALUATION_PREPROCESS, FORWARD_TIMING, NAME, SIZE_KEYS,  # noqa: F401
                                       accepts, defaults, exported_file, head_of, input_hw, input_size,
                                       largest_input_area, read, reference_backend, settings_problem, smallest_input,
                                       unsupported_runtime)
 from pipelines.exported.layouts import contract
 from pipelines.exported.pipeline import Decode, ExportedPipeline
-from pipelines.exported.preparing import Prepare, Restore
+from pipelines.exported.preparing import InputForm, Prepare, Restore
 from pipelines.exported.recipe import Recipe
+from pipelines.exported.recipe_said import DecodeSettings, said_recipe
 from pipelines.runtimes.base import PreparedForward
 
 
@@ -28,7 +29,7 @@ def memory_probe(network: LoadedNetwork, postprocess) -> Optional[tuple[torch.nn
 def load_network(source: str, weights: Optional[str], seed: int, model: Any = None) -> LoadedNetwork:
     """`weights` and `seed` do not apply: the file holds its weights."""
     exported, layout, reading = read(source, head_of(model))
-    names = exported.names()
+    names = exported.names() or (list(reading.names) if reading.names else None)
     if names is None:
         names = coco_names() if reading.classes == 80 else [str(index) for index in range(reading.classes)]
     recipe = reading.recipe or layout.RECIPE
@@ -37,13 +38,21 @@ def load_network(source: str, weights: Optional[str], seed: int, model: Any = No
         module=None, class_names=names, weights=f"file {exported.path.name} ({exported.format}, layout "
         f"{reading.layout}: {reading.why})", random_weights=False, cache_key=f"{NAME}:{exported.digest}",
         pixel_scale=recipe.scale if plain_pixels and exported.image_input.dtype == "float32" else None,
-        arch=str(source), file=exported.path, reading=reading,
+        arch=str(source), file=exported.path, reading=reading, channels_last=exported.channels_last,
+        tail=GraphTail(exported.tail.operator, exported.tail.computed_inputs) if exported.tail else None,
         description={"file": str(exported.path), "format": exported.format, "digest": exported.digest,
                      "layout": reading.layout, "read_from": reading.why, "assumed": reading.assumed,
                      "classes": reading.classes,
-                     "inputs": [[t.name, list(t.shape), t.dtype] for t in exported.inputs],
-                     "outputs": [[t.name, list(t.shape), t.dtype] for t in exported.outputs],
+                     "inputs": [_described(t) for t in exported.inputs],
+                     "outputs": [_described(t) for t in exported.outputs],
+                     **({"weights_stored_as": exported.precision} if exported.precision else {}),
                      "metadata_keys": sorted(exported.metadata)})
+
+
+def _described(tensor) -> list:
+    """name, shape, element type, and an integer tensor's [scale, zero point]."""
+    return [tensor.name, list(tensor.shape), tensor.dtype] + ([list(tensor.quantization)] if tensor.quantization
+                                                             else [])
 
 
 def example_input(preprocess) -> torch.Tensor:
@@ -61,13 +70,22 @@ def build_pipeline(network: LoadedNetwork, forward: PreparedForward, preprocess,
 
     reading: contract.Reading = network.reading
     layout = layouts.layout(reading.layout)
+    agnostic = getattr(postprocess, "agnostic", None)  # null: the layout's own
     decode = Decode(layout, reading, NmsSettings(
         postprocess.conf_thres, postprocess.iou_thres, getattr(postprocess, "classes", None),
-        agnostic=getattr(postprocess, "agnostic", False) or getattr(layout, "AGNOSTIC", False),
+        agnostic=getattr(layout, "AGNOSTIC", False) if agnostic is None else agnostic,
         multi_label=getattr(postprocess, "multi_label", False) or getattr(layout, "MULTI_LABEL", False),
         max_det=postprocess.max_det))
-    target = input_hw(exported_file(network.arch), preprocess.img_size)
+    exported = exported_file(network.arch)
+    target = input_hw(exported, preprocess.img_size)
     pixels = forward.input_dtype == torch.uint8
-    prepare = Prepare(recipe_of(preprocess), target, reading.extra_inputs, pixels=pixels)
-    return ExportedPipeline(forward, network.class_names, prepare, decode,
-                            Restore(layout.BOXES == contract.INPUT, clip=getattr(layout, "CLIP", True)))
+    recipe = recipe_of(preprocess)
+    form = InputForm(exported.channels_last, exported.image_input.quantization)
+    prepare = Prepare(recipe, target, reading.extra_inputs, pixels=pixels, form=form)
+    restore = Restore(layout.BOXES == contract.INPUT, clip=getattr(layout, "CLIP", True))
+    nms = decode.nms.settings
+    yours = [f"{section}.{key}" for section, keys in (("preprocess", preprocess), ("postprocess", postprocess))
+             for key in getattr(keys, "model_fields_set", ())]
+    said = said_recipe(exported, layout, reading, recipe, target, DecodeSettings(
+        nms.conf_thres, nms.iou_thres, nms.max_det, nms.agnostic, nms.multi_label, restore.clip), yours)
+    return ExportedPipeline(forward, network.class_names, prepare, decode, restore, said)

@@ -1,75 +1,26 @@
 """What an exported detector file says about itself, read without running it: its inputs and outputs (the graph's
 own shapes, which win over the metadata), and the exporter's metadata where there is some (Ultralytics writes
-`metadata_props` into an ONNX file and a `metadata.yaml` beside an OpenVINO IR). A file that cannot be a
-detector detbench runs is refused here, naming the file and the fix; the user's file is only ever read."""
+`metadata_props` into an ONNX file, a `metadata.yaml` beside an OpenVINO IR and a zip after a TFLite file's
+flatbuffer; tflite_reading.py reads those). A file that cannot be a detector detbench runs is refused here, naming
+the file and the fix; the user's file is only ever read."""
 from __future__ import annotations
 
 import ast
 import xml.etree.ElementTree as ElementTree
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
 import yaml
 
 from pipelines.cache_keys import file_digest
-from utils.core.errors import UsageError
+from pipelines.exported.file_facts import AfterConvolutions, Dim, ExportedFile, ExportedFileError, Tensor
 
-ONNX_SUFFIX, IR_SUFFIX = ".onnx", ".xml"
-FILE_SUFFIXES = (ONNX_SUFFIX, IR_SUFFIX)
+ONNX_SUFFIX, IR_SUFFIX, TFLITE_SUFFIX = ".onnx", ".xml", ".tflite"
+FILE_SUFFIXES = (ONNX_SUFFIX, IR_SUFFIX, TFLITE_SUFFIX)
+FORMATS = {ONNX_SUFFIX: "an ONNX file", IR_SUFFIX: "an OpenVINO IR", TFLITE_SUFFIX: "a TFLite file"}
 PICKLE_SUFFIXES = (".pt", ".pth")
-Dim = Union[int, str]  # a fixed size, or the name of a dynamic axis
-
-
-class ExportedFileError(UsageError):
-    """A model.file that detbench cannot run; the message names the file and what to do."""
-
-
-@dataclass(frozen=True)
-class Tensor:
-    name: str
-    shape: tuple[Dim, ...]
-    dtype: str = "float32"  # numpy's name of its element type
-
-    @property
-    def static(self) -> bool:
-        return all(isinstance(size, int) and size > 0 for size in self.shape)
-
-
-@dataclass(frozen=True)
-class ExportedFile:
-    """The file as read: its format, inputs and outputs, and what its metadata says (empty when it says nothing)."""
-
-    path: Path
-    format: str  # "onnx" or "openvino"
-    inputs: tuple[Tensor, ...]
-    outputs: tuple[Tensor, ...]
-    metadata: dict[str, Any] = field(default_factory=dict)
-    digest: str = ""  # of the file's bytes (and the IR's weights), for caches keyed by content
-
-    @property
-    def image_input(self) -> Tensor:
-        return self.inputs[0]
-
-    def names(self) -> Optional[list[str]]:
-        """Class names by index, from the metadata; None where it has none."""
-        names = self.metadata.get("names")
-        if isinstance(names, dict) and all(isinstance(k, int) for k in names):
-            return [str(names.get(i, i)) for i in range(max(names) + 1)] if names else None
-        if isinstance(names, list):
-            return [str(name) for name in names]
-        return None
-
-    def metadata_flag(self, key: str) -> Optional[bool]:
-        """A true/false fact of the metadata (top level, or inside Ultralytics' export `args`)."""
-        for place in (self.metadata, self.metadata.get("args") if isinstance(self.metadata.get("args"), dict)
-                      else {}):
-            value = place.get(key)
-            if isinstance(value, bool):
-                return value
-            if isinstance(value, str) and value in ("True", "False"):
-                return value == "True"
-        return None
+CONVOLUTIONS = ("Conv", "ConvTranspose")
+ARITHMETIC = ("Add", "Sub", "Mul", "Div", "Pow")
 
 
 def _literal(text: str) -> Any:
@@ -88,10 +39,15 @@ def read_exported(path: Union[str, Path]) -> ExportedFile:
             f"export it to a file detbench runs, e.g. with Ultralytics: yolo export model={path.name} format=onnx "
             f"(or format=openvino), then set model.file to the .onnx file or the .xml of the IR")
     if path.suffix not in FILE_SUFFIXES:
-        raise ExportedFileError(f"model.file {path}: not an ONNX (.onnx) or OpenVINO IR (.xml) file; export the "
-                                "detector to one of them")
+        raise ExportedFileError(f"model.file {path}: not an ONNX (.onnx), OpenVINO IR (.xml) or TFLite (.tflite) "
+                                "file; export the detector to one of them")
     if not path.is_file():
-        raise ExportedFileError(f"model.file {path}: no such file; set model.file to an exported .onnx or .xml")
+        raise ExportedFileError(f"model.file {path}: no such file; set model.file to an exported .onnx, .xml or "
+                                ".tflite")
+    if path.suffix == TFLITE_SUFFIX:
+        from pipelines.exported.tflite_reading import read_tflite
+
+        return read_tflite(path)
     return _read_onnx(path) if path.suffix == ONNX_SUFFIX else _read_ir(path)
 
 
@@ -134,7 +90,33 @@ def _read_onnx(path: Path) -> ExportedFile:
                 else prop.value for prop in model.metadata_props}
     if len(graph.node) == 0 or not outputs:
         raise ExportedFileError(f"model.file {path} holds no graph; export the detector again")
-    return ExportedFile(path, "onnx", inputs, outputs, metadata, file_digest(path))
+    return ExportedFile(path, "onnx", inputs, outputs, metadata, file_digest(path),
+                        after_convolutions=_after_convolutions(graph))
+
+
+def _after_convolutions(graph) -> Optional[AfterConvolutions]:
+    """The graph's nodes after its last convolutions (ONNX lists nodes in topological order)."""
+    import onnx
+
+    consumers: dict[str, list[int]] = {}
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            consumers.setdefault(name, []).append(index)
+    reaches = [False] * len(graph.node)
+    for index in reversed(range(len(graph.node))):
+        node = graph.node[index]
+        reaches[index] = node.op_type in CONVOLUTIONS or any(
+            reaches[later] for output in node.output for later in consumers.get(output, ()))
+    if not any(reaches):
+        return None
+    floating = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16)
+    constants = {tensor.name for tensor in graph.initializer if tensor.data_type in floating}
+    constants |= {node.output[0] for node in graph.node if node.op_type == "Constant" and node.output and any(
+        attribute.name == "value" and attribute.t.data_type in floating for attribute in node.attribute)}
+    after = [node for node, reached in zip(graph.node, reaches) if not reached]
+    return AfterConvolutions(frozenset(node.op_type for node in after),
+                             frozenset(node.op_type for node in after
+                                       if node.op_type in ARITHMETIC and any(name in constants for name in node.input)))
 
 
 def _read_ir(path: Path) -> ExportedFile:

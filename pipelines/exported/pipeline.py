@@ -55,7 +55,10 @@ class Decode(nn.Module):
         return raw[..., 4]
 
     def forward(self, outputs: Any, height: int, width: int) -> list[torch.Tensor]:
-        if self.layout.NMS and hasattr(self.layout, "passing"):
+        if hasattr(self.layout, "decode"):  # the author's own suppression, which follows the cut
+            raw = self.layout.decode(as_tuple(outputs), self.reading, height, width, self.conf_thres,
+                                     self.nms.settings.iou_thres)
+        elif self.layout.NMS and hasattr(self.layout, "passing"):
             raw = self.layout.passing(as_tuple(outputs), self.reading, height, width, self.conf_thres)
         else:
             raw = self.raw(outputs, height, width)
@@ -106,12 +109,16 @@ class ExportedPipeline(DetectionPipeline):
     family = "exported"
 
     def __init__(self, forward: PreparedForward, class_names: list[str], preprocess: Prepare, decode: Decode,
-                 to_original: Restore):
+                 to_original: Restore, said: Optional[dict[str, Any]] = None):
         self.prepared = forward
         self.class_names = class_names
         self.preprocessor = preprocess
         self.decoder = decode
         self.restorer = to_original
+        self.said = said  # the recipe applied and its ground (recipe_said.py)
+
+    def recipe(self) -> Optional[dict[str, Any]]:
+        return self.said
 
     @property
     def score_threshold(self) -> float:
@@ -126,7 +133,7 @@ class ExportedPipeline(DetectionPipeline):
         return Forwarded(batch, outputs)
 
     def decode(self, forwarded: Forwarded) -> Decoded:
-        height, width = forwarded.batch.tensor.shape[-2:]
+        height, width = forwarded.batch.input_hw
         return Decoded(forwarded.batch, self.decoder(forwarded.outputs, int(height), int(width)))
 
     def to_original(self, decoded: Decoded) -> list[Detections]:
@@ -144,7 +151,7 @@ class ExportedPipeline(DetectionPipeline):
         return LayerTimingTargets(None, (self.preprocessor,), (self.decoder, self.restorer))
 
     def raw_output(self, forwarded: Forwarded) -> torch.Tensor:
-        height, width = forwarded.batch.tensor.shape[-2:]
+        height, width = forwarded.batch.input_hw
         return self.decoder.raw(forwarded.outputs, int(height), int(width))
 
     def candidate_scores(self, raw: torch.Tensor) -> torch.Tensor:
@@ -160,6 +167,6 @@ class ExportedPipeline(DetectionPipeline):
                 "each layout and how it is told apart)"]
 
     def postprocess_at(self, forwarded: Forwarded, conf_thres: float) -> list[Detections]:
-        height, width = forwarded.batch.tensor.shape[-2:]
+        height, width = forwarded.batch.input_hw
         decoded = self.decoder.at(conf_thres)(forwarded.outputs, int(height), int(width))
         return self.to_original(Decoded(forwarded.batch, decoded))

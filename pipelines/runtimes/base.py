@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import torch
 from torch import nn
@@ -28,27 +28,93 @@ class RuntimeNotSupported(UsageError):
     """A runtime setting this machine or this runtime cannot do; the message says what to use instead."""
 
 
+@dataclass
+class Feeding:
+    """What a runtime fed a user's file first, beside the input shape its graph declares (a size it leaves free:
+    None), so that a failure is blamed on the right party."""
+
+    shape: Optional[tuple[int, ...]] = None
+    declared: Optional[tuple[Optional[int], ...]] = None
+
+    def fed(self, shape: Sequence[int], declared: Sequence[Any]) -> None:
+        self.shape = tuple(int(size) for size in shape)
+        self.declared = tuple(size if isinstance(size, int) and size > 0 else None for size in declared)
+
+    def misfit(self) -> Optional[str]:
+        """How the shape fed differs from the one the graph declares; None where it fits (or nothing was fed)."""
+        if self.shape is None or self.declared is None:
+            return None
+        if len(self.shape) != len(self.declared) or any(
+                size is not None and size != given for size, given in zip(self.declared, self.shape)):
+            shown = [size if size is not None else "free" for size in self.declared]
+            return f"fed an input of shape {list(self.shape)} to a graph that takes {shown}"
+        return None
+
+
 @contextmanager
-def a_file_it_may_refuse(network: LoadedNetwork, runtime: str) -> Iterator[None]:
+def a_file_it_may_refuse(network: LoadedNetwork, runtime: str) -> Iterator[Feeding]:
     """Loading and first running a user's file (model.file): what the runtime refuses there (an opset it lacks, an
     operator of a custom domain) is the file's fault, not a bug, so it ends as RuntimeNotSupported naming the
-    file, the runtime and its reason, in one bounded line. A network detbench exported itself is left to raise."""
+    file, the runtime and its reason, in one bounded line. Where detbench fed the graph a shape it does not
+    declare (the yielded Feeding says what was fed), the fault is detbench's: a bug, raised as one. A network
+    detbench exported itself is left to raise."""
+    feeding = Feeding()
     try:
-        yield
+        yield feeding
     except RuntimeNotSupported:
         raise
     except Exception as error:
         if network.file is None:
             raise
         reason = clipped(" ".join(str(error).split()), 300)
+        misfit = feeding.misfit()
+        if misfit is not None:
+            raise RuntimeError(f"detbench {misfit} (model.file {network.file}, {runtime}: {reason}): the file is "
+                               "not at fault; this is a bug in detbench, please report it") from error
+        if feeding.shape is not None:
+            raise RuntimeNotSupported(
+                f"model.file {network.file}: {runtime} loaded it but cannot run it on an input of shape "
+                f"{list(feeding.shape)}, which its graph takes ({type(error).__name__}: {reason}); the graph fails "
+                "on this runtime: use another runtime.backend, or export it again") from None
         raise RuntimeNotSupported(f"model.file {network.file}: {runtime} cannot run it ({type(error).__name__}: "
                                   f"{reason}); export it again with operators and an opset it has, or use another "
                                   "runtime.backend") from None
 
 
-def at_the_graphs_batch(example: torch.Tensor, batch: Any) -> torch.Tensor:
-    """The example input repeated to a graph's fixed batch (a static export of batch 4 takes nothing else)."""
-    if isinstance(batch, int) and batch > 0 and batch != example.shape[0]:
+def in_the_networks_layout(example: torch.Tensor, network: LoadedNetwork) -> torch.Tensor:
+    """An NCHW example (a family's example_input) in the layout the network's input takes: (batch, height, width, 3)
+    for a channels-last file, as its pipeline hands batches over."""
+    return example.permute(0, 2, 3, 1).contiguous() if network.channels_last and example.dim() == 4 else example
+
+
+def stored_precision(network: LoadedNetwork) -> Optional[dict[str, Any]]:
+    """What a file runs as it is stored, for summary.json `runtime`: its weights' element type and its input's (with
+    an integer input's scale and zero point); None for a network detbench exported, or a file that says nothing."""
+    description = network.description
+    if network.file is None or "weights_stored_as" not in description:
+        return None
+    image = description.get("inputs", [[]])[0]
+    facts = {"weights": description["weights_stored_as"], "input": image[2] if len(image) > 2 else None,
+             "why": "a TFLite file runs as it is stored: runtime.precision fp32 is the file's own precision"}
+    if len(image) > 3:
+        facts["input_quantization"] = {"scale": image[3][0], "zero_point": image[3][1]}
+    return facts
+
+
+def at_the_graphs_shape(example: torch.Tensor, declared: Sequence[Any], channels_last: bool = False) -> torch.Tensor:
+    """The example input at a graph's fixed sizes: its batch repeated to a fixed batch (a static export of batch 4
+    takes nothing else), and zeros of the graph's own height and width where it fixes them (a static 800x608
+    export takes no square); `channels_last`: both in (batch, height, width, 3). The example's values never
+    matter, only its shape and element type."""
+    fixed = [size if isinstance(size, int) and size > 0 else None for size in declared]
+    spatial = (1, 2) if channels_last else (2, 3)
+    if len(fixed) == example.dim() == 4 and any(fixed[axis] not in (None, example.shape[axis]) for axis in spatial):
+        shape = list(example.shape)
+        for axis in spatial:
+            shape[axis] = fixed[axis] or shape[axis]
+        example = example.new_zeros(shape)
+    batch = fixed[0] if fixed else None
+    if batch is not None and batch != example.shape[0]:
         return example[:1].expand(batch, *example.shape[1:]).contiguous()
     return example
 

@@ -44,9 +44,13 @@ class ExportResult:
 OPSET = 17  # the exports' ONNX opset: torch's legacy exporter and both runtimes' parsers take it
 
 
+INPUT_TYPES = (torch.uint8, torch.int8, torch.float16)  # what a file's graph may take besides float32
+
+
 def as_input(batch: torch.Tensor, dtype: torch.dtype = torch.float32) -> np.ndarray:
-    """The array an exported graph's image input takes: float32, or uint8 pixels where a file's graph takes those."""
-    dtype = torch.uint8 if dtype == torch.uint8 else torch.float32
+    """The array an exported graph's image input takes: float32, or what a file's graph takes (uint8 pixels, an
+    int8 quantized input, float16)."""
+    dtype = dtype if dtype in INPUT_TYPES else torch.float32
     return batch.detach().to(device="cpu", dtype=dtype).contiguous().numpy()
 
 

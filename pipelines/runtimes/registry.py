@@ -18,6 +18,7 @@ RUNTIMES = (
     "torch",
     "onnxruntime",
     "openvino",
+    "litert",
 )
 
 SPECS: dict[str, RuntimeSpec] = {

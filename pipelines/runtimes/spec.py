@@ -38,8 +38,15 @@ class RuntimeSpec:
     # At fp32 with every option at its default it is the reference other runs are checked against.
     reference: bool = False
     keeps_modules: bool = False  # runs the torch modules themselves, so hooks and parts of the forward see them
-    file_kinds: tuple[str, ...] = ()  # suffixes of exported files it reads as the network (model.file), fp32 first
+    file_kinds: tuple[str, ...] = ()  # suffixes of exported files it reads as the network (model.file), its own first
+    # It runs only files given as model.file: it has no exporter for a network built in torch.
+    files_only: bool = False
+    # Operators a file may end in that it has no kernel for; where the family can do one's work (a GraphTail), it
+    # runs the graph up to that operator's inputs instead.
+    lacks_operators: tuple[str, ...] = ()
     layer_reader: Optional[str] = None  # "module:function": its profiling() pass -> NodeRuns
+    # Why it has no per-layer timing, where it has no layer_reader and runs no torch module hooks could see.
+    no_layer_timing: str = ""
     trace_reader: Optional[str] = None  # "module:function": its profiling() of one batch -> NativeTrace
     preparing: Optional[str] = None  # what the console adds while it prepares, when that takes a while
     # Below the layer: how its native code shows in sampled stacks, whose log lines are its, and what it can

@@ -43,7 +43,8 @@ class Builder:
         if self.topk_candidates is not None:
             postprocess["topk_candidates"] = self.topk_candidates
         evaluation = Evaluation(self.score_thresh, self.nms_thresh, self.detections_per_img, None, EVALUATION_SOURCE)
-        return ArchDefaults(preprocess, postprocess, evaluation, keep_float)
+        # torchvision's heads always keep at most detections_per_img.
+        return ArchDefaults(preprocess, postprocess, evaluation, keep_float, keeps_all=False)
 
 
 class Preprocess(BaseModel):

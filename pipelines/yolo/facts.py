@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field, field_validator
 
-from pipelines.boxes.keys import LetterboxKeys
+from pipelines.boxes.keys import LetterboxKeys, NmsKeys
 from pipelines.runtimes import registry as runtimes
 from pipelines.settings import ArchDefaults, Evaluation, ForwardTiming
 
@@ -28,8 +28,8 @@ FORWARD_TIMING = ForwardTiming.WHOLE
 # YOLOv7's own: pixels over 255, no mean or std; its deployment defaults (detect.py) and its mAP protocol (test.py).
 PIXELS_OVER_255 = {"img_size": 640, "mean": [0.0, 0.0, 0.0], "std": [1.0, 1.0, 1.0]}
 DEFAULTS = ArchDefaults(
-    preprocess=PIXELS_OVER_255,
-    postprocess={"conf_thres": 0.25, "iou_thres": 0.45, "max_det": 300},
+    preprocess={**PIXELS_OVER_255, "pad_value": 114},
+    postprocess={"conf_thres": 0.25, "iou_thres": 0.45, "max_det": 300, "agnostic": False},
     evaluation=Evaluation(0.001, 0.65, 300, True, "YOLOv7's test.py"),
     # Detect's decode ends in one Concat of pixel boxes beside 0-1 scores, which no single int8 scale holds.
     keep_float=("Detect",),
@@ -43,11 +43,10 @@ class Preprocess(LetterboxKeys):
         "yolo: false: square img_size letterbox; true: minimal stride-32 rectangle per image"))
 
 
-class Postprocess(BaseModel):
+class Postprocess(NmsKeys):
     """NMS over the raw candidates (its score is objectness x class): a class filter, class-agnostic or not."""
 
     classes: Optional[list[int]] = Field(None, description="yolo: keep only these class ids; null: all")
-    agnostic: bool = Field(False, description="yolo: class-agnostic NMS")
     multi_label: bool = Field(False, description=(
         "yolo: every class above conf_thres per box, not only the best (as YOLOv7's test.py for mAP)"))
 

@@ -83,7 +83,7 @@ def test_an_image_input_of_another_type_is_refused_before_any_runtime(tmp_path, 
     node = helper.make_node("Cast", ["images"], ["output0"], to=TensorProto.FLOAT)
     file = graph_file(tmp_path, "int64", node, [("", 17)], image_type=TensorProto.INT64)
     error = refused_by_the_run(tmp_path, capsys, file)
-    assert "takes int64; detbench feeds an image as float32 or uint8" in error
+    assert "takes int64; detbench feeds an image as float32, float16, uint8, int8" in error
 
 
 def test_external_data_outside_the_files_folder_is_refused(tmp_path, capsys):

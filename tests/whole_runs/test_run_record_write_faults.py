@@ -1,6 +1,6 @@
 """The run record when outputs cannot be written: user settings (exit 2), failures (exit 1), a full disk at
-every phase, and the writers' own guarantees with the fault injected into the real classes."""
-import errno
+every phase (the writers' own guarantees, with the fault injected into the real classes, are tested beside them:
+tests/utils/storage/, tests/utils/detections/test_writer.py)."""
 import json
 import os
 import shutil
@@ -10,12 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import utils.storage.atomic
-import utils.storage.streamed_csv
 from benchmark import main
+from tests.support.full_disk import filling
 from tests.support.helpers import EVERY_PHASE as QUICK, assert_nothing_half_written, read_json, small_photos, utc
-from utils.storage.atomic import OutputWriteError, atomic_write_text
-from utils.detections.writer import DETECTION_COLUMNS, DetectionWriter
+from utils.detections.writer import DETECTION_COLUMNS
 from utils.reporting.run_writer import RunWriter
 
 
@@ -132,44 +130,9 @@ def test_a_file_that_cannot_be_replaced_at_the_end_fails_the_run_in_summary_json
     assert len(pd.read_csv(run_dir / "detections.csv").columns) == len(DETECTION_COLUMNS)
 
 
-class FullDisk:
-    """Stands in for `os` and `open` in the writers. The disk fills up while a file whose path contains
-    `fills_at` is written: that write stops part-way with ENOSPC, as do all writes after it."""
-
-    def __init__(self, fills_at):
-        self.fills_at = fills_at
-        self.full = False
-        self.failed: list[str] = []
-
-    def __getattr__(self, name):
-        return getattr(os, name)
-
-    def open(self, file, mode="r", *args, **kwargs):
-        handle = open(file, mode, *args, **kwargs)
-        if "w" in mode:
-            real_write = handle.write
-
-            def write(data):
-                self.full = self.full or (self.fills_at is not None and self.fills_at in str(file))
-                if self.full:
-                    real_write(data[:len(data) // 2])
-                    self.failed.append(str(file))
-                    raise OSError(errno.ENOSPC, "No space left on device")
-                return real_write(data)
-
-            handle.write = write
-        return handle
-
-
 @pytest.fixture
 def full_disk(monkeypatch):
-    def fill(fills_at):
-        disk = FullDisk(fills_at)
-        for module in (utils.storage.atomic, utils.storage.streamed_csv):
-            monkeypatch.setattr(module, "os", disk)
-            monkeypatch.setattr(module, "open", disk.open, raising=False)
-        return disk
-    return fill
+    return filling(monkeypatch)
 
 
 def target_of(written: str) -> Path:
@@ -207,79 +170,6 @@ def test_a_full_disk_ends_the_run_with_one_message_and_nothing_half_written(tmp_
     assert err.count("No space left") == 1, err
     # summary.json cannot be rewritten on a full disk: the one written at the start stands, whole.
     assert summary is None if fills_at == "env.json" else summary["status"] == "running"
-
-
-# --- the writers' own guarantees, with the fault injected into the real classes ---
-
-def test_a_failed_rewrite_leaves_the_previous_file_whole(tmp_path, full_disk):
-    target = tmp_path / "summary.json"
-    atomic_write_text(target, '{"status": "running"}\n')
-    full_disk("summary.json")
-    with pytest.raises(OutputWriteError) as failure:
-        atomic_write_text(target, '{"status": "complete", "a": "much longer document"}\n')
-    assert str(failure.value) == f"could not write {target}: No space left on device"
-    assert target.read_text() == '{"status": "running"}\n'
-    assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
-
-
-def _detection_writer(run_path: Path) -> DetectionWriter:
-    return DetectionWriter(run_path, run_path, ["thing"], save_images=False, note=None)
-
-
-def test_a_detection_writer_that_cannot_start_leaves_no_temporary(tmp_path, monkeypatch):
-    opened = []
-
-    def second_open_fails(file, *args, **kwargs):
-        if opened:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        opened.append(file)
-        return open(file, *args, **kwargs)
-
-    monkeypatch.setattr(utils.storage.streamed_csv, "open", second_open_fails, raising=False)
-    with pytest.raises(OutputWriteError, match="skipped.csv: No space left on device"):
-        _detection_writer(tmp_path)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_a_detection_writer_whose_closing_fails_leaves_no_file(tmp_path, monkeypatch):
-    writer = _detection_writer(tmp_path)
-
-    class NoSync:
-        def __getattr__(self, name):
-            return getattr(os, name)
-
-        @staticmethod
-        def fsync(descriptor):
-            raise OSError(errno.EROFS, "Read-only file system")
-
-    monkeypatch.setattr(utils.storage.streamed_csv, "os", NoSync())
-    with pytest.raises(OutputWriteError, match="detections.csv: Read-only file system"):
-        writer.close()
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_a_detection_writer_keeps_each_flushed_batch_on_disk_and_drops_a_cut_one(tmp_path, monkeypatch):
-    """Rows reach the file under its real name batch by batch (a killed run keeps them); a write the disk cuts
-    short removes both files rather than leave a row cut in half."""
-    from datasets.image_folder import LoadedImage
-
-    writer = _detection_writer(tmp_path)
-    writer.write_skipped(LoadedImage(str(tmp_path / "bad.jpg"), None, "not an image"))
-    writer.flush()
-    assert (tmp_path / "skipped.csv").read_text().splitlines() == ["image,reason,frame,pts_s", "bad.jpg,not an image,,"]
-    assert (tmp_path / "detections.csv").read_text().splitlines() == [",".join(DETECTION_COLUMNS)]
-    handle = writer._skipped.handle
-    real_write = handle.write
-
-    def half_then_full(text):
-        real_write(text[:len(text) // 2])
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(handle, "write", half_then_full, raising=False)
-    writer.write_skipped(LoadedImage(str(tmp_path / "worse.jpg"), None, "not an image either"))
-    with pytest.raises(OutputWriteError, match="skipped.csv: No space left on device"):
-        writer.flush()
-    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
 """`benchmark.py tune` end to end (utils/commands/tune/driver.py): a small race on yolov7-tiny at 160 stopped by Ctrl-C,
-resumed, and its files; a budget too short for one round; a throughput race under LoadGen."""
+resumed, and its files; a budget too short for one round; first looks shorter than the full runs after them, on
+labelled scenes; a throughput race under LoadGen."""
 import html
 import json
 import signal
@@ -11,7 +12,7 @@ import pandas as pd
 import pytest
 
 from tests.support.helpers import quick_args
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, SHAPES
 
 pytestmark = pytest.mark.slow
 
@@ -35,8 +36,9 @@ def test_a_budget_too_short_for_one_round_says_what_fits(tmp_path):
     status, _, stderr = finish(tune(tmp_path, "--minutes", "0.01"))
     assert status == 2
     # One way (torch fp32 at batch 1 and 2): its first look is the floor.
-    assert "is too short: a first look at each of the 1 ways of computing takes at least" in stderr
-    assert "(1 process(es)," in stderr
+    assert ("is too short: a short first look at each of the 1 ways of computing (first looks: 1 timed pass of 6 "
+            "batch(es)) takes at least") in stderr
+    assert "(1 process(es): the first look took" in stderr and "Give --minutes 1 or more" in stderr
     assert "--resume" in stderr and "Traceback" not in stderr
 
 
@@ -91,6 +93,43 @@ def test_a_stopped_race_keeps_what_it_measured_resumes_and_writes_its_answer(tmp
     for row in document["rows"]:
         assert (folder / row["run_dir"] / "summary.json").is_file()
     assert (folder / "race.png").is_file() and "The race" in (folder / "report.html").read_text()
+
+
+def test_first_looks_time_a_few_batches_and_judge_on_the_verdicts_images_then_full_runs_time_every_image(tmp_path):
+    # 48 labelled scenes; torch fp32 (the reference) and ONNX Runtime fp32 (judged against it), one schedule each.
+    command = [sys.executable, str(ROOT / "benchmark.py"), "tune", *quick_args(160, "benchmark.repeats=2"),
+               "--set", f"dataset.path={SHAPES / 'images'}", "--set", f"dataset.labels={SHAPES / 'labels'}",
+               "--set", f"model.weights={SHAPES / 'yolov7-tiny-shapes.pt'}", "--set", f"run.output_dir={tmp_path}",
+               "--set", "run.id=race", "--sweep", "runtime.backend=torch,onnxruntime",
+               "--set", "runtime.precision=fp32",
+               "--set", "dataset.batch_size=1", "--set", "runtime.threads=1", "--set", "runtime.pinning=false",
+               "--minutes", "8", "--rounds", "2"]
+    status, stdout, stderr = finish(command)
+    assert status == 0, stderr
+    folder = tmp_path / "race"
+    state = json.loads((folder / "tune.json").read_text())
+    runs = {(run["candidate"].split(",")[0], run["round"]): run for entry in state["entries"] for run in entry["runs"]}
+    summaries = {key: json.loads((folder / run["run_dir"] / "summary.json").read_text()) for key, run in runs.items()
+                 if run["status"] == "complete"}
+    assert ("runtime.backend=onnxruntime", 1) in summaries and ("runtime.backend=onnxruntime", 2) in summaries
+    for backend in ("runtime.backend=torch", "runtime.backend=onnxruntime"):
+        look = summaries[backend, 1]
+        # One timed pass over the first 30 images (30 batches of 1), against every image twice after it.
+        assert look["timed_passes"] == 1 and look["images_processed"] == 30 and runs[backend, 1]["look"] == "first look"
+        if (backend, 2) in summaries:
+            assert summaries[backend, 2]["timed_passes"] == 2 and summaries[backend, 2]["images_processed"] == 48
+            assert runs[backend, 2]["look"] == "full"
+    # The ONNX Runtime look judged itself on 30 images; its full run reused that verdict (detections equal on them).
+    judged = summaries["runtime.backend=onnxruntime", 1]
+    assert judged["accuracy"]["images"] == 30 and judged["agreement"]["images"] == 30
+    assert "agreement" not in summaries["runtime.backend=onnxruntime", 2]
+    document = json.loads((folder / "sweep.json").read_text())
+    assert document["answer"]["rounds"][0]["look"]["text"] == ("first looks: 1 timed pass of 30 batch(es), verdicts "
+                                                               "on 30 images")
+    assert "round 1 (first looks: 1 timed pass of 30 batch(es), verdicts on 30 images)" in stdout
+    rows = {row["point"].split(",")[0]: row for row in document["rows"]}
+    assert rows["runtime.backend=onnxruntime"]["looks"] == "first look (round 1); full (round 2)"
+    assert rows["runtime.backend=onnxruntime"]["verdict_images"] == 30
 
 
 def test_a_throughput_race_runs_loadgen_offline_and_answers_in_samples_per_second(tmp_path):

@@ -250,6 +250,7 @@ class Benchmark:
         record = RunRecord(self.identity())
         record.images.found = len(self.items)
         record.calibration = self.calibration
+        record.recipe = self.pipeline.recipe()
         record.warn(*self.start_warnings)
         record.warn(*int8_warnings(control_entry(record.identity.runtime)))
         if self.config.dataset.batch_size > 1 and self.pipeline.batching_note:

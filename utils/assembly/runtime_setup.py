@@ -70,7 +70,8 @@ def prepare_runtime(sections: RunSections, family: DetectorFamily, network: Load
         settings = replace(settings, calibration=inputs)
     built = build_runtime(runtime.backend, **vars(settings), **options)
     if spec.preparing is not None:
-        console(f"Preparing {runtime.backend} ({spec.preparing})...")
+        # A file is read as it is: nothing is exported, so the spec's word on its export does not apply.
+        console(f"Preparing {runtime.backend}" + (f" ({spec.preparing})..." if network.file is None else "..."))
         if quantizes(runtime.precision):
             console(f"int8: calibrating on {settings.calibration.images} images "
                     f"({calibration['source']}; the quantized model is cached too)...")

@@ -29,6 +29,9 @@ COMMANDS = {command.name: command for command in (
     Command("tune", "utils.commands.tune.command:tune_main",
             "tune --config C [--goal latency|throughput|server] [--minutes N] [--rounds N]",
             "a race for the fastest way to run the config's detector on this CPU within its accuracy budget"),
+    Command("match", "utils.commands.match.command:match_main",
+            "match --config C --against DETECTIONS [--set K=V ...] [--tries N]",
+            "the recipe that reproduces your own application's detections of a file, as --set flags"),
     Command("runs", "utils.commands.tune.shared_runs:runs_main", "runs SPEC [--set K=V ...]",
             "several runs in one process, as tune starts them; SPEC is a JSON list of [run id, benchmark.py "
             "arguments]", runs_in_process=True),

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model,
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, create_model,
                       field_validator, model_validator)
 
 from pipelines.registry import FACTS, facts_for, known_architectures, runtime_refusal
 from pipelines.runtimes import registry as runtimes
 from pipelines.runtimes.spec import quantizes
-from pipelines.settings import EVALUATION_KEYS, SharedPostprocess, SharedPreprocess
+from pipelines.settings import EVALUATION_KEYS, NO_CAP, SharedPostprocess, SharedPreprocess
 from utils.config import strict_yaml
 from utils.core.bounded_text import clipped, shown
 from utils.core.errors import UsageError
@@ -73,6 +73,8 @@ class RunSection(_Section):
 # Pillow's decompression-bomb threshold: an image above it is skipped, read from its header before decoding.
 DEFAULT_MAX_PIXELS = 178_956_970
 MAX_CONFIG_BYTES = 64 * 1024  # configs are a few hundred bytes; parsing stays well under a second and a few MB
+# What load_config tells the validation: the config file, and the dotted keys --set gave.
+CONFIG_FILE, COMMAND_LINE_KEYS = "config_file", "command_line_keys"
 
 
 class DatasetSection(_Section):
@@ -299,7 +301,8 @@ RuntimeSection = create_model(
         "what runs the network's forward (see [runtimes.md](runtimes.md))"))),
     precision=(Literal[tuple(dict.fromkeys(p for spec in runtimes.SPECS.values() for p in spec.precisions))],
                Field(runtimes.REFERENCE_PRECISION, description=(
-                   "`fp32`; `bf16` with `torch` (autocast) and `openvino`, on CPUs with native bf16; `int8` with "
+                   "`fp32` (for a .tflite, the file as it is stored, float16 or int8 included); `bf16` with `torch` "
+                   "(autocast) and `openvino`, on CPUs with native bf16; `int8` with "
                    "`openvino` and `onnxruntime`; `int8+bf16` with `openvino` on CPUs with native bf16: int8, its "
                    "layers left in float at bf16, as OpenVINO's CPU plugin runs them by default there (see "
                    "[accuracy.md](accuracy.md))"))),
@@ -400,6 +403,10 @@ class BenchmarkSection(_Section):
     warmup_max_batches: int = Field(32, ge=1, description=(
         "the most batches `warmup: auto` runs; shapes beyond it run cold in timed pass 0 and are reported apart"))
     repeats: int = Field(1, ge=1, description="timed passes over the data")
+    timed_batches: Optional[int] = Field(None, ge=1, description=(
+        "time only the first N batches in each timed pass (detections.csv then holds their images; the layer-timing "
+        "pass takes as many unless layer_timing_batches says otherwise); null: every batch. `tune`'s first looks "
+        "time a few (see [tune.md](tune.md#the-race))"))
     min_time_s: float = Field(0.0, ge=0.0, description=(
         "keep adding timed passes until this many seconds have been measured"))
     target_ci: Optional[float] = Field(None, gt=0.0, lt=1.0, description=(
@@ -431,6 +438,9 @@ class BenchmarkSection(_Section):
         if loadgen.find_peak and scenario != "server":
             raise ValueError(f"benchmark.loadgen.find_peak applies to benchmark.scenario server only, not "
                              f"{scenario}; remove it")
+        if self.timed_batches is not None and scenario != SINGLE_STREAM:
+            raise ValueError(f"benchmark.timed_batches applies to benchmark.scenario {SINGLE_STREAM} only, not "
+                             f"{scenario} (LoadGen times its own queries); remove it")
         if (loadgen.max_duration_s is not None and loadgen.max_duration_s < loadgen.min_duration_s):
             raise ValueError("benchmark.loadgen.max_duration_s is below benchmark.loadgen.min_duration_s; raise it "
                              "or leave it unset")
@@ -639,21 +649,26 @@ class Config(_Section):
         return data
 
     @model_validator(mode="after")
-    def _settings_of_the_family(self) -> "Config":
+    def _settings_of_the_family(self, info: ValidationInfo) -> "Config":
         """Each family keeps to its own keys; every shared key left null takes the architecture's default."""
         source = self.model.network
         facts = facts_for(source)
+        # The family's own config helps only where the config file brought the key (not --set), and is not it.
+        said = (info.context or {}).get(COMMAND_LINE_KEYS, ())
+        made_for = getattr(facts, "CONFIG", None)
         for section in SHARED_SECTIONS:
             keys = family_keys(source, section)
             for key in sorted(getattr(self, section).model_fields_set):
                 if key not in keys:
                     owners = [other.NAME for other in FACTS
                               if key in getattr(other, section.capitalize(), BaseModel).model_fields]
+                    start_from = made_for and f"{section}.{key}" not in said and \
+                        Path(made_for).name != Path((info.context or {}).get(CONFIG_FILE, "")).name
                     raise ValueError(
                         f"{section}.{key} belongs to the {' and '.join(owners)} famil{'ies' if len(owners) > 1 else 'y'} "
                         f"and does not apply to {self.model.named} ({facts.NAME} family); remove it, or "
                         f"use {', '.join(section + '.' + k for k in keys)}"
-                        + (f", or start from {facts.CONFIG}, made for it" if getattr(facts, "CONFIG", None) else ""))
+                        + (f", or start from {made_for}, made for it" if start_from else ""))
         try:
             defaults = facts.defaults(source, self.model)
         except UsageError as error:  # a model.file that cannot run: the message names it and the fix
@@ -672,6 +687,13 @@ class Config(_Section):
                 _set_default(accuracy, key, getattr(evaluation, key))
         if self.runtime.calibration.keep_float is None:
             _set_default(self.runtime.calibration, "keep_float", list(defaults.keep_float))
+        for key, why in defaults.inapplicable.items():
+            section, _, name = key.partition(".")
+            if name in getattr(self, section).model_fields_set:
+                raise ValueError(f"{key} does not apply to {self.model.named}: {why}; remove {key}")
+        if self.postprocess.max_det == NO_CAP and not defaults.keeps_all:
+            raise ValueError(f"postprocess.max_det {NO_CAP} (no cap) does not apply to {self.model.named}: it keeps at "
+                             f"most a number of detections; set one (its own: {defaults.postprocess.get('max_det')})")
         problem = facts.settings_problem(source, self.preprocess, self.dataset.batch_size)
         if problem:
             raise ValueError(problem)
@@ -756,8 +778,9 @@ def load_config(path: str | Path, overrides: list[str] = ()) -> Config:
         key_path = apply_override(data, assignment)
         overridden.pop(key_path, None)  # re-insert, so the latest --set of a key is found first
         overridden[key_path] = assignment
+    said = {".".join(key_path) for key_path in overridden}
     try:
-        config = Config.model_validate(data)
+        config = Config.model_validate(data, context={CONFIG_FILE: str(path), COMMAND_LINE_KEYS: said})
     except ValidationError as exc:
         raise ConfigError(describe_errors(exc, str(path), overridden, Config)) from None
     if config.run.id is None:

@@ -1,8 +1,8 @@
 """The shape every measured section of the run record shares (`status`, `reason`, `source`), the sections of
 below the layer (summary.json `cpu_counters`, `native_time`, `kernels`), the run's two answers (`agreement`,
-`accuracy`) and a LoadGen `scenario`, typed once: recorders and checks build them, writers branch on them, and
-both name the same keys. A measurement of utils/measure/registry.py types its own section in its folder
-(utils/measure/energy/section.py, ...).
+`accuracy`), a LoadGen `scenario` and the `recipe` a file ran with, typed once: recorders and checks build them,
+writers branch on them, and both name the same keys. A measurement of utils/measure/registry.py types its own
+section in its folder (utils/measure/energy/section.py, ...).
 
 Each section says by its `status` whether it holds measurements or, under `reason`, why it does not. Writers ask
 `measured(section)` instead of comparing strings. The shapes are TypedDicts, not classes, because a section is read
@@ -177,3 +177,16 @@ class SourceSection(TypedDict, total=False):
     reading: Optional[SourceReading]  # None: no reading went over every frame (a run stopped early)
     readings: int  # whole readings over the run's passes
     definition: str
+
+
+class RecipeEntry(TypedDict, total=False):
+    """The preprocessing and decode a file ran with (pipelines/exported/recipe_said.py): as run, on what ground,
+    which of its keys the config set, and the keys that change it. Not a measurement: no status."""
+    layout: Required[str]
+    ground: Required[str]  # the exporter's (read from its metadata or a sidecar), or the layout's default
+    yours: list[str]  # the dotted keys the config set among `keys`
+    preprocess: dict[str, Any]  # every recipe step as run, and the input's height and width
+    postprocess: dict[str, Any]  # the cut, NMS (IoU, class-agnostic or not) where it follows, the cap, clipping
+    keys: list[str]  # the dotted keys that change the recipe
+    said: str  # the recipe in one line, as the console prints it
+    change: str  # how to change it, in words

@@ -15,7 +15,7 @@ from utils.checks.int8.repair_statement import control_entry, statement
 from utils.reporting.peer_advice import peer_lines
 from utils.measure.contract import section_in
 from utils.measure.registry import measurements
-from utils.record.sections import AccuracySection, AgreementSection, ScenarioSection, SourceSection
+from utils.record.sections import AccuracySection, AgreementSection, RecipeEntry, ScenarioSection, SourceSection
 from utils.scenarios.cameras import report as cameras_report
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
@@ -79,11 +79,17 @@ def scenario_line(scenario: ScenarioSection) -> str:
             f"(LoadGen's own files: {scenario['logs']['summary']})")
 
 
+def recipe_lines(recipe: RecipeEntry) -> list[str]:
+    yours = f", with your {', '.join(recipe['yours'])}" if recipe.get("yours") else ""
+    return [f"  recipe: {recipe['ground']}{yours}", f"    {recipe['said']}", f"    ({recipe['change']})"]
+
+
 def format_summary(summary: dict, run_path: Path) -> str:
     lines = [f"detbench run {summary['run_id']}: {summary['status']}"
              + (f" ({summary['stop_reason']})" if summary.get("stop_reason") else ""),
              f"  model {summary['model']} ({'fused' if summary.get('fused') else 'unfused'}), "
              f"weights: {summary['weights']}",
+             *(recipe_lines(summary["recipe"]) if summary.get("recipe") else []),
              f"  {'frames' if summary.get('source') else 'images'}: {summary['images_processed']} processed, "
              f"{summary['images_skipped']} skipped, {summary['detections']} detections; "
              f"{summary['timed_passes']} timed pass(es)"]

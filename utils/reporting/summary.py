@@ -145,6 +145,8 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         document["accuracy"] = record.accuracy
     if record.calibration is not None:
         document["calibration"] = record.calibration
+    if record.recipe is not None:
+        document["recipe"] = record.recipe
     if record.layer_timing is not None:
         timing = record.layer_timing
         ratio = overhead_ratio(record.steps, PassKind.LAYERS)

@@ -5,7 +5,7 @@ warm-up -> timed pass 0 (writes detections and images) -> layer-timing pass -> p
 1, 2, ... With two or more repeats, clean passes lie on both sides of the instrumented ones, so a machine that
 drifts during the run does not show up as hook overhead. `benchmark.min_time_s` adds timed passes until that
 much time has been measured; `benchmark.target_ci` adds them until the per-image median is known that
-precisely, bounded by `benchmark.max_time_s`.
+precisely, bounded by `benchmark.max_time_s`. `benchmark.timed_batches` times only the first batches of each.
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ class PassSchedule:
     more of them (bounded by max_time_s), and the instrumented passes."""
 
     repeats: int = 1
+    timed_batches: Optional[int] = None  # None: every batch
     min_time_s: float = 0.0
     target_ci: Optional[float] = None
     max_time_s: float = float("inf")
@@ -42,8 +43,8 @@ class PassSchedule:
     @classmethod
     def of(cls, benchmark: Any) -> "PassSchedule":
         """From the config's benchmark section."""
-        return cls(benchmark.repeats, benchmark.min_time_s, benchmark.target_ci, benchmark.max_time_s,
-                   benchmark.layer_timing, benchmark.layer_timing_batches, benchmark.profiler)
+        return cls(benchmark.repeats, benchmark.timed_batches, benchmark.min_time_s, benchmark.target_ci,
+                   benchmark.max_time_s, benchmark.layer_timing, benchmark.layer_timing_batches, benchmark.profiler)
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,10 @@ class PassPlan:
         self.warmup = len(warmup_batches) if warmup_batches is not None else min(count, batches)
         self.cold_batches = frozenset(warmup.cold)
         self.repeats = schedule.repeats
+        self.timed_batches = min(schedule.timed_batches or batches, batches)
         self.min_time_s = schedule.min_time_s
         self.layer_timing = schedule.layer_timing
-        self.layer_batches = min(schedule.layer_timing_batches or batches, batches)
+        self.layer_batches = min(schedule.layer_timing_batches or self.timed_batches, batches)
         self.profiler = schedule.profiler
         self.target_ci = schedule.target_ci
         self.max_time_s = schedule.max_time_s
@@ -86,7 +88,7 @@ class PassPlan:
     def total_batches(self) -> int:
         """What the progress bar expects; grows when min_time_s adds a pass."""
         instrumented = (self.layer_batches if self.layer_timing else 0) + (1 if self.profiler else 0)
-        return self.warmup + (self.repeats + self.extra_timed_passes) * self.batches + instrumented
+        return self.warmup + (self.repeats + self.extra_timed_passes) * self.timed_batches + instrumented
 
     @property
     def total_images(self) -> int:
@@ -96,7 +98,7 @@ class PassPlan:
                   else sum(sizes[:self.warmup]))
         instrumented = (sum(sizes[:self.layer_batches]) if self.layer_timing else 0) + (
             sizes[0] if self.profiler and sizes else 0)
-        return warmup + (self.repeats + self.extra_timed_passes) * sum(sizes) + instrumented
+        return warmup + (self.repeats + self.extra_timed_passes) * sum(sizes[:self.timed_batches]) + instrumented
 
     def add_measured(self, seconds: float, per_image_ms: list[float] = ()) -> None:
         """A timed pass's measured time and its batches' pipeline milliseconds per image."""
@@ -122,7 +124,8 @@ class PassPlan:
         while self._wants_more(index):
             if index >= self.repeats:
                 self.extra_timed_passes += 1
-            yield PlannedPass(PassKind.TIMED, index, None, writes_outputs=index == 0,
+            timed = None if self.timed_batches == self.batches else self.timed_batches
+            yield PlannedPass(PassKind.TIMED, index, timed, writes_outputs=index == 0,
                               cold_batches=self.cold_batches if index == 0 else frozenset())
             if index == 0:
                 if self.layer_timing:

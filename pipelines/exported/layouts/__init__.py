@@ -18,6 +18,7 @@ NOT_LAYOUTS = {"contract"}
 REFUSED_TASKS = {"segment": "a segmentation export", "pose": "a pose export", "obb": "an oriented-box export",
                  "classify": "a classification export"}
 ADDING = "docs/models.md#adding-a-layout"
+FED = ("float32", "float16", "uint8", "int8")  # the image input types detbench feeds
 
 
 def names() -> tuple[str, ...]:
@@ -73,12 +74,18 @@ def _refuse_what_is_no_detector(file: ExportedFile) -> None:
     image = file.image_input
     # A named channel axis (optimum writes `num_channels`) is fed 3 channels like any other free axis.
     channels = image.shape[1] if len(image.shape) == 4 else None
-    if len(image.shape) != 4 or (channels != 3 and not isinstance(channels, str)):
+    if len(image.shape) != 4 or not (file.channels_last or channels == 3 or isinstance(channels, str)):
         raise ExportedFileError(f"model.file {file.path}: its input {image.name} {list(image.shape)} is not a batch "
-                                "of 3-channel images in NCHW order; export it with a (batch, 3, height, width) input")
-    if image.dtype not in ("float32", "uint8"):
+                                "of 3-channel images, (batch, 3, height, width) or (batch, height, width, 3); export "
+                                "it with such an input")
+    if image.dtype not in FED:
         raise ExportedFileError(f"model.file {file.path}: its input {image.name} takes {image.dtype}; detbench feeds "
-                                "an image as float32 or uint8: export the model with one of those input types")
+                                f"an image as {', '.join(FED)} (int8 quantized with the file's own scale and zero "
+                                "point): export the model with one of those input types")
+    if image.dtype == "int8" and image.quantization is None:
+        raise ExportedFileError(f"model.file {file.path}: its int8 input {image.name} carries no scale and zero "
+                                "point, so nothing says which integer stands for which value; export it with its "
+                                "input's quantization (TFLite's converter writes it), or with a float32 input")
     if any(len(t.shape) == 4 for t in file.outputs):
         raise ExportedFileError(f"model.file {file.path}: outputs {shapes(file.outputs)} hold a map (mask "
                                 "prototypes or heatmaps): a segmentation or pose export, not a detector's. Export a "

@@ -3,7 +3,8 @@ __init__.py), and the reading of a file it returns.
 
 A layout module has:
 - `SUMMARY`: its row of docs/models.md's table: (who exports it, output, boxes, what follows, how it is told apart);
-- `RECIPE`: the author's preprocessing (recipe.Recipe);
+- `RECIPE`: the author's preprocessing (recipe.Recipe); optionally `RECIPE_OF`, the exporter whose predict it is,
+  as its metadata's `author` names it (Ultralytics), so a run can say the recipe is the exporter's;
 - `NMS`: whether NMS follows the graph (True) or its rows are one per object already (False); optionally
   `AGNOSTIC = True` where the author's NMS is one over every class at once (YOLOX's demo), and `DEPLOYED`, the
   author's predict settings (conf_thres, iou_thres) where not Ultralytics';
@@ -22,6 +23,10 @@ A layout module has:
   `passing(outputs, reading, height, width, conf_thres) -> list[Tensor]`: per image, the rows of raw() whose
   scores can pass the cut, found without building every row (a decode reads them right after the forward, when
   the output is not in this core's cache: reading it once is what saves time); tested equal to raw()'s rows.
+  Optionally, where no NMS follows but the author's own suppression depends on the cut (MediaPipe's weighted NMS
+  over the boxes above it), `decode(outputs, reading, height, width, conf_thres, iou_thres) -> Tensor`: the
+  (B, K, 6) rows after it, while raw() gives every candidate before it. A reading may carry the class names
+  where the file names none (BlazeFace's face).
 """
 from __future__ import annotations
 
@@ -55,7 +60,8 @@ class Reading:
     details: Mapping[str, Any] = field(default_factory=dict)  # the layout's own facts (strides, bins, ...)
     class_ids: Optional[Sequence[int]] = None  # output class index -> dataset class id, where not the identity
     recipe: Optional[Recipe] = None  # the file's own preprocessing where a sidecar states it (its why says which)
-
+    names: Optional[Sequence[str]] = None  # class names the layout knows where the file names none (BlazeFace's)
+    recipe_from: str = ""  # that sidecar's name, for what the run says of its recipe
 
     @property
     def assumed(self) -> bool:

@@ -12,6 +12,7 @@ SUMMARY = ("YOLOv10, YOLO26 end-to-end, Ultralytics `nms=True`", "(B, K, 6)",
            "x1, y1, x2, y2 in input pixels, score, class", "the score cut only",
            "metadata `end2end` or `nms` true (Ultralytics)")
 RECIPE = YOLO
+RECIPE_OF = "Ultralytics"  # the recipe of its predict; its metadata's author names it
 NMS = False
 BOXES = "input"
 

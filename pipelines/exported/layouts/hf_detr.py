@@ -86,14 +86,16 @@ def read(file: ExportedFile):
         return Reading("hf_detr", slots, f"outputs logits and pred_boxes (Hugging Face); {MODEL_CONFIG}: "
                        f"{model_type or 'a model'} with {slots} labels and no no-object slot: sigmoid, the top "
                        f"{top or 'Q'} (query, class) pairs" + said, NAMED, roles=roles_, extra_inputs=extra,
-                       details={"activation": "sigmoid", "top": top}, recipe=recipe)
+                       details={"activation": "sigmoid", "top": top}, recipe=recipe,
+                       recipe_from=PROCESSOR_CONFIG if processor else "")
     if not names_fit(file, slots - 1) or (counted is not None and counted != slots - 1):
         return Misfit(f"its logits' {slots} slots are not the {counted or len(file.names() or [])} labels of "
                       f"{MODEL_CONFIG} or the metadata, nor those and a no-object slot")
     why = (f"{MODEL_CONFIG}: {counted} labels and the no-object slot" if counted is not None
            else f"no {MODEL_CONFIG} beside the file: DETR's decode assumed (softmax, no-object last)")
     return Reading("hf_detr", slots - 1, f"outputs logits and pred_boxes (Hugging Face); {why}" + said, NAMED,
-                   roles=roles_, extra_inputs=extra, details={"activation": "softmax"}, recipe=recipe)
+                   roles=roles_, extra_inputs=extra, details={"activation": "softmax"}, recipe=recipe,
+                   recipe_from=PROCESSOR_CONFIG if processor else "")
 
 
 def raw(outputs, reading: Reading, height: int, width: int):

@@ -52,7 +52,8 @@ def read(file: ExportedFile):
     return Reading("paddle_nms", len(names) if names else CLASSES,
                    f"inputs image and scale_factor, outputs (N, 6) and (B,) (multiclass_nms3); {said}", SIGNED,
                    roles={"detections": ranks.index(2), "count": ranks.index(1)}, extra_inputs=extra,
-                   recipe=sidecar.recipe if sidecar else None)
+                   recipe=sidecar.recipe if sidecar else None,
+                   recipe_from=sidecar.path.name if sidecar else "")
 
 
 def raw(outputs, reading: Reading, height: int, width: int):

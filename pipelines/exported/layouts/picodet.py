@@ -56,7 +56,8 @@ def read(file: ExportedFile):
     said = sidecar.said() if sidecar else "recipe PicoDet's (assumed: no infer_cfg.yml beside the file)"
     return Reading("picodet", classes, f"{heads} strides of scores and DFL distributions ({said_strides}); {said}",
                    SIGNED, details={"strides": strides, "bins": values // 4},
-                   recipe=sidecar.recipe if sidecar else None)
+                   recipe=sidecar.recipe if sidecar else None,
+                   recipe_from=sidecar.path.name if sidecar else "")
 
 
 def _strides(file: ExportedFile, rows: list, sidecar):

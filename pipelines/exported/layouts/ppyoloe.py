@@ -44,7 +44,8 @@ def read(file: ExportedFile):
     said = sidecar.said() if sidecar else "recipe PP-YOLOE+'s (assumed: no infer_cfg.yml beside the file)"
     return Reading("ppyoloe", classes, f"inputs image and scale_factor, outputs boxes (B, N, 4) and scores "
                    f"(B, C, N); {said}", SIGNED, roles={"boxes": boxes, "scores": 1 - boxes}, extra_inputs=extra,
-                   recipe=sidecar.recipe if sidecar else None)
+                   recipe=sidecar.recipe if sidecar else None,
+                   recipe_from=sidecar.path.name if sidecar else "")
 
 
 def raw(outputs, reading: Reading, height: int, width: int):

@@ -14,8 +14,10 @@ from pipelines.exported.recipe import YOLO
 SUMMARY = ("RT-DETR, Ultralytics before 8.4", "(B, Q, 4 + C)", "cx, cy, w, h normalised, class scores",
            "the score cut only, each query its best class", "4 + C values with the metadata's names, Q at most 1000")
 RECIPE = replace(YOLO, resize="stretch")
+RECIPE_OF = "Ultralytics"  # the recipe of its predict; its metadata's author names it
 NMS = False
 BOXES = "input"
+CLIP = False  # Ultralytics' RT-DETR predict scales the boxes to the image and never clips them
 
 
 def read(file: ExportedFile):

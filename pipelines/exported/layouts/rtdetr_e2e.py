@@ -13,8 +13,10 @@ from pipelines.exported.recipe import YOLO
 SUMMARY = ("RT-DETR, Ultralytics 8.4 and later", "(B, 300, 6)", "cx, cy, w, h normalised, score, class",
            "the score cut only", "metadata naming RT-DETR (its head, description or model)")
 RECIPE = replace(YOLO, resize="stretch")
+RECIPE_OF = "Ultralytics"  # the recipe of its predict; its metadata's author names it
 NMS = False
 BOXES = "input"
+CLIP = False  # Ultralytics' RT-DETR predict scales the boxes to the image and never clips them
 MARKS = ("rtdetr", "rt-detr")
 
 

@@ -10,12 +10,20 @@ from pipelines.exported.recipe import YOLO
 SUMMARY = ("YOLOv8, YOLO11, YOLO26 (NMS mode)", "(B, 4 + C, N)", "cx, cy, w, h in input pixels, class scores",
            "NMS, class-aware", "fewer rows than columns: channels before anchors")
 RECIPE = YOLO
+RECIPE_OF = "Ultralytics"  # the recipe of its predict; its metadata's author names it
 NMS = True
 BOXES = "input"
 WHY = "output (B, 4 + C, N): channels before anchors"
 
 
 def read(file: ExportedFile):
+    if file.format == "tflite":
+        return Misfit("a TFLite file may hold its boxes normalised to the input: layout yolov8_tflite")
+    return channels_before_anchors(file)
+
+
+def channels_before_anchors(file: ExportedFile):
+    """The reading of one (B, 4 + C, N) output, whatever its boxes' unit."""
     if not only_the_image(file) or len(file.outputs) != 1 or len(file.outputs[0].shape) != 3:
         return Misfit("it has one input and one (B, 4 + C, N) output")
     _, channels, count = file.outputs[0].shape

@@ -11,37 +11,58 @@ import torch
 
 from pipelines.exported.decoding import grid_points
 from pipelines.exported.inspection import ExportedFile
-from pipelines.exported.layouts.contract import (ASSUMED, POSSIBLE, Misfit, Reading, anchor_count, fixed,
+from pipelines.exported.layouts.contract import (ASSUMED, POSSIBLE, SIGNED, Misfit, Reading, anchor_count, fixed,
                                                  names_fit, only_the_image)
 from pipelines.exported.recipe import YOLO
+from pipelines.settings import NO_CAP
 
 SUMMARY = ("YOLOX (its export tool; `decode_in_inference` off)", "(B, A, 5 + C), one row per grid cell",
            "cell offsets and log sizes (undecoded), objectness, class scores", "decode, then NMS, class-agnostic",
-           "rows = cells of strides 8, 16, 32 at the static input; told by `model.head` where YOLO's decoded "
-           "rows could be the same")
+           "rows = cells of strides 8, 16, 32 at the static input, and an ONNX graph doing no arithmetic after its "
+           "last convolutions; else by `model.head`")
 RECIPE = replace(YOLO, resize="letterbox_corner", channels="bgr", scale=1.0)
 NMS = True
 AGNOSTIC = True  # YOLOX's demo: multiclass_nms(..., class_agnostic=True), one NMS over every class
 BOXES = "input"
 CLIP = False  # the demo divides boxes by the ratio and never clips them to the image
 STRIDES = (8, 16, 32)
-DEPLOYED = {"conf_thres": 0.3, "iou_thres": 0.45}  # YOLOX's demo
+# YOLOX's demo: conf 0.3, IoU 0.45, and no cap on the boxes kept (its postprocess keeps all NMS leaves).
+DEPLOYED = {"conf_thres": 0.3, "iou_thres": 0.45, "max_det": NO_CAP}
 
 
-def read(file: ExportedFile):
+CELLS = "output (B, A, 5 + C) of one row per cell of strides 8, 16, 32"
+
+
+def rows_of_cells(file: ExportedFile) -> Misfit | tuple[int, bool]:
+    """The classes of a (B, A, 5 + C) output, and whether its rows are known to be the cells of strides 8, 16 and
+    32 (a static input); a Misfit where they cannot be."""
     if not only_the_image(file) or len(file.outputs) != 1 or len(file.outputs[0].shape) != 3:
         return Misfit("it has one input and one (B, A, 5 + C) output")
     _, count, values = file.outputs[0].shape
     height, width = (fixed(side) for side in file.image_input.shape[2:])
     if fixed(values) is None or values < 6 or not names_fit(file, values - 5):
         return Misfit(f"its rows hold 5 + C values matching the metadata's names; {values} here")
-    if height is not None and width is not None and fixed(count) is not None:
-        if count != anchor_count(height, width, STRIDES):
-            return Misfit(f"{count} rows are not the {anchor_count(height, width, STRIDES)} cells of strides 8, 16 "
-                          f"and 32 at {height}x{width}")
-        return Reading("yolox", values - 5, "output (B, A, 5 + C) of one row per cell of strides 8, 16, 32, "
-                       "read as YOLOX's undecoded rows", ASSUMED)
-    return Reading("yolox", values - 5, "output (B, A, 5 + C) read as YOLOX's undecoded rows", POSSIBLE)
+    if height is None or width is None or fixed(count) is None:
+        return values - 5, False
+    if count != anchor_count(height, width, STRIDES):
+        return Misfit(f"{count} rows are not the {anchor_count(height, width, STRIDES)} cells of strides 8, 16 "
+                      f"and 32 at {height}x{width}")
+    return values - 5, True
+
+
+def read(file: ExportedFile):
+    found = rows_of_cells(file)
+    if isinstance(found, Misfit):
+        return found
+    classes, on_cells = found
+    if not on_cells:
+        return Reading("yolox", classes, "output (B, A, 5 + C) read as YOLOX's undecoded rows", POSSIBLE)
+    if file.after_convolutions is not None and not file.after_convolutions.decodes:
+        return Reading("yolox", classes, f"{CELLS}, and no arithmetic after the graph's last convolutions: YOLOX's "
+                       "undecoded rows", SIGNED)
+    if file.after_convolutions is not None:  # decoded in the graph: YOLOX's decoded rows (yolox_decoded) or another YOLO's
+        return Reading("yolox", classes, f"{CELLS}, decoded in the graph", POSSIBLE)
+    return Reading("yolox", classes, f"{CELLS}, read as YOLOX's undecoded rows", ASSUMED)
 
 
 def raw(outputs, reading: Reading, height: int, width: int):

@@ -18,7 +18,7 @@ import onnxruntime as ort
 import torch
 
 from pipelines.runtimes.base import (LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings,
-                                     a_file_it_may_refuse, at_the_graphs_batch)
+                                     a_file_it_may_refuse, at_the_graphs_shape)
 from pipelines.runtimes.concurrency import (TORCH_OWN_THREADS, auto_choice, cores_to_pin, ort_intra_op_affinities,
                                             restore_torch_threads, share_opencv_threads, share_torch_threads,
                                             stream_cores, threads_per_stream, usable_cores)
@@ -166,14 +166,16 @@ class OnnxRuntime(Runtime):
                                                              self._export.cache_dir),
                 lambda quantized: OnnxRuntimeGraph(quantized, self._export.path, self._intra_threads))
         started = time.perf_counter()
-        with a_file_it_may_refuse(network, f"onnxruntime (ONNX Runtime {ort.__version__})"):
+        with a_file_it_may_refuse(network, f"onnxruntime (ONNX Runtime {ort.__version__})") as feeding:
             self._sessions = [self._new_session(self._options(stream=stream)) for stream in range(self.streams)]
             self._session = self._sessions[0]
             self._input_name = self._session.get_inputs()[0].name
             session_s = time.perf_counter() - started
-            example = at_the_graphs_batch(example, self._session.get_inputs()[0].shape[0])
+            declared = self._session.get_inputs()[0].shape
+            example = at_the_graphs_shape(example, declared)
             self._example = as_input(example, self._input_type())
             self._example_extra = example_extra(self._session.get_inputs()[1:], example.shape[0])
+            feeding.fed(example.shape, declared)
             started = time.perf_counter()
             self._infer(self._example, self._example_extra)
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,

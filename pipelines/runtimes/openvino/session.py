@@ -19,7 +19,8 @@ import torch
 from openvino.preprocess import PrePostProcessor
 
 from pipelines.runtimes.base import (LoadedNetwork, PreparedForward, Runtime, RuntimeNotSupported, RuntimeSettings,
-                                     a_file_it_may_refuse, at_the_graphs_batch)
+                                     a_file_it_may_refuse, at_the_graphs_shape, in_the_networks_layout,
+                                     stored_precision)
 from pipelines.runtimes.concurrency import (AUTO, TORCH_OWN_THREADS, auto_choice, cores_to_pin, restore_torch_threads,
                                             share_opencv_threads, share_torch_threads, threads_per_stream,
                                             usable_cores)
@@ -33,11 +34,14 @@ from pipelines.runtimes.openvino.spec import INPUT_PRECISIONS, SPEC, OpenVinoOpt
 from pipelines.runtimes.openvino.static_shapes import CompiledByShape
 from pipelines.runtimes.quantization import quantize_network
 from pipelines.runtimes.spec import quantizes
+from pipelines.runtimes.tflite_tail import ended_before
 
 DEVICE = "CPU"
 # int8 runs the quantized model; its layers left in float run in f32, or in bf16 with int8+bf16 (what the CPU
 # plugin picks by itself on a CPU with native bf16).
 PRECISION_TYPES = {"fp32": ov.Type.f32, "bf16": ov.Type.bf16, "int8": ov.Type.f32, "int8+bf16": ov.Type.bf16}
+# The element types a file's image input may take, as the pipeline hands them over.
+FILE_INPUT_TYPES = {ov.Type.u8: torch.uint8, ov.Type.i8: torch.int8, ov.Type.f16: torch.float16}
 READ_BACK = ("INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS",
              "EXECUTION_DEVICES", "ENABLE_CPU_PINNING")
 
@@ -97,6 +101,8 @@ class OpenVinoRuntime(Runtime):
         self._example = None
         self._example_extra: dict[str, np.ndarray] = {}
         self._file_input_dtype = torch.float32
+        self._network: Optional[LoadedNetwork] = None
+        self._ends_before: Optional[dict[str, Any]] = None  # where a file's graph was ended before an operator
         self._fused = False
         self._preparation: dict[str, Any] = {}
         self._torch_threads: Optional[int] = None  # of each stream's torch ops around the forward
@@ -206,7 +212,8 @@ class OpenVinoRuntime(Runtime):
         pinned_cores = cores_to_pin(usable_cores(), self._inference_threads) if self.pinning else None
         self._export = export_onnx(network, example, self.cache_dir, self.opset, self.fuse)
         self._fused = self.fuse and network.fuse is not None
-        model_path, quantization = self._export.path, {}
+        self._network = network
+        model_path, quantization = self._tail_cut(network), {}
         if self.calibration is not None:
             model_path, quantization = quantize_network(
                 network, self._export.path, self.calibration,
@@ -219,13 +226,12 @@ class OpenVinoRuntime(Runtime):
             # finds it when compiling: confined to the pinned cores first, so no thread of it leaves them.
             os.sched_setaffinity(0, set(pinned_cores))
         self._resolve_input(network)
-        with a_file_it_may_refuse(network, f"openvino (OpenVINO {ov.get_version().split('-')[0]})"):
+        with a_file_it_may_refuse(network, f"openvino (OpenVINO {ov.get_version().split('-')[0]})") as feeding:
             started = time.perf_counter()
             self._model_source = str(model_path)
             read = self.core.read_model(str(model_path))
-            # A file's graph may take the uint8 pixels itself (its normalisation inside).
-            u8 = read.inputs[0].get_element_type() == ov.Type.u8
-            self._file_input_dtype = torch.uint8 if u8 else torch.float32
+            # A file's graph may take the uint8 pixels itself (its normalisation inside), or int8 or float16.
+            self._file_input_dtype = FILE_INPUT_TYPES.get(read.inputs[0].get_element_type(), torch.float32)
             self._model = self._with_input_conversion(read)
             self._compiled = self._compile(perf_count=False)
             compile_s = time.perf_counter() - started
@@ -236,10 +242,12 @@ class OpenVinoRuntime(Runtime):
             self._torch_threads = share_torch_threads()
             self._opencv_threads = share_opencv_threads(self._inference_threads, self.streams)
             # The example's values never matter (zeros, traced shapes); only its element type must be the model's.
-            batch = self._model.inputs[0].get_partial_shape()[0]
-            example = at_the_graphs_batch(example, batch.get_length() if batch.is_static else None)
+            declared = [dim.get_length() if dim.is_static else None
+                        for dim in self._model.inputs[0].get_partial_shape()]
+            example = at_the_graphs_shape(in_the_networks_layout(example, network), declared, network.channels_last)
             self._example = self._as_model_input(example.to(self._input_dtype))
             self._example_extra = _example_extra(self._model.inputs[1:], example.shape[0])
+            feeding.fed(example.shape, declared)
             started = time.perf_counter()
             self._infer(self._example, self._example_extra)
         self._preparation = {"export_s": self._export.seconds, "cache_hit": self._export.cache_hit,
@@ -256,6 +264,17 @@ class OpenVinoRuntime(Runtime):
             return self._infer(self._as_model_input(batch), extra)
 
         return PreparedForward(run, None, self._input_dtype)
+
+    def _tail_cut(self, network: LoadedNetwork) -> Any:
+        """The file to read: the file itself, or where its graph ends in an operator OpenVINO lacks, a cached copy
+        ending at that operator's inputs, whose work the family then does (network.tail)."""
+        tail = network.tail
+        if tail is None or tail.operator not in SPEC.lacks_operators:
+            return self._export.path
+        self._ends_before = {"operator": tail.operator, "outputs": list(tail.inputs),
+                             "why": f"OpenVINO's TFLite frontend has no translator for {tail.operator}: the graph "
+                                    "runs up to its inputs, and detbench does the operator's decode and NMS"}
+        return ended_before(self._export.path, tail, self._export.cache_dir)
 
     @contextmanager
     def profiling(self, output_dir: Union[Path, str, None] = None) -> Iterator[OpenVinoProfile]:
@@ -313,6 +332,8 @@ class OpenVinoRuntime(Runtime):
             "input_precision": self._input["precision"],
             "input_conversion": {key: value for key, value in self._input.items() if key != "precision"},
             "onnx_file": str(self._export.path),
+            "file_precision": stored_precision(self._network) if self._network is not None else None,
+            "ends_before": self._ends_before,
             "opset": self.opset,
             "preparation": dict(self._preparation),
             # Input shapes compiled with fixed axes (faster), and inferences of further shapes, run dynamic.

@@ -1,5 +1,5 @@
-"""OpenVINO's CPU plugin over the cached ONNX export: what it offers, how it profiles (counters per layer,
-no timeline to merge into trace.json)."""
+"""OpenVINO's CPU plugin over the cached ONNX export, or a file given as model.file (ONNX, IR, or a .tflite through
+its TFLite frontend): what it offers, how it profiles (counters per layer, no timeline to merge into trace.json)."""
 from __future__ import annotations
 
 from typing import Literal
@@ -24,7 +24,9 @@ SPEC = RuntimeSpec(
     name="openvino",
     precisions=("fp32", "bf16", "int8", "int8+bf16"),
     caches=True,
-    file_kinds=(".onnx", ".xml"),
+    file_kinds=(".onnx", ".xml", ".tflite"),
+    # Its TFLite frontend has no translator for TF OD API SSDs' postprocess operator (OpenVINO 2026.4).
+    lacks_operators=("TFLite_Detection_PostProcess",),
     session="session:OpenVinoRuntime",
     library="openvino",
     options=OpenVinoOptions,

@@ -152,15 +152,15 @@ def test_stop_from_another_thread_ends_a_realtime_reading_at_once(clips):
     assert all(item.image is not None for item in got)  # a stop reports no frame as missing
 
 
-def test_batches_cut_the_frames_as_the_loader_cuts_images(clips):
-    with _video(clips["h264"]).open() as reading:
-        sizes = [len(batch) for batch in batches(iter(reading), 4)]
-    assert sizes == [4, 4, 4, 3]
-
-
 def test_reads_and_decodes_are_two_calls_the_harness_can_time_apart(clips):
     with _video(clips["h264"]).open() as reading:
         reads = list(reading.reads())  # the packets (and the decoder's flush), nothing decoded yet
         assert reading.counts().decoded == 0 and len(reads) == 16
         frames = [item for read in reads for item in reading.decode(read)]
     assert [item.frame for item in frames] == list(range(15))
+
+
+def test_batches_cut_the_frames_as_the_loader_cuts_images(clips):
+    with _video(clips["h264"]).open() as reading:
+        sizes = [len(batch) for batch in batches(iter(reading), 4)]
+    assert sizes == [4, 4, 4, 3]

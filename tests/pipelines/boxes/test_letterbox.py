@@ -2,8 +2,9 @@ import cv2
 import numpy as np
 import pytest
 
-from pipelines.boxes.letterbox import (LetterboxGeometry, evaluation_geometry, evaluation_letterbox, evaluation_shape,
-                                      letterbox, letterbox_geometry)
+from pipelines.boxes.letterbox import (LetterboxGeometry, SquarePad, evaluation_geometry, evaluation_letterbox,
+                                      evaluation_shape, letterbox, letterbox_geometry, pad_to_square,
+                                      square_pad_geometry)
 
 
 # Each case: (h, w, new_shape, auto, stride, scaleup, expected geometry), worked out by hand.
@@ -169,3 +170,32 @@ def test_evaluation_letterbox_shrinks_by_pixel_area_and_enlarges_bilinearly():
     small = image[:100, :200]
     enlarged, _ = evaluation_letterbox(small, 320, (192, 352))
     assert np.array_equal(enlarged[16:176, 16:336], cv2.resize(small, (320, 160), interpolation=cv2.INTER_LINEAR))
+
+
+def test_pad_resize_corner_takes_one_scale_the_longer_side_over_the_input():
+    # 480 x 640 padded to 640 x 640, then to 320: 0.5 on both axes; portrait 500 x 375 to a square of 500.
+    assert square_pad_geometry(480, 640, (320, 320)) == SquarePad(640, 0.5, 0.5)
+    assert square_pad_geometry(500, 375, (320, 320)) == SquarePad(500, 0.64, 0.64)
+    # A non-square input stretches the square: 800 x 608 from a square of 1000.
+    assert square_pad_geometry(1000, 700, (800, 608)) == SquarePad(1000, 0.608, 0.8)
+    with pytest.raises(ValueError):
+        square_pad_geometry(0, 10, (32, 32))
+
+
+def test_pad_to_square_pads_at_the_bottom_and_right_only():
+    image = np.full((2, 3, 3), 200, np.uint8)
+    padded = pad_to_square(image, 7)
+    assert padded.shape == (3, 3, 3)
+    assert (padded[:2] == 200).all() and (padded[2] == 7).all()  # the image's rows first, the pad below
+    tall = pad_to_square(np.full((3, 1, 3), 200, np.uint8), 0)
+    assert (tall[:, 0] == 200).all() and (tall[:, 1:] == 0).all()  # the pad to the right
+    square = np.zeros((4, 4, 3), np.uint8)
+    assert pad_to_square(square, 114) is square
+
+
+def test_pad_resize_corner_blends_the_pads_edge_where_resize_then_pad_does_not():
+    # 2 x 4 of 200 padded with 0 to 4 x 4, then halved: the row at the image's bottom edge mixes image and pad.
+    padded = cv2.resize(pad_to_square(np.full((2, 4, 3), 200, np.uint8), 0), (2, 2), interpolation=cv2.INTER_LINEAR)
+    assert padded[0, 0, 0] == 200 and padded[1, 0, 0] == 0
+    odd = cv2.resize(pad_to_square(np.full((3, 4, 3), 200, np.uint8), 0), (2, 2), interpolation=cv2.INTER_LINEAR)
+    assert 0 < odd[1, 0, 0] < 200  # the third image row and the pad's first, blended

@@ -18,6 +18,7 @@ import torchvision
 
 from pipelines.boxes.nms import (CLASS_OFFSET_PX, PER_CLASS_ABOVE, NmsSettings, _candidates,
                                  non_max_suppression)
+from pipelines.settings import NO_CAP
 
 
 def _iou(a, b):
@@ -232,6 +233,7 @@ def test_max_det_keeps_the_highest_scores():
     rows = [(30 * i + 15, 15, 10, 10, 0.3 + 0.05 * i, {0: 1.0}) for i in range(10)]
     detections = non_max_suppression(_prediction(rows, nc=1), NmsSettings(max_det=3))[0]
     torch.testing.assert_close(detections[:, 4], torch.tensor([0.75, 0.7, 0.65]))
+    assert len(non_max_suppression(_prediction(rows, nc=1), NmsSettings(max_det=NO_CAP))[0]) == 10  # no cap: every box NMS leaves
 
 
 def test_empty_inputs():

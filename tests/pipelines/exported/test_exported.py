@@ -20,9 +20,12 @@ from pipelines.boxes.nms import NmsSettings, non_max_suppression
 from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yolov8_as_yolov5, yolov8_rows_passing
 from pipelines.exported.inspection import ExportedFileError, read_exported
 from pipelines.exported.layouts import read_layout
+from pipelines.settings import NO_CAP
 from utils.config.schema import ConfigError, load_config
 from utils.commands.tune.driver import base_config
+from tests.support.helpers import section_shape_errors
 from tests.support.paths import ROOT
+from utils.record.sections import RecipeEntry
 
 ULTRA = ROOT.parent / "shared" / "data" / "ultra"
 needs_ultra = pytest.mark.skipif(not ULTRA.is_dir(), reason=f"{ULTRA} (the shared exported files) is not here")
@@ -118,6 +121,7 @@ def test_rows_are_cut_strictly_above_the_score_best_first():
     rows = torch.tensor([[0, 0, 1, 1, 0.3, 2], [0, 0, 2, 2, 0.25, 1], [0, 0, 3, 3, 0.9, 0]])
     assert cut_rows(rows, 0.25, 10)[:, 4].tolist() == pytest.approx([0.9, 0.3])
     assert cut_rows(rows, 0.25, 1)[:, 5].tolist() == [0]
+    assert cut_rows(rows, 0.0, NO_CAP)[:, 4].tolist() == pytest.approx([0.9, 0.3, 0.25])  # no cap
     assert cut_rows(rows, 0.0, 10, classes=[1])[:, 4].tolist() == [0.25]
 
 
@@ -165,11 +169,13 @@ def test_end_to_end_rows_take_the_score_cut_only(tmp_path):
 def test_rtdetr_queries_are_stretched_back_to_the_image(tmp_path):
     raw = torch.zeros(1, 300, 4 + CLASSES)
     raw[0, 0] = torch.tensor([0.5, 0.5, 0.25, 0.5, 0.1, 0.95, 0.3])
+    raw[0, 1] = torch.tensor([0.05, 0.5, 0.3, 0.5, 0.9, 0.1, 0.1])  # reaching past the input's left edge
     file = export(tmp_path, "rtdetr", raw, metadata={"names": {0: "a", 1: "b", 2: "c"}})
     images = square_image(tmp_path)
     cv2.imwrite(str(images / "square.png"), np.full((SIDE, 2 * SIDE, 3), 90, np.uint8))  # stretched, not boxed
     found = detections(tmp_path, file, f"preprocess.img_size={SIDE}")
-    assert found == [pytest.approx([48.0, 16.0, 80.0, 48.0, 0.95, 1])]
+    # Ultralytics' predict leaves the second box as it falls: from (0.05 - 0.15) x 128 = -12.8.
+    assert found == [pytest.approx([48.0, 16.0, 80.0, 48.0, 0.95, 1]), pytest.approx([-12.8, 16.0, 25.6, 48.0, 0.9, 0])]
 
 
 @pytest.mark.slow
@@ -277,6 +283,28 @@ def test_a_file_refuses_torch_and_model_head_needs_a_file(tmp_path, capsys):
     with pytest.raises(ConfigError, match="model.head belongs to the exported family and does not apply to "
                                           "model.arch yolov7-tiny"):
         load_config(ROOT / "configs" / "samples_tiny.yaml", ["model.head=yolov8"])
+
+
+def test_a_file_takes_class_agnostic_nms_where_nms_follows_its_graph(tmp_path):
+    files = ROOT / "configs" / "files.yaml"
+    v8 = export(tmp_path, "v8", torch.zeros(1, 4 + CLASSES, 100))
+    assert load_config(files, [f"model.file={v8}"]).postprocess.agnostic is False  # Ultralytics' NMS: per class
+    assert load_config(files, [f"model.file={v8}", "postprocess.agnostic=true"]).postprocess.agnostic is True
+    detr = export(tmp_path, "detr", torch.zeros(1, 100, 4), torch.zeros(1, 100, CLASSES))
+    with pytest.raises(ConfigError, match=r"postprocess.agnostic does not apply to model.file \S*detr.onnx: its "
+                                          "layout detr gives one row per object already"):
+        load_config(files, [f"model.file={detr}", "postprocess.agnostic=false"])
+
+
+def test_another_familys_key_points_to_the_files_config_only_where_that_would_help(tmp_path):
+    file = export(tmp_path, "v8", torch.zeros(1, 4 + CLASSES, 100))
+    with pytest.raises(ConfigError) as said:  # files.yaml itself, and the key from --set: starting over is no fix
+        load_config(ROOT / "configs" / "files.yaml", [f"model.file={file}", "postprocess.classes=[1]"])
+    assert "postprocess.classes belongs to the yolo family" in str(said.value)
+    assert "start from" not in str(said.value) and "postprocess.agnostic" in str(said.value)
+    with pytest.raises(ConfigError, match=r"preprocess.rect belongs to the yolo family .* or start from "
+                                          r"configs/files.yaml, made for it"):  # the YOLO config brought the key
+        load_config(ROOT / "configs" / "samples.yaml", [f"model.file={file}"])
 
 
 def test_tune_starts_from_a_runtime_that_reads_the_file_unless_the_backend_was_set(tmp_path):
@@ -438,3 +466,29 @@ def test_a_static_export_of_batch_two_runs_at_its_batch(tmp_path, backend):
     cv2.imwrite(str(folder / "second.png"), np.full((SIDE, SIDE, 3), 30, np.uint8))
     summary = run(tmp_path, path, "dataset.batch_size=2", f"runtime.backend={backend}")
     assert summary["images_processed"] == 2 and summary["detections"] == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["onnxruntime", "openvino"])
+def test_a_static_non_square_export_is_fed_its_own_height_and_width(tmp_path, capsys, backend):
+    # (1, 3, 96, 64): img_size is its longer side, 96; a square of it is what the graph refuses.
+    rows = torch.zeros(1, 4 + CLASSES, 100)
+    rows[0, :, 0] = torch.tensor([32.0, 48.0, 20.0, 20.0, 0.9, 0.0, 0.0])
+    path = tmp_path / "tall.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Constant(rows), (torch.zeros(1, 3, 96, 64),), str(path), dynamo=False,
+                          opset_version=17, input_names=["images"], output_names=["output0"])
+    folder = tmp_path / "tall"
+    folder.mkdir()
+    cv2.imwrite(str(folder / "tall.png"), np.full((192, 128, 3), 90, np.uint8))  # twice the input, same aspect
+    summary = run(tmp_path, path, f"runtime.backend={backend}", f"dataset.path={folder}",
+                  "benchmark.agreement.enabled=false")
+    assert summary["img_size"] == 96 and summary["detections"] == 1
+    said = capsys.readouterr().out
+    assert f"Preparing {backend}..." in said and "export is cached" not in said  # a file is read, never exported
+    recipe = summary["recipe"]  # what it ran and why, in summary.json and on the console
+    assert section_shape_errors(recipe, RecipeEntry) == [] and recipe["preprocess"]["input_hw"] == [96, 64]
+    assert f"  recipe: {recipe['ground']}" in said and f"    {recipe['said']}" in said
+    row = (tmp_path / "out" / "tall" / "detections.csv").read_text().splitlines()[1].split(",")
+    assert [float(value) for value in row[4:8]] == [44.0, 76.0, 84.0, 116.0]

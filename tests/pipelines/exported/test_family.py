@@ -127,7 +127,7 @@ def test_what_is_not_an_exported_detector_is_refused_naming_the_file(tmp_path):
         family.load_network(str(pickle), None, 0)
     text = tmp_path / "model.txt"
     text.write_text("not a model")
-    with pytest.raises(ExportedFileError, match=r"model.txt: not an ONNX \(.onnx\) or OpenVINO IR \(.xml\) file"):
+    with pytest.raises(ExportedFileError, match=r"model.txt: not an ONNX \(.onnx\), OpenVINO IR \(.xml\) or TFLite"):
         family.load_network(str(text), None, 0)
 
 
@@ -160,10 +160,12 @@ def test_it_answers_its_facts(tmp_path):
     assert family.NAME == "exported" and family.accepts(str(dynamic)) and family.accepts("x.xml")
     assert not family.accepts("yolov7-tiny")
     assert family.reference_backend(str(dynamic)) == "onnxruntime" and family.reference_backend("m.xml") == "openvino"
+    assert family.reference_backend("m.tflite") == "litert"  # the runtime whose own format it is
     assert family.memory_probe(family.load_network(str(dynamic), None, 0), postprocess()) is None
     assert family.defaults(str(dynamic)).preprocess == {
         "img_size": 640, "mean": [0.0] * 3, "std": [1.0] * 3, "resize": "letterbox", "resampler": "opencv",
-        "interpolation": "linear", "channels": "rgb", "scale": 255.0, "input_type": "float32", "inset": 0}
+        "interpolation": "linear", "channels": "rgb", "scale": 255.0, "pad_value": 114, "input_type": "float32",
+        "inset": 0}
     assert family.defaults(str(static)).preprocess["img_size"] == 320
     assert family.defaults(str(detr)).preprocess["mean"] == [0.485, 0.456, 0.406]
     assert family.defaults(str(detr)).preprocess["resize"] == "stretch"
@@ -179,6 +181,8 @@ def test_it_answers_its_facts(tmp_path):
         str(static), SimpleNamespace(img_size=640), 1)
     assert family.settings_problem(str(dynamic), SimpleNamespace(img_size=640), 1) is None
     assert family.smallest_input(str(dynamic)) == 32 and family.largest_input_area(str(dynamic), preprocess(64)) == 4096
+    tall = onnx_file(tmp_path, "tall", {"output0": [1, 7, 100]}, inputs={"images": [1, 3, 800, 608]})
+    assert family.largest_input_area(str(tall), preprocess(800)) == 800 * 608  # its own sides, not img_size squared
     assert torch.equal(family.example_input(preprocess(32)), torch.zeros(1, 3, 32, 32))
 
 

@@ -1,6 +1,8 @@
 """The runtime seam's contract: every registered runtime is a Runtime with the capabilities it declares, each with
-one signature, and torch.compile takes its mode and backend as options."""
+one signature, and torch.compile takes its mode and backend as options; a user's file gets an example of the
+shape its graph fixes, and a failure on it blames the file only where the file is at fault."""
 import inspect
+from pathlib import Path
 
 import pytest
 import torch
@@ -8,7 +10,8 @@ from torch import nn
 
 from pipelines.contract import LoadedNetwork
 from pipelines.runtimes import registry
-from pipelines.runtimes.base import Runtime, RuntimeNotSupported
+from pipelines.runtimes.base import (Feeding, Runtime, RuntimeNotSupported, a_file_it_may_refuse,
+                                     at_the_graphs_shape)
 from pipelines.runtimes.registry import build_runtime
 
 
@@ -61,3 +64,41 @@ def test_below_the_layer_asks_the_runtimes_specs_instead_of_naming_them():
     from utils.measure.below_layer.native_time import CATEGORIES
     assert {"openvino", "nncf", "onnxruntime"} <= set(DEPENDENCIES)
     assert CATEGORIES[0] == "python" and "torch_onednn" in CATEGORIES and CATEGORIES[-1] == "waiting"
+
+
+def test_the_example_takes_the_graphs_fixed_batch_height_and_width():
+    square = torch.ones(1, 3, 800, 800)
+    assert at_the_graphs_shape(square, [1, 3, 800, 608]).shape == (1, 3, 800, 608)  # a static non-square file
+    assert at_the_graphs_shape(square, [4, 3, 800, 608]).shape == (4, 3, 800, 608)
+    assert at_the_graphs_shape(square, ["batch", 3, "height", "width"]) is square  # dynamic: as it is
+    assert at_the_graphs_shape(square, [2, 3, None, None]).shape == (2, 3, 800, 800)
+
+
+def file_network() -> LoadedNetwork:
+    return LoadedNetwork(None, ["a"], "file", False, "k", file=Path("model.onnx"))
+
+
+def test_a_graph_the_runtime_refuses_blames_the_file():
+    with pytest.raises(RuntimeNotSupported, match=r"model.file model.onnx: rt cannot run it \(ValueError: opset 99"):
+        with a_file_it_may_refuse(file_network(), "rt"):
+            raise ValueError("opset 99")
+
+
+def test_a_shape_the_graph_takes_and_fails_on_blames_the_file_on_this_runtime():
+    with pytest.raises(RuntimeNotSupported, match=r"loaded it but cannot run it on an input of shape \[1, 3, 8, 6\]"):
+        with a_file_it_may_refuse(file_network(), "rt") as feeding:
+            feeding.fed((1, 3, 8, 6), [1, 3, 8, 6])
+            raise ValueError("kernel failed")
+
+
+def test_a_shape_the_graph_does_not_take_is_detbenchs_fault_not_the_files():
+    with pytest.raises(RuntimeError, match=r"detbench fed an input of shape \[1, 3, 8, 8\] to a graph that takes "
+                                           r"\[1, 3, 8, 6\].*the file is not at fault") as raised:
+        with a_file_it_may_refuse(file_network(), "rt") as feeding:
+            feeding.fed((1, 3, 8, 8), [1, 3, 8, 6])
+            raise ValueError("Got invalid dimensions for input")
+    assert not isinstance(raised.value, RuntimeNotSupported)
+    assert Feeding().misfit() is None
+    free = Feeding()
+    free.fed((2, 3, 64, 96), ["batch", 3, "height", "width"])
+    assert free.misfit() is None

@@ -2,57 +2,11 @@
 known cost: the drop is the sum of the costs of the operations still quantized, so the right answer is known."""
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
-import numpy as np
 import pytest
 
-from pipelines.runtimes.int8_contract import FLOAT, AccuracyControl
-from pipelines.runtimes.int8_ranking import block_of, ranked_units
+from pipelines.runtimes.int8_contract import AccuracyControl
 from pipelines.runtimes.int8_repair import NOT_FASTER, NOT_JUDGED, NOTHING_LEFT, WITHIN, counts_to_try, repaired, search
-
-
-class CostedGraph:
-    """Operations with a cost each; a model is the set of operations fed float. `slow_after`: reverting more
-    operations than this makes the forward slower than the float one."""
-
-    def __init__(self, costs: dict[str, float], slow_after: int = 10_000):
-        self.costs, self.slow_after = costs, slow_after
-        self.saved: dict[Path, frozenset] = {}
-        self.reverts = 0
-
-    def operations(self):
-        return list(self.costs)
-
-    def reverted(self, names):
-        self.reverts += 1
-        return frozenset(names)
-
-    def forward(self, model):
-        reverted = frozenset(self.costs) if model is FLOAT else model or frozenset()
-        pause = 0.004 if model is FLOAT else 0.006 if len(reverted) > self.slow_after else 0.001
-
-        def run(array):
-            time.sleep(pause)
-            return reverted
-
-        return run
-
-    def save(self, model, target):
-        self.saved[target] = model
-        target.write_text(",".join(sorted(model)))
-
-
-def control_of(graph: CostedGraph, budget: float, objects: bool = True) -> AccuracyControl:
-    def drop(forward, first=None):
-        if not objects:
-            return None
-        reverted = forward(None)
-        return sum(cost for name, cost in graph.costs.items() if name not in reverted)
-
-    return AccuracyControl(reference=lambda forward: None, drop=drop, inputs=lambda: [np.zeros(1)] * 2,
-                           budget=budget, images=10, figure="test drop", digest="d1", ranking_images=4)
+from tests.support.costed_graphs import CostedGraph, control_of
 
 
 COSTS = {"/model.0/conv": 0.001, "/model.1/conv": 0.03, "/model.2/conv": 0.002, "/model.3/concat": 0.05,
@@ -122,38 +76,6 @@ def test_counts_to_try_double_up_to_every_operation():
     assert counts_to_try(8) == [1, 2, 4, 8]
 
 
-def test_blocks_are_the_top_level_module_of_a_path():
-    assert block_of("/model.23/cv2.0/Conv") == "/model.23"
-    assert block_of("/model.23/Concat") == "/model.23"
-    assert block_of("Conv_12") == "Conv_12"
-    assert block_of("output output0") == "output output0"
-
-
-def test_a_large_graph_ranks_blocks_then_the_costliest_blocks_operations():
-    costs = {f"/model.{block}/op{index}": (0.01 if (block, index) == (2, 3) else 0.0)
-             for block in range(4) for index in range(5)}
-    graph = CostedGraph(costs)
-    control = control_of(graph, budget=0.0)
-    units = ranked_units(graph, control, 0.01, max_evaluations=10, progress=False)
-    # 4 block evaluations, then block 2's 5 operations alone: 9 in all, under the cap of 10
-    assert graph.reverts == 9
-    assert units[0].label == "/model.2/op3" and units[0].cost == pytest.approx(0.01)
-    # every block stays a unit too, behind the operation that wins as much alone
-    assert {unit.label for unit in units} >= {"/model.0", "/model.1", "/model.2", "/model.3"}
-    assert units[1].label == "/model.2"
-
-
-def test_the_evaluation_cap_holds_without_a_progress_bar():
-    # No terminal (CI, a sweep's or tune's runs): the bar counts nothing, the cap must still bind.
-    costs = {f"/model.{block}/op{index}": (0.01 if (block, index) == (2, 3) else 0.0)
-             for block in range(4) for index in range(5)}
-    graph = CostedGraph(costs)
-    units = ranked_units(graph, control_of(graph, budget=0.0), 0.01, max_evaluations=8, progress=False)
-    # 4 block evaluations; block 2's 5 operations would pass the cap of 8, so the blocks are the ranking
-    assert graph.reverts == 4
-    assert units[0].label == "/model.2" and units[0].cost == pytest.approx(0.01)
-
-
 def test_the_result_is_cached_by_the_quantized_file_and_the_controls_digest(tmp_path):
     quantized = tmp_path / "net.int8-abc.onnx"
     quantized.write_text("quantized")
@@ -172,15 +94,3 @@ def test_the_result_is_cached_by_the_quantized_file_and_the_controls_digest(tmp_
     other = AccuracyControl(**{**other.__dict__, "digest": "d2"})
     plain, within = repaired(graph_of, other, quantized, lambda p: [p])
     assert plain == quantized and within["outcome"] == WITHIN and len(made) == 2
-
-
-def test_a_block_too_large_to_split_into_operations_is_split_down_its_paths():
-    # one block of 40 operations in 4 branches of 10; the cost sits in one operation of one branch
-    costs = {f"/model.{block}/op": 0.0 for block in range(6)}
-    costs.update({f"/model.23/cv{branch}/op{index}": (0.02 if (branch, index) == (2, 7) else 0.0)
-                  for branch in range(4) for index in range(10)})
-    graph = CostedGraph(costs)
-    units = ranked_units(graph, control_of(graph, budget=0.0), 0.02, max_evaluations=25, progress=False)
-    # 7 blocks, /model.23's 4 branches, then /model.23/cv2's 10 operations: 21 evaluations, within 25
-    assert graph.reverts == 21
-    assert [unit.label for unit in units[:3]] == ["/model.23/cv2/op7", "/model.23/cv2", "/model.23"]

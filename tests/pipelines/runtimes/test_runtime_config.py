@@ -1,13 +1,9 @@
 """The runtime section: choices, impossible combinations refused at start-up, the moved threads key, and the
 torch variants it selects."""
 import pytest
-import torch
 
 from benchmark import main
-from pipelines.runtimes.base import RuntimeNotSupported
-from pipelines.runtimes.registry import RUNTIMES, SPECS, build_runtime
-from pipelines.runtimes.torch.session import cpu_runs_bf16
-from pipelines.yolo import family as yolo
+from pipelines.runtimes.registry import RUNTIMES, SPECS
 from utils.config.schema import ConfigError, RuntimeSection, load_config
 
 CONFIG = "configs/samples_tiny.yaml"
@@ -47,38 +43,6 @@ def test_impossible_combinations_name_the_keys(overrides, words):
 def test_cli_exits_2_on_a_runtime_mistake(tmp_path, capsys):
     code = main(["--config", CONFIG, "--set", "runtime.precision=int8", "--set", f"run.output_dir={tmp_path}"])
     assert code == 2 and "int8" in capsys.readouterr().err and not any(tmp_path.iterdir())
-
-
-@pytest.fixture(scope="module")
-def example():
-    return torch.rand(2, 3, 96, 96)
-
-
-def reference(example):
-    network = yolo.load_network("yolov7-tiny", None, seed=0)
-    return build_runtime("torch").prepare(network, example)(example)
-
-
-@pytest.mark.slow
-def test_channels_last_gives_the_same_output(example):
-    prepared = build_runtime("torch", channels_last=True).prepare(yolo.load_network("yolov7-tiny", None, seed=0),
-                                                                  example)
-    assert torch.allclose(prepared(example), reference(example), atol=1e-3, rtol=1e-4)
-
-
-@pytest.mark.slow
-def test_bf16_autocast_runs_in_bf16_and_returns_float32(example):
-    if not cpu_runs_bf16():
-        with pytest.raises(RuntimeNotSupported, match="bf16"):
-            build_runtime("torch", precision="bf16")
-        return
-    runtime = build_runtime("torch", precision="bf16")
-    prepared = runtime.prepare(yolo.load_network("yolov7-tiny", None, seed=0), example)
-    output = prepared(example)
-    assert output.dtype == torch.float32
-    assert not torch.equal(output, reference(example))  # it really ran in reduced precision
-    assert runtime.settings()["precision"] == "bf16" and runtime.settings()["autocast"] == "bfloat16"
-    assert runtime.settings()["preparation"]["first_inference_ms"] > 0
 
 
 def test_a_section_check_blames_only_the_set_it_names(tmp_path):

@@ -1,11 +1,17 @@
+import errno
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import torch
+
+import utils.storage.streamed_csv
 
 from datasets.image_folder import LoadedImage
 from pipelines.contract import Detections
+from utils.storage.atomic import OutputWriteError
 from utils.detections.writer import DETECTION_COLUMNS, SKIPPED_COLUMNS, DetectionWriter, frame_fields, picture_name
 
 
@@ -55,3 +61,63 @@ def test_rows_now_and_the_annotated_copy_later(tmp_path):
     writer.close()
     assert (tmp_path / "images" / "cam0" / "street" / "000003.png").is_file()
     assert list(pd.read_csv(tmp_path / "detections.csv")["image"]) == ["cam0/street.mp4"]
+
+
+def _detection_writer(run_path: Path) -> DetectionWriter:
+    return DetectionWriter(run_path, run_path, ["thing"], save_images=False, note=None)
+
+
+def test_a_detection_writer_that_cannot_start_leaves_no_temporary(tmp_path, monkeypatch):
+    opened = []
+
+    def second_open_fails(file, *args, **kwargs):
+        if opened:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        opened.append(file)
+        return open(file, *args, **kwargs)
+
+    monkeypatch.setattr(utils.storage.streamed_csv, "open", second_open_fails, raising=False)
+    with pytest.raises(OutputWriteError, match="skipped.csv: No space left on device"):
+        _detection_writer(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_detection_writer_whose_closing_fails_leaves_no_file(tmp_path, monkeypatch):
+    writer = _detection_writer(tmp_path)
+
+    class NoSync:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        @staticmethod
+        def fsync(descriptor):
+            raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(utils.storage.streamed_csv, "os", NoSync())
+    with pytest.raises(OutputWriteError, match="detections.csv: Read-only file system"):
+        writer.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_detection_writer_keeps_each_flushed_batch_on_disk_and_drops_a_cut_one(tmp_path, monkeypatch):
+    """Rows reach the file under its real name batch by batch (a killed run keeps them); a write the disk cuts
+    short removes both files rather than leave a row cut in half."""
+    from datasets.image_folder import LoadedImage
+
+    writer = _detection_writer(tmp_path)
+    writer.write_skipped(LoadedImage(str(tmp_path / "bad.jpg"), None, "not an image"))
+    writer.flush()
+    assert (tmp_path / "skipped.csv").read_text().splitlines() == ["image,reason,frame,pts_s", "bad.jpg,not an image,,"]
+    assert (tmp_path / "detections.csv").read_text().splitlines() == [",".join(DETECTION_COLUMNS)]
+    handle = writer._skipped.handle
+    real_write = handle.write
+
+    def half_then_full(text):
+        real_write(text[:len(text) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(handle, "write", half_then_full, raising=False)
+    writer.write_skipped(LoadedImage(str(tmp_path / "worse.jpg"), None, "not an image either"))
+    with pytest.raises(OutputWriteError, match="skipped.csv: No space left on device"):
+        writer.flush()
+    assert list(tmp_path.iterdir()) == []

@@ -1,16 +1,16 @@
 """Refused before allocating: the memory a batch needs, class ids the model lacks, threads beyond the CPUs."""
 import json
 import time
-from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
 from pipelines.yolo import family as yolo
+from tests.support.cgroup_trees import fake_tree
 from tests.support.helpers import run_benchmark
 from tests.support.paths import CONFIGS
-from utils.preflight.cpu_budget import cgroup_cpu_quota, threads_warning, usable_cpus
+from utils.preflight.cpu_budget import usable_cpus
 from utils.preflight.memory_fit import (INPUT_BYTES_PER_PIXEL, MARGIN, MemoryFit, MemoryRefused, cgroup_room,
                                       check_fits, fit_line, largest_batch, largest_side, live_peak_bytes,
                                       measure_fit)
@@ -65,13 +65,6 @@ def test_refusal_names_estimate_memory_and_what_fits():
     check_fits(fit, {"preprocess.img_size": 640}, 640**2, 2, 512 * MiB, "available")  # fits: no error
 
 
-def fake_tree(tmp_path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text + "\n")
-    return tmp_path
-
-
 def test_cgroup_memory_limits_v2_and_v1(tmp_path):
     assert cgroup_room(fake_tree(tmp_path / "a", {"memory.max": "1073741824", "memory.current": "73741824"})) == 10**9
     assert cgroup_room(fake_tree(tmp_path / "b", {"memory.max": "max", "memory.current": "5"})) is None
@@ -80,23 +73,6 @@ def test_cgroup_memory_limits_v2_and_v1(tmp_path):
     unlimited = {"memory/memory.limit_in_bytes": "9223372036854771712", "memory/memory.usage_in_bytes": "5"}
     assert cgroup_room(fake_tree(tmp_path / "d", unlimited)) is None
     assert cgroup_room(tmp_path / "none") is None
-
-
-def test_cpu_quota_and_usable_cpus(tmp_path):
-    assert cgroup_cpu_quota(fake_tree(tmp_path / "a", {"cpu.max": "150000 100000"})) == 1.5
-    assert cgroup_cpu_quota(fake_tree(tmp_path / "b", {"cpu.max": "max 100000"})) is None
-    assert cgroup_cpu_quota(fake_tree(tmp_path / "c", {"cpu/cpu.cfs_quota_us": "-1",
-                                                       "cpu/cpu.cfs_period_us": "100000"})) is None
-    assert cgroup_cpu_quota(fake_tree(tmp_path / "d", {"cpu/cpu.cfs_quota_us": "300000",
-                                                       "cpu/cpu.cfs_period_us": "100000"})) == 3.0
-    assert usable_cpus(affinity=8, quota=1.5) == (2, "the cgroup CPU quota grants 1.5 CPUs' worth of time")
-    assert usable_cpus(affinity=2, quota=4.0) == (2, "the CPUs in this process's affinity mask")
-
-
-def test_threads_warning_names_both_numbers():
-    assert threads_warning(None, 2, "x") is None and threads_warning(2, 2, "x") is None
-    warning = threads_warning(999, 2, "the CPUs in this process's affinity mask")
-    assert warning.startswith("runtime.threads 999 is more than the 2 CPU(s) this process may run on")
 
 
 def test_class_ids_beyond_the_model():

@@ -4,7 +4,7 @@ import statistics as stdlib_statistics
 
 import pytest
 
-from utils.record.statistics import SUMMARY_FIELDS, describe, outlier_mask
+from utils.record.statistics import SUMMARY_FIELDS, describe, outlier_mask, pass_spread
 
 
 def test_hand_computed_case():
@@ -127,3 +127,8 @@ def test_a_goal_is_met_or_missed_only_when_the_whole_interval_says_so():
     assert judge_against(1.021, None, 1.02, higher_is_better=False) == MISSED
     # five rounds at 90%: the lowest and the highest round
     assert median_confidence_interval([0.93, 0.97, 0.91, 0.99, 0.95], 0.90) == (0.91, 0.99)
+
+
+def test_pass_spread_is_the_slowest_pass_over_the_fastest():
+    assert pass_spread([10.0, 12.0, 11.0]) == pytest.approx(1.2)
+    assert pass_spread([10.0]) is None and pass_spread([]) is None

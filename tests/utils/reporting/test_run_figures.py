@@ -1,11 +1,10 @@
 """The pure parts of TensorBoard and MLflow output: flattening, headline figures, hparam values, URIs."""
-import numpy as np
 import pytest
 
 from utils.config.schema import ConfigError, load_config
 from utils.tracking.mlflow_runs import artifact_location, param_text
 from utils.reporting.run_figures import flatten, headline_figures, weights_kind
-from utils.reporting.tensorboard_events import downscaled, hparam_values, step_series
+from utils.reporting.tensorboard_events import hparam_values
 
 CONFIG = "configs/samples_tiny.yaml"
 
@@ -35,17 +34,6 @@ def test_headline_figures_leave_out_what_was_not_measured():
 def test_hparam_values_and_params_spell_null_and_booleans_as_the_yaml_does():
     assert hparam_values({"a": None, "b": True, "c": 3, "d": "x"}) == {"a": "null", "b": "true", "c": 3, "d": "x"}
     assert [param_text(v) for v in (None, False, 4, 0.5, "yolov7")] == ["null", "false", "4", "0.5", "yolov7"]
-
-
-def test_step_series_takes_timed_batches_in_running_order():
-    rows = [{"step": "forward", "pass_kind": "warmup", "ms": 9.0}, {"step": "forward", "pass_kind": "timed", "ms": 2.0},
-            {"step": "load", "pass_kind": "timed", "ms": 1.0}, {"step": "forward", "pass_kind": "timed", "ms": 3.0}]
-    assert step_series(rows) == {"forward": [2.0, 3.0], "load": [1.0]}
-
-
-def test_downscaled_keeps_the_aspect_and_never_enlarges():
-    assert downscaled(np.zeros((600, 960, 3), np.uint8), 480).shape == (300, 480, 3)
-    assert downscaled(np.zeros((100, 50, 3), np.uint8), 480).shape == (100, 50, 3)
 
 
 def test_sqlite_artifacts_go_beside_the_database(tmp_path):

@@ -221,7 +221,7 @@ def test_under_loadgen_each_stream_warms_every_shape_its_batches_can_take(three_
     # that no batch in dataset order has, and a worker may batch a single image. Both streams warm them all.
     summary, steps, _ = _run(three_shapes, tmp_path, "offline", "benchmark.warmup=auto", "dataset.batch_size=2",
                              "benchmark.scenario=offline", "benchmark.loadgen.min_duration_s=0.3",
-                             "runtime.streams=2", "benchmark.agreement.enabled=false")
+                             "runtime.streams=2", "runtime.threads=2", "benchmark.agreement.enabled=false")
     warmup = summary["warmup"]
     # Dataset order: (a, b) and (c, d) are both 96 x 96. Any 1 or 2 of the images: 64 x 96, 96 x 64, 96 x 96.
     assert warmup["input_shapes"] == 1

@@ -1,6 +1,8 @@
 """The pass schedule: order, progress total, and the time and precision stops."""
+import pytest
+
 from tests.support.paths import CONFIGS
-from utils.config.schema import load_config
+from utils.config.schema import ConfigError, load_config
 from utils.scenarios.pass_plan import PassPlan, PassSchedule, WarmupBatches
 from utils.record.steps import PassKind
 
@@ -45,9 +47,10 @@ def test_target_ci_is_bounded_by_max_time():
 
 def test_the_schedule_reads_each_benchmark_key_into_its_own_field():
     config = load_config(CONFIGS / "samples_tiny.yaml", [
-        "benchmark.repeats=4", "benchmark.min_time_s=2.5", "benchmark.target_ci=0.03", "benchmark.max_time_s=60",
+        "benchmark.repeats=4", "benchmark.timed_batches=5", "benchmark.min_time_s=2.5", "benchmark.target_ci=0.03",
+        "benchmark.max_time_s=60",
         "benchmark.layer_timing=true", "benchmark.layer_timing_batches=2", "benchmark.profiler=true"])
-    assert PassSchedule.of(config.benchmark) == PassSchedule(repeats=4, min_time_s=2.5, target_ci=0.03,
+    assert PassSchedule.of(config.benchmark) == PassSchedule(repeats=4, timed_batches=5, min_time_s=2.5, target_ci=0.03,
                                                             max_time_s=60, layer_timing=True,
                                                             layer_timing_batches=2, profiler=True)
 
@@ -57,3 +60,20 @@ def test_the_progress_total_counts_files_of_uneven_batches():
     plan = PassPlan(PassSchedule(repeats=2, layer_timing=True, layer_timing_batches=1), (4, 4, 2),
                     WarmupBatches(indices=(2,)))
     assert plan.total_images == 2 + 2 * 10 + 4
+
+
+def test_timed_batches_times_the_first_batches_of_each_pass_and_the_layer_pass_takes_as_many():
+    plan = PassPlan(PassSchedule(repeats=2, timed_batches=2, layer_timing=True), (4, 4, 2), WarmupBatches(count=1))
+    timed = [planned for planned in plan.passes() if planned.kind is PassKind.TIMED]
+    assert [plan.batches_in(planned) for planned in timed] == [2, 2]
+    assert plan.layer_batches == 2
+    assert plan.total_batches == 1 + 2 * 2 + 2 and plan.total_images == 4 + 2 * 8 + 8
+    # More than the data holds: every batch, as without the key.
+    whole = PassPlan(PassSchedule(timed_batches=10), (1,) * 3)
+    assert [planned.max_batches for planned in whole.passes()] == [None]
+
+
+def test_timed_batches_is_refused_under_loadgen_which_times_its_own_queries():
+    assert load_config(CONFIGS / "samples_tiny.yaml", ["benchmark.timed_batches=3"]).benchmark.timed_batches == 3
+    with pytest.raises(ConfigError, match="benchmark.timed_batches applies to benchmark.scenario single_stream"):
+        load_config(CONFIGS / "samples_tiny.yaml", ["benchmark.timed_batches=3", "benchmark.scenario=offline"])

@@ -8,6 +8,7 @@ from typing import Sequence
 
 from utils.record.bootstrap import median_ratio_interval
 from utils.commands.tune.goals import Goal
+from utils.commands.tune.looks import FIRST_LOOK
 from utils.commands.tune.race import Standing, leader
 from utils.commands.tune.state import Entry
 
@@ -63,12 +64,17 @@ def tune_answer(entries: Sequence[Entry], goal: Goal, rounds: list[dict], leader
     others = [s for s in eligible if s is not best]
     runner = leader(others)
     held = sum(1 for name in leaders.values() if name == best.name)
+    looked = sorted(run.round for run in winner.complete if run.look == FIRST_LOOK)
     answer.update(winner={"candidate": best.name, "values": winner.candidate.values, "figure": best.figure,
                           "shown": goal.shown(best.figure), "rounds": best.rounds, "rounds_led": held,
-                          "verdict": winner.verdict, "verdict_from": winner.verdict_from},
+                          "first_look_rounds": looked, "verdict": winner.verdict, "verdict_from": winner.verdict_from,
+                          "verdict_images": winner.verdict_images},
                   set_line=set_line(winner, goal))
-    text = (f"Fastest ({goal.describe()}): {best.name}, {goal.shown(best.figure)} over {best.rounds} round(s), "
-            f"leading after {held} of {len(leaders)}; detections {winner.verdict}"
+    of_which = (("its only round a first look" if best.rounds == 1 else "round 1 its first look") if looked else "")
+    images = f" on {winner.verdict_images} image(s)" if winner.verdict_images else ""
+    text = (f"Fastest ({goal.describe()}): {best.name}, {goal.shown(best.figure)} over {best.rounds} round(s)"
+            f"{f' ({of_which})' if of_which else ''}, leading after {held} of {len(leaders)}; detections "
+            f"{winner.verdict}{images}"
             + (f" (the verdict of {winner.verdict_from}, detections checked equal)"
                if winner.verdict_from != best.name else "") + ".")
     if runner is None:
@@ -90,21 +96,29 @@ def time_spent(runs: Sequence, budget_s: float, elapsed_s: float) -> dict:
     starts = sum(run.start_s for run in runs)
     checked = sum(run.seconds for run in runs if run.checks)
     timed = sum(run.seconds for run in runs if not run.checks)
+    looks = [run for run in runs if run.look == FIRST_LOOK]
     return {"budget_s": budget_s, "elapsed_s": elapsed_s, "runs": len(runs), "process_starts_s": starts,
             "checked_runs_s": checked, "timing_runs_s": timed,
             "other_s": max(0.0, elapsed_s - starts - checked - timed),
+            "first_looks": len(looks), "first_looks_s": sum(run.seconds + run.start_s for run in looks),
+            "preparing_s": sum(run.preparation_s for run in runs),
             "failed_runs": sum(1 for run in runs if run.status == "failed")}
 
 
 def spent_line(spent: dict) -> str:
-    return (f"time: {spent['elapsed_s'] / 60:.1f} of {spent['budget_s'] / 60:.1f} min; {spent['runs']} runs: "
-            f"{spent['process_starts_s']:.0f} s starting processes, {spent['checked_runs_s']:.0f} s in runs that "
-            f"checked their accuracy, {spent['timing_runs_s']:.0f} s in runs that only timed, {spent['other_s']:.0f} s "
-            "deciding and writing")
+    looks = spent.get("first_looks", 0)
+    return (f"time: {spent['elapsed_s'] / 60:.1f} of {spent['budget_s'] / 60:.1f} min; {spent['runs']} runs"
+            + (f" ({looks} first looks, {spent['first_looks_s']:.0f} s with their processes' starts)" if looks else "")
+            + f": {spent['process_starts_s']:.0f} s starting processes, {spent['checked_runs_s']:.0f} s in runs that "
+            f"checked their accuracy, {spent['timing_runs_s']:.0f} s in runs that only timed"
+            + (f" ({spent['preparing_s']:.0f} s of them preparing models)" if spent.get("preparing_s", 0) >= 1 else "")
+            + f", {spent['other_s']:.0f} s deciding and writing")
 
 
 def round_lines(rounds: list[dict]) -> list[str]:
-    return [f"round {entry['number']}: {len(entry['field'])} candidate(s), {entry.get('seconds', 0.0):.0f} s"
+    """One line a round, with how long its runs were (a first look's or a full run's)."""
+    return [f"round {entry['number']}" + (f" ({entry['look']['text']})" if entry.get("look") else "")
+            + f": {len(entry['field'])} candidate(s), {entry.get('seconds', 0.0):.0f} s"
             + (f", {len(entry['capped'])} left out by the budget" if entry.get("capped") else "")
             + (f", dropped after it: {len(entry['dropped'])}" if entry.get("dropped") else "")
             for entry in rounds]

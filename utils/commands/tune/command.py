@@ -35,7 +35,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                              "was left)")
     parser.add_argument("--rounds", type=int, metavar="N",
                         help="at most N rounds (default 6: candidates not told apart by then are within the "
-                             "noise); round 1 runs every candidate once")
+                             "noise); round 1 takes a short first look at each way of computing")
     parser.add_argument("--launcher", choices=("local", "ray"), default="local",
                         help="where the first round runs; the finalists always race here")
     parser.add_argument("--ray-address", metavar="HOST:PORT", help="the Ray cluster for --launcher ray")
@@ -52,7 +52,7 @@ def _request(args: argparse.Namespace):
     if args.minutes is not None and args.minutes <= 0:
         raise UsageError(f"--minutes {args.minutes:g}: give a positive number of minutes (e.g. --minutes 30)")
     if args.rounds is not None and args.rounds < 1:
-        raise UsageError(f"--rounds {args.rounds}: give at least 1 (round 1 runs every candidate once)")
+        raise UsageError(f"--rounds {args.rounds}: give at least 1 (round 1 takes a first look at each way)")
     if args.resume:
         state = Path(args.resume) / TUNE_JSON
         if args.config or args.overrides or args.sweeps:

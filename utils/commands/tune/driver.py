@@ -9,9 +9,11 @@ Ctrl-C or SIGTERM is passed on to the running candidate; what was measured is ke
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import signal
+import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,11 +36,15 @@ from utils.commands.tune import race
 from utils.commands.tune.advice import SPINNING_KEY, allocator_line, spinning_line
 from utils.commands.tune.answer import round_lines, spent_line, standing, time_spent, tune_answer
 from utils.commands.tune.goals import Goal
+from utils.commands.tune.looks import (FIRST_LOOK, FULL, FULL_RUN, Look, check_overrides, describe, first_look,
+                                       full_run_seconds, images_timed, look_floor_seconds, looks_text,
+                                       preparation_seconds, verdict_images)
 from utils.commands.tune.shared_runs import split_outcome
 from utils.checks.accuracy.label_free import MIN_IMAGES
+from utils.commands.sweep.plan import safe_name
 from utils.commands.tune.space import BACKEND, BATCH, INT8_FLAGS, NATIVE_FLAGS, PRECISION, Candidate, build_space, this_machine
 from utils.commands.tune.state import Entry, Run, run_dir_name
-from utils.commands.tune.verdicts import drop_failed, settle_waiting, take_verdict
+from utils.commands.tune.verdicts import check_of, checkers, drop_failed, settle_waiting, take_verdict
 from utils.commands.tune.ways import first_look_order, first_looks, halve, undecidable, way_lines, way_name
 from utils.storage.atomic import OutputWriteError
 from utils.storage.run_directory import RunDirectory
@@ -94,6 +100,7 @@ class Race:
     rounds: list[dict] = field(default_factory=list)  # number, field, capped, dropped, seconds
     leaders: dict[int, str] = field(default_factory=dict)
     spent_s: float = 0.0  # wall time of earlier sittings (before a --resume)
+    check_images: dict[str, int] = field(default_factory=dict)  # way -> what its next check scores (undecided)
 
 
 def base_config(config_file, overrides: list[str], installed: tuple[str, ...]) -> tuple[Any, list[str]]:
@@ -137,9 +144,14 @@ class Tune:
         self.machine = this_machine()
         base, self.stand_in = base_config(request.config_file, request.overrides + request.goal.overrides(),
                                           self.machine.installed)
-        images = len(find_images(base.dataset.path, base.dataset.limit))
+        found = find_images(base.dataset.path, base.dataset.limit)
+        images = len(found)
         self.base_runtime = {"backend": base.runtime.backend, "spinning": base.runtime.spinning}
         self.images = images
+        # detections.csv's names, in the order the runs time them: a first look's are the first ones.
+        self.image_names = [path.relative_to(Path(base.dataset.path)).as_posix() for path in found]
+        self.passes = base.benchmark.repeats
+        self.first_check = min(verdict_images(base.benchmark.accuracy.images, MIN_IMAGES), max(images, 1))
         self.space = build_space(self.machine, request.goal.runs_streams, images,
                                  _fixed(request.overrides), request.sweeps, self._refusal)
         self._leave_out_undecidable(base)
@@ -197,8 +209,8 @@ class Tune:
         entries = []
         for saved in data["entries"]:
             entry = Entry(by_name[saved["candidate"]], verdict=saved["verdict"], doubt=saved["doubt"],
-                          verdict_from=saved["verdict_from"], needs_check=saved["needs_check"],
-                          dropped=saved["dropped"])
+                          verdict_from=saved["verdict_from"], verdict_images=saved.get("verdict_images"),
+                          needs_check=saved["needs_check"], dropped=saved["dropped"])
             for run_data in saved["runs"]:
                 run = Run(**run_data)
                 if run.status == "complete":
@@ -207,7 +219,8 @@ class Tune:
             if entry.dropped and entry.dropped.get("budget"):
                 entry.dropped = None  # not reached for want of time: a resumed race has more
             entries.append(entry)
-        return Race(entries, data["rounds"], {int(k): v for k, v in data["leaders"].items()}, data["spent_s"])
+        return Race(entries, data["rounds"], {int(k): v for k, v in data["leaders"].items()}, data["spent_s"],
+                    data.get("check_images", {}))
 
     def _read_figures(self, entry: Entry, run: Run) -> None:
         try:
@@ -245,9 +258,13 @@ class Tune:
         for line in self.space.refusals + self.space.notes:
             tqdm.write(f"  left out: {line}" if line in self.space.refusals else f"  {line}")
         ways = self._ways()
-        tqdm.write(f"  first looks ({len(ways)} ways, one run each before any second run), in the order this CPU's "
-                   f"facts favour ({', '.join(sorted(self.machine.flags & FAVOURING)) or 'no bf16 or VNNI flags'}): "
-                   + "; ".join(way_name(way) for way in ways))
+        tqdm.write(f"  first looks ({len(ways)} ways, one short run each before any second run), in the order this "
+                   f"CPU's facts favour ({', '.join(sorted(self.machine.flags & FAVOURING)) or 'no bf16 or VNNI flags'}"
+                   "): " + "; ".join(way_name(way) for way in ways))
+        looks = [self._look(candidate, 1).timed_batches for candidate in self._first_look_candidates()]
+        passes = self.passes if self.request.goal.timed_by_passes else None
+        tqdm.write(f"  {describe(FIRST_LOOK, [n for n in looks if n], passes and 1, self.images, [self.first_check])}"
+                   f"; then {describe(FULL, [], passes, self.images, [])}, for the ways still in the race")
 
     def _ways(self) -> list:
         return first_look_order(list(dict.fromkeys(entry.candidate.way for entry in self.race.entries)),
@@ -256,9 +273,10 @@ class Tune:
     def _way_lines(self) -> list[str]:
         goal = self.request.goal
 
-        def best_of(entry: Entry):
-            figure = standing(entry, goal)
-            return (figure.figure, goal.shown(figure.figure)) if figure.rounds else None
+        def best_of(entry: Entry, look: str):
+            costs = [cost for cost in (goal.cost(run.figures) for run in entry.complete if run.look == look)
+                     if cost is not None]
+            return (statistics.median(costs), goal.shown(statistics.median(costs))) if costs else None
 
         return way_lines(self._ways(), self.race.entries, len(self.race.rounds), best_of)
 
@@ -348,7 +366,10 @@ class Tune:
         planned = {run.run_dir for run in entry.runs}  # planned runs have no directory yet
         name = run_dir_name(entry.name, number, lambda name: name in planned
                             or (self.directory.path / name).exists())
-        run = Run(entry.name, number, checks, name)
+        look = self._look(entry.candidate, number)
+        check_images = self.race.check_images.get(safe_name(entry.candidate.way), self.first_check)
+        run = Run(entry.name, number, checks, name, look=look.kind, timed_batches=look.timed_batches,
+                  check_images=check_images if checks else None)
         entry.runs.append(run)
         return run
 
@@ -359,7 +380,7 @@ class Tune:
         alive = [entry for entry in self.race.entries if entry.dropped is None]
         if number == 1:
             # Every way's first look before any way's second run, in the order the CPU's facts favour.
-            field_names, capped = [c.name for c in first_looks([e.candidate for e in alive], self.machine.flags)], []
+            field_names, capped = [candidate.name for candidate in self._first_look_candidates()], []
         else:
             if number == 2:
                 self._halve()
@@ -381,20 +402,35 @@ class Tune:
                                                                             "stands for it)"))}
         order = race.interleaved(field_names, number)
         judged_ways = {entry.candidate.way for entry in self.race.entries if entry.verdict_from == entry.name}
-        checking = set()
-        for name in order:
-            entry = self._entry(name)
-            way = entry.candidate.way
-            # The reference is the answer the others are checked against: it needs no check of its own.
-            checks = not is_reference(_runtime_of(way)) and (
-                entry.needs_check or (entry.verdict is None and way not in judged_ways and way not in checking))
-            if checks:
-                checking.add(way)
-            self._new_run(entry, number, checks)
+        # The reference is the answer the others are checked against: it needs no check of its own.
+        checking = checkers([self._entry(name) for name in order], judged_ways,
+                            lambda way: is_reference(_runtime_of(way)))
+        runs = [self._new_run(self._entry(name), number, name in checking) for name in order]
         current = {"number": number, "field": field_names, "order": order, "capped": capped, "dropped": [],
-                   "seconds": 0.0}
+                   "seconds": 0.0, "look": self._round_look(number, runs)}
         self.race.rounds.append(current)
         return current
+
+    def _first_look_candidates(self) -> list[Candidate]:
+        """Every way's first look: one candidate each, in the order the CPU's facts favour."""
+        return first_looks([entry.candidate for entry in self.race.entries if entry.dropped is None],
+                           self.machine.flags)
+
+    def _look(self, candidate: Candidate, number: int) -> Look:
+        """Round 1 takes a short first look at each way; the later rounds run in full."""
+        if number > 1:
+            return FULL_RUN
+        return first_look(int(candidate.values.get(BATCH, "1")), self.first_check, self.images,
+                          self.request.goal.timed_by_passes)
+
+    def _round_look(self, number: int, runs: list[Run]) -> dict:
+        """How long the round's runs are, for its readers (tune.json, sweep.json, the console)."""
+        kind = FIRST_LOOK if number == 1 else FULL
+        batches = sorted({run.timed_batches for run in runs if run.timed_batches})
+        checks = sorted({run.check_images for run in runs if run.checks and run.check_images})
+        passes = (1 if kind == FIRST_LOOK else self.passes) if self.request.goal.timed_by_passes else None
+        return {"kind": kind, "timed_batches": batches or None, "timed_passes": passes, "check_images": checks,
+                "text": describe(kind, batches, passes, self.images, checks)}
 
     def _first_look_of(self, way) -> Optional[Entry]:
         names = set(self.race.rounds[0]["field"]) if self.race.rounds else set()
@@ -403,16 +439,19 @@ class Tune:
 
     def _halve(self) -> None:
         """After the first looks: a way whose look cannot win (its verdict, or a run that failed) stops whole,
-        before its other schedules spend time; of the rest, the slower half stops (utils/commands/tune/ways.py)."""
+        before its other schedules spend time; of the rest (those undecided on the look's images among them), the
+        slower half stops (utils/commands/tune/ways.py)."""
         figures, stopped = {}, {}
-        for way in {entry.candidate.way for entry in self.race.entries}:
+        for way in self._ways():
             look = self._first_look_of(way)
             if look is None:
                 continue
             figure = standing(look, self.request.goal)
+            # Undecided on the look's few images, it may yet win: its next check scores more.
+            deciding = look.verdict is None and safe_name(way) in self.race.check_images
             if look.dropped is not None:
                 stopped[way] = f"its way's first look ({look.name}) was dropped: {look.dropped['reason']}"
-            elif not figure.rounds or look.can_win is not True:
+            elif not figure.rounds or not (look.can_win is True or deciding):
                 stopped[way] = f"its way's first look ({look.name}) has no figure that can win"
             else:
                 figures[way] = figure.figure
@@ -445,20 +484,52 @@ class Tune:
     def _completed(self) -> list[Run]:
         return [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
 
-    def _run_seconds(self, checks: bool, first: bool) -> float:
-        """The median time of the completed runs of that kind: with their own accuracy check or not, first in
-        their process (which pays the imports) or not; else of any."""
-        runs = self._completed()
-        seconds = (sorted(run.seconds for run in runs if run.checks == checks and (run.start_s > 0) == first)
-                   or sorted(run.seconds for run in runs if (run.start_s > 0) == first)
-                   or sorted(run.seconds for run in runs))
+    def _run_seconds(self, run: Run, first: bool) -> float:
+        """What a run should take, its process's start apart: the median of the completed runs of its length (a
+        first look or a full run), with their own accuracy check or not, first in their process (which pays the
+        imports) or not; a full run before any has run, as the first looks say one would take; else any run's."""
+        runs = [done for done in self._completed() if done.look == run.look]
+        if not runs and run.look == FULL:
+            estimates = self._full_from_looks({self._entry(run.candidate).candidate.way}) or self._full_from_looks()
+            if estimates:
+                return statistics.median(estimates)
+        runs = runs or self._completed()
+        seconds = (sorted(done.seconds for done in runs if done.checks == run.checks and (done.start_s > 0) == first)
+                   or sorted(done.seconds for done in runs if (done.start_s > 0) == first)
+                   or sorted(done.seconds for done in runs))
         return seconds[len(seconds) // 2] if seconds else 1.0
 
+    def _full_from_looks(self, ways: Optional[set] = None) -> list[float]:
+        """What a full run of each way (of `ways`; None: all) should take, from its first look
+        (utils/commands/tune/looks.py): the look less its timed pass and what it spent preparing the model (the cache
+        keeps that), plus the config's timed passes over every image at the look's median speed."""
+        estimates = []
+        for entry in self.race.entries:
+            if ways is not None and entry.candidate.way not in ways:
+                continue
+            estimates += [self._full_from(run) for run in entry.complete
+                          if run.look == FIRST_LOOK and run.figures is not None and run.figures.samples]
+        return estimates
+
+    def _full_from(self, run: Run) -> float:
+        seconds = run.seconds - run.preparation_s
+        if run.timed_batches is None:  # LoadGen's own timing, the same in a full run
+            return seconds
+        return full_run_seconds(seconds, self._images_timed(run), statistics.median(run.figures.samples),
+                                self.images, self.passes)
+
     def _mean_seconds_per_run(self) -> float:
-        """What a run that only timed costs on average (else any run), its share of process starts included: runs'
-        times are skewed to the slow side, and a field sized on their median overruns."""
+        """What a full run that only timed costs on average (else any full run; before any, what the first looks
+        say one would, with a process's start), its share of process starts included: runs' times are skewed to the
+        slow side, and a field sized on their median overruns."""
         runs = self._completed()
-        timing = [run for run in runs if not run.checks] or runs
+        full = [run for run in runs if run.look == FULL]
+        timing = [run for run in full if not run.checks] or full
+        racing = {entry.candidate.way for entry in self.race.entries if entry.dropped is None}
+        if not timing and self._full_from_looks(racing):
+            starts = [run.start_s for run in runs if run.start_s > 0]
+            return statistics.mean(self._full_from_looks(racing)) + (statistics.mean(starts) if starts else 0.0)
+        timing = timing or runs
         return sum(run.seconds + run.start_s for run in timing) / len(timing) if timing else 1.0
 
     def _affordable(self, group: list[Run]) -> list[Run]:
@@ -471,16 +542,17 @@ class Tune:
         spent = self.elapsed() + (starts[len(starts) // 2] if starts else 0.0)
         part = []
         for position, run in enumerate(group):
-            spent += self._run_seconds(run.checks, first=position == 0)
+            spent += self._run_seconds(run, first=position == 0)
             if spent > self.budget_s:
                 break
             part.append(run)
         return part
 
     def _check_budget_once(self) -> None:
-        """After the race's first run: a budget that cannot pay for a first look at every way is a mistake. Each
-        process of round 1 costs at least what the first run did (it started a process and checked its accuracy
-        too), so that many first runs are a floor under the round."""
+        """After the race's first run: a budget that cannot pay for a short first look at every way is a mistake.
+        Each process of round 1 costs at least what the first did (it started a process and checked its accuracy
+        too) less what only it paid (its model's preparation, its own passes over its images), so that many of
+        those are a floor under the round."""
         done = [run for entry in self.race.entries for run in entry.runs if run.status == "complete"]
         if done and not getattr(self, "_budget_checked", False):
             self._budget_checked = True
@@ -488,20 +560,32 @@ class Tune:
 
     def _check_budget(self, done: list[Run]) -> None:
         processes = len(self._groups([entry.runs[0] for entry in self.race.entries if entry.runs]))
-        per_process = sum(run.seconds + run.start_s for run in done) / len(done)
+        took = sum(run.seconds + run.start_s for run in done) / len(done)
+        per_process = sum(map(self._look_floor, done)) / len(done)
         needed = per_process * processes
         if needed <= self.budget_s:
             return
         self._write(stopped=None, final=False)
-        count = len(self.race.rounds[0]["field"])
+        first = self.race.rounds[0]
+        looks = first.get("look", {}).get("text", "one run each")
         raise TuneBudgetError(
-            f"--minutes {self.request.minutes:g} is too short: a first look at each of the {count} ways of computing "
-            f"takes at least {needed / 60:.1f} min here ({processes} process(es), the first run took "
-            f"{per_process:.1f} s with its process's start and its accuracy check); the budget fits about "
-            f"{max(1, int(self.budget_s // max(per_process, 1e-9)))} process(es). Give --minutes "
-            f"{int(needed // 60) + 1} or more, or narrow the space with --set/--sweep (its axes: "
+            f"--minutes {self.request.minutes:g} is too short: a short first look at each of the {len(first['field'])} "
+            f"ways of computing ({looks}) takes at least {needed / 60:.1f} min here ({processes} process(es): the "
+            f"first look took {took:.1f} s with its process's start and its accuracy check, {per_process:.1f} s of it "
+            "what any look pays, not its own passes over its images nor preparing its model); the budget fits about "
+            f"{max(1, int(self.budget_s // max(per_process, 1e-9)))} of them. Give "
+            f"--minutes {math.ceil(needed / 60)} or more, or narrow the space with --set/--sweep (its axes: "
             f"{', '.join(f'{key} {len(values)}' for key, values in self.space.axes.items())}); the runs so far are "
             f"kept: --resume {self.directory.path} --minutes N continues it")
+
+    def _look_floor(self, run: Run) -> float:
+        """What any way's first look costs at least, from this run (utils/commands/tune/looks.py): its own passes
+        are its timed images and, where it checked, the agreement check's and the accuracy pass's."""
+        samples = run.figures.samples if run.figures is not None else ()
+        if not samples or run.timed_batches is None:
+            return run.seconds - run.preparation_s + run.start_s
+        own = self._images_timed(run) + (2 * (run.check_images or 0) if run.checks else 0)
+        return look_floor_seconds(run.seconds, run.start_s, run.preparation_s, own, statistics.median(samples))
 
     def _out_of_time(self, current: dict) -> None:
         for run in self._round_runs(current):
@@ -552,10 +636,15 @@ class Tune:
 
     def _arguments(self, run: Run) -> list[str]:
         candidate = self._entry(run.candidate).candidate
-        # A check may score as many of the folder's images as its verdict asks for (the user's --set wins).
-        scoring = [f"benchmark.accuracy.max_images={max(1, self.images)}"] if run.checks else []
-        sets = [*LEAN, *scoring, *self.request.goal.overrides(), *self.request.overrides, *candidate.overrides,
-                *(() if run.checks else NO_CHECK), f"run.id={json.dumps(run.run_dir)}"]
+        # A later check may grow to every image of the folder while its verdict is undecided (the user's --set wins).
+        growing = [f"benchmark.accuracy.max_images={max(1, self.images)}"] if run.checks else []
+        # What makes the run as long as its look, after the user's --set: a first look stays short, its check on
+        # the verdict's images; a later check starts from the images its way's last verdict asked for.
+        images = run.check_images or self.first_check
+        scoring = [] if not run.checks else check_overrides(images, images if run.look == FIRST_LOOK else None)
+        look = Look(run.look, run.timed_batches).overrides
+        sets = [*LEAN, *growing, *self.request.goal.overrides(), *self.request.overrides, *candidate.overrides,
+                *(() if run.checks else NO_CHECK), *look, *scoring, f"run.id={json.dumps(run.run_dir)}"]
         return ["--config", self.request.config_file, *(part for item in sets for part in ("--set", item))]
 
     def _settle(self, run: Run, outcome: PointOutcome, stops: Stops) -> None:
@@ -567,16 +656,32 @@ class Tune:
         run.placement = dict(outcome.placement)
         goal = self.request.goal
         if run.status == "complete":
-            take_verdict(entry, run)
+            summary = FinishedRun(self.directory.path / run.run_dir).summary
+            run.preparation_s = preparation_seconds((summary.get("runtime") or {}).get("preparation") or {})
+            check = check_of(summary)
+            more = take_verdict(entry, run, check)
+            if more is not None:
+                self.race.check_images[safe_name(entry.candidate.way)] = more
+                tqdm.write(f"{run.run_dir}: undecided on {check.scored} image(s); its way's next check scores {more}")
             cost = goal.cost(run.figures)
             if cost is None and entry.dropped is None:
                 entry.dropped = {"round": run.round, "reason": "LoadGen found no valid rate at the target latency"}
-            tqdm.write(f"{run.run_dir}: {goal.shown(cost) if cost is not None else 'no figure'}")
+            length = f" ({run.look}, {run.timed_batches} timed batches)" if run.timed_batches else f" ({run.look})"
+            tqdm.write(f"{run.run_dir}: {goal.shown(cost) if cost is not None else 'no figure'}{length}")
         elif run.status == "failed":
             drop_failed(self.race.entries, entry, run)
             tqdm.write(f"{run.run_dir}: failed ({run.reason})")
-        for line in settle_waiting(self.race.entries, self.directory.path):
+        for line in settle_waiting(self.race.entries, self.directory.path, self._shared_images):
             tqdm.write(line)
+
+    def _shared_images(self, judged: Run, other: Run) -> Optional[list[str]]:
+        """The images two runs both timed (a first look times the folder's first ones); None: every image."""
+        covered = min(self._images_timed(judged), self._images_timed(other))
+        return None if covered >= self.images else self.image_names[:covered]
+
+    def _images_timed(self, run: Run) -> int:
+        batch = int(self._entry(run.candidate).candidate.values.get(BATCH, "1"))
+        return images_timed(run.timed_batches, batch, self.images)
 
     def _close_round(self, current: dict) -> None:
         number = current["number"]
@@ -620,6 +725,7 @@ class Tune:
             "time": spent,
             "unit": self.request.goal.unit,
             "race": [{"candidate": entry.name, "figures": standing(entry, self.request.goal).figures,
+                      "looks": {run.round: run.look for run in entry.complete},
                       "dropped_round": entry.dropped["round"] if entry.dropped else None}
                      for entry in self.race.entries],
             "rows": self._rows(),
@@ -627,10 +733,11 @@ class Tune:
         }
         document["follow_up"] = self._follow_up(document["answer"]) if finished else None
         state = {"request": self.request.document(), "status": status, "spent_s": spent["elapsed_s"],
-                 "rounds": self.race.rounds, "leaders": self.race.leaders,
+                 "rounds": self.race.rounds, "leaders": self.race.leaders, "check_images": self.race.check_images,
                  "entries": [{"candidate": entry.name, "verdict": entry.verdict, "doubt": entry.doubt,
-                              "verdict_from": entry.verdict_from, "needs_check": entry.needs_check,
-                              "dropped": entry.dropped, "runs": [run.document() for run in entry.runs]}
+                              "verdict_from": entry.verdict_from, "verdict_images": entry.verdict_images,
+                              "needs_check": entry.needs_check, "dropped": entry.dropped,
+                              "runs": [run.document() for run in entry.runs]}
                              for entry in self.race.entries]}
         write_tune_files(self.directory.path, document, state, list(self.space.axes), report=final)
         return document
@@ -651,6 +758,8 @@ class Tune:
                            "in the race" if done else "waiting")
             row["race_reason"] = entry.dropped["reason"] if entry.dropped else ""
             row["round_run_dirs"] = [run.run_dir for run in done]
+            row["looks"] = looks_text({run.round: run.look for run in done})
+            row["verdict_images"] = entry.verdict_images
             rows.append(row)
         return rows
 

@@ -14,10 +14,11 @@ from utils.storage import layout
 from utils.storage.atomic import atomic_file, atomic_write_text
 from utils.storage.html_page import HtmlPage
 from utils.commands.sweep.files import HEADERS, sweep_columns, write_sweep_tables
+from utils.commands.tune.looks import FIRST_LOOK
 
 TUNE_JSON = "tune.json"
 RACE_PLOT = "race.png"
-RACE_COLUMNS = ("race", "race_reason", "verdict_from")
+RACE_COLUMNS = ("race", "race_reason", "verdict_from", "verdict_images", "looks")
 
 
 def tune_columns(keys: Sequence[str]) -> list[str]:
@@ -33,7 +34,8 @@ def write_tune_files(directory: Path, document: dict, state: dict, keys: Sequenc
 
 
 def plot_race(race: list[dict], winner: Optional[str], unit: str, path: Path) -> Optional[Path]:
-    """One line per candidate through its figure in each round it ran; a cross where it was dropped."""
+    """One line per candidate through its figure in each round it ran, a hollow mark where that was a first look
+    (a few batches, apart from the full runs); a cross where it was dropped."""
     raced = [entry for entry in race if entry["figures"]]
     if not raced:
         return None
@@ -44,14 +46,19 @@ def plot_race(race: list[dict], winner: Optional[str], unit: str, path: Path) ->
         values = [entry["figures"][number] for number in rounds]
         numbers = [int(number) for number in rounds]
         is_winner = entry["candidate"] == winner
-        axes.plot(numbers, values, marker="o", linewidth=2.5 if is_winner else 0.8,
-                  color="#1a7f37" if is_winner else "#9ca3af", zorder=3 if is_winner else 1,
-                  label=entry["candidate"] if is_winner else None)
+        color = "#1a7f37" if is_winner else "#9ca3af"
+        axes.plot(numbers, values, marker="o", linewidth=2.5 if is_winner else 0.8, color=color,
+                  zorder=3 if is_winner else 1, label=entry["candidate"] if is_winner else None)
+        looks = {int(number): kind for number, kind in (entry.get("looks") or {}).items()}
+        first = [(number, value) for number, value in zip(numbers, values) if looks.get(number) == FIRST_LOOK]
+        if first:
+            axes.plot(*zip(*first), marker="o", linestyle="none", markerfacecolor="white", markeredgecolor=color,
+                      zorder=4 if is_winner else 2)
         if entry["dropped_round"] is not None:
             axes.plot([numbers[-1]], [values[-1]], marker="x", color="#c80000", markersize=8)
     axes.set_xlabel("round")
     axes.set_ylabel(unit.strip())
-    axes.set_title("The race: each candidate's figure per round (x: dropped after it)")
+    axes.set_title("The race: each candidate's figure per round (hollow: a first look; x: dropped after it)")
     axes.xaxis.get_major_locator().set_params(integer=True)
     if winner:
         axes.legend(loc="best", fontsize="small")
@@ -85,10 +92,11 @@ def write_tune_report(directory: Path, document: dict, keys: Sequence[str]) -> P
         page.paragraph(document["follow_up"])
     if plot is not None:
         page.heading("The race").image(plot, "each candidate's figure per round")
-    rounds = ([entry["number"], len(entry["field"]), len(entry.get("capped") or ()), len(entry.get("dropped") or ()),
-               entry.get("seconds")] for entry in answer["rounds"])
-    page.heading("Rounds").table(["round", "candidates", "left out by the budget", "dropped after it", "seconds"],
-                                 rounds)
+    rounds = ([entry["number"], (entry.get("look") or {}).get("text", ""), len(entry["field"]),
+               len(entry.get("capped") or ()), len(entry.get("dropped") or ()), entry.get("seconds")]
+              for entry in answer["rounds"])
+    page.heading("Rounds").table(["round", "its runs", "candidates", "left out by the budget", "dropped after it",
+                                  "seconds"], rounds, text_columns=("its runs",))
     page.paragraph(document["time"]["statement"] + ".")
     if answer["dropped"]:
         page.heading("Dropped").warnings([f"{drop['candidate']} (round {drop['round']}): {drop['reason']}"
@@ -97,7 +105,8 @@ def write_tune_report(directory: Path, document: dict, keys: Sequence[str]) -> P
     shown = [name for name in tune_columns(keys) if name not in ("point", "reason", "run_dir", "random_weights",
                                                                  "race_reason")]
     page.table([HEADERS.get(name, name) for name in shown], ([row.get(name) for name in shown] for row in rows),
-               text_columns=(*keys, "status", "agreement", "scenario", "scenario_valid", "race", "verdict_from"),
+               text_columns=(*keys, "status", "agreement", "scenario", "scenario_valid", "race", "verdict_from",
+                             "looks"),
                row_titles=(row["point"] for row in rows))
     page.heading("The space").paragraph(
         "Axes: " + "; ".join(f"{key}: {', '.join(values)}" for key, values in document["swept"].items()) + ".")

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional
 
 from utils.commands.sweep.answer import BUDGET_VERDICTS, PointFigures
+from utils.commands.tune.looks import FULL
 from utils.commands.tune.space import Candidate
 
 
@@ -22,7 +23,11 @@ class Run:
     reason: str = ""
     seconds: float = 0.0  # wall time of the run itself
     start_s: float = 0.0  # the start of the process it ran in, where it was the first there
+    preparation_s: float = 0.0  # of `seconds`, preparing its model where the cache did not have it (export, int8)
     placement: dict = field(default_factory=dict)  # where the launcher ran it (--launcher ray: its node)
+    look: str = FULL  # a first look or a full run (utils/commands/tune/looks.py)
+    timed_batches: Optional[int] = None  # a first look's timed batches; None: every batch
+    check_images: Optional[int] = None  # the images its own check scores first
     figures_row: dict = field(default_factory=dict)
     figures: Optional[PointFigures] = None
 
@@ -39,6 +44,7 @@ class Entry:
     verdict: Optional[str] = None  # the accuracy verdict it may claim, once settled
     doubt: Optional[str] = None  # why that verdict cannot pick it (undecided, a drop interval on the budget)
     verdict_from: str = ""  # whose check the verdict is: its own name, or the candidate whose it reuses
+    verdict_images: Optional[int] = None  # the images that check scored
     needs_check: bool = False  # its detections differ from its way's judged run (or none judged yet)
     dropped: Optional[dict] = None  # {"round", "reason"}
 

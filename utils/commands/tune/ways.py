@@ -4,7 +4,8 @@ which ways survive that look (successive halving), which reduced precisions the 
 judge, and, at the end, how far each way got and why it stopped.
 
 Every way gets a first look before any way gets a second run: a budget that cannot pay for that is refused at
-once. The first look checks the way's accuracy before its other schedules spend time on timings.
+once. The first look is short (utils/commands/tune/looks.py) and checks the way's accuracy before its other
+schedules spend time on full runs.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
+from utils.commands.tune.looks import FIRST_LOOK, FULL
 from utils.commands.tune.space import BATCH, INT8_FLAGS, NATIVE_FLAGS, PINNING, PRECISION, STREAMS, THREADS, Candidate
 
 Way = tuple[tuple[str, str], ...]
@@ -131,9 +133,10 @@ def undecidable(precisions: Sequence[str], images: int, labelled: bool, calibrat
 
 
 def way_lines(ways: Sequence[Way], entries: Sequence, rounds: int,
-              best_of: Callable[[object], Optional[tuple[float, str]]]) -> list[str]:
-    """For every way, in first-look order: how far it got and why it stopped. `entries`: the race's (utils/commands/
-    tune/state.py); `best_of(entry)`: its figure and how it is shown, None without one; `rounds`: how many ran."""
+              best_of: Callable[[object, str], Optional[tuple[float, str]]]) -> list[str]:
+    """For every way, in first-look order: its first look's figure, how far it got in full runs and why it
+    stopped. `entries`: the race's (utils/commands/tune/state.py); `best_of(entry, look)`: its figure over its runs of
+    that length (FIRST_LOOK or FULL) and how it is shown, None without one; `rounds`: how many ran."""
     lines = []
     for way in ways:
         mine = [entry for entry in entries if entry.candidate.way == way]
@@ -144,9 +147,11 @@ def way_lines(ways: Sequence[Way], entries: Sequence, rounds: int,
             lines.append(f"{way_name(way)}: no run completed; {common or 'never run'}")
             continue
         reached = max(run.round for entry in ran for run in entry.complete)
-        figures = [figure for figure in map(best_of, ran) if figure is not None]
-        best = f", best {min(figures)[1]}" if figures else ""
+        looks = [figure for figure in (best_of(entry, FIRST_LOOK) for entry in ran) if figure is not None]
+        full = [figure for figure in (best_of(entry, FULL) for entry in ran) if figure is not None]
+        seen = (f"first look {min(looks)[1]}; " if looks else "") + (
+            f"best full run {min(full)[1]}" if full else "no full run")
         state = ("in the race at its end" if any(entry.dropped is None for entry in mine) else f"stopped: {common}")
         lines.append(f"{way_name(way)}: {len(ran)} of {len(mine)} schedule(s) run, up to round {reached} of "
-                     f"{rounds}{best}; {state}")
+                     f"{rounds}; {seen}; {state}")
     return lines

@@ -15,6 +15,7 @@ from utils.record.run_record import RunRecord
 from utils.record.steps import PIPELINE_STEP, PassKind
 from utils.measure.layers.model_timing import ModelTiming
 from utils.measure.layers.profiler import StepRanges, profile_pipeline
+from pipelines.runtimes.registry import SPECS
 from utils.measure.layers.runtime_layers import RuntimeProfile, profiles_layers
 from utils.measure.layers.runtime_trace import RuntimeTrace, viewer_profile
 
@@ -69,8 +70,9 @@ class SingleStreamPasses:
         """A runtime outside torch times its layers with its own profiler."""
         record = self.record
         if not profiles_layers(self.runtime.name):
-            record.warn(f"layer timing skipped: {self.runtime.name} with these settings runs no torch "
-                                   "module hooks can see and has no profiler of its own here (torch.compile)")
+            why = SPECS[self.runtime.name].no_layer_timing or "has no profiler of its own here (torch.compile)"
+            record.warn(f"layer timing skipped: {self.runtime.name} with these settings runs no torch module hooks "
+                        f"can see, and {why}")
             return
         first_new = len(record.steps)
         with RuntimeProfile(self.runtime) as profile:

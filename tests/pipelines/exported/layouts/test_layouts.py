@@ -8,6 +8,7 @@ import json
 import math
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import cv2
 import numpy as np
@@ -16,10 +17,12 @@ import pytest
 import torch
 from torch import nn
 
+from pipelines.exported import facts
 from pipelines.exported.facts import read
 from pipelines.exported.inspection import ExportedFileError
-from pipelines.exported.preparing import Prepare, placement
+from pipelines.exported.preparing import Prepare, Restore, placement
 from pipelines.exported.recipe import Recipe
+from pipelines.settings import NO_CAP
 from tests.pipelines.exported.test_exported import SIDE, export, run
 
 NAMES = {0: "a", 1: "b", 2: "c"}
@@ -61,6 +64,20 @@ def test_where_an_image_lands_in_each_resize():
     assert placement(37, 100, (64, 64), "letterbox").size == (64, 24)  # 23.68 rounded
     stretched = placement(100, 200, (64, 32), "stretch")
     assert (stretched.size, stretched.scale_x, stretched.scale_y) == ((32, 64), 0.16, 0.64)
+    # Pad-then-resize: the 200 x 200 square fills the input, 0.32 a pixel, its pad resized with it.
+    square = placement(100, 200, (64, 64), "pad_resize_corner")
+    assert (square.size, square.scale_x, square.scale_y, square.left, square.top) == ((64, 64), 0.32, 0.32, 0, 0)
+
+
+def test_pad_resize_corner_resizes_the_padded_square_and_maps_boxes_back_by_its_scale():
+    image = np.full((30, 40, 3), 200, np.uint8)  # padded with 0 to 40 x 40, then to 20 x 20: 0.5 a pixel
+    recipe = Recipe(resize="pad_resize_corner", channels="bgr", scale=1.0, pad_value=0)
+    batch = Prepare(recipe, (20, 20))([image])
+    expected = cv2.resize(cv2.copyMakeBorder(image, 0, 10, 0, 0, cv2.BORDER_CONSTANT, value=(0, 0, 0)), (20, 20))
+    assert torch.equal(batch.tensor[0], torch.from_numpy(expected.transpose(2, 0, 1).astype(np.float32)))
+    assert batch.tensor[0, 0, 14, 0] == 200 and batch.tensor[0, 0, 15, 0] == 0  # the image's 15 rows, then pad
+    found = Restore()([torch.tensor([[2.0, 3.0, 12.0, 14.0, 0.9, 1.0]])], batch)[0]
+    assert found[0].tolist() == pytest.approx([4.0, 6.0, 24.0, 28.0, 0.9, 1.0])  # / 0.5, nothing to take off
 
 
 def test_a_recipe_orders_channels_scales_and_pads_as_its_author_does():
@@ -90,6 +107,19 @@ def test_the_pil_resampler_resizes_as_pil_does():
     assert (opencv - ours).abs().mean() > 5  # OpenCV's linear resize does not filter what a shrink skips
 
 
+def test_the_torch_resamplers_resize_as_torchvision_does_with_and_without_antialias():
+    import torchvision.transforms.functional as TF
+
+    image = np.random.default_rng(1).integers(0, 256, (97, 131, 3), dtype=np.uint8)  # BGR, shrunk to 40 x 64
+    rgb = TF.to_tensor(image[..., ::-1].copy())  # rfdetr's predict: to_tensor, resize, then normalise
+    for resampler, antialias in (("torch", False), ("torch_antialias", True)):
+        ours = Prepare(Recipe(resize="stretch", resampler=resampler), (40, 64))([image]).tensor[0]
+        torch.testing.assert_close(ours, TF.resize(rgb, [40, 64], antialias=antialias), rtol=0, atol=1e-6)
+    plain, smoothed = (Prepare(Recipe(resize="stretch", resampler=r), (40, 64))([image]).tensor for r in
+                       ("torch", "torch_antialias"))
+    assert (plain - smoothed).abs().mean() > 0.02  # rfdetr 1.8's input and 1.9's are not the same image
+
+
 def test_extra_inputs_are_filled_per_image():
     images = [np.zeros((100, 200, 3), np.uint8), np.zeros((50, 50, 3), np.uint8)]
     batch = Prepare(Recipe(resize="stretch"), (64, 64), {"orig_target_sizes": "original_wh",
@@ -105,6 +135,7 @@ def test_extra_inputs_are_filled_per_image():
 def rtdetr_rows() -> torch.Tensor:
     raw = torch.zeros(1, 300, 6)
     raw[0, 0] = torch.tensor([0.5, 0.5, 0.25, 0.5, 0.9, 1.0])  # centre of the input, a quarter wide, half tall
+    raw[0, 1] = torch.tensor([0.95, 0.5, 0.3, 0.5, 0.8, 0.0])  # reaching past the input's right edge
     return raw
 
 
@@ -117,7 +148,8 @@ def test_ultralytics_rtdetr_is_told_from_an_end_to_end_head_by_its_metadata(tmp_
     assert reading.layout == "rtdetr_e2e" and not reading.assumed and layout.RECIPE.resize == "stretch"
     image_folder(tmp_path, SIDE, 2 * SIDE)  # stretched: x doubles back
     found = detections(tmp_path, file, f"preprocess.img_size={SIDE}")
-    assert found == [pytest.approx([48.0, 16.0, 80.0, 48.0, 0.9, 1])]
+    # Ultralytics' RT-DETR predict does not clip: the second box ends at (0.95 + 0.15) x 128 = 140.8 of 128.
+    assert found == [pytest.approx([48.0, 16.0, 80.0, 48.0, 0.9, 1]), pytest.approx([102.4, 16.0, 140.8, 48.0, 0.8, 0])]
 
 
 def test_six_columns_without_metadata_name_both_readings_and_the_key(tmp_path):
@@ -252,6 +284,8 @@ def test_yolox_rows_are_decoded_on_their_grids_and_divided_by_one_ratio(tmp_path
     with pytest.raises(ExportedFileError, match="`yolox`"):
         read(str(file))
     assert read(str(file), "yolox")[2].layout == "yolox"
+    # YOLOX's own inference keeps every box its NMS leaves: no cap.
+    assert facts.defaults(str(file), SimpleNamespace(head="yolox")).postprocess["max_det"] == NO_CAP
     image_folder(tmp_path, 16, 32)  # ratio 2: boxes halve, the image at the top left
     found = detections(tmp_path, file, "model.head=yolox")
     # 0.9 x 0.8 = 0.72; 0.5 x 0.9 = 0.45; YOLOX's demo cut is 0.3. Both inside the 16 x 32 image.
@@ -277,6 +311,59 @@ def test_yolox_decoded_in_its_graph_is_read_by_model_head_and_its_nms_is_class_a
     # Nor does it clip: the last box ends at x 68 / 2 = 34 on an image 32 wide.
     assert found == [pytest.approx([10.0, 6.0, 18.0, 14.0, 0.72, 1]), pytest.approx([16.0, 0.0, 32.0, 16.0, 0.45, 2]),
                      pytest.approx([26.0, 6.0, 34.0, 14.0, 0.4, 0])]
+
+
+GRID_SIDE = 256
+
+
+class GridHead(nn.Module):
+    """A YOLO head over the stride 8, 16 and 32 grids of a 256 x 256 input (1344 rows, more than a DETR's queries),
+    exported as its author would: YOLOX's raw rows (the convolutions, sigmoid and reshapes only), YOLOX's decode
+    (exp of the sizes, grid offsets) or YOLOv5's (sigmoid, (2 xy - 0.5 + grid) x stride, (2 wh) ** 2 x anchor)."""
+
+    def __init__(self, decode: str):
+        super().__init__()
+        self.decode = decode
+        self.convs = nn.ModuleList(nn.Conv2d(3, 5 + 3, 1) for _ in range(3))
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        levels = []
+        for stride, conv in zip((8, 16, 32), self.convs):
+            out = conv(nn.functional.avg_pool2d(images, stride)).flatten(2).permute(0, 2, 1)  # (B, cells, 8)
+            side = GRID_SIDE // stride
+            grid = torch.stack(torch.meshgrid(torch.arange(side), torch.arange(side), indexing="xy"), -1)
+            grid = grid.reshape(1, -1, 2).float()
+            if self.decode == "yolox":
+                out = torch.cat((out[..., :4], out[..., 4:].sigmoid()), -1)
+            elif self.decode == "yolox_decoded":
+                out = torch.cat(((out[..., :2] + grid) * stride, out[..., 2:4].exp() * stride, out[..., 4:].sigmoid()),
+                                -1)
+            else:
+                y = out.sigmoid()
+                out = torch.cat(((y[..., :2] * 2 - 0.5 + grid) * stride, (y[..., 2:4] * 2) ** 2 * 4.0 * stride,
+                                 y[..., 4:]), -1)
+            levels.append(out)
+        return torch.cat(levels, 1)
+
+
+def grid_head_file(tmp_path: Path, decode: str) -> Path:
+    path = tmp_path / f"{decode}.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(GridHead(decode).eval(), (torch.zeros(1, 3, GRID_SIDE, GRID_SIDE),), str(path), dynamo=False,
+                          opset_version=17, input_names=["images"], output_names=["output"])
+    return path
+
+
+def test_yolox_without_metadata_is_told_from_yolov5_by_what_its_graph_does_after_its_convolutions(tmp_path):
+    # One shape, (1, 1344, 8), three exports: only the graph says whose rows they are.
+    raw = read(str(grid_head_file(tmp_path, "yolox")))[2]
+    assert raw.layout == "yolox" and not raw.assumed and "no arithmetic after the graph's last convolutions" in raw.why
+    assert read(str(grid_head_file(tmp_path, "yolov5")))[2].layout == "yolov5"  # it decodes: YOLOv5's ** 2
+    with pytest.raises(ExportedFileError) as refusal:  # an exp and no ** 2: YOLOX's decode, or another YOLO's
+        read(str(grid_head_file(tmp_path, "yolox_decoded")))
+    assert "`yolox_decoded`: " in str(refusal.value) and "`yolov5`" in str(refusal.value)
+    assert "`yolox`:" not in str(refusal.value) and "set model.head" in str(refusal.value)
 
 
 # A file that takes its pixels as uint8 ----------------------------------------------------------------------------

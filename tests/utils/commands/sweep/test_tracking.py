@@ -67,4 +67,3 @@ def test_a_point_the_store_refuses_is_a_warning_naming_it(store):
     with sweep.parent("sweep_a", {}):
         sweep.log_point("complete", "outputs/sweep_a/p1", "p1")
     assert lines[-1] == "WARNING: MLflow: point p1 not logged: store refused the run"
-

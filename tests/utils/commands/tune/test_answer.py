@@ -1,8 +1,9 @@
 """The race's answer (utils/commands/tune/answer.py): never a candidate whose verdict fails or is in doubt; its margin
 beyond the noise only when the interval and every shared round say so."""
 from utils.commands.sweep.answer import PointFigures
-from utils.commands.tune.answer import margin, set_line, time_spent, tune_answer
+from utils.commands.tune.answer import margin, round_lines, set_line, spent_line, time_spent, tune_answer
 from utils.commands.tune.goals import Goal
+from utils.commands.tune.looks import FIRST_LOOK
 from utils.commands.tune.race import Standing
 from utils.commands.tune.space import Candidate
 from utils.commands.tune.state import Entry, Run
@@ -61,3 +62,42 @@ def test_time_spent_splits_checked_and_timing_runs():
     spent = time_spent(runs, 600.0, 25.0)
     assert spent["checked_runs_s"] == 10.0 and spent["timing_runs_s"] == 10.0
     assert spent["process_starts_s"] == 3.0 and spent["other_s"] == 2.0
+
+
+def looked(backend, per_round, verdict_images=30):
+    """Round 1 a first look of 30 batches, the later rounds full runs."""
+    item = entry(backend, per_round)
+    item.runs[0].look, item.runs[0].timed_batches = FIRST_LOOK, 30
+    item.verdict_images = verdict_images
+    return item
+
+
+def test_the_answer_tells_a_first_looks_figure_from_a_full_runs_and_says_the_verdicts_images():
+    fast, slow = looked("a", [10.0, 10.0, 10.0]), looked("b", [12.0])
+    answer = tune_answer([slow, fast], LATENCY, [], {1: fast.name, 2: fast.name, 3: fast.name})
+    assert answer["winner"]["first_look_rounds"] == [1] and answer["winner"]["verdict_images"] == 30
+    assert "over 3 round(s) (round 1 its first look)" in answer["statement"]
+    assert "detections equal on 30 image(s)" in answer["statement"]
+    # Picked on first looks alone (a budget that paid for nothing more), it says so.
+    alone = tune_answer([looked("a", [10.0]), slow], LATENCY, [], {1: "runtime.backend=a,dataset.batch_size=1"})
+    assert "over 1 round(s) (its only round a first look)" in alone["statement"]
+
+
+def test_round_lines_say_how_long_each_rounds_runs_were():
+    rounds = [{"number": 1, "field": ["a", "b"], "seconds": 40.0, "look": {"text": "first looks: 1 timed pass of 30 "
+                                                                                  "batch(es), verdicts on 30 images"}},
+              {"number": 2, "field": ["a"], "seconds": 90.0, "capped": ["b"],
+               "look": {"text": "full runs: every batch (200 images) in 3 timed pass(es)"}}]
+    assert round_lines(rounds) == [
+        "round 1 (first looks: 1 timed pass of 30 batch(es), verdicts on 30 images): 2 candidate(s), 40 s",
+        "round 2 (full runs: every batch (200 images) in 3 timed pass(es)): 1 candidate(s), 90 s, 1 left out by the "
+        "budget"]
+
+
+def test_time_spent_says_what_the_first_looks_took_and_what_preparing_models_did():
+    runs = looked("a", [10.0, 10.0]).runs
+    runs[0].start_s, runs[0].preparation_s = 3.0, 4.0
+    spent = time_spent(runs, 600.0, 25.0)
+    assert spent["first_looks"] == 1 and spent["first_looks_s"] == 13.0 and spent["preparing_s"] == 4.0
+    assert "2 runs (1 first looks, 13 s with their processes' starts)" in spent_line(spent)
+    assert "(4 s of them preparing models)" in spent_line(spent)

@@ -15,6 +15,7 @@ import pytest
 from utils.commands.sweep.answer import PointFigures
 from utils.commands.tune.answer import spent_line, standing, time_spent, tune_answer
 from utils.commands.tune.goals import Goal
+from utils.commands.tune.looks import FIRST_LOOK, FULL
 from utils.commands.tune.space import Candidate
 from utils.commands.tune.state import Entry, Run
 from utils.commands.tune import files as tune_files
@@ -33,8 +34,10 @@ def entry(backend: str, per_round: list[float], dropped: dict | None = None) -> 
     for number, value in enumerate(per_round, start=1):
         figures = PointFigures(candidate.name, candidate.values, value, None, "equal",
                                (value * 0.99, value, value * 1.01))
+        # Round 1 is each candidate's first look, 30 batches; later rounds are full runs.
         runs.append(Run(candidate.name, number, number == 1, f"{candidate.name},round={number}", "complete",
-                        seconds=10.0, figures=figures))
+                        seconds=10.0, figures=figures, look=FIRST_LOOK if number == 1 else FULL,
+                        timed_batches=30 if number == 1 else None))
     return Entry(candidate, runs, verdict="equal", verdict_from=candidate.name, dropped=dropped)
 
 
@@ -43,7 +46,8 @@ def row(item: Entry, p50: float, **extra) -> dict:
     return {"point": item.name, "runtime.backend": item.candidate.values["runtime.backend"], "status": "complete",
             "reason": "", "rounds": len(done), "images_per_s": 1000.0 / p50, "p50_ms_per_image": p50,
             "agreement": "equal", "race": "in the race", "race_reason": "", "verdict_from": item.name,
-            "run_dir": done[0], "round_run_dirs": done, **extra}
+            "verdict_images": 30, "looks": "first look (round 1); full (round 2)" if len(done) > 1 else
+            "first look (round 1)", "run_dir": done[0], "round_run_dirs": done, **extra}
 
 
 def race_document(status: str = "complete", random_weights: bool = False) -> dict:
@@ -51,9 +55,10 @@ def race_document(status: str = "complete", random_weights: bool = False) -> dic
     fast, slow = entry("a", [10.0, 10.0]), entry("b", [12.0, 12.0])
     gone = entry("c", [20.0], dropped={"round": 1, "reason": "slower than the leader"})
     entries = [fast, slow, gone]
-    rounds = [{"number": 1, "field": [e.name for e in entries], "capped": [], "dropped": [gone.name], "seconds": 30.0},
+    rounds = [{"number": 1, "field": [e.name for e in entries], "capped": [], "dropped": [gone.name], "seconds": 30.0,
+               "look": {"kind": FIRST_LOOK, "text": "first looks: 1 timed pass of 30 batch(es)"}},
               {"number": 2, "field": [fast.name, slow.name], "capped": ["runtime.backend=d"], "dropped": [],
-               "seconds": 20.0}]
+               "seconds": 20.0, "look": {"kind": FULL, "text": "full runs: every batch"}}]
     spent = time_spent([run for e in entries for run in e.runs], 600.0, 55.0)
     spent["statement"] = spent_line(spent)
     return {
@@ -63,6 +68,7 @@ def race_document(status: str = "complete", random_weights: bool = False) -> dic
         "answer": tune_answer(entries, LATENCY, rounds, {1: fast.name, 2: fast.name}), "time": spent,
         "unit": LATENCY.unit,
         "race": [{"candidate": e.name, "figures": standing(e, LATENCY).figures,
+                  "looks": {run.round: run.look for run in e.complete},
                   "dropped_round": e.dropped["round"] if e.dropped else None} for e in entries],
         "rows": [row(fast, 10.0, random_weights=random_weights), row(slow, 12.0),
                  row(gone, 20.0, race="dropped in round 1", race_reason="slower than the leader")],
@@ -81,7 +87,7 @@ def temporaries(folder: Path) -> list[str]:
 
 def test_the_race_columns_come_just_before_run_dir():
     assert tune_columns(KEYS) == ["point", "runtime.backend", "status", "reason", "rounds", *FIGURE_COLUMNS,
-                                  "race", "race_reason", "verdict_from", "run_dir"]
+                                  "race", "race_reason", "verdict_from", "verdict_images", "looks", "run_dir"]
     assert tune_columns(["a", "b"])[1:3] == ["a", "b"]
 
 
@@ -124,10 +130,13 @@ def test_the_report_states_the_answer_rounds_drops_and_candidates(tmp_path):
     assert "<h2>The race</h2>" in page and "data:image/png;base64," in page
     rounds = re.search(r"<h2>Rounds</h2>(.*?)</table>", page, re.S).group(1)
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", rounds)
-    assert cells == ["1", "3", "0", "1", "30", "2", "2", "1", "0", "20"]  # round, field, capped, dropped, seconds
+    # round, how long its runs were, field, capped, dropped, seconds
+    assert cells == ["1", "first looks: 1 timed pass of 30 batch(es)", "3", "0", "1", "30",
+                     "2", "full runs: every batch", "2", "1", "0", "20"]
     candidates = re.search(r"<h2>Candidates</h2>(.*?)</table>", page, re.S).group(1)
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", candidates)
-    assert headers[0] == "runtime.backend" and headers[-3:] == ["doubt", "race", "verdict_from"]
+    assert headers[0] == "runtime.backend" and headers[-5:] == ["doubt", "race", "verdict_from", "verdict_images",
+                                                                "looks"]
     assert "images/s" in headers and not {"point", "reason", "run_dir", "random_weights", "race_reason"} & set(headers)
     assert "Axes: runtime.backend: a, b, c." in page
     assert "config configs/samples_tiny.yaml, overrides none;" in page and "console output in logs/." in page

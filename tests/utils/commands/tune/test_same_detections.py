@@ -32,3 +32,12 @@ def test_a_missing_image_counts_against(tmp_path):
 def test_a_score_within_the_tolerance_is_equal(tmp_path):
     nudged = ["dog.jpg,16,dog,0.90500,10.00,10.00,110.00,110.00", *ROWS[1:]]
     assert same_detections(run_dir(tmp_path, "a", ROWS), run_dir(tmp_path, "b", nudged))[0]
+
+
+def test_after_a_first_look_only_the_images_both_timed_are_compared(tmp_path):
+    # The first look timed dog.jpg only; the full run also cat.jpg, which the look never saw.
+    look, full = run_dir(tmp_path, "look", ROWS[:2]), run_dir(tmp_path, "full", ROWS)
+    equal, how = same_detections(look, full, ["dog.jpg"])
+    assert equal and "over 2 detections of 1 image(s)" in how
+    # An image both timed that one of them found nothing on still counts against.
+    assert not same_detections(look, full, ["dog.jpg", "cat.jpg"])[0]

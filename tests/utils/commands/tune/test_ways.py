@@ -6,6 +6,7 @@ import pytest
 
 from utils.core.errors import UsageError
 from utils.commands.tune.driver import Tune
+from utils.commands.tune.looks import FIRST_LOOK, FULL
 from utils.commands.tune.space import BACKEND, BATCH, PINNING, PRECISION, THREADS, Candidate, Space
 from utils.commands.tune.state import Entry, Run
 from utils.commands.tune.ways import (first_look_order, first_looks, folder_needed, halve, native_parts, undecidable,
@@ -92,22 +93,25 @@ def test_a_tiny_folder_refuses_every_reduced_precision_and_labels_or_own_calibra
 def entry_with(candidate_, rounds=(), dropped=None):
     entry = Entry(candidate_, dropped=dropped)
     for number in rounds:
-        entry.runs.append(Run(candidate_.name, number, False, f"{candidate_.name},round={number}", status="complete"))
+        entry.runs.append(Run(candidate_.name, number, False, f"{candidate_.name},round={number}", status="complete",
+                              look=FIRST_LOOK if number == 1 else FULL))
     return entry
 
 
-def test_way_lines_say_how_far_each_way_got_and_why_it_stopped():
+def test_way_lines_say_how_far_each_way_got_its_first_look_apart_from_its_full_runs_and_why_it_stopped():
     fast = [entry_with(candidate("openvino", "bf16", b), rounds=(1, 2, 3) if b == "1" else (2,)) for b in ("1", "2")]
     halved = [entry_with(candidate("torch", "fp32"), rounds=(1,), dropped={"round": 1, "reason": "halved: slow"}),
               entry_with(candidate("torch", "fp32", "2"), dropped={"round": 1, "reason": "halved: slow"})]
     never = [entry_with(candidate("onnxruntime", "int8"), dropped={"round": 1, "reason": "not reached: out of time"})]
-    figures = {fast[0].name: (5.0, "5.00 ms/image"), fast[1].name: (6.0, "6.00 ms/image"),
-               halved[0].name: (9.0, "9.00 ms/image")}
+    figures = {(fast[0].name, FIRST_LOOK): (5.5, "5.50 ms/image"), (fast[0].name, FULL): (5.0, "5.00 ms/image"),
+               (fast[1].name, FULL): (6.0, "6.00 ms/image"), (halved[0].name, FIRST_LOOK): (9.0, "9.00 ms/image")}
     lines = way_lines([way("openvino", "bf16"), way("torch", "fp32"), way("onnxruntime", "int8")],
-                      fast + halved + never, 3, lambda entry: figures.get(entry.name))
+                      fast + halved + never, 3, lambda entry, look: figures.get((entry.name, look)))
     assert lines == [
-        "openvino bf16: 2 of 2 schedule(s) run, up to round 3 of 3, best 5.00 ms/image; in the race at its end",
-        "torch fp32: 1 of 2 schedule(s) run, up to round 1 of 3, best 9.00 ms/image; stopped: halved: slow",
+        "openvino bf16: 2 of 2 schedule(s) run, up to round 3 of 3; first look 5.50 ms/image; best full run "
+        "5.00 ms/image; in the race at its end",
+        "torch fp32: 1 of 2 schedule(s) run, up to round 1 of 3; first look 9.00 ms/image; no full run; stopped: "
+        "halved: slow",
         "onnxruntime int8: no run completed; not reached: out of time"]
 
 

@@ -1,6 +1,5 @@
 """The CPU's counters: the perf_event_open binding against the real kernel, the /proc readings, the listener
 around pipeline steps, and the per-pass sums against hand-computed cases."""
-import errno
 import mmap
 import os
 import threading
@@ -8,89 +7,12 @@ import time
 
 import pytest
 
-from utils.measure.below_layer.record import BatchCounters
 from utils.measure.below_layer.counter_rows import PROCESS_ROW, counter_rows, counters_summary
-from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind, StepRecord
+from utils.record.steps import PIPELINE_STEP, RUN_STEP, PassKind
 from utils.measure.below_layer import perf_events
 from utils.measure.below_layer.cpu_counters import CpuCounters, _read_whole, parse_task
 from utils.measure.steps.step_timer import StepTimer
-
-
-def _busy(seconds):
-    """Busy for `seconds` of this thread's own CPU time (the machine may be shared)."""
-    end = time.thread_time() + seconds
-    while time.thread_time() < end:
-        pass
-
-
-def test_software_counters_count_this_thread_and_not_another():
-    """A counter opened for the calling thread counts its CPU time and its switches, and none of another thread's
-    work. Judged against CPU time each thread spent, not wall time: a loaded machine stretches the one, not the
-    other (the kernel's task clock and thread_time differ in accounting, so only a margin is held)."""
-    other_done, other_cpu_ns = threading.Event(), []
-
-    def other():
-        began = time.thread_time_ns()
-        _busy(0.1)
-        other_cpu_ns.append(time.thread_time_ns() - began)
-        other_done.set()
-
-    fd = perf_events.open_counter("task_clock_ns", 0)
-    switches = perf_events.open_counter("context_switches", 0)
-    try:
-        for handle in (fd, switches):
-            perf_events.enable(handle)
-        cpu_before = time.thread_time_ns()
-        _busy(0.05)
-        own = perf_events.read_counter(fd).value
-        own_cpu_ns = time.thread_time_ns() - cpu_before
-        worker = threading.Thread(target=other)
-        worker.start()
-        other_done.wait()  # blocked: this thread spends next to no CPU while the other burns 100 ms of its own
-        worker.join()
-        while_waiting = perf_events.read_counter(fd).value - own
-        for _ in range(5):
-            time.sleep(0.002)  # each sleep gives the CPU up: a voluntary switch
-        clock, switched = perf_events.read_counter(fd), perf_events.read_counter(switches)
-    finally:
-        os.close(fd)
-        os.close(switches)
-    assert own >= own_cpu_ns / 2 and own >= 25e6  # this thread's 50 ms of CPU time
-    assert while_waiting < other_cpu_ns[0] / 2  # not the other thread's 100 ms
-    assert clock.running_ns > 0 and clock.scaled() >= clock.value
-    assert switched.value >= 5
-
-
-def test_a_multiplexed_count_is_scaled_by_the_time_it_ran():
-    assert perf_events.scaled(100, 2_000, 1_000) == 200.0  # counted half the time it was enabled
-    assert perf_events.scaled(7, 0, 0) == 7.0  # never scheduled: the raw count
-    assert perf_events.Reading(100, 2_000, 1_000).scaled() == 200.0
-
-
-def test_hardware_counters_count_or_say_why():
-    reason = perf_events.probe("cycles")
-    if reason is None:
-        fd = perf_events.open_counter("instructions", 0)
-        perf_events.enable(fd)
-        _busy(0.01)
-        assert perf_events.read_counter(fd).value > 1000
-        os.close(fd)
-    else:  # this VM: no virtual PMU
-        assert "not supported" in reason or "not permitted" in reason
-        assert reason.endswith("]")
-
-
-def test_errno_meanings_name_the_cause():
-    assert "perf_event_paranoid" in perf_events.errno_meaning(errno.EACCES)
-    assert "not supported" in perf_events.errno_meaning(errno.ENOENT) and "[ENOENT]" in perf_events.errno_meaning(
-        errno.ENOENT)
-    assert "CONFIG_PERF_EVENTS" in perf_events.errno_meaning(errno.ENOSYS)
-
-
-def test_unknown_machine_is_refused_in_words(monkeypatch):
-    monkeypatch.setattr(perf_events.platform, "machine", lambda: "vax")
-    with pytest.raises(perf_events.PerfRefused, match="not known for vax"):
-        perf_events.open_counter("task_clock_ns", 0)
+from tests.support.busy import busy
 
 
 def test_parse_task_reads_proc_stat_and_status():
@@ -128,7 +50,7 @@ def test_a_thread_that_ends_is_dropped_and_its_files_closed():
     with counters:
         timer.set_batch(PassKind.TIMED, 0, 0)
         with timer.step(PIPELINE_STEP):
-            _busy(0.001)
+            busy(0.001)
         done.set()
         worker.join()
         # join returns once Python is done with the thread; the kernel ends it a moment later
@@ -138,7 +60,7 @@ def test_a_thread_that_ends_is_dropped_and_its_files_closed():
         held = open_fds()
         timer.set_batch(PassKind.TIMED, 0, 1)
         with timer.step(PIPELINE_STEP):
-            _busy(0.001)
+            busy(0.001)
         assert open_fds() == held - 2 - len(counters.counting)  # its stat, status and counters
     assert worker.native_id in counters.batches[0].threads and worker.native_id not in counters.batches[1].threads
     assert os.getpid() in counters.batches[1].threads
@@ -154,7 +76,7 @@ def test_listener_counts_each_pipeline_step():
             timer.set_batch(PassKind.TIMED, 0, batch)
             with timer.step(PIPELINE_STEP):
                 with timer.step("forward"):  # other steps are not read
-                    _busy(0.03)
+                    busy(0.03)
                     time.sleep(0.01)
     assert len(counters.batches) == 2
     main = counters.batches[0].threads[next(t for t, n in counters.names.items() if t == os.getpid())]
@@ -218,33 +140,6 @@ def test_a_thread_born_inside_the_bracket_is_counted_from_its_birth():
     assert born in counters.names and os.getpid() in counters.batches[0].threads
 
 
-def test_rows_sum_per_pass_against_hand_computed():
-    records = [StepRecord(PIPELINE_STEP, None, PassKind.TIMED, 0, 0, 1, 100, 200),
-               StepRecord(PIPELINE_STEP, None, PassKind.TIMED, 1, 0, 1, 300, 500),
-               StepRecord(PIPELINE_STEP, None, PassKind.WARMUP, 0, 0, 1, 10, 20)]
-    batches = [BatchCounters(90, 210, {1: {"task_clock_ns": 80.0, "cycles": 200.0, "instructions": 300.0,
-                                           "voluntary_switches": 2.0},
-                                       2: {"task_clock_ns": 20.0, "proc_minor_faults": 4.0}}),
-               BatchCounters(290, 510, {1: {"cpu_user_ticks": 1.0, "cpu_system_ticks": 1.0}}),
-               BatchCounters(5, 25, {1: {"task_clock_ns": 1e9}})]  # the warm-up: no timed step inside
-    rows = counter_rows(batches, records, {1: "main", 2: "omp"}, tick_ms=10.0)
-    first = [row for row in rows if row["pass_index"] == 0]
-    assert [row["thread"] for row in first] == ["main", "omp", PROCESS_ROW]
-    main = first[0]
-    assert main["wall_ms"] == pytest.approx(100e-6) and main["cpu_ms"] == pytest.approx(80e-6)
-    assert main["cpu_per_wall"] == pytest.approx(0.8) and main["ipc"] == pytest.approx(1.5)
-    assert first[1]["minor_faults"] == 4.0
-    assert first[2]["cpu_ms"] == pytest.approx(100e-6)
-    assert main["system_ms"] is None and first[2]["images"] == 1  # no /proc ticks in that batch; one image
-    second = [row for row in rows if row["pass_index"] == 1][0]
-    assert second["cpu_ms"] == pytest.approx(20.0) and second["cpu_source"].startswith("/proc ticks")
-    assert second["system_ms"] == pytest.approx(10.0)  # one system tick of 10 ms
-    summary = counters_summary(rows, ["task_clock_ns"], {"cycles": "not supported [ENOENT]"}, False)
-    assert summary["status"] == "measured" and len(summary["passes"]) == 2
-    assert summary["hardware"] == "unavailable: not supported [ENOENT]"
-    assert counters_summary([], [], {}, False)["status"] == "unavailable"
-
-
 def test_under_loadgen_the_reads_bracket_the_whole_test():
     """Streams' batches overlap under LoadGen: one read at each end of the `run` bracket, none per batch (each
     per-batch read cost its stream about 3 ms), and the pass's wall is the bracket's."""
@@ -256,7 +151,7 @@ def test_under_loadgen_the_reads_bracket_the_whole_test():
             for batch in range(3):
                 timer.set_batch(PassKind.TIMED, 0, batch)
                 with timer.step(PIPELINE_STEP):
-                    _busy(0.01)
+                    busy(0.01)
             time.sleep(0.02)  # after the last batch: still inside the test
     assert len(counters.batches) == 1
     rows = counter_rows(counters.batches, timer.records, counters.names, 10.0, RUN_STEP)

@@ -4,18 +4,8 @@ import pytest
 
 from utils.measure.below_layer.native_time import (CATEGORIES, Frame, Segment, categorize, clock_offset_us, fitted_offset_us,
                                       jit_ranges, step_shares, thread_segments, where_time_went, with_jit_frames)
-from utils.measure.below_layer.sampled_stacks import complete_events, speedscope_document
-from utils.measure.steps.step_frames import in_step_frame
 from utils.record.steps import STEP_FRAME_PREFIX, PassKind, StepRecord
-
-PY = Frame("run", "/app/pipeline.py")
-TORCH = Frame("at::native::conv", "/venv/torch/lib/libtorch_cpu.so")
-LIBC = Frame("0x7f00", "/usr/lib/x86_64-linux-gnu/libc.so.6")
-CV = Frame("cv::resize", "/venv/cv2/libopencv_imgproc.so")
-OV = Frame("ov::infer", "/venv/openvino/libs/libopenvino_intel_cpu_plugin.so")
-ORT = Frame("onnxruntime::Run", "/venv/onnxruntime/capi/onnxruntime_pybind11_state.so")
-FUTEX = Frame("__futex_abstimed_wait_common", "/usr/lib/x86_64-linux-gnu/libc.so.6")
-GC = Frame("gc_collect_main", "/usr/lib/libpython3.11.so.1.0")
+from tests.support.pyspy_events import CV, FUTEX, GC, LIBC, ORT, OV, PY, TORCH, nested_events
 
 
 @pytest.mark.parametrize("stack, category", [
@@ -36,18 +26,9 @@ def test_categories(stack, category):
     assert categorize(stack) == category
 
 
-def _events(tid, spans):
-    """B/E events for (start, end, frame) spans that nest."""
-    events = []
-    for start, end, frame in spans:
-        events.append({"ph": "B", "ts": start, "tid": tid, "name": frame.name, "args": {"filename": frame.filename}})
-        events.append({"ph": "E", "ts": end, "tid": tid, "name": frame.name, "args": {"filename": frame.filename}})
-    return sorted(events, key=lambda e: (e["ts"], e["ph"] == "B"))
-
-
 def test_segments_follow_the_stack():
     # run [0, 100]; torch inside it [20, 60]
-    events = _events(7, [(0, 100, PY), (20, 60, TORCH)])
+    events = nested_events(7, [(0, 100, PY), (20, 60, TORCH)])
     segments = thread_segments(events)[7]
     assert [(s.start_us, s.end_us, s.category) for s in segments] == [
         (0, 20, "python"), (20, 60, "torch_onednn"), (60, 100, "python")]
@@ -77,16 +58,6 @@ def test_a_mark_seen_in_pieces_and_a_mark_missed_still_give_the_offset():
     late = [Segment(9_990_000, 20_001_020, (PY,)), Segment(20_001_020, 20_051_030, (PY, mark)),
             Segment(20_051_030, 20_060_000, (PY,))]
     assert clock_offset_us(late, marks_ns, mark.name) == pytest.approx(1020.0)
-
-
-def test_the_work_of_a_step_runs_in_a_frame_named_after_it():
-    import sys
-
-    def work(value):
-        return sys._getframe(1).f_code.co_name, value * 2
-
-    assert in_step_frame("forward", work, 21) == (STEP_FRAME_PREFIX + "forward", 42)
-    assert in_step_frame("load", work, 1)[0] == STEP_FRAME_PREFIX + "load"
 
 
 def _in_step(step, *frames):
@@ -172,25 +143,6 @@ def test_step_shares_by_time_overlap():
     assert tolerant["forward"]["python_share"] == pytest.approx(20 / 90)
 
 
-def test_speedscope_and_trace_events_are_on_the_step_clock():
-    events = _events(7, [(1500, 1600, PY), (1520, 1560, TORCH)]) + _events(9, [(1500, 1550, FUTEX)])
-    document = speedscope_document(events, offset_us=500.0, origin_ns=1_000_000 - 1_000_000, main_thread=7,
-                                   name="run")
-    main = document["profiles"][0]
-    assert main["name"].startswith("main thread") and main["unit"] == "microseconds"
-    assert (main["startValue"], main["endValue"]) == (1000.0, 1100.0)
-    depth = 0
-    for event in main["events"]:  # every frame opened is closed, innermost first
-        depth += 1 if event["type"] == "O" else -1
-        assert depth >= 0
-    assert depth == 0
-    frames = document["shared"]["frames"]
-    assert {frame["name"] for frame in frames} == {PY.name, TORCH.name, FUTEX.name}
-    x_events = complete_events(events, 500.0)
-    torch_event = next(e for e in x_events if e["name"] == TORCH.name)
-    assert (torch_event["ts"], torch_event["dur"]) == (1020.0, 40.0)
-
-
 def test_shares_of_exponentially_sampled_steps_come_out_near_the_truth():
     """A timeline of 30 ms Python then 70 ms torch, 300 times, sampled as py-spy does (exponential intervals at
     20 Hz, a stack stamped only when it changes): most 30 ms steps see no sample at all, yet counting each stack
@@ -223,4 +175,3 @@ def test_shares_of_exponentially_sampled_steps_come_out_near_the_truth():
     assert rows["python_step"]["python_share"] == pytest.approx(1.0)
     assert rows["torch_step"]["torch_onednn_share"] == pytest.approx(1.0)
     assert rows["python_step"]["sampled_ms"] < rows["python_step"]["step_ms"]
-

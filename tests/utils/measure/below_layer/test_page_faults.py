@@ -11,8 +11,7 @@ import pytest
 
 from benchmark import main
 from tests.support.paths import ROOT
-from utils.core.errors import UsageError
-from utils.preflight.heap_setting import apply_allocator, keep_heap_refusal
+from utils.preflight.heap_setting import keep_heap_refusal
 from utils.measure.below_layer.page_faults import (FAULTS_PER_IMAGE, KEEP_HEAP_TUNABLES, KERNEL_SHARE,
                                                    KEPT_BY_SETTING, Allocator, allocator_of, page_fault_line,
                                                    page_fault_summary)
@@ -91,17 +90,6 @@ def test_the_setting_overrides_glibcs_environment_but_not_a_preloaded_allocator(
     assert allocator_of({"LD_PRELOAD": "libtcmalloc.so"}, "glibc", keep_heap=True).name == "tcmalloc (LD_PRELOAD)"
 
 
-@pytest.mark.parametrize("environ, libc, words", [
-    ({}, "", "runs on another C library"),
-    ({}, "musl", "runs on musl"),
-    ({"LD_PRELOAD": "/opt/libjemalloc.so.2"}, "glibc", "LD_PRELOAD loads jemalloc"),
-])
-def test_keep_heap_is_refused_where_it_cannot_apply(environ, libc, words):
-    assert words in keep_heap_refusal(environ, libc)
-    with pytest.raises(UsageError, match="runtime.allocator keep_heap"):
-        apply_allocator("keep_heap", environ, libc, maps=environ.get("LD_PRELOAD", ""))
-
-
 def test_a_preload_the_loader_skipped_is_no_allocator():
     environ = {"LD_PRELOAD": "/opt/lib/libjemalloc.so.2"}
     assert allocator_of(environ, "glibc", maps="7f00-7f10 r-xp 0 00:00 1 /opt/lib/libjemalloc.so.2\n").name == \
@@ -109,19 +97,6 @@ def test_a_preload_the_loader_skipped_is_no_allocator():
     assert allocator_of(environ, "glibc", maps="7f00-7f10 r-xp 0 00:00 1 /usr/lib/libc.so.6\n") == \
         Allocator("glibc's defaults", True)
     assert keep_heap_refusal(environ, "glibc", maps="") is None
-
-
-def test_inherit_changes_nothing_and_names_what_the_process_has():
-    assert apply_allocator("inherit", {}, "glibc", maps="") == Allocator("glibc's defaults", True)
-    assert keep_heap_refusal({}, "glibc") is None
-
-
-def test_a_bad_allocator_value_is_refused_before_the_run(tmp_path, capsys):
-    status = main(["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "runtime.allocator=jemalloc",
-                   "--set", f"run.output_dir={tmp_path}"])
-    err = capsys.readouterr().err
-    assert status == 2 and "runtime.allocator" in err and "keep_heap" in err
-    assert not any(tmp_path.iterdir())
 
 
 def _run(tmp_path, run_id, tunables, *extra):

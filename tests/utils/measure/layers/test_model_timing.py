@@ -2,91 +2,13 @@
 from it."""
 from __future__ import annotations
 
-import io
-
-import numpy as np
-import pandas as pd
 import pytest
 import torch
 from torch import nn
 
-from utils.measure.layers.tables import (LAYER_TIMER_COLUMNS, LAYER_TYPES_COLUMNS, layer_timer_frame, layer_tree_text,
-                                 layer_types_frame, top_self_frame)
+from utils.measure.layers.tables import (layer_timer_frame)
+from tests.support.stepped_model import (NS_PER_MS, Spin, SpinStep, assert_busy_time, by_path, spin)
 from utils.measure.layers.model_timing import ModelTiming, shapes_of
-
-NS_PER_MS = 1_000_000
-
-
-class SteppedClock:
-    """A nanosecond clock that moves only when a module below spends time on it, so no other process can stretch
-    a measured duration and every expected figure is exact."""
-
-    def __init__(self):
-        self.now_ns = 0
-
-    def __call__(self) -> int:
-        return self.now_ns
-
-    def advance(self, ms: float) -> None:
-        self.now_ns += int(ms * NS_PER_MS)
-
-
-CLOCK = SteppedClock()
-
-
-def spin(ms: float) -> None:
-    """Spend `ms` on the test's clock."""
-    CLOCK.advance(ms)
-
-
-class Spin(nn.Module):
-    def __init__(self, ms: float):
-        super().__init__()
-        self.ms = ms
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        spin(self.ms)
-        return x
-
-
-class Block(nn.Module):
-    """Does its own work, then calls its child."""
-
-    def __init__(self, own_ms: float, child: nn.Module):
-        super().__init__()
-        self.own_ms = own_ms
-        self.child = child
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        spin(self.own_ms)
-        return self.child(x)
-
-
-class Net(nn.Module):
-    """first and second share one Spin(2) instance; repeat runs twice per forward; 1 ms in forward itself."""
-
-    def __init__(self):
-        super().__init__()
-        shared = Spin(2)
-        self.first = Block(1, shared)
-        self.second = Block(1, shared)
-        self.repeat = Spin(3)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        spin(1)
-        x = self.second(self.first(x))
-        return self.repeat(self.repeat(x))
-
-
-class SpinStep:
-    """A plain callable transform (not an nn.Module)."""
-
-    def __init__(self, ms: float):
-        self.ms = ms
-
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        spin(self.ms)
-        return x + 1
 
 
 class SlottedStep:
@@ -112,14 +34,6 @@ EXPECTED_PER_FORWARD = {
 }
 
 
-def assert_busy_time(measured_ms: float, expected_ms: float) -> None:
-    assert measured_ms == pytest.approx(expected_ms, abs=1e-9), (measured_ms, expected_ms)
-
-
-def by_path(timing: ModelTiming) -> dict:
-    return {record.path: record for record in timing.records}
-
-
 def hook_dicts(module: nn.Module) -> list[dict]:
     return [module._forward_hooks, module._forward_pre_hooks, module._forward_hooks_with_kwargs,
             module._forward_hooks_always_called, module._forward_pre_hooks_with_kwargs]
@@ -128,22 +42,6 @@ def hook_dicts(module: nn.Module) -> list[dict]:
 def assert_no_hooks(model: nn.Module) -> None:
     for name, module in model.named_modules(remove_duplicate=False):
         assert all(len(hooks) == 0 for hooks in hook_dicts(module)), name
-
-
-def time_two_forwards() -> ModelTiming:
-    net = Net()
-    pre, post = SpinStep(2), SpinStep(1)
-    with ModelTiming(net, pre_transforms=[pre], post_transforms=[post], clock=CLOCK) as timing:
-        net(torch.zeros(1))  # warm-up, then dropped
-        timing.reset()
-        for _ in range(2):
-            post(net(pre(torch.zeros(1))))
-    return timing
-
-
-@pytest.fixture(scope="module")
-def two_forwards() -> ModelTiming:
-    return time_two_forwards()
 
 
 def test_busy_wait_totals_self_and_calls_per_call_path(two_forwards):
@@ -314,84 +212,6 @@ def test_traced_model_warns():
 
 
 # Reports
-
-
-def reference_percentile(values: list[float], percent: float) -> float:
-    """Linear interpolation between closest ranks, written out."""
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * percent / 100
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
-def test_layer_timer_frame_columns_and_values(two_forwards):
-    frame = layer_timer_frame(two_forwards.snapshot())
-    assert list(frame.columns) == LAYER_TIMER_COLUMNS
-    row = frame.set_index("path").loc["repeat"]
-    record = by_path(two_forwards)["repeat"]
-    call_ms = [ns / NS_PER_MS for ns in record.call_total_ns]
-    assert row["calls"] == 4
-    assert row["mean_total_ms"] == pytest.approx(sum(call_ms) / 4)
-    assert row["p50_ms"] == pytest.approx(reference_percentile(call_ms, 50))
-    assert row["p90_ms"] == pytest.approx(reference_percentile(call_ms, 90))
-    assert row["name"] == "repeat" and row["type"] == "Spin"
-    assert np.isnan(frame.set_index("path").loc["Pipeline", "p50_ms"])
-
-
-def test_layer_timer_flops_columns():
-    model = nn.Sequential(nn.Conv2d(2, 3, 1))
-    with ModelTiming(model) as timing:
-        model(torch.zeros(1, 2, 4, 4))
-    row = layer_timer_frame(timing.snapshot()).set_index("path").loc["0"]
-    assert row["macs"] == 3 * 16 * 2 and row["flops"] == 2 * row["macs"]
-    assert row["gflops_per_s"] == pytest.approx(row["flops"] / (row["total_ms"] / 1000) / 1e9)
-    assert row["input_shapes"] == "[[1, 2, 4, 4]]" and row["output_shapes"] == "[1, 3, 4, 4]"
-
-
-def test_layer_types_cover_the_model_forward_only(two_forwards):
-    snapshot = two_forwards.snapshot()
-    types = layer_types_frame(snapshot)
-    assert list(types.columns) == LAYER_TYPES_COLUMNS
-    assert set(types["type"]) == {"Spin", "Block", "unattributed"}
-    assert types["share_of_forward"].sum() == pytest.approx(1.0)
-    assert list(types["self_ms"]) == sorted(types["self_ms"], reverse=True)
-    spin_row = types.set_index("type").loc["Spin"]
-    assert spin_row["calls"] == 8
-    assert spin_row["mean_self_ms_per_forward"] == pytest.approx(spin_row["self_ms"] / 2)
-    assert_busy_time(spin_row["self_ms"], 2 * 10)
-
-
-def test_tree_text_has_one_indented_line_per_record(two_forwards):
-    text = layer_tree_text(two_forwards.snapshot())
-    lines = text.splitlines()[1:]
-    records = two_forwards.records
-    assert len(lines) == len(records)
-    for line, record in zip(lines, records):
-        node = line[35:]
-        assert node == "  " * record.depth + f"{record.path} [{record.type}]"
-        assert float(line[:12]) == pytest.approx(record.total_ms, abs=1e-3)
-    assert two_forwards.summarize_tree() == text
-    shallow = layer_tree_text(two_forwards.snapshot(), max_depth=1).splitlines()[1:]
-    assert shallow == [line for line, record in zip(lines, records) if record.depth <= 1]
-    assert 0 < len(shallow) < len(lines)
-
-
-def test_top_table_is_sorted_by_self_time(two_forwards):
-    top = top_self_frame(two_forwards.snapshot(), top=3)
-    assert len(top) == 3
-    assert list(top["self_ms"]) == sorted(top["self_ms"], reverse=True)
-    assert top.iloc[0]["path"] == "repeat"
-    assert "Model" not in set(top["path"]) and "Pipeline" not in set(top["path"])
-    assert "repeat" in two_forwards.summarize_table(top=3)
-
-
-def test_layer_timer_csv_round_trip(two_forwards):
-    frame = layer_timer_frame(two_forwards.snapshot())
-    timer = pd.read_csv(io.StringIO(frame.to_csv(index=False)))
-    assert list(timer.columns) == LAYER_TIMER_COLUMNS
-    assert len(timer) == len(two_forwards.records)
-    assert timer["self_ms"].tolist() == pytest.approx(frame["self_ms"].tolist())
 
 
 def test_macs_count_every_calls_real_shapes():

@@ -5,44 +5,15 @@ import json
 import pytest
 
 from tests.support.helpers import metadata, torch_like_trace
+from tests.support.onnxruntime_profiles import ort_profile
 from utils.measure.layers.chrome_trace import complete_events, lies_within
-from pipelines.runtimes.onnxruntime.trace import readable_node, trace_events
+from pipelines.runtimes.onnxruntime.trace import trace_events
 from utils.measure.layers.runtime_trace import RuntimeEvents, batch_events, trace_for_viewers
 
 
 def onnxruntime_events(profile_events: list[dict], warmup_runs: int) -> tuple[dict, ...]:
     """ONNX Runtime's trace reader's events, then the batch's among them."""
     return batch_events(trace_events(profile_events), warmup_runs)
-
-
-def ort_profile() -> list[dict]:
-    """ONNX Runtime's profile shape: session set-up, a warm-up run, then the pass's run; ts from the start."""
-    def event(cat, name, ts, dur, **args):
-        return {"cat": cat, "pid": 9, "tid": 9, "ph": "X", "name": name, "ts": ts, "dur": dur, "args": args}
-    return [
-        event("Session", "session_initialization", 0, 100),
-        event("Session", "model_run", 200, 50),
-        event("Node", "/model.0/conv/Conv_kernel_time", 210, 20, op_name="Conv"),
-        event("Session", "model_run", 300, 40),
-        event("Session", "SequentialExecutor::Execute", 301, 38),
-        event("Node", "/model.0/act/LeakyRelu_output_0_nchwc_kernel_time", 305, 20, op_name="Conv"),
-        event("Node", "/model.77/Sigmoid_kernel_time", 326, 3, op_name="Sigmoid"),
-        event("Node", "ReorderOutput_token_1_kernel_time", 330, 2, op_name="ReorderOutput"),
-    ]
-
-
-def test_node_names_are_module_paths_and_keep_the_onnx_name():
-    node = readable_node(ort_profile()[5])
-    assert node["name"] == "model.0/Conv"  # a fused Conv+LeakyRelu belongs to model.0, as in layer_timer.csv
-    assert node["args"]["onnx_node"] == "/model.0/act/LeakyRelu_output_0_nchwc" and node["args"]["op_name"] == "Conv"
-    assert readable_node(ort_profile()[7])["name"] == "Model/ReorderOutput"
-
-
-def test_only_the_runs_after_the_warm_up_are_kept():
-    events = onnxruntime_events(ort_profile(), warmup_runs=1)
-    assert [event["name"] for event in events] == ["model_run", "SequentialExecutor::Execute", "model.0/Conv",
-                                                   "model.77/Sigmoid", "Model/ReorderOutput"]
-    assert [event["ts"] for event in events] == [300, 301, 305, 326, 330]  # still from the session's start
 
 
 BASE_NS = torch_like_trace()["baseTimeNanoseconds"]

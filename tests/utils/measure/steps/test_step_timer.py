@@ -4,7 +4,6 @@ import pytest
 
 from utils.record.steps import PassKind
 from utils.measure.steps.step_timer import StepTimer
-from utils.storage.run_directory import RunDirectory, RunDirectoryExists
 
 
 class SteppedClock:
@@ -74,18 +73,6 @@ def test_interrupted_step_is_not_a_measurement_but_listeners_close_it():
             raise ValueError("decoder failed")
     assert timer.records == []
     assert listener.events == [("start", "forward"), ("end", "forward"), ("start", "load"), ("end", "load")]
-
-
-def test_run_directory_is_never_overwritten(tmp_path):
-    run = RunDirectory(tmp_path / "outputs", "r1")
-    run.create()
-    run.write_csv("t.csv", [{"a": 1, "b": 2}], ["a", "b"])
-    run.write_csv("empty.csv", [], ["a"])
-    assert (run.path / "t.csv").read_text().splitlines() == ["a,b", "1,2"]
-    assert (run.path / "empty.csv").read_text().strip() == "a"
-    with pytest.raises(RunDirectoryExists, match="--set run.id="):
-        RunDirectory(tmp_path / "outputs", "r1").create()
-    assert (run.path / "t.csv").exists()
 
 
 def test_a_sibling_times_another_thread_into_the_same_records_with_its_own_steps():
