@@ -137,14 +137,14 @@ def test_corrupt_packets_are_skipped_counted_and_said_and_the_run_goes_on(shapes
 
 @pytest.mark.slow
 def test_a_file_cut_mid_data_runs_its_whole_frames_and_says_it_ends_early(tmp_path):
-    whole = write_clip(tmp_path / "whole.mkv", moving_shapes(320, 240, 20, photo=None), codec="mjpeg")
+    whole = write_clip(tmp_path / "whole.mkv", moving_shapes(160, 120, 12, photo=None), codec="mjpeg")
     cut = tmp_path / "cut.mkv"
     cut.write_bytes(whole.read_bytes()[:int(whole.stat().st_size * 0.6)])
     code, run = run_benchmark(args(f"dataset.path={cut}"), tmp_path, run_id="cut")
     assert code == 0
     document = summary(run)
     processed, skipped = document["images_processed"], document["images_skipped"]
-    assert 0 < processed < 20 and processed + skipped == document["source"]["frames"] == document["images_found"]
+    assert 0 < processed < 12 and processed + skipped == document["source"]["frames"] == document["images_found"]
 
 
 def write_unknown_codec(tmp_path):
