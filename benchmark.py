@@ -52,12 +52,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def prepare(args: argparse.Namespace):
     """The config and the inputs it names, then everything the run needs (the run directory is claimed last).
     Raises UsageError for a user's mistake, EnvironmentFault for an output that cannot be written."""
-    from datasets.dataset_root import check_dataset_root
+    from datasets.dataset_root import check_dataset_path
     from utils.config.schema import load_config
 
     config = load_config(args.config, args.overrides)
     if config.reads_image_folder:
-        check_dataset_root(config.dataset.path)
+        check_dataset_path(config.dataset.path)
 
     from utils.assembly.collector import loading_without_collection
     with loading_without_collection():

@@ -1,8 +1,10 @@
-"""The dataset's folder, checked before any image library loads, so a wrong dataset.path is answered at once."""
+"""The dataset's folder or video file, checked before any image or video library loads, so a wrong dataset.path is
+answered at once."""
 from __future__ import annotations
 
 from pathlib import Path
 
+from datasets.sources.locations import VIDEO_SUFFIXES, is_video_file
 from utils.core.bounded_text import LIMIT, clipped
 from utils.core.errors import UsageError
 
@@ -22,3 +24,15 @@ def check_dataset_root(root: str | Path) -> Path:
     if not root.is_dir():
         raise DatasetError(f"dataset.path {shown_root} is not a folder; point dataset.path at a folder of images")
     return root
+
+
+def check_dataset_path(path: str | Path) -> Path:
+    """What dataset.path names: a folder (of images or of videos) or a video file; DatasetError otherwise."""
+    path = Path(path)
+    if path.is_file():
+        if not is_video_file(path):
+            raise DatasetError(f"dataset.path {clipped(str(path), LIMIT)} is a file but not a video "
+                               f"({', '.join(VIDEO_SUFFIXES)}); point it at a video, or at a folder of images or "
+                               "videos")
+        return path
+    return check_dataset_root(path)

@@ -1,9 +1,9 @@
 """A folder of images read lazily, in a stable order, as 3-channel 8-bit BGR arrays."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import ClassVar, Iterator, Optional, Sequence
 
 import cv2
 import numpy as np
@@ -11,6 +11,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from datasets.dataset_root import DatasetError, check_dataset_root
 from datasets.image_header import read_header
+from datasets.kinds import IMAGES
 from datasets.size_probe import PROBE_BYTES, stored_size
 from utils.core.bounded_text import LIMIT, clipped
 
@@ -157,15 +158,34 @@ def image_loader(paths: list[Path], batch_size: int, workers: int, max_pixels: O
 @dataclass(frozen=True)
 class DatasetBatches:
     """The files cut into batches as image_loader cuts them, any one batch decoded on demand: for a pass that
-    picks its batches (the warm-up of one batch per input shape) and for LoadGen's streams."""
+    picks its batches (the warm-up of one batch per input shape), for LoadGen's streams and for the checks, which
+    read the files in the main thread (datasets/item_batches.py ItemBatches)."""
 
     paths: Sequence[Path]
     batch_size: int
     max_pixels: Optional[int] = None
+    kind: ClassVar[str] = IMAGES
+
+    @property
+    def items(self) -> Sequence[Path]:
+        return self.paths
 
     def __len__(self) -> int:
         return -(-len(self.paths) // self.batch_size)
 
+    def __iter__(self) -> Iterator[list[LoadedImage]]:
+        for index in range(len(self)):
+            yield self.load(index)
+
     def load(self, index: int) -> list[LoadedImage]:
         start = index * self.batch_size
         return [decode_image(path, self.max_pixels) for path in self.paths[start:start + self.batch_size]]
+
+    def at(self, indices: Sequence[int]) -> Iterator[list[LoadedImage]]:
+        return map(self.load, indices)
+
+    def decode(self, positions: Sequence[int]) -> list[LoadedImage]:
+        return [decode_image(self.paths[position], self.max_pixels) for position in positions]
+
+    def of(self, items: Sequence[Path], batch_size: Optional[int] = None) -> "DatasetBatches":
+        return replace(self, paths=list(items), batch_size=batch_size or self.batch_size)

@@ -37,7 +37,7 @@ from pipelines.registry import family_for  # noqa: E402
 from pipelines.runtimes.registry import build_runtime  # noqa: E402
 from utils.config.schema import config_for  # noqa: E402
 from utils.core.errors import command_status  # noqa: E402
-from utils.measure.steps.timed_batch import batch_loop, run_stages  # noqa: E402
+from utils.measure.steps.timed_batch import PassPlace, batch_loop, run_stages  # noqa: E402
 from utils.record.statistics import GOAL_INTERVAL, judge_against, median_confidence_interval  # noqa: E402
 from utils.record.steps import PIPELINE_STEP, PassKind  # noqa: E402
 from utils.measure.steps.step_timer import StepTimer  # noqa: E402
@@ -60,7 +60,7 @@ def block(pipeline, samples: list, batches: int, folder: Path, journal: bool) ->
     source = iter(itertools.cycle(samples))
     started = time.perf_counter()
     for result in batch_loop(source, range(batches), lambda images: run_stages(stages, timer, images), timer,
-                             PassKind.TIMED):
+                             PassPlace(PassKind.TIMED)):
         writer.write_batch(result.valid, result.output)
         if journal:
             writer.flush()

@@ -35,7 +35,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from datasets.image_folder import decode_image, find_images  # noqa: E402
+from datasets.image_folder import DatasetBatches, decode_image, find_images  # noqa: E402
 from datasets.labels import load_ground_truth  # noqa: E402
 from pipelines.contract import Detections  # noqa: E402
 from pipelines.runtimes.base import RuntimeNotSupported  # noqa: E402
@@ -89,7 +89,8 @@ def _candidates(weights: str, pre, post, calibration_paths, cache: Path):
             options = {}
             if precision == "int8":
                 calibrating = CalibrationSection(images=images or len(calibration_paths), keep_float=["Detect"])
-                options["calibration"] = calibration_inputs(family, network, pre, post, calibration_paths, calibrating)
+                options["calibration"] = calibration_inputs(family, network, pre, post,
+                                                            DatasetBatches(calibration_paths, 1), calibrating)
             runtime = build_runtime("openvino", fuse=True, threads=2, precision=precision, streams=1,
                                     pinning=False, cache_dir=str(cache / "export"), **options)
             return network, runtime.prepare(network, family.example_input(pre))

@@ -2,25 +2,26 @@
 video file or a folder of them (their selected frames, file after file in path order). Either way the items
 come named before anything is decoded (`items`: an image's path, a frame's FrameRef) for the labels and the
 counts, and a reading yields them in that order: an undecodable image or frame as an item with its error,
-never silently left out."""
+never silently left out. A reading of some items alone (`reading_of`) decodes each video from its start up to the
+last of its frames wanted, handing on those only."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator, Optional, Sequence, Union
+from typing import Iterator, Optional, Sequence
 
-from datasets.dataset_root import DatasetError, check_dataset_root
+from datasets.dataset_root import DatasetError, check_dataset_path
 from datasets.image_folder import IMAGE_SUFFIXES, LoadedImage, decode_image, find_images
+from datasets.item_batches import Item
+from datasets.kinds import IMAGES, VIDEOS
 from datasets.sources.counts import SourceCounts
 from datasets.sources.identity import FrameRef
-from datasets.sources.locations import VIDEO_SUFFIXES, is_video_file, shown_location
+from datasets.sources.locations import is_video_file, shown_location
 from datasets.sources.settings import DecodeSettings
 from datasets.sources.source import Read, Reading
 from datasets.sources.video_file import VideoFile
 from datasets.sources.video_probe import probe_video
 
-Item = Union[Path, FrameRef]
-IMAGES, VIDEOS = "images", "videos"
 
 
 @dataclass(frozen=True)
@@ -44,18 +45,26 @@ class DatasetSource:
             return ImageReading(self.name, [item for item in self.items if isinstance(item, Path)], self.max_pixels)
         return ChainedReading(self.name, [video.open() for video in self.videos])
 
+    def reading_of(self, items: Sequence[Item]) -> Reading:
+        """A reading of these items of the source alone, in the source's order whatever theirs."""
+        if self.kind == IMAGES:
+            wanted = set(items)
+            return ImageReading(self.name, [item for item in self.items if item in wanted], self.max_pixels)
+        frames: dict[Path, set[int]] = {}
+        for item in items:
+            if isinstance(item, FrameRef):
+                frames.setdefault(item.video, set()).add(item.index)
+        return ChainedReading(self.name, [replace(video, only=frozenset(frames[video.info.path])).open()
+                                          for video in self.videos if video.info.path in frames])
+
 
 def find_dataset(path: str | Path, limit: Optional[int], decode: DecodeSettings) -> DatasetSource:
     """The images or the videos at `path` (at most `limit` items: images, or frames as selected), each video
     probed (DatasetError for one FFmpeg cannot use)."""
-    path = Path(path)
+    path = check_dataset_path(path)
     if path.is_file():
-        if not is_video_file(path):
-            raise DatasetError(f"dataset.path {shown_location(path)} is a file but not a video "
-                               f"({', '.join(VIDEO_SUFFIXES)}); point it at a video, or at a folder of images or "
-                               "videos")
         return _videos(path.parent, [path], limit, decode)
-    root = check_dataset_root(path)
+    root = path
     found = sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: p.relative_to(root).as_posix())
     videos = [p for p in found if is_video_file(p)]
     images = [p for p in found if p.suffix.lower() in IMAGE_SUFFIXES]

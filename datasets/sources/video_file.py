@@ -23,12 +23,14 @@ from datasets.sources.video_probe import VideoInfo, open_video, video_stream
 
 @dataclass(frozen=True)
 class VideoFile:
-    """A probed file and which of its frames a reading hands on (`limit`: at most that many of them)."""
+    """A probed file and which of its frames a reading hands on (`limit`: at most that many of them; `only`: of
+    those, these indices alone, as a pass that reads some frames back asks)."""
 
     info: VideoInfo
     settings: DecodeSettings
     realtime: bool = False
     limit: Optional[int] = None
+    only: Optional[frozenset[int]] = None
 
     @property
     def name(self) -> str:
@@ -37,6 +39,8 @@ class VideoFile:
     def refs(self) -> list[FrameRef]:
         """The frames a reading hands on, in order, named before any is decoded."""
         chosen = selected_indices(self.info.timestamps, self.settings.selection)[:self.limit]
+        if self.only is not None:
+            chosen = [index for index in chosen if index in self.only]
         info = self.info
         return [FrameRef(info.path, index, info.timestamps[index], info.width, info.height, info.frames)
                 for index in chosen]

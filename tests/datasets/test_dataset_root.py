@@ -1,10 +1,10 @@
-"""datasets.dataset_root: the dataset folder is checked before any image library loads, so a wrong dataset.path
-is answered at once with the key and the fix.
+"""datasets.dataset_root: the dataset folder (or video file) is checked before any image or video library loads, so a
+wrong dataset.path is answered at once with the key and the fix.
 
-Tested on a temporary folder, a missing path and a file."""
+Tested on a temporary folder, a missing path and files."""
 import pytest
 
-from datasets.dataset_root import DatasetError, check_dataset_root
+from datasets.dataset_root import DatasetError, check_dataset_path, check_dataset_root
 from utils.core.errors import UsageError
 
 
@@ -34,3 +34,16 @@ def test_a_very_long_path_is_clipped_in_the_message(tmp_path):
 
 def test_a_wrong_dataset_is_a_users_mistake():
     assert issubclass(DatasetError, UsageError)
+
+
+def test_a_video_file_is_a_dataset_path_and_another_file_is_named_as_neither(tmp_path):
+    clip = tmp_path / "street.mkv"
+    clip.write_bytes(b"")  # its contents are the probe's to judge
+    assert check_dataset_path(clip) == clip and check_dataset_path(tmp_path) == tmp_path
+    image = tmp_path / "dog.jpg"
+    image.write_bytes(b"")
+    with pytest.raises(DatasetError, match=r"dog.jpg is a file but not a video \(.mp4, .* point it at a video, or at "
+                                           r"a folder of images or videos"):
+        check_dataset_path(image)
+    with pytest.raises(DatasetError, match="gone does not exist"):
+        check_dataset_path(tmp_path / "gone")

@@ -114,3 +114,10 @@ def test_dataset_batches_cut_the_files_as_the_loader_does(tmp_path):
     for index, batch in enumerate(loader):
         assert [image.path for image in batches.load(index)] == [image.path for image in batch]
     assert [int(image.image[0, 0, 0]) for image in batches.load(2)] == [4]  # the short last batch
+    assert [[image.path for image in batch] for batch in batches] == [[image.path for image in batch]
+                                                                      for batch in loader]
+    assert [[int(image.image[0, 0, 0]) for image in batch] for batch in batches.at([2, 0])] == [[4], [0, 1]]
+    assert [int(image.image[0, 0, 0]) for image in batches.decode([3, 1, 3])] == [3, 1, 3]
+    subset = batches.of(files[1:4], batch_size=1)
+    assert (len(subset), subset.items, subset.max_pixels) == (3, files[1:4], None)
+    assert [image.image for image in DatasetBatches(files, 1, max_pixels=10).load(0)] == [None]  # over the limit

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from datasets.image_folder import decode_image, find_images
+from datasets.image_folder import DatasetBatches, decode_image, find_images
 from datasets.labels import load_ground_truth
 from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family
@@ -36,7 +36,8 @@ def reverting_facts(runtime_name: str, cache_dir: Path) -> dict:
     config = config_for("yolov7-tiny", preprocess={"img_size": SIZE})
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
     calibration = calibration_inputs(family, network, config.preprocess, config.postprocess,
-                                     find_images(SHAPES / "images"), CalibrationSection(images=4, keep_float=[]))
+                                     DatasetBatches(find_images(SHAPES / "images"), 1),
+                                     CalibrationSection(images=4, keep_float=[]))
     array = next(iter(calibration.inputs()))
     export = export_onnx(network, torch.from_numpy(array), cache_dir, 17, True)
     if runtime_name == "openvino":
@@ -112,7 +113,8 @@ def int8_against_fp32(runtime_name: str, cache_dir: Path) -> dict:
     paths = find_images(SHAPES / "images")
     truth = load_ground_truth(SHAPES / "labels", SHAPES / "images", paths, network.class_names)
     images = [decode_image(path, None).image for path in paths]
-    calibration = calibration_inputs(family, network, ACCURACY_PRE, ACCURACY_POST, paths, calibrating())
+    calibration = calibration_inputs(family, network, ACCURACY_PRE, ACCURACY_POST, DatasetBatches(paths, 1),
+                                     calibrating())
     batch = torch.from_numpy(next(iter(calibration.inputs())))
 
     def map_50_95(forward) -> float:

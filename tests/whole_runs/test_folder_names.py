@@ -10,7 +10,7 @@ from tests.support.paths import ROOT
     ("samples_tiny.yaml", "model.weights={folder}", "model.weights {folder} is a folder, not a file"),
     ("samples_fasterrcnn.yaml", "model.weights={folder}", "model.weights {folder} is a folder, not a file"),
     ("samples_tiny.yaml", "model.arch={folder}/defs.yaml", "model.arch {folder}/defs.yaml is a folder, not a file"),
-    ("samples_tiny.yaml", "dataset.path={file}", "dataset.path {file} is not a folder"),
+    ("samples_tiny.yaml", "dataset.path={file}", "dataset.path {file} is a file but not a video"),
 ])
 def test_folder_and_file_mix_ups(tmp_path, capsys, config, override, fragment):
     folder, file = tmp_path / "things", tmp_path / "one.jpg"

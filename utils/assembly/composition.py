@@ -1,4 +1,5 @@
-"""The composition root: the one reader of the config. It builds the dataset, the pipeline with its runtime,
+"""The composition root: the one reader of the config. It builds the dataset (image files, or the frames of
+video files), the pipeline with its runtime,
 the recorders and the writers, runs the pass plan and hands the run record to the writers.
 
 config -> dataset -> pipeline (+ runtime) -> recorders -> run record -> writers -> outputs/<run_id>/
@@ -15,8 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from datasets.image_folder import DatasetBatches, find_images, image_loader
+from torch.utils.data import DataLoader
+from datasets.image_folder import DatasetBatches, image_loader
+from datasets.kinds import IMAGES, VIDEOS
 from datasets.labels import load_ground_truth
+from datasets.sources.dataset import DatasetSource, find_dataset
+from datasets.sources.frame_batches import FrameBatches, item_batches
 from pipelines.contract import DetectionPipeline
 from pipelines.registry import family_for
 from pipelines.runtimes.registry import is_reference
@@ -24,6 +29,7 @@ from utils.config.schema import Config, config_to_yaml
 from utils.core.errors import ExitStatus
 from utils.measure.below_layer.control import BelowTheLayer
 from utils.preflight.cpu_budget import loader_workers, threads_warning, usable_cpus
+from utils.assembly.dataset_setup import decode_settings, unused_dataset_keys
 from utils.assembly.dependency_logs import DependencyLogs
 from utils.scenarios.input_shapes import batch_shapes, choose_warmup, image_sizes, warmup_document, warmup_line
 from utils.core.interruption import RunStops, signal_of
@@ -44,7 +50,8 @@ from utils.preflight.start_refusals import StartRefused, check_class_ids
 from utils.measure.steps.timed_batch import batch_sizes, untimed
 from utils.record.built_run import BuiltRun, RunSections
 from utils.record.run_record import RunIdentity, RunRecord, Status
-from utils.record.steps import PassKind, step_order
+from utils.record.source_section import reading_warnings, source_line, source_section, start_warnings
+from utils.record.steps import FETCH_STEPS, PassKind, step_order
 from utils.measure.environment import describe_environment
 from utils.storage import layout
 from utils.storage.atomic import OutputWriteError
@@ -110,13 +117,10 @@ class Benchmark:
         self.family = family_for(config.model.network)  # the config refused a runtime it cannot run
         self.scenario = scenario_for(config.benchmark.scenario)
         self.sections = run_sections(config)
-        # A scenario that reads its own sources (cameras) has no images: the image passes and checks do without.
-        self.paths = find_images(config.dataset.path, config.dataset.limit) if self.scenario.reads_images else []
-        self.dataset = DatasetBatches(self.paths, config.dataset.batch_size, config.dataset.max_pixels)
-        self.sizes = sizes = image_sizes(self.paths, config.dataset.max_pixels)
-        self.image_bytes = [3 * height * width for height, width in filter(None, sizes)]
+        self._find_items()
+        sizes, self.image_bytes = self.sizes, self.found.image_bytes
         # The scenario's own settings, refused before anything is loaded (LoadGen's schedule, the cameras).
-        self.scenario_settings = self.scenario.prepare(self.sections, FoundImages(self.paths, self.image_bytes))
+        self.scenario_settings = self.scenario.prepare(self.sections, self.found)
         # Before the model: its weights and everything the passes allocate then come from the kept heap.
         self.allocator = apply_allocator(config.runtime.allocator)
         if config.runtime.allocator == KEEP_HEAP:
@@ -135,24 +139,61 @@ class Benchmark:
         if oversubscribed is not None:
             self.start_warnings.append(oversubscribed)
             self.console(f"WARNING: {oversubscribed}")
-        self.truth = (load_ground_truth(config.dataset.labels, config.dataset.path, self.paths,
+        self.truth = (load_ground_truth(config.dataset.labels, self.found.root, self.items,
                                         self.network.class_names, config.dataset.max_pixels)
                       if config.dataset.labels and self.scenario.reads_images else None)
         if self.truth is not None and (few := self.truth.coverage_warning()) is not None:
             self.start_warnings.append(few)
             self.console(f"WARNING: {few}")
         sections = self.sections
-        prepared = prepare_runtime(sections, self.family, self.network, self.paths, self.console, self.truth)
+        prepared = prepare_runtime(sections, self.family, self.network, self.dataset, self.console, self.truth)
         self.runtime, self.calibration = prepared.runtime, prepared.calibration
         self.pipeline: DetectionPipeline = self.family.build_pipeline(
             self.network, prepared.forward, config.preprocess, config.postprocess)
         # What the checks and the LoadGen test read, in place of the config.
         self.built = BuiltRun(sections, self.family, self.network, self.runtime, prepared.forward, self.pipeline,
-                              prepared.scored_paths, self.truth)
+                              prepared.scored, self.truth)
         self.input_shapes = batch_shapes(sizes, config.dataset.batch_size, self.pipeline.input_shape)
         self.warmup = choose_warmup(self.input_shapes, config.benchmark.warmup, config.benchmark.warmup_max_batches)
         self.run_dir = RunDirectory(config.run.output_dir, config.run.id)
         self.run_dir.create()
+
+    def _find_items(self) -> None:
+        """What dataset.path holds, named before anything is decoded: image files, or video frames (each video
+        probed: one FFmpeg cannot read, or whose frames dataset.max_pixels refuses, ends the run here). A scenario
+        that reads its own sources (cameras) has none: the passes and checks over the items do without."""
+        config = self.config
+        self.source: Optional[DatasetSource] = None
+        if self.scenario.reads_images:
+            self.source = find_dataset(config.dataset.path, config.dataset.limit, decode_settings(config.dataset))
+            self.dataset = item_batches(self.source, config.dataset.batch_size)
+        else:
+            self.dataset = DatasetBatches([], config.dataset.batch_size, config.dataset.max_pixels)
+        self.items = list(self.dataset.items)
+        if self.source is not None and self.source.kind == VIDEOS:
+            self.sizes: list = list(self.source.sizes())
+            self.console(source_line(self.source, config.dataset.path))
+            for warning in start_warnings(self.source):
+                self.start_warnings.append(warning)
+                self.console(f"WARNING: {warning}")
+        else:
+            self.sizes = image_sizes(self.items, config.dataset.max_pixels)
+        root = self.source.root if self.source is not None else Path(config.dataset.path)
+        self.found = FoundImages(self.items, [3 * h * w for h, w in filter(None, self.sizes)], root)
+
+    def _fetch_steps(self) -> tuple[str, ...]:
+        """What the run's batches are fetched through: the dataset's own fetch, and the scenario's where its timed
+        batches fetch otherwise (LoadGen's, from memory)."""
+        own = FETCH_STEPS[self.dataset.kind]
+        return tuple(dict.fromkeys((own, self.scenario.timed_fetch_step or own)))
+
+    def _loader(self, record: RunRecord) -> Any:
+        """What a whole pass reads: image files through the DataLoader (its workers left the stops), video frames
+        through their batches, each pass decoding the videos again in the loop."""
+        if self.dataset.kind == IMAGES:
+            return leave_stops_to_the_main_process(image_loader(self.items, self.config.dataset.batch_size,
+                                                                self._workers(record), self.config.dataset.max_pixels))
+        return self.dataset
 
     def _check_memory(self) -> None:
         """Refuses (exit 2) a batch whose forward cannot fit, before anything of its size is allocated."""
@@ -165,7 +206,7 @@ class Benchmark:
         fit = measure_fit(*probe, smallest_input=family.smallest_input(config.model.network))
         sizes = {f"preprocess.{key}": getattr(config.preprocess, key) for key in family.SIZE_KEYS}
         # A batch never holds more images than the dataset has (a scenario of its own sources: any batch).
-        batch_size = (min(config.dataset.batch_size, len(self.paths)) if self.scenario.reads_images
+        batch_size = (min(config.dataset.batch_size, len(self.items)) if self.scenario.reads_images
                       else config.dataset.batch_size)
         check_fits(fit, sizes, family.largest_input_area(config.model.network, config.preprocess), batch_size,
                    *available_memory())
@@ -176,7 +217,7 @@ class Benchmark:
             run_id=config.run.id, config_file=self.config_file, family=self.family.NAME, arch=config.model.network,
             weights=self.network.weights, random_weights=self.network.random_weights, seed=config.run.seed,
             img_size=self.family.input_size(config.preprocess), batch_size=config.dataset.batch_size,
-            runtime=self.runtime.settings(), step_order=step_order(self.pipeline.step_order()))
+            runtime=self.runtime.settings(), step_order=step_order(self.pipeline.step_order(), self._fetch_steps()))
 
     def execute(self) -> Outcome:
         """Runs the passes and writes the run record: Ctrl-C and SIGTERM end the passes, never the writing."""
@@ -207,7 +248,7 @@ class Benchmark:
     def _new_record(self) -> RunRecord:
         """The run record as the run starts: what it is, the images found, and what was said before the passes."""
         record = RunRecord(self.identity())
-        record.images.found = len(self.paths)
+        record.images.found = len(self.items)
         record.calibration = self.calibration
         record.recipe = self.pipeline.recipe()
         record.warn(*self.start_warnings)
@@ -222,7 +263,7 @@ class Benchmark:
     def _pass_plan(self, record: RunRecord) -> PassPlan:
         """How many passes of which batches the run times, from benchmark.* and the warm-up chosen."""
         bench = self.config.benchmark
-        sizes = batch_sizes(len(self.paths), self.config.dataset.batch_size)
+        sizes = batch_sizes(len(self.items), self.config.dataset.batch_size)
         record.warmup = warmup_document(self.warmup, self.input_shapes)
         given = {"benchmark.loadgen": "loadgen" in bench.model_fields_set,
                  "cameras": "cameras" in self.config.model_fields_set}
@@ -231,6 +272,7 @@ class Benchmark:
             record.notes.append(f"{section} is not used: benchmark.scenario {bench.scenario} does not read it; set "
                                 f"benchmark.scenario to {' or '.join(readers_of(section))} to use it")
         record.notes.extend(self.scenario.notes(self.sections))
+        record.notes.extend(unused_dataset_keys(self.config.dataset, self.dataset.kind, self.scenario.reads_images))
         if not self.scenario.reads_images:
             record.notes.append(f"benchmark.scenario {bench.scenario} reads no image files: the checks that score "
                                 "them (agreement with the reference, the accuracy pass) did not run")
@@ -276,13 +318,13 @@ class Benchmark:
         if self.scenario.reads_images:  # a scenario of its own sources warms up its own way
             self.console(warmup_line(self.warmup))
         progress = PassProgress(plan.total_images, config.run.id)
-        loader = leave_stops_to_the_main_process(
-            image_loader(self.paths, config.dataset.batch_size, self._workers(record), config.dataset.max_pixels))
+        loader = self._loader(record)
         def on_batch(images: int) -> None:
             stops.deliver()  # a stop whose first raise Python dropped ends the passes here
             progress.advance(images)
 
-        runner = PassRunner(self.pipeline, loader, self.dataset, recorders, record.images, on_batch=on_batch)
+        runner = PassRunner(self.pipeline, loader, self.dataset, recorders, record.images, on_batch,
+                            FETCH_STEPS[self.dataset.kind])
         started = time.perf_counter()
         detections: Optional[DetectionWriter] = None
         journal: Optional[RunJournal] = None
@@ -290,10 +332,11 @@ class Benchmark:
             # The cleanup of the passes (loader workers, memory sampler) is outside ending_passes(): once the
             # passes end, no stop cuts it short.
             with ExitStack() as stack:
-                stack.callback(shutdown_workers, loader)
+                if isinstance(loader, DataLoader):
+                    stack.callback(shutdown_workers, loader)
                 stack.callback(self._below.stop)
                 with stops.ending_passes():
-                    detections = DetectionWriter(self.run_dir.path, self.scenario.items_root(self.sections),
+                    detections = DetectionWriter(self.run_dir.path, self.scenario.items_root(self.found),
                                                  self.pipeline.class_names, config.outputs.save_images,
                                                  record.identity.random_weights_note)
                     journal = self._journal(recorders, detections)
@@ -381,6 +424,9 @@ class Benchmark:
     def _finish(self, record: RunRecord, writer: RunWriter, detections: Optional[DetectionWriter],
                 journal: Optional[RunJournal], recorders: PassRecorders, ended: PassesEnded) -> Outcome:
         """Writes the record; a stop that arrives meanwhile is only noted (see RunStops)."""
+        if isinstance(self.dataset, FrameBatches) and self.source is not None:
+            record.source = source_section(self.source, self.dataset.whole_readings, self.config.dataset.path)
+            record.warn(*reading_warnings(record.source))
         recorders.collect(record)
         if self._below is not None:
             self._below.runtime_kernels(record)

@@ -1,13 +1,16 @@
 """The run's runtime, prepared from the config: each backend gets only its own options, int8 is calibrated on
-images the scored passes never use, and `runtime.streams: auto` is resolved by the runtime itself."""
+images (or video frames) the scored passes never use, and `runtime.streams: auto` is resolved by the runtime
+itself."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from datasets.image_folder import find_images
+from datasets.item_batches import ItemBatches
 from datasets.labels import GroundTruth
+from datasets.sources.dataset import find_dataset
+from datasets.sources.frame_batches import item_batches
 from pipelines.contract import DetectorFamily, LoadedNetwork
 from pipelines.runtimes.base import PreparedForward, Runtime, RuntimeSettings
 from pipelines.runtimes.cache_integrity import usable_directory
@@ -21,6 +24,7 @@ from utils.checks.accuracy.accuracy_pass import map_postprocess
 from utils.checks.int8.calibration_inputs import calibration_inputs
 from utils.checks.int8.selection import JudgingPipeline, SelectionJudge, accuracy_control
 from utils.checks.scored_images import calibration_document, calibration_split
+from utils.assembly.dataset_setup import decode_settings
 from utils.record.built_run import RunSections
 
 
@@ -28,14 +32,14 @@ from utils.record.built_run import RunSections
 class PreparedRuntime:
     runtime: Runtime
     forward: PreparedForward
-    scored_paths: list[Path]  # the images the accuracy and agreement passes may score
+    scored: ItemBatches  # the images or frames the accuracy and agreement passes may score
     calibration: Optional[dict[str, Any]]  # summary.json `calibration`: which images calibrated int8
 
 
-def prepare_runtime(sections: RunSections, family: DetectorFamily, network: LoadedNetwork, paths: list[Path],
+def prepare_runtime(sections: RunSections, family: DetectorFamily, network: LoadedNetwork, dataset: ItemBatches,
                     console: Callable[[str], None], truth: Optional[GroundTruth] = None) -> PreparedRuntime:
-    """`truth`: the run's labels (one per path), which judge int8's repair where its calibration images are the
-    run's own."""
+    """`dataset`: the run's items; `truth`: their labels (one per item), which judge int8's repair where its
+    calibration images are the run's own."""
     runtime = sections.runtime
     spec = SPECS[runtime.backend]
     # The config refuses options a backend cannot take; each backend gets only its own.
@@ -43,21 +47,26 @@ def prepare_runtime(sections: RunSections, family: DetectorFamily, network: Load
     settings = RuntimeSettings(runtime.precision, runtime.threads, sections.model.fuse,
                                scenario_streams(runtime.streams, sections.benchmark.scenario), runtime.pinning,
                                usable_directory(runtime.cache_dir) if spec.caches else None)
-    scored, calibration = paths, None
+    scored, calibration = dataset, None
     if quantizes(runtime.precision):
-        own = find_images(runtime.calibration.path) if runtime.calibration.path else None
-        chosen, scored = calibration_split(paths, runtime.calibration.images, own)
-        calibration = calibration_document(chosen, scored, Path(sections.dataset.path), runtime.calibration.path)
-        inputs = calibration_inputs(family, network, sections.preprocess, sections.postprocess, chosen,
-                                    runtime.calibration, sections.dataset.max_pixels)
+        own = (item_batches(find_dataset(runtime.calibration.path, None, decode_settings(sections.dataset)), 1)
+               if runtime.calibration.path else None)
+        chosen, scored_items = calibration_split(dataset.items, runtime.calibration.images,
+                                                 own.items if own is not None else None)
+        scored = dataset.of(scored_items)
+        calibrating = (own if own is not None else dataset).of(chosen, 1)
+        calibration = calibration_document(chosen, scored_items, Path(sections.dataset.path), runtime.calibration.path)
+        inputs = calibration_inputs(family, network, sections.preprocess, sections.postprocess, calibrating,
+                                    runtime.calibration)
         if runtime.calibration.accuracy_control:
             labels = None
             if truth is not None and own is None:
-                where = {path: index for index, path in enumerate(paths)}
-                labels = [truth.images[where[path]] for path in chosen]
+                where = {item: index for index, item in enumerate(dataset.items)}
+                labels = [truth.images[where[item]] for item in chosen]
                 if not any(len(image) for image in labels):  # nothing to find: the stand-in judges instead
                     labels = None
-            inputs = replace(inputs, control=selection_control(sections, family, network, chosen, labels, inputs))
+            inputs = replace(inputs, control=selection_control(sections, family, network, calibrating, labels,
+                                                               inputs))
         settings = replace(settings, calibration=inputs)
     built = build_runtime(runtime.backend, **vars(settings), **options)
     if spec.preparing is not None:
@@ -72,13 +81,12 @@ def prepare_runtime(sections: RunSections, family: DetectorFamily, network: Load
     return PreparedRuntime(built, forward, scored, calibration)
 
 
-def selection_control(sections: RunSections, family: DetectorFamily, network: LoadedNetwork, chosen: list[Path],
+def selection_control(sections: RunSections, family: DetectorFamily, network: LoadedNetwork, chosen: ItemBatches,
                       labels: Optional[list], calibration: Calibration) -> AccuracyControl:
     """The accuracy control of int8 (utils.checks.int8.selection): the calibration images at mAP settings."""
     accuracy = sections.benchmark.accuracy
     postprocess, _ = map_postprocess(sections.postprocess, accuracy,
                                      family.defaults(sections.model.network, sections.model).evaluation.source)
     judging = JudgingPipeline(family, network, sections.preprocess, postprocess, sections.postprocess.conf_thres)
-    judge = SelectionJudge(judging, chosen, sections.dataset.max_pixels, labels,
-                           accuracy.judge_views if accuracy.label_free_truth == "mirrored" else 0)
+    judge = SelectionJudge(judging, chosen, labels, accuracy.judge_views if accuracy.label_free_truth == "mirrored" else 0)
     return accuracy_control(judge, accuracy.max_drop, calibration, sections.runtime.calibration.control_evaluations)

@@ -78,26 +78,50 @@ CONFIG_FILE, COMMAND_LINE_KEYS = "config_file", "command_line_keys"
 
 
 class DatasetSection(_Section):
-    """The images the run reads, how they are batched and where their labels are."""
+    """The images or video frames the run reads, how they are batched and where their labels are."""
 
     path: PathText = Field(description=(
-        "folder searched recursively for jpg, jpeg, png, bmp, webp, tif, tiff (relative paths are resolved from "
-        "the current directory). Photos are read upright: the EXIF orientation is applied as image viewers apply "
-        "it, and detections are in the upright image's pixels. `benchmark.scenario: cameras` reads a video file "
-        "or a folder of videos here instead, or nothing with `cameras.sources` (see [cameras.md](cameras.md))"))
-    limit: Optional[int] = Field(None, ge=1, description="first N images in sorted order; null: all")
+        "a folder searched recursively for jpg, jpeg, png, bmp, webp, tif, tiff; or a video file (mp4, m4v, mkv, "
+        "avi, mov, webm, ts, mts, mpg, mpeg) or a folder of videos, whose frames are decoded in the measured loop "
+        "(the step `decode_frames`; see [cameras.md](cameras.md)). Relative paths are resolved from the current "
+        "directory. Photos are read upright: the EXIF orientation is applied as image viewers apply it, and "
+        "detections are in the upright image's pixels; a video turned by its display matrix is turned as players "
+        "turn it. `benchmark.scenario: cameras` reads a video file or a folder of videos here as its cameras, or "
+        "nothing with `cameras.sources`"))
+    limit: Optional[int] = Field(None, ge=1, description="first N images (video frames, as selected) in sorted order; "
+                                 "null: all")
     batch_size: int = Field(1, ge=1, description="images per forward")
     workers: Optional[int] = Field(None, ge=0, description=(
         "DataLoader worker processes (0 = decode on the main thread, between forwards). null: one worker only "
         "where a core is left beside the compute threads (on 2 cores with 2 threads: 0, since a worker decoding "
-        "during the forward slows it); a choice that takes a compute core is reported in the warnings"))
+        "during the forward slows it); a choice that takes a compute core is reported in the warnings. Video "
+        "frames are always decoded on the main thread, in the loop"))
     max_pixels: Optional[int] = Field(DEFAULT_MAX_PIXELS, ge=1, description=(
         "an image whose header declares more pixels is skipped before decoding, with the reason in `skipped.csv` "
-        "(Pillow's decompression-bomb threshold); null lifts the limit (OpenCV's own 2^30 stays; see "
+        "(Pillow's decompression-bomb threshold); a video whose frames are larger is refused at start (exit "
+        "status 2), before any frame is decoded for the run; null lifts the limit (OpenCV's own 2^30 stays; see "
         "[troubleshooting.md](troubleshooting.md))"))
     labels: Optional[PathText] = Field(None, description=(
-        "ground truth for the accuracy pass: a YOLO labels folder or a COCO json file, recognised by what it is "
-        "(relative paths from the current directory; see [accuracy.md](accuracy.md))"))
+        "ground truth for the accuracy pass: a YOLO labels folder or a COCO json file, recognised by what it is; "
+        "video frames are labelled per frame (YOLO `<video>/<frame:06d>.txt`, or COCO's video extension) "
+        "(relative paths from the current directory; see [accuracy.md](accuracy.md) and "
+        "[cameras.md](cameras.md#labels-for-frames))"))
+    frame_stride: int = Field(1, ge=1, description=(
+        "video frames: run every k-th frame by index (frames 0, k, 2k, ...); every frame is still decoded, as the "
+        "next ones are predicted from it. 1: every frame"))
+    frame_fps: Optional[float] = Field(None, gt=0.0, description=(
+        "video frames: run at most this many frames per second of the video's own timestamps (the first frame of "
+        "each 1/fps slot), instead of a stride; every frame is still decoded. null: every frame (or frame_stride)"))
+    decoder_threads: int = Field(1, ge=0, description=(
+        "video frames: FFmpeg's decoder threads (0: one per core, FFmpeg's choice); 1 leaves the cores to the "
+        "detector, as one decoder thread per camera is how many run. The frames are the same whatever the count"))
+
+    @model_validator(mode="after")
+    def _one_frame_selection(self) -> "DatasetSection":
+        if self.frame_fps is not None and self.frame_stride != 1:
+            raise ValueError(f"dataset.frame_stride {self.frame_stride} and dataset.frame_fps {self.frame_fps:g} "
+                             "both choose video frames; set one of them (frame_stride 1 or frame_fps null)")
+        return self
 
 
 class SharedModel(BaseModel):
@@ -685,8 +709,8 @@ class Config(_Section):
 
     @property
     def reads_image_folder(self) -> bool:
-        """Whether dataset.path names a folder of images, checked before anything heavy loads; a camera run reads
-        video files and streams instead, looked at when its cameras are built."""
+        """Whether dataset.path names the run's items (a folder of images or videos, or a video file), checked before
+        anything heavy loads; a camera run reads video files and streams as cameras, looked at when they are built."""
         return self.benchmark.scenario != CAMERAS
 
     def family_sections(self) -> dict[str, Any]:

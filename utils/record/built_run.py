@@ -1,15 +1,15 @@
 """What a run has built, handed by the composition root to the parts that read it after the passes (the checks)
 and in place of them (the LoadGen test): the family and its network, the runtime and its forward, the pipeline,
-the images the checks may score, the labels, and the config's sections those parts read.
+the items (images or video frames) the checks may score, the labels, and the config's sections those parts read.
 
 Plain frozen data: built once, after everything that can refuse the user's input. It holds sections, never the
 whole config, which the composition root alone reads (utils/assembly/composition.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
+from datasets.item_batches import ItemBatches
 from datasets.labels import GroundTruth
 from pipelines.contract import DetectionPipeline, DetectorFamily, LoadedNetwork
 from pipelines.runtimes.base import PreparedForward, Runtime
@@ -41,5 +41,5 @@ class BuiltRun:
     runtime: Runtime
     forward: PreparedForward  # the runtime's prepared forward, which the accuracy pass builds its pipeline around
     pipeline: DetectionPipeline  # as deployed: the run's preprocess and postprocess
-    scored_paths: list[Path]  # the images the checks may score: never int8's calibration images
-    truth: Optional[GroundTruth]  # dataset.labels, one per image the run found; None without labels
+    scored: ItemBatches  # the images or frames the checks may score (never int8's calibration ones), in batches
+    truth: Optional[GroundTruth]  # dataset.labels, one per item the run found; None without labels

@@ -11,7 +11,8 @@ from importlib import metadata
 from typing import Any, Optional
 
 from utils.record.layers import SOURCE_TORCH_HOOKS, LayerProfile, TimingSnapshot
-from utils.record.sections import AccuracySection, AgreementSection, CamerasSection, RecipeEntry, ScenarioSection
+from utils.record.sections import (AccuracySection, AgreementSection, CamerasSection, RecipeEntry, ScenarioSection,
+                                   SourceSection)
 from utils.record.steps import StepRecord
 
 SCHEMA_VERSION = 2
@@ -115,6 +116,7 @@ class RunRecord:
     agreement: Optional[AgreementSection] = None  # against the torch fp32 reference, for any other runtime
     accuracy: Optional[AccuracySection] = None  # the accuracy pass: mAP and, beside a reference, the drop
     calibration: Optional[dict[str, Any]] = None  # which images calibrated int8
+    source: Optional[SourceSection] = None  # dataset.path's videos: what they are and what a reading of them met
     recipe: Optional[RecipeEntry] = None  # the recipe a file ran with, and on what ground
     accuracy_classes: Optional[Table] = None  # per class, accuracy.csv
     below: Optional[Any] = None  # utils.measure.below_layer.record.BelowLayer: samples, counters, kernels, ITT

@@ -154,6 +154,32 @@ class CamerasSection(Section, total=False):
     clip: dict[str, Any]  # the annotated clip written after the window: path, frames, stream, encoded
 
 
+class SourceReading(TypedDict):
+    """What one reading of every video frame the run reads met (datasets.sources.counts.SourceCounts)."""
+    arrived: int  # video packets read
+    decoded: int  # frames the decoder gave out, selected or not
+    delivered: int  # selected frames handed on
+    not_decoded: int  # selected frames the decoder never gave out: in skipped.csv
+    corrupt_packets: int  # packets the demuxer flagged or the decoder refused: skipped
+    concealed_frames: int  # frames decoded with errors concealed: handed on
+    ended: Optional[str]
+
+
+class SourceSection(TypedDict, total=False):
+    """A run over video frames (dataset.path a video or a folder of them): each video as probed, which frames the
+    run reads and how they are decoded, and what one whole reading of them met (every pass reads them again)."""
+    kind: Required[str]  # "videos"
+    path: Required[str]
+    step: str  # the step their decoding is timed as (decode_frames)
+    frames: int  # frames the run reads, as selected (dataset.frame_stride / frame_fps, dataset.limit)
+    selection: str
+    decoder_threads: int
+    videos: list[dict[str, Any]]
+    reading: Optional[SourceReading]  # None: no reading went over every frame (a run stopped early)
+    readings: int  # whole readings over the run's passes
+    definition: str
+
+
 class RecipeEntry(TypedDict, total=False):
     """The preprocessing and decode a file ran with (pipelines/exported/recipe_said.py): as run, on what ground,
     which of its keys the config set, and the keys that change it. Not a measurement: no status."""

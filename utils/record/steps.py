@@ -5,10 +5,16 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Optional
 
+from datasets.kinds import IMAGES, VIDEOS
+
 # Steps the harness brackets around the pipeline's own stages.
 RUN_STEP = "run"  # one timed pass, for the energy and memory recorders; never in the step tables
-PIPELINE_STEP = "pipeline"  # one batch: load + the pipeline's stages
-LOAD_STEP = "load"  # the wait for the data loader
+PIPELINE_STEP = "pipeline"  # one batch: its fetch (load, or decode_frames) + the pipeline's stages
+LOAD_STEP = "load"  # the wait for the data loader (image files), or for samples held in memory (LoadGen's)
+# Reading and decoding a batch's video frames in the loop: demuxing its packets, decoding them, converting the
+# frames handed on to BGR. Not `decode`, which is the box decoding of the dense and exported families' postprocess.
+DECODE_FRAMES_STEP = "decode_frames"
+FETCH_STEPS = {IMAGES: LOAD_STEP, VIDEOS: DECODE_FRAMES_STEP}  # a pass's fetch, by what dataset.path holds
 ANNOTATE_STEP = "annotate_save"  # writing detections and annotated images, outside the pipeline latency
 # The work of a timed step runs in a frame of this name plus the step's (utils.measure.steps.step_frames), so a
 # sampler's stacks say which step they were taken in.
@@ -59,6 +65,7 @@ def step_rows(records: list[StepRecord], origin_ns: int) -> list[dict]:
             for r in records if r.step != RUN_STEP]
 
 
-def step_order(pipeline_steps: tuple[str, ...]) -> tuple[str, ...]:
-    """Every step name in running order: the harness's brackets around the pipeline's own stages."""
-    return (PIPELINE_STEP, LOAD_STEP, *pipeline_steps, ANNOTATE_STEP)
+def step_order(pipeline_steps: tuple[str, ...], fetch_steps: tuple[str, ...] = (LOAD_STEP,)) -> tuple[str, ...]:
+    """Every step name in running order: the harness's brackets around the pipeline's own stages; `fetch_steps`,
+    what the run's batches are fetched through (a video run's passes decode, LoadGen's queries load from memory)."""
+    return (PIPELINE_STEP, *fetch_steps, *pipeline_steps, ANNOTATE_STEP)

@@ -15,7 +15,7 @@ from utils.checks.int8.repair_statement import control_entry, statement
 from utils.reporting.peer_advice import peer_lines
 from utils.measure.contract import section_in
 from utils.measure.registry import measurements
-from utils.record.sections import AccuracySection, AgreementSection, RecipeEntry, ScenarioSection
+from utils.record.sections import AccuracySection, AgreementSection, RecipeEntry, ScenarioSection, SourceSection
 from utils.scenarios.cameras import report as cameras_report
 
 _STEP_TABLE = ("step", "count", "images", "p50_ms", "p90_ms", "mean_ms", "share_of_pipeline", "ms_per_image",
@@ -90,8 +90,11 @@ def format_summary(summary: dict, run_path: Path) -> str:
              f"  model {summary['model']} ({'fused' if summary.get('fused') else 'unfused'}), "
              f"weights: {summary['weights']}",
              *(recipe_lines(summary["recipe"]) if summary.get("recipe") else []),
-             f"  images: {summary['images_processed']} processed, {summary['images_skipped']} skipped, "
-             f"{summary['detections']} detections; {summary['timed_passes']} timed pass(es)"]
+             f"  {'frames' if summary.get('source') else 'images'}: {summary['images_processed']} processed, "
+             f"{summary['images_skipped']} skipped, {summary['detections']} detections; "
+             f"{summary['timed_passes']} timed pass(es)"]
+    if summary.get("source"):
+        lines.append(source_console_line(summary["source"]))
     scenario: Optional[ScenarioSection] = summary.get("scenario")
     if scenario and "result" in scenario:  # LoadGen's verdict
         lines.append(scenario_line(scenario))
@@ -137,6 +140,17 @@ def format_summary(summary: dict, run_path: Path) -> str:
         if free:
             lines.append(f"  without labels, {free['estimates']} over {free['images']} images: {free['statement']}")
     return "\n".join(lines)
+
+
+def source_console_line(source: SourceSection) -> str:
+    """A video run's frames: how many, chosen and decoded how, and what a reading of them met."""
+    line = (f"  video: {len(source['videos'])} video(s), {source['frames']} frame(s) ({source['selection']}), decoded "
+            f"in the loop as {source['step']} with {source['decoder_threads'] or 'FFmpeg-chosen'} decoder thread(s)")
+    reading = source.get("reading")
+    if reading:
+        line += (f"; each pass decoded {reading['decoded']}, skipped {reading['corrupt_packets']} corrupt packet(s), "
+                 f"{reading['not_decoded']} frame(s) not decoded")
+    return line
 
 
 def accuracy_line(accuracy: AccuracySection) -> str:

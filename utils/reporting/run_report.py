@@ -163,9 +163,21 @@ def _subtitle(summary: Mapping[str, Any]) -> str:
     status = summary["status"] + (f" ({summary['stop_reason']})" if summary.get("stop_reason") else "")
     return (f"{summary['model']} ({'fused' if summary.get('fused') else 'unfused'}) on {runtime.get('backend', '?')} "
             f"{runtime.get('precision', '')}, {summary.get('threads')} thread(s), image size {summary['img_size']}, "
-            f"batch {summary['batch_size']}; weights: {summary['weights']}. {summary['images_processed']} images "
-            f"processed, {summary['images_skipped']} skipped, {summary['timed_passes']} timed pass(es). "
+            f"batch {summary['batch_size']}; weights: {summary['weights']}. {summary['images_processed']} "
+            f"{'frames' if summary.get('source') else 'images'} processed, {summary['images_skipped']} skipped, "
+            f"{summary['timed_passes']} timed pass(es).{_source_words(summary.get('source'))} "
             f"Status: {status}; started {summary['started_utc']}, ended {summary.get('ended_utc') or 'n/a'}.")
+
+
+def _source_words(source: Optional[Mapping[str, Any]]) -> str:
+    """A video run's frames in a sentence: how chosen and decoded, and what each pass met (summary.json source)."""
+    if not source:
+        return ""
+    reading = source.get("reading") or {}
+    met = (f"; each pass skipped {reading['corrupt_packets']} corrupt packet(s) and {reading['not_decoded']} "
+           "frame(s) not decoded" if reading else "")
+    return (f" Video frames of {source['path']} ({source['selection']}), decoded in the loop as the step "
+            f"{source['step']}{met}.")
 
 
 def _steps(page: HtmlPage, summary: Mapping[str, Any], step_summary: Sequence[Mapping[str, Any]],

@@ -10,7 +10,7 @@ from typing import Any, Optional
 from pipelines.contract import FORWARD_STAGE
 from utils.record.run_record import RunRecord
 from utils.measure.steps.statistics import cold_batch_times, cold_shape_warning, overhead_ratio, summarize_steps
-from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind
+from utils.record.steps import ANNOTATE_STEP, DECODE_FRAMES_STEP, LOAD_STEP, PIPELINE_STEP, PassKind
 from utils.measure.steps.stream_rates import forward_bound
 from utils.storage import layout
 from utils.measure.below_layer.files import below_summary
@@ -20,8 +20,11 @@ from utils.record.sections import NOT_MEASURED_YET
 NOISE_WARNING = 0.10  # interquartile range over median, the spread torch.utils.benchmark flags at 10%
 MATERIAL_SHARE = 0.05
 PIPELINE_LATENCY_DEFINITION = (
-    "per batch: load (wait for the data loader) + the pipeline's stages ({stages}); annotate_save is excluded "
+    "per batch: {fetch} + the pipeline's stages ({stages}); annotate_save is excluded "
     "and reported separately. Timed passes only, warm-up, instrumented passes and batches without images excluded.")
+# What each fetch step of a batch holds, in the definition's words.
+FETCH_WORDS = {LOAD_STEP: "load (wait for the data loader; under LoadGen, for samples it holds decoded in memory)",
+               DECODE_FRAMES_STEP: "decode_frames (reading and decoding the batch's video frames, in the loop)"}
 STREAMS_LATENCY_NOTE = (
     " With {streams} streams answering at once (LoadGen's, or a camera run's detectors), each batch is timed on its "
     "own stream: images_per_s is one stream's rate (1000 / ms_per_image), not the run's; the run's rate is the "
@@ -71,9 +74,13 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
     cold = cold_shape_warning(record.steps)
     if cold:
         warnings.append(cold)
-    stages = [name for name in identity.step_order if name not in (PIPELINE_STEP, LOAD_STEP, ANNOTATE_STEP)]
+    stages = [name for name in identity.step_order if name not in (PIPELINE_STEP, *FETCH_WORDS, ANNOTATE_STEP)]
+    # The fetch the timed batches ran (LoadGen's, from memory, where its warm-up decoded frames), else the order's.
+    fetches = [name for name in identity.step_order if name in FETCH_WORDS]
+    fetches = [name for name in fetches if name in by_step] or fetches
     streams = (record.scenario or {}).get("streams", 1)
-    definition = PIPELINE_LATENCY_DEFINITION.format(stages=" + ".join(stages))
+    definition = PIPELINE_LATENCY_DEFINITION.format(fetch=" + ".join(FETCH_WORDS[name] for name in fetches),
+                                                    stages=" + ".join(stages))
     if streams > 1:
         definition += STREAMS_LATENCY_NOTE.format(streams=streams)
     document: dict[str, Any] = {
@@ -128,6 +135,8 @@ def summary_document(record: RunRecord, step_summary: Optional[list[dict]] = Non
         document["scenario"] = dict(record.scenario, **({"forward_bound": bound} if bound else {}))
     if record.cameras is not None:
         document["cameras"] = record.cameras
+    if record.source is not None:
+        document["source"] = record.source
     if record.warmup is not None:
         document["warmup"] = warmup_with_cold_times(record)
     if record.agreement is not None:

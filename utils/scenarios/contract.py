@@ -13,9 +13,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-from datasets.image_folder import DatasetBatches
+from datasets.item_batches import Item, ItemBatches
 from utils.record.built_run import BuiltRun, RunSections
 from utils.record.steps import PIPELINE_STEP
 from utils.scenarios.context import PassContext
@@ -25,20 +25,22 @@ from utils.scenarios.pass_plan import PassPlan
 
 @dataclass(frozen=True)
 class FoundImages:
-    """The run's images as found at start-up, before anything is loaded: their paths (none for a scenario that
-    reads its own sources) and the bytes each holds decoded (from its header; skipped ones left out)."""
+    """The run's items as found at start-up, before anything is loaded: image paths or video frames (none for a
+    scenario that reads its own sources), the bytes each holds decoded (from its header or its video's; skipped
+    ones left out), and the folder outputs name them relative to."""
 
-    paths: list[Path]
+    items: list[Item]
     image_bytes: list[int]
+    root: Path
 
 
 @dataclass(frozen=True)
 class RunImages:
-    """The run's images, for the scenarios that read them (Scenario.reads_images): the dataset in batches, each
-    file's header size (None where skipped), the input shape each batch makes, the bytes each decoded image holds,
-    and the warm-up chosen. Empty for a scenario that reads its own sources."""
+    """The run's items, for the scenarios that read them (Scenario.reads_images): the dataset in batches (image
+    files, or video frames), each item's size (None where skipped), the input shape each batch makes, the bytes each
+    decoded item holds, and the warm-up chosen. Empty for a scenario that reads its own sources."""
 
-    dataset: DatasetBatches
+    dataset: ItemBatches
     sizes: list
     input_shapes: list
     image_bytes: list
@@ -58,9 +60,13 @@ class ScenarioRun:
 
 
 class Scenario(ABC):
-    # Whether the run's images (dataset.path, a folder of images) feed its passes, the checks after them (the
-    # reference, agreement, accuracy) and int8 calibration; a scenario that reads its own sources does without.
+    # Whether the run's items (dataset.path: a folder of images, or video frames) feed its passes, the checks after
+    # them (the reference, agreement, accuracy) and int8 calibration; a scenario that reads its own sources does
+    # without.
     reads_images: bool = True
+    # What its timed batches are fetched through when not the dataset's own fetch (load, decode_frames): LoadGen's
+    # queries take samples it holds decoded in memory.
+    timed_fetch_step: Optional[str] = None
     # What the CPU counters bracket: each batch (PIPELINE_STEP), or the whole timed pass (RUN_STEP) where batches
     # of several threads overlap.
     counters_around: str = PIPELINE_STEP
@@ -77,9 +83,9 @@ class Scenario(ABC):
     def run(self, run: ScenarioRun) -> None:
         """Runs its passes into run.context.record."""
 
-    def items_root(self, sections: RunSections) -> Path:
+    def items_root(self, found: FoundImages) -> Path:
         """What detections.csv names an item relative to."""
-        return Path(sections.dataset.path)
+        return found.root
 
     def notes(self, sections: RunSections) -> list[str]:
         """What a reader of this run's results needs to know of how the scenario read the config."""

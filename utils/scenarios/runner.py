@@ -4,28 +4,32 @@ from __future__ import annotations
 
 import functools
 import signal
-from typing import Callable, Optional, Sequence
+from contextlib import AbstractContextManager, closing, nullcontext
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from torch.utils.data import DataLoader
 
-from datasets.image_folder import DatasetBatches
+from datasets.item_batches import ItemBatches
 from pipelines.contract import DetectionPipeline
 from utils.core.interruption import STOP_SIGNALS
 from utils.scenarios.pass_plan import PlannedPass
 from utils.measure.listening import PassRecorders
 from utils.measure.steps.step_frames import in_step_frame
-from utils.measure.steps.timed_batch import BatchResult, batch_loop, run_stages
+from utils.measure.steps.timed_batch import BatchResult, PassPlace, batch_loop, run_stages
 from utils.record.run_record import ImageCounts
-from utils.record.steps import ANNOTATE_STEP
+from utils.record.steps import ANNOTATE_STEP, LOAD_STEP
 from utils.measure.steps.module_steps import ModuleSteps
 from utils.detections.writer import DetectionWriter
 
 
 class PassRunner:
-    def __init__(self, pipeline: DetectionPipeline, loader: DataLoader, dataset: DatasetBatches,
-                 recorders: PassRecorders, counts: ImageCounts, on_batch: Callable[[int], None] = lambda images: None):
-        """`loader` runs the passes over the whole dataset in order; `dataset` loads the batches of a pass that
-        picks its own. `on_batch(images)` follows every batch (the progress bar)."""
+    def __init__(self, pipeline: DetectionPipeline, loader: Iterable, dataset: ItemBatches, recorders: PassRecorders,
+                 counts: ImageCounts, on_batch: Callable[[int], None] = lambda images: None,
+                 fetch_step: str = LOAD_STEP):
+        """`loader` runs the passes over the whole dataset in order (image files: the DataLoader and its workers;
+        video frames: the batches themselves, each pass decoding again); `dataset` loads the batches of a pass
+        that picks its own. `on_batch(images)` follows every batch (the progress bar); `fetch_step` is what
+        fetching a batch is timed as (utils.record.steps.FETCH_STEPS)."""
         self.pipeline = pipeline
         self.loader = loader
         self.dataset = dataset
@@ -34,18 +38,20 @@ class PassRunner:
         self.timer = recorders.timer
         self.counts = counts
         self.on_batch = on_batch
+        self.fetch_step = fetch_step
         self.stages = pipeline.stages()
 
     def run(self, planned: PlannedPass, writer: Optional[DetectionWriter] = None) -> None:
         if planned.batch_indices is not None:
             indices: Sequence[int] = planned.batch_indices
-            batches = map(self.dataset.load, indices)
+            batches = iter(self.dataset.at(indices))
         else:
             indices = range(self.batches if planned.max_batches is None else min(planned.max_batches, self.batches))
             batches = iter(self.loader)
-        with self.recorders.listening(planned.kind), ModuleSteps(self.timer, self.pipeline.forward_parts()):
-            for result in batch_loop(batches, indices, self._run_stages, self.timer, planned.kind, planned.index,
-                                     planned.cold_batches):
+        place = PassPlace(planned.kind, planned.index, planned.cold_batches, self.fetch_step)
+        with _closed_after(batches), self.recorders.listening(planned.kind), \
+                ModuleSteps(self.timer, self.pipeline.forward_parts()):
+            for result in batch_loop(batches, indices, self._run_stages, self.timer, place):
                 if writer is not None:
                     self._write(writer, result)
                 self.on_batch(len(result.samples))
@@ -67,6 +73,11 @@ class PassRunner:
             self.counts.processed = writer.images_written
             self.counts.skipped = writer.skipped
             self.counts.detections = writer.detections_written
+
+
+def _closed_after(batches: Iterator) -> AbstractContextManager:
+    """A video's reading closes as its pass ends, read to its end or not; a loader's iterator has nothing to close."""
+    return closing(batches) if hasattr(batches, "close") else nullcontext()
 
 
 def _ignore_stop_signals(worker_id: int, then: Optional[Callable[[int], None]] = None) -> None:

@@ -104,7 +104,7 @@ def test_a_truncated_export_is_rebuilt_and_then_hit(network, tmp_path, caplog):
 def truncated_int8_heals(cache_dir: Path) -> dict:
     """In a process of its own, as tests/pipelines/runtimes/test_quantization.py does: NNCF quantizes, the cached IR's .bin is cut,
     and a second runtime rebuilds it and runs."""
-    from datasets.image_folder import find_images
+    from datasets.image_folder import DatasetBatches, find_images
     from pipelines.runtimes.registry import build_runtime
     from pipelines.yolo import family
     from utils.config.schema import CalibrationSection, config_for
@@ -116,7 +116,8 @@ def truncated_int8_heals(cache_dir: Path) -> dict:
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
     calibration = calibration_inputs(family, network, config_for("yolov7-tiny", preprocess={"img_size": 96}).preprocess,
                                      config_for("yolov7-tiny").postprocess,
-                                     find_images(SHAPES / "images"), CalibrationSection(images=4, keep_float=["Detect"]))
+                                     DatasetBatches(find_images(SHAPES / "images"), 1),
+                                     CalibrationSection(images=4, keep_float=["Detect"]))
     batch = torch.from_numpy(next(iter(calibration.inputs())))
     first = build_runtime("openvino", precision="int8", threads=1, cache_dir=cache_dir, calibration=calibration,
                           input_precision="f32")  # float batches fed below

@@ -15,7 +15,7 @@ from utils.config.schema import ConfigError, load_config
 
 
 def _calibration(method: dict):
-    from datasets.image_folder import find_images
+    from datasets.image_folder import DatasetBatches, find_images
     from pipelines.yolo import family
     from utils.config.schema import CalibrationSection, config_for
     from utils.checks.int8.calibration_inputs import calibration_inputs
@@ -23,7 +23,7 @@ def _calibration(method: dict):
     network = family.load_network("yolov7-tiny", str(SHAPES / "yolov7-tiny-shapes.pt"), seed=0)
     config = config_for("yolov7-tiny", preprocess={"img_size": 96})
     return network, calibration_inputs(family, network, config.preprocess, config.postprocess,
-                                       find_images(SHAPES / "images"),
+                                       DatasetBatches(find_images(SHAPES / "images"), 1),
                                        CalibrationSection(images=4, keep_float=["Detect"], **method))
 
 

@@ -9,7 +9,7 @@ import onnx
 import pytest
 import torch
 
-from datasets.image_folder import find_images
+from datasets.image_folder import DatasetBatches, find_images
 from pipelines.runtimes.base import RuntimeNotSupported
 from pipelines.runtimes.onnx_export import export_onnx
 from pipelines.runtimes.quantization import decode_nodes, float_module_paths
@@ -38,7 +38,7 @@ def paths():
 
 @pytest.fixture(scope="module")
 def calibration(network, paths):
-    return calibration_inputs(family, network, PRE, POST, paths, calibrating())
+    return calibration_inputs(family, network, PRE, POST, DatasetBatches(paths, 1), calibrating())
 
 
 @pytest.fixture(scope="module")

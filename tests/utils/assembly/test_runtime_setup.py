@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from datasets.image_folder import find_images
+from datasets.image_folder import DatasetBatches, find_images
 from datasets.labels import load_ground_truth
 from pipelines.yolo import family
 from tests.support.paths import SHAPES
@@ -58,9 +58,10 @@ def int8_sections(**calibration):
 def test_int8_calibrates_on_images_the_run_never_scores_and_attaches_its_control(built, network):
     paths = find_images(SHAPES / "images")[:10]
     truth = load_ground_truth(SHAPES / "labels", SHAPES / "images", paths, network.class_names)
-    prepared = runtime_setup.prepare_runtime(int8_sections(), family, network, paths, lambda line: None, truth)
+    prepared = runtime_setup.prepare_runtime(int8_sections(), family, network, DatasetBatches(paths, 1),
+                                             lambda line: None, truth)
     calibration = built[0].options["calibration"]
-    assert prepared.scored_paths == paths[:6] and prepared.calibration["images"] == 4
+    assert prepared.scored.items == paths[:6] and prepared.calibration["images"] == 4
     assert calibration.images == 4 and calibration.control is not None
     assert calibration.control.figure == "mAP@0.5:0.95 drop against the labels"
     assert calibration.control.images == 4 and calibration.control.target == pytest.approx(0.005)
@@ -68,7 +69,8 @@ def test_int8_calibrates_on_images_the_run_never_scores_and_attaches_its_control
 
 def test_without_labels_the_mirror_views_judge_and_off_means_plain(built, network):
     paths = find_images(SHAPES / "images")[:10]
-    runtime_setup.prepare_runtime(int8_sections(), family, network, paths, lambda line: None)
+    runtime_setup.prepare_runtime(int8_sections(), family, network, DatasetBatches(paths, 1), lambda line: None)
     assert "mirror view" in built[0].options["calibration"].control.figure
-    runtime_setup.prepare_runtime(int8_sections(accuracy_control=False), family, network, paths, lambda line: None)
+    runtime_setup.prepare_runtime(int8_sections(accuracy_control=False), family, network, DatasetBatches(paths, 1),
+                                  lambda line: None)
     assert built[1].options["calibration"].control is None

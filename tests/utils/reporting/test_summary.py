@@ -59,3 +59,32 @@ def test_a_run_that_never_timed_a_batch_twice_says_it_cannot_tell_noise_from_the
                               "image): pipeline 50%")
     assert "benchmark.repeats" in warning and "cannot be told" in warning
     assert noisy_steps_warning([_row("pipeline", [10.0, 10.0, 10.0], None, share=1.0)]) is None
+
+
+def _record(step_order, steps=()):
+    from utils.record.run_record import RunIdentity, RunRecord
+
+    identity = RunIdentity(run_id="r", config_file="x.yaml", family="yolo", arch="yolov7-tiny",
+                           weights="random (seed 0)", random_weights=True, seed=0, img_size=160, batch_size=1,
+                           runtime={"backend": "torch", "precision": "fp32", "threads": 1}, step_order=step_order)
+    record = RunRecord(identity)
+    record.steps = list(steps)
+    return record
+
+
+def test_the_latency_definition_names_the_fetch_the_timed_batches_ran():
+    from utils.record.steps import PassKind, StepRecord, step_order
+    from utils.reporting.summary import summary_document
+
+    video = step_order(("preprocess", "forward"), ("decode_frames",))
+    assert video == ("pipeline", "decode_frames", "preprocess", "forward", "annotate_save")
+    definition = summary_document(_record(video))["pipeline_latency"]["definition"]
+    assert definition.startswith("per batch: decode_frames (reading and decoding the batch's video frames, in the "
+                                 "loop) + the pipeline's stages (preprocess + forward);")
+    # LoadGen on frames: its warm-up decodes, its timed queries load from memory; the definition is of the timed.
+    loadgen = step_order(("forward",), ("decode_frames", "load"))
+    timed = [StepRecord(name, parent, PassKind.TIMED, 0, 0, 1, 0, 1_000_000)
+             for name, parent in (("load", "pipeline"), ("forward", "pipeline"), ("pipeline", None))]
+    definition = summary_document(_record(loadgen, timed))["pipeline_latency"]["definition"]
+    assert definition.startswith("per batch: load (wait for the data loader; under LoadGen, for samples it holds "
+                                 "decoded in memory) + the pipeline's stages (forward);")

@@ -63,6 +63,9 @@ class Batches(list):
     def load(self, index):
         return self[index]
 
+    def at(self, indices):
+        return map(self.load, indices)
+
 
 def runner():
     pipeline = SimpleNamespace(stages=lambda: [Stage("forward", len)], forward_parts=lambda: [])

@@ -1,5 +1,5 @@
-"""The accuracy pass: the run's pipeline at mAP settings over the images, after the timed passes and never
-inside them, then the COCO evaluation (utils.checks.accuracy.coco_map) against the labels or, without labels, against
+"""The accuracy pass: the run's pipeline at mAP settings over the images (or video frames, each read again from
+its video), after the timed passes and never inside them, then the COCO evaluation (utils.checks.accuracy.coco_map) against the labels or, without labels, against
 what stands in for them (utils.checks.accuracy.label_free): the torch fp32 reference's detections on mirror views of the
 images, or on the images themselves.
 
@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from datasets.image_folder import DatasetBatches
+from datasets.item_batches import Item, ItemBatches
 from datasets.labels import GroundTruth
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline, Detections
 from pipelines.settings import SHARED_POSTPROCESS
 from utils.measure.listening import PassRecorders
 from utils.core.progress import terminal_bar
 from utils.checks.reference import REFERENCE_NAME, Reference
-from utils.measure.steps.timed_batch import batch_loop, decoded_batches, run_stages
+from utils.measure.steps.timed_batch import PassPlace, batch_loop, run_stages
 from utils.checks.scored_images import more_images
 from utils.checks.accuracy.coco_map import (CLASS_COLUMNS, coco_evaluation, crowd_flags, map_drop_interval,
                                    precision_recall_at)
@@ -30,7 +29,7 @@ from utils.checks.accuracy.label_free import (CONFIDENCE, JUDGE_VIEWS, MIRRORED,
 from utils.record.built_run import BuiltRun
 from utils.record.run_record import Table
 from utils.record.sections import AccuracySection
-from utils.record.steps import PassKind
+from utils.record.steps import FETCH_STEPS, PassKind
 from utils.measure.steps.step_timer import StepTimer
 from utils.storage import layout
 
@@ -50,15 +49,15 @@ def deployed_settings(postprocess: Any) -> dict[str, Any]:
     return {key: getattr(postprocess, key) for key in SHARED_POSTPROCESS}
 
 
-def detect(pipeline: DetectionPipeline, images: DatasetBatches, description: str, timer: Optional[StepTimer] = None,
+def detect(pipeline: DetectionPipeline, images: ItemBatches, description: str, timer: Optional[StepTimer] = None,
            view: Optional[JudgeView] = None) -> list[Optional[Detections]]:
-    """One Detections per path of `images` (None where the image cannot be decoded), decoded and batched as it
+    """One Detections per item of `images` (None where the image cannot be decoded), decoded and batched as it
     says. With a timer, the batches are recorded as the accuracy pass. `view`: of each image as that judge view
     shows it, in the image's own pixels."""
     return detect_as_deployed(pipeline, None, images, description, timer, view)[0]
 
 
-def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[DetectionPipeline], images: DatasetBatches,
+def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[DetectionPipeline], images: ItemBatches,
                        description: str, timer: Optional[StepTimer] = None, view: Optional[JudgeView] = None,
                        ) -> tuple[list[Optional[Detections]], Optional[list[Optional[Detections]]]]:
     """As detect(), and with `deployed` (the run's own pipeline: same preprocess and forward) the same forward
@@ -78,10 +77,9 @@ def detect_as_deployed(pipeline: DetectionPipeline, deployed: Optional[Detection
         return detections, (deployed.postprocess_at(forwarded, deployed.score_threshold)
                              if deployed is not None else None)
 
-    paths = images.paths
-    with terminal_bar(len(paths), description) as progress:
-        for result in batch_loop(decoded_batches(paths, images.batch_size, images.max_pixels), range(len(images)),
-                                 run, timer, PassKind.ACCURACY):
+    place = PassPlace(PassKind.ACCURACY, fetch_step=FETCH_STEPS[images.kind])
+    with terminal_bar(len(images.items), description) as progress:
+        for result in batch_loop(iter(images), range(len(images)), run, timer, place):
             detections, as_deployed = result.output or ([], [])
             results, deployed_results = iter(detections), iter(as_deployed or [])
             found.extend(None if sample.image is None else next(results) for sample in result.samples)
@@ -214,10 +212,10 @@ def no_objects_reason(images: int, crowd_regions: int) -> str:
             "benchmark.accuracy.images)")
 
 
-def accuracy_images(paths: Sequence[Path], images: Optional[int], labelled: bool, agreement_images: int) -> list[Path]:
-    """`benchmark.accuracy.images`, or all images with labels and agreement.images without."""
-    count = images if images is not None else (len(paths) if labelled else agreement_images)
-    return list(paths[:count])
+def accuracy_images(items: Sequence[Item], images: Optional[int], labelled: bool, agreement_images: int) -> list[Item]:
+    """`benchmark.accuracy.images`, or all images (or frames) with labels and agreement.images without."""
+    count = images if images is not None else (len(items) if labelled else agreement_images)
+    return list(items[:count])
 
 
 def progress_line(console: Callable[[str], None], count: int, labelled: bool, with_reference: bool,
@@ -235,11 +233,11 @@ def run_accuracy_pass(run: BuiltRun, reference: Optional[Reference], recorders: 
     drop; without labels, against the reference's detections, with the label-free verdict, which scores more
     of the run's scored images while it is undecided and more images would decide it (up to
     benchmark.accuracy.max_images). None when there is nothing to score against."""
-    sections, family, pipeline, truth, paths = run.sections, run.family, run.pipeline, run.truth, run.scored_paths
-    settings, dataset = sections.benchmark.accuracy, sections.dataset
+    sections, family, pipeline, truth, scored = run.sections, run.family, run.pipeline, run.truth, run.scored
+    settings = sections.benchmark.accuracy
     if not settings.enabled or (truth is None and reference is None):
         return None
-    chosen = accuracy_images(paths, settings.images, truth is not None, sections.benchmark.agreement.images)
+    chosen = accuracy_images(scored.items, settings.images, truth is not None, sections.benchmark.agreement.images)
     first_used = len(chosen)
     postprocess, stated = map_postprocess(sections.postprocess, settings,
                                           family.defaults(sections.model.network, sections.model).evaluation.source)
@@ -261,7 +259,7 @@ def run_accuracy_pass(run: BuiltRun, reference: Optional[Reference], recorders: 
     found_by_reference = [] if reference is not None else None
     on_views: list[list] = [[] for _ in judge_views]
     while True:
-        new = DatasetBatches(chosen[len(candidate):], dataset.batch_size, dataset.max_pixels)
+        new = scored.of(chosen[len(candidate):])
         with recorders.listening(PassKind.ACCURACY):
             # The run's own pipeline postprocesses the same forwards as deployed, for precision/recall at conf_thres.
             found, as_deployed = detect_as_deployed(candidate_pipeline, None if shown_apart else pipeline, new,
@@ -277,11 +275,11 @@ def run_accuracy_pass(run: BuiltRun, reference: Optional[Reference], recorders: 
                                     f"reference on mirror view {number} of {len(judge_views)}", view=view)
         result = evaluate(PassDetections(candidate, found_by_reference, shown, on_views or None), truth,
                           run.network.class_names, scoring)
-        wanted = more_images(result.summary.get("label_free"), len(chosen), len(paths), settings.max_images)
+        wanted = more_images(result.summary.get("label_free"), len(chosen), len(scored.items), settings.max_images)
         if wanted is None:
             break
         console(f"Label-free verdict undecided on {len(chosen)} images: scoring {wanted} (cap "
                 f"benchmark.accuracy.max_images {settings.max_images})...")
-        chosen = list(paths[:wanted])
+        chosen = list(scored.items[:wanted])
     result.summary["images_first_used"] = first_used
     return result

@@ -1,5 +1,5 @@
-"""Equal detections, checked: the run's first images through the torch fp32 reference and through the runtime
-under test, from the same images, compared raw and as detections (utils.checks.agreement.matching)."""
+"""Equal detections, checked: the run's first images (or video frames) through the torch fp32 reference and through
+the runtime under test, from the same images, compared raw and as detections (utils.checks.agreement.matching)."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
@@ -8,7 +8,6 @@ import numpy as np
 
 from pipelines.contract import FORWARD_STAGE, DetectionPipeline
 from utils.checks.reference import Reference
-from utils.measure.steps.timed_batch import decoded_batches
 from utils.checks.agreement.matching import (MatchCounts, RawError, VerdictThresholds, agreement_summary, match_detections,
                                     raw_output_error, topk_threshold, verdict)
 from utils.checks.scored_images import agreement_count
@@ -77,8 +76,9 @@ def run_agreement_check(run: BuiltRun, reference: Reference, accuracy: Optional[
             "images...")
     reference_pipeline = reference.pipeline(sections.postprocess)
     # The images that decode, in full batches: both pipelines see the same images.
-    decoded = [sample.image for batch in decoded_batches(run.scored_paths[:count], 1, sections.dataset.max_pixels)
-               for sample in batch if sample.image is not None]
+    scored = run.scored
+    decoded = [sample.image for batch in scored.of(scored.items[:count]) for sample in batch
+               if sample.image is not None]
     size = sections.dataset.batch_size
     batches = [decoded[start:start + size] for start in range(0, len(decoded), size)]
     agreement = apply_budget(

@@ -16,6 +16,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import torch
 
+from datasets.item_batches import ItemBatches
 from pipelines.cache_keys import parts_digest
 from pipelines.contract import DetectorFamily, LoadedNetwork
 from pipelines.runtimes.base import PreparedForward
@@ -23,7 +24,7 @@ from pipelines.runtimes.int8_contract import AccuracyControl, RawForward
 from pipelines.runtimes.onnx_export import as_input
 from pipelines.runtimes.quantization import Calibration
 from utils.config.schema import PostprocessSection, PreprocessSection
-from utils.measure.steps.timed_batch import decoded_batches, untimed
+from utils.measure.steps.timed_batch import untimed
 from utils.measure.below_layer.kernels import cpu_flags
 from utils.checks.accuracy.label_free import (JUDGE_VIEWS, JudgeView, Resampling, drop_over_views, from_view,
                                               pseudo_labels, view_image)
@@ -49,16 +50,16 @@ class JudgingPipeline:
 
 
 class SelectionJudge:
-    """`truths`: the images' labels, in the order of `paths` (None: the float model's detections on `judge_views`
-    mirror views stand in; on the images themselves with 0 views)."""
+    """`images`: the calibration images or frames; `truths`: their labels, in their order (None: the float model's
+    detections on `judge_views` mirror views stand in; on the images themselves with 0 views)."""
 
-    def __init__(self, judging: JudgingPipeline, paths: Sequence[Path], max_pixels: Optional[int],
-                 truths: Optional[Sequence[Any]] = None, judge_views: int = len(JUDGE_VIEWS)):
+    def __init__(self, judging: JudgingPipeline, images: ItemBatches, truths: Optional[Sequence[Any]] = None,
+                 judge_views: int = len(JUDGE_VIEWS)):
         self.family, self.network = judging.family, judging.network
         self.preprocess, self.postprocess, self.conf_thres = (judging.preprocess, judging.map_postprocess,
                                                               judging.conf_thres)
         decoded = [(index, sample.image) for index, batch in
-                   enumerate(decoded_batches(list(paths[:MAX_SELECTION_IMAGES]), 1, max_pixels))
+                   enumerate(images.of(images.items[:MAX_SELECTION_IMAGES], 1))
                    for sample in batch if sample.image is not None]
         self.images = [image for _, image in decoded]
         self._labels = [truths[index] for index, _ in decoded] if truths is not None else None

@@ -1,16 +1,17 @@
 """The one loop over batches that every pass runs: fetch a batch, keep the images that decoded, run the
-pipeline's work on them. With a StepTimer each batch is timed from outside (pipeline > load, then the
+pipeline's work on them. With a StepTimer each batch is timed from outside (pipeline > its fetch, then the
 pipeline's stages); without one the same loop runs untimed (the reference, the agreement check, int8
-calibration). The passes differ only in what they hand it and what they do with each batch's output.
+calibration). The fetch is timed as `load` for image files and `decode_frames` for video frames
+(utils.record.steps.FETCH_STEPS). The passes differ only in what they hand it and what they do with each batch's
+output.
 """
 from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
-from datasets.image_folder import LoadedImage, decode_image
+from datasets.image_folder import LoadedImage
 from pipelines.contract import Stage
 from utils.measure.steps.step_frames import in_step_frame
 from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind
@@ -25,6 +26,18 @@ class BatchPlace:
     pass_index: int
     batch: int
     cold_shape: bool = False
+    fetch_step: str = LOAD_STEP  # what fetching it is timed as
+
+
+@dataclass(frozen=True)
+class PassPlace:
+    """Where a pass's timed batches belong: its kind and index, the batches whose input shape runs for the first
+    time, and what fetching a batch is timed as."""
+
+    kind: PassKind = PassKind.TIMED
+    index: int = 0
+    cold_batches: frozenset[int] = frozenset()
+    fetch_step: str = LOAD_STEP
 
 
 @dataclass
@@ -59,7 +72,8 @@ def untimed(stages: Sequence[Stage]) -> Callable[[Any], Any]:
 
 def timed_batch(fetch: Callable[[], list[LoadedImage]], run: Callable[[list], Any],
                 timer: Optional[StepTimer] = None, place: Optional[BatchPlace] = None) -> BatchResult:
-    """One batch. The wait for `fetch` is the load step; `run` gets the decoded images' arrays."""
+    """One batch. The wait for `fetch` is its fetch step (load, decode_frames); `run` gets the decoded images'
+    arrays."""
     if timer is None:
         samples = fetch()
         valid = [sample for sample in samples if sample.image is not None]
@@ -67,8 +81,8 @@ def timed_batch(fetch: Callable[[], list[LoadedImage]], run: Callable[[list], An
     timer.set_batch(place.kind, place.pass_index, place.batch, place.cold_shape)
     output = None
     with timer.step(PIPELINE_STEP):
-        with timer.step(LOAD_STEP):
-            samples = in_step_frame(LOAD_STEP, fetch)
+        with timer.step(place.fetch_step):
+            samples = in_step_frame(place.fetch_step, fetch)
             valid = [sample for sample in samples if sample.image is not None]
             timer.set_images(len(valid))
         if valid:
@@ -77,19 +91,12 @@ def timed_batch(fetch: Callable[[], list[LoadedImage]], run: Callable[[list], An
 
 
 def batch_loop(batches: Iterator[list[LoadedImage]], indices: Iterable[int], run: Callable[[list], Any],
-               timer: Optional[StepTimer] = None, kind: PassKind = PassKind.TIMED, pass_index: int = 0,
-               cold_batches: frozenset[int] = frozenset()) -> Iterator[BatchResult]:
+               timer: Optional[StepTimer] = None, place: PassPlace = PassPlace()) -> Iterator[BatchResult]:
     """timed_batch over `batches`, one per index. A result is handed on once its batch's steps are closed,
     so what the caller does with it (writing images, a progress bar) is never inside the timing."""
     for index in indices:
         yield timed_batch(lambda: next(batches), run, timer,
-                          BatchPlace(kind, pass_index, index, index in cold_batches))
-
-
-def decoded_batches(paths: Sequence[Path], batch_size: int, max_pixels: Optional[int]) -> Iterator[list[LoadedImage]]:
-    """The paths decoded in the loader's batches, for the passes that read files without the loader."""
-    for start in range(0, len(paths), batch_size):
-        yield [decode_image(path, max_pixels) for path in paths[start:start + batch_size]]
+                          BatchPlace(place.kind, place.index, index, index in place.cold_batches, place.fetch_step))
 
 
 def batch_count(images: int, batch_size: int) -> int:

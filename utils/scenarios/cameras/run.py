@@ -50,6 +50,9 @@ class HeldBatches:
     def load(self, index: int) -> list[LoadedImage]:
         return dict(self.batches)[index]
 
+    def at(self, indices: Sequence[int]) -> Iterator[list[LoadedImage]]:
+        return map(self.load, indices)
+
     @property
     def indices(self) -> tuple[int, ...]:
         return tuple(index for index, _ in self.batches)

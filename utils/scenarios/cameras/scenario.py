@@ -30,7 +30,7 @@ class Cameras(Scenario):
         settings = camera_settings(sections.cameras, sections.dataset, sections.benchmark)
         return PreparedCameras(settings, tuple(build_cameras(settings)))
 
-    def items_root(self, sections: RunSections) -> Path:
+    def items_root(self, found: FoundImages) -> Path:
         return Path()  # frames are named by their camera (Camera.label)
 
     def notes(self, sections: RunSections) -> list[str]:

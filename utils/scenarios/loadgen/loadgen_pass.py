@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from datasets.image_folder import DatasetBatches, LoadedImage, decode_image
+from datasets.image_folder import LoadedImage
+from datasets.item_batches import ItemBatches
 from utils.scenarios.input_shapes import AUTO, Shape, WarmupChoice, loadgen_batch_shapes
 from utils.scenarios.loadgen.bounds import check_plan
 from utils.scenarios.loadgen.bounds import plan as loadgen_plan
@@ -23,11 +24,11 @@ from utils.storage import layout
 
 @dataclass(frozen=True)
 class LoadgenImages:
-    """The run's images as a LoadGen test needs them: the dataset in batches, each file's header size (None where
-    skipped), the input shape each batch makes, the bytes each decoded image holds (what LoadGen's sample buffer
-    will hold), and the warm-up chosen."""
+    """The run's images (or video frames) as a LoadGen test needs them: the dataset in batches, each item's size (None
+    where skipped), the input shape each batch makes, the bytes each decoded item holds (what LoadGen's sample
+    buffer will hold), and the warm-up chosen."""
 
-    dataset: DatasetBatches
+    dataset: ItemBatches
     sizes: list
     input_shapes: list
     image_bytes: list
@@ -50,7 +51,7 @@ class LoadgenPass:
     def __init__(self, test: LoadgenTest, context: PassContext):
         run, images = test.run, test.images
         self.sections, self.settings, self.pipeline = run.sections, test.settings, run.pipeline
-        self.dataset, self.paths, self.sizes = images.dataset, list(images.dataset.paths), images.sizes
+        self.dataset, self.samples, self.sizes = images.dataset, len(images.dataset.items), images.sizes
         self.input_shapes, self.image_bytes, self.warmup = images.input_shapes, images.image_bytes, images.warmup
         self.class_names, self.truth, self.run_dir = run.network.class_names, run.truth, test.run_dir
         self.streams = run.runtime.streams
@@ -63,14 +64,13 @@ class LoadgenPass:
         loadgen = sections.benchmark.loadgen
         accuracy = loadgen.mode == "accuracy"
         # Streams answer at once: the probe's single-request rate times their number.
-        expected = expected_rate(warm, len(self.paths)) * self.streams
-        planned = loadgen_plan(settings, len(self.paths), self.image_bytes, expected if warm else None,
+        expected = expected_rate(warm, self.samples) * self.streams
+        planned = loadgen_plan(settings, self.samples, self.image_bytes, expected if warm else None,
                                loadgen.performance_sample_count)
         check_plan(settings, planned, *available_memory())
         self.console(f"LoadGen plan: {planned.describe()}")
         warm_batches, warmed = self._stream_warmup()
-        images = ScenarioImages(self.paths, sections.dataset.batch_size, loadgen.performance_sample_count,
-                                sections.dataset.max_pixels, warm_batches, warmed)
+        images = ScenarioImages(self.dataset, loadgen.performance_sample_count, warm_batches, warmed)
         sinks = AnswerSinks(self.runner.timer, detections if accuracy else None, self.progress.advance)
         scenario = ScenarioRun(settings, self.pipeline, images, sinks, self.run_dir / layout.LOADGEN_DIR, self.streams)
         self.console(f"{settings.scenario}: MLPerf LoadGen drives the pipeline ({loadgen.mode} "
@@ -113,7 +113,7 @@ class LoadgenPass:
         batches, then (warmup: auto) one batch of each further shape LoadGen's batches can take, within
         benchmark.warmup_max_batches."""
         dataset, warmup_max_batches = self.sections.dataset, self.sections.benchmark.warmup_max_batches
-        batches = [self.dataset.load(index) for index in self.warmup.batches]
+        batches = list(self.dataset.at(self.warmup.batches))
         warmed = {self.input_shapes[index] for index in self.warmup.batches}
         reachable = loadgen_batch_shapes(self.sizes, dataset.batch_size, self.pipeline.input_shape)
         extra: list[tuple[Shape, tuple[int, ...]]] = []
@@ -122,8 +122,8 @@ class LoadgenPass:
             extra = [(shape, indices) for shape, indices in reachable.items() if shape not in warmed][:room]
         # Each image once, however many batches and places in a batch repeat it: the batches are held until the
         # test ends, and a full batch of a pair is one image repeated batch_size - 1 times.
-        decoded = {index: decode_image(self.paths[index], dataset.max_pixels)
-                   for index in sorted({index for _, indices in extra for index in indices})}
+        positions = sorted({index for _, indices in extra for index in indices})
+        decoded = dict(zip(positions, self.dataset.decode(positions)))
         for shape, indices in extra:
             batches.append([decoded[index] for index in indices])
             warmed.add(shape)

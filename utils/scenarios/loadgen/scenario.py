@@ -4,7 +4,7 @@ refused at start, before anything is loaded."""
 from __future__ import annotations
 
 from utils.preflight.memory_fit import available_memory
-from utils.record.steps import RUN_STEP
+from utils.record.steps import LOAD_STEP, RUN_STEP
 from utils.record.built_run import RunSections
 from utils.scenarios.contract import FoundImages, Scenario, ScenarioRun
 from utils.scenarios.loadgen import bounds
@@ -14,12 +14,13 @@ from utils.scenarios.loadgen.test import ScenarioSettings, scenario_settings
 
 class Loadgen(Scenario):
     counters_around = RUN_STEP  # the streams' batches overlap: the counters bracket the whole test
+    timed_fetch_step = LOAD_STEP  # its queries take samples held decoded in memory (video frames too)
     reads_sections = frozenset({"benchmark.loadgen"})
 
     def prepare(self, sections: RunSections, images: FoundImages) -> ScenarioSettings:
         settings = scenario_settings(sections.benchmark)
         bounds.check_integers(settings)
-        bounds.check_plan(settings, bounds.plan(settings, len(images.paths), images.image_bytes, None,
+        bounds.check_plan(settings, bounds.plan(settings, len(images.items), images.image_bytes, None,
                                                 sections.benchmark.loadgen.performance_sample_count),
                           *available_memory())
         return settings

@@ -2,7 +2,8 @@
 to MLPerf LoadGen as its system under test.
 
 LoadGen decides when queries arrive and which images they hold; the query sample library is the dataset's
-images, decoded into memory before the clock starts. One worker thread answers the queries in arrival order,
+images (or video frames), decoded into memory before the clock starts, so its timed batches' `load` is the
+wait for samples in memory. One worker thread answers the queries in arrival order,
 running the pipeline's stages on up to `dataset.batch_size` waiting images at a time and timing every step
 from outside as a timed pass does, so the breakdown of where the time goes stays. The pipeline never knows it
 is measured.
@@ -18,7 +19,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from datasets.image_folder import LoadedImage, decode_image
+from datasets.image_folder import LoadedImage
+from datasets.item_batches import ItemBatches
 from pipelines.contract import DetectionPipeline, Detections
 from utils.core import exit_hooks
 from utils.core.errors import MissingDependency
@@ -26,7 +28,7 @@ from utils.measure.steps.timed_batch import BatchPlace, run_stages, timed_batch
 from utils.core.native_thread import name_this_thread
 from utils.scenarios.loadgen.results import detail_entries, encode_detections, scenario_result
 from utils.record.sections import ScenarioSection
-from utils.record.steps import ANNOTATE_STEP, LOAD_STEP, PIPELINE_STEP, PassKind, StepRecord
+from utils.record.steps import ANNOTATE_STEP, FETCH_STEPS, PIPELINE_STEP, PassKind, StepRecord
 from utils.measure.steps.step_timer import StepTimer
 from utils.storage import layout
 from utils.detections.writer import DetectionWriter
@@ -89,14 +91,17 @@ EXPECTED_RATE_MARGIN = 1.5
 
 
 def warm_ms_per_image(records: Sequence[StepRecord]) -> list[float]:
-    """Per batch, the pipeline's milliseconds per image without the decoding (LoadGen's samples wait decoded
-    in memory)."""
-    batches: dict[tuple[int, int], dict[str, StepRecord]] = {}
+    """Per batch, the pipeline's milliseconds per image without its fetch, the files' or the frames' decoding
+    (LoadGen's samples wait decoded in memory)."""
+    fetch_steps = set(FETCH_STEPS.values())
+    pipelines: dict[tuple[int, int], StepRecord] = {}
+    fetches: dict[tuple[int, int], StepRecord] = {}
     for r in records:
-        if r.step in (PIPELINE_STEP, LOAD_STEP) and r.images:
-            batches.setdefault((r.pass_index, r.batch), {})[r.step] = r
-    return [(steps[PIPELINE_STEP].ms - steps[LOAD_STEP].ms) / steps[PIPELINE_STEP].images
-            for steps in batches.values() if len(steps) == 2]
+        if r.images and r.step == PIPELINE_STEP:
+            pipelines[(r.pass_index, r.batch)] = r
+        elif r.images and r.step in fetch_steps:
+            fetches[(r.pass_index, r.batch)] = r
+    return [(batch.ms - fetches[key].ms) / batch.images for key, batch in pipelines.items() if key in fetches]
 
 
 def expected_rate(warm_per_image_ms: Sequence[float], images: int) -> float:
@@ -133,13 +138,11 @@ def loadgen_settings(lg: Any, settings: ScenarioSettings, expected_per_s: float)
 
 @dataclass
 class ScenarioImages:
-    """The images a LoadGen test draws from: their paths, how many it keeps decoded (its performance sample
-    count; None: all), the decoding limit, how they are batched, and what each stream warms up on first."""
+    """The images (or video frames) a LoadGen test draws from, in the batches it answers in: how many it keeps
+    decoded (its performance sample count; None: all), and what each stream warms up on first."""
 
-    paths: Sequence[Path]
-    batch_size: int = 1
+    dataset: ItemBatches
     performance_sample_count: Optional[int] = None
-    max_pixels: Optional[int] = None
     warm_batches: Sequence[list[LoadedImage]] = ()
     warmed_shapes: set = field(default_factory=set)  # the input shapes already warm before the test
 
@@ -306,12 +309,13 @@ class ScenarioRun:
         """`log_dir`: where LoadGen writes its logs."""
         self.settings = settings
         self.pipeline = pipeline
-        self.paths = list(images.paths)
-        self.max_pixels = images.max_pixels
-        self.performance_count = min(images.performance_sample_count or len(self.paths), len(self.paths))
+        self.dataset = images.dataset
+        samples = len(self.dataset.items)
+        self.performance_count = min(images.performance_sample_count or samples, samples)
         self.log_dir = log_dir
         self.lg = import_loadgen()
-        self.answers = _Answers(self.lg, pipeline, sinks, {}, images.batch_size, self._shape_of, images.warmed_shapes)
+        self.answers = _Answers(self.lg, pipeline, sinks, {}, self.dataset.batch_size, self._shape_of,
+                                images.warmed_shapes)
         self.thread: Optional[threading.Thread] = None
         self.workers: list[threading.Thread] = []
         self.finished = threading.Event()
@@ -324,8 +328,9 @@ class ScenarioRun:
         return tuple(self.pipeline.input_shape([image.image.shape[:2] for image in images]))
 
     def _load(self, indices: list[int]) -> None:
-        for index in indices:
-            self.answers.images[index] = decode_image(self.paths[index], self.max_pixels)
+        # One call for all of them: a video is read once up to the last frame asked for.
+        for index, image in zip(indices, self.dataset.decode(indices)):
+            self.answers.images[index] = image
 
     def _unload(self, indices: list[int]) -> None:
         for index in indices:
@@ -360,7 +365,7 @@ class ScenarioRun:
         def test_thread() -> None:
             name_this_thread(LOADGEN_THREAD_NAME)
             sut = lg.ConstructSUT(self.answers.issue, self.answers.flush)
-            qsl = lg.ConstructQSL(len(self.paths), self.performance_count, self._load, self._unload)
+            qsl = lg.ConstructQSL(len(self.dataset.items), self.performance_count, self._load, self._unload)
             try:
                 lg.StartTestWithLogSettings(sut, qsl, test, log)
                 self.answers.waiting.join()  # the last batches written and counted, not only answered

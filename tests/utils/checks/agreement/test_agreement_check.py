@@ -10,7 +10,7 @@ from datasets.image_folder import decode_image
 from pipelines.runtimes.base import PreparedForward
 from pipelines.runtimes.registry import build_runtime
 from pipelines.yolo import family as yolo
-from datasets.image_folder import find_images
+from datasets.image_folder import DatasetBatches, find_images
 from tests.support.paths import SHAPES
 from utils.assembly.composition import run_sections
 from utils.checks.agreement import agreement_check
@@ -124,7 +124,7 @@ def test_the_agreement_check_compares_the_scored_images_in_the_runs_batches(monk
                         benchmark={"agreement": agreement})
     paths = find_images(SHAPES / "images")
     built = BuiltRun(run_sections(config), None, None, None, None, SimpleNamespace(score_threshold=0.3),
-                     paths[:12], "labels" if labelled else None)
+                     DatasetBatches(paths[:12], 2), "labels" if labelled else None)
     reference = SimpleNamespace(backend="torch", name="torch fp32 eager",
                                 pipeline=lambda postprocess: ("reference at", postprocess.conf_thres))
     said = []

@@ -10,6 +10,7 @@ import pytest
 import torch
 from pydantic import BaseModel
 
+from datasets.image_folder import DatasetBatches
 from pipelines.cache_keys import parts_digest
 from pipelines.contract import Detections, Stage
 from pipelines.runtimes.quantization import Calibration
@@ -89,8 +90,8 @@ def truth(*boxes) -> PseudoTruth:
 
 
 def judge(paths, truths=None, views=len(JUDGE_VIEWS), conf_thres=0.25, max_pixels=None, family=None):
-    return SelectionJudge(JudgingPipeline(family or FakeFamily(), "network", "preprocess", Post(), conf_thres), paths,
-                          max_pixels, truths, views)
+    return SelectionJudge(JudgingPipeline(family or FakeFamily(), "network", "preprocess", Post(), conf_thres),
+                          DatasetBatches(paths, 1, max_pixels), truths, views)
 
 
 # --- which images judge, and the figure ----------------------------------------------------------------------

@@ -6,14 +6,13 @@ recorded with which parent, image count and batch place, that undecodable images
 handed on, that a result leaves the loop only after its steps closed, and the batch arithmetic."""
 import itertools
 
-import cv2
 import numpy as np
 
 from datasets.image_folder import LoadedImage
 from pipelines.contract import Stage
-from utils.measure.steps.timed_batch import (BatchPlace, batch_count, batch_loop, batch_sizes, decoded_batches,
-                                       run_stages, timed_batch, untimed)
-from utils.record.steps import LOAD_STEP, PIPELINE_STEP, PassKind
+from utils.measure.steps.timed_batch import (BatchPlace, PassPlace, batch_count, batch_loop, batch_sizes, run_stages,
+                                             timed_batch, untimed)
+from utils.record.steps import DECODE_FRAMES_STEP, LOAD_STEP, PIPELINE_STEP, PassKind
 from utils.measure.steps.step_timer import StepTimer
 
 STAGES = (Stage("preprocess", lambda v: v + ["pre"]), Stage("nms", lambda v: v + ["nms"], "postprocess"),
@@ -67,22 +66,18 @@ def test_timed_batch_records_load_inside_pipeline_at_its_place():
 def test_batch_loop_hands_on_each_result_after_its_steps_closed():
     timer = ticking_timer()
     seen = []
-    for result in batch_loop(iter([[GOOD], [GOOD, GOOD]]), [3, 4], len, timer, cold_batches=frozenset({4})):
+    for result in batch_loop(iter([[GOOD], [GOOD, GOOD]]), [3, 4], len, timer, PassPlace(cold_batches=frozenset({4}))):
         seen.append((result.output, len(timer.records)))
     assert seen == [(1, 2), (2, 4)]  # each batch's load and pipeline were recorded before it was handed on
     assert [(r.batch, r.cold_shape) for r in timer.records if r.step == PIPELINE_STEP] == [(3, False), (4, True)]
 
 
-def test_decoded_batches_cut_the_paths_as_the_loader_does(tmp_path):
-    paths = []
-    for i in range(3):
-        paths.append(tmp_path / f"{i}.png")
-        cv2.imwrite(str(paths[-1]), np.zeros((4, 6, 3), np.uint8))
-    batches = list(decoded_batches(paths, 2, None))
-    assert [[image.path for image in batch] for batch in batches] == [[str(paths[0]), str(paths[1])],
-                                                                      [str(paths[2])]]
-    assert batches[0][0].image.shape == (4, 6, 3)
-    assert [image.image for image in next(decoded_batches(paths, 1, max_pixels=10))] == [None]
+def test_a_pass_of_video_frames_times_its_fetch_as_their_decoding():
+    timer = ticking_timer()
+    place = PassPlace(PassKind.ACCURACY, 1, fetch_step=DECODE_FRAMES_STEP)
+    list(batch_loop(iter([[GOOD]]), [0], len, timer, place))
+    assert steps(timer) == [(DECODE_FRAMES_STEP, PIPELINE_STEP), (PIPELINE_STEP, None)]
+    assert {(r.pass_kind, r.pass_index) for r in timer.records} == {(PassKind.ACCURACY, 1)}
 
 
 def test_batch_count_and_sizes():
