@@ -3,7 +3,7 @@ runs (ONNX Runtime; OpenVINO reading the ONNX, and its IR; LiteRT on a float32 .
 minimal loop beside detbench's forward on that runtime, each side in its own process, in interleaved rounds.
 
     .venv/bin/python benchmarks/peers/runtime_table.py [--rounds 5] [--forwards 300] [--threads 2]
-        [--sides ort ov-onnx ov-ir litert] [--tflite FILE | --onnx2tf-venv DIR [--skip-install]]
+        [--batches 100] [--sides ort ov-onnx ov-ir litert] [--tflite FILE | --onnx2tf-venv DIR [--skip-install]]
         [--ultra ../shared/data/ultra] [--shapes ../shared/data/shapes]
 
 The sides (one runtime and the file it runs):
@@ -20,8 +20,9 @@ Each side runs twice a round, in two processes of its own, one after the other (
     first shapes scene, NCHW float32, transposed for a channels-last file), --forwards timed forwards after a
     warm-up; its figure the median forward;
   - detbench: one run of `benchmark.py --config configs/files.yaml` with model.file and runtime.backend set, batch
-    1, --threads, one timed pass over the 200 shapes scenes, accuracy, agreement, layer timing and outputs off; its
-    figure the forward step's p50 per image (summary.json `forward`), the forward as detbench times it.
+    1, --threads, one timed pass over the first --batches shapes scenes, accuracy, agreement, layer timing and
+    outputs off; its figure the forward step's p50 per image (summary.json `forward`), the forward as detbench
+    times it.
 The runtimes' order rotates from round to round. A ratio is taken within a round: detbench over the own loop of
 the same runtime (the goal: at most 1.05), and each own loop over ONNX Runtime's. Each is quoted as the median
 over rounds with its 90% interval (from 5 rounds) and printed per round, beside the round's load average (the
@@ -111,9 +112,10 @@ def own_loop(side: Side, given: Path, threads: int, forwards: int, output: Path)
     return json.loads(lines[-1][len("LOOP "):])["median_ms"]
 
 
-def detbench_forward(side: Side, images: Path, threads: int, work: Path, run_id: str) -> dict:
+def detbench_forward(side: Side, images: Path, threads: int, batches: int, work: Path, run_id: str) -> dict:
     sets = [f"model.file={side.file}", f"dataset.path={images}", "dataset.batch_size=1",
-            f"runtime.backend={side.runtime}", "runtime.precision=fp32", f"runtime.threads={threads}",
+            f"benchmark.timed_batches={batches}", f"runtime.backend={side.runtime}", "runtime.precision=fp32",
+            f"runtime.threads={threads}",
             "benchmark.repeats=1", "benchmark.layer_timing=false", "benchmark.profiler=false",
             "benchmark.accuracy.enabled=false", "benchmark.agreement.enabled=false", "outputs.save_images=false",
             "outputs.plots=false", "outputs.report=false", f"run.output_dir={work}", f"run.id={run_id}"]
@@ -149,6 +151,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; an interval needs 5")
     parser.add_argument("--forwards", type=int, default=300, help="timed forwards of each own loop")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batches", type=int, default=100, help="detbench's timed batches (scenes) per run")
     parser.add_argument("--sides", nargs="*", default=["ort", "ov-onnx", "ov-ir", "litert"],
                         choices=["ort", "ov-onnx", "ov-ir", "litert"])
     parser.add_argument("--tflite", type=Path, help="the float32 .tflite for LiteRT (else onnx2tf converts it)")
@@ -174,7 +177,7 @@ def main() -> int:
     sides = [Side(name, *files[name]) for name in args.sides]
     print(f"CPU: {cpu_model()}, flags {' '.join(flags_among(CPU_FLAGS))}; {args.threads} threads, batch 1, fp32; "
           f"{args.rounds} rounds; own loops {args.forwards} forwards after {WARMUP}; detbench one pass over "
-          f"{len(scenes)} scenes", flush=True)
+          f"{min(args.batches, len(scenes))} scenes", flush=True)
     own: dict[str, list[float]] = {side.name: [] for side in sides}
     ours: dict[str, list[float]] = {side.name: [] for side in sides}
     told: dict[str, str] = {}
@@ -190,7 +193,7 @@ def main() -> int:
                         own[side.name].append(own_loop(side, given, args.threads, args.forwards,
                                                        work / f"{side.name}.npy"))
                     else:
-                        run = detbench_forward(side, images, args.threads, work / "runs",
+                        run = detbench_forward(side, images, args.threads, args.batches, work / "runs",
                                                f"{side.name}-{number}")
                         ours[side.name].append(run["forward"])
                         told.setdefault(side.name, json.dumps({key: run["runtime"].get(key) for key in (
