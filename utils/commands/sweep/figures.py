@@ -8,6 +8,7 @@ from typing import Optional
 
 import numpy as np
 
+from pipelines.registry import facts_for
 from pipelines.runtimes.registry import is_reference
 from utils.config.schema import SINGLE_STREAM
 from utils.storage.finished_run import FinishedRun
@@ -20,11 +21,14 @@ from utils.record.sections import MEASURED
 
 
 def agreement_of(run: FinishedRun) -> str:
-    """The run's verdict; torch fp32 eager is the reference itself; anything else unchecked says so."""
+    """The run's verdict; the family's reference is itself (torch fp32 eager, or for a file the runtime that reads
+    it as exported, at fp32: no check runs there); anything else unchecked says so."""
     verdict = run.get("agreement.verdict")
     if verdict:
         return verdict
-    return REFERENCE if is_reference(run.summary.get("runtime") or {}) else "unchecked"
+    model = run.summary.get("model")
+    backend = facts_for(model).reference_backend(model) if model else None
+    return REFERENCE if is_reference(run.summary.get("runtime") or {}, backend) else "unchecked"
 
 
 def _package_joules_per_image(run: FinishedRun):
