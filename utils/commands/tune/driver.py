@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional
 from tqdm import tqdm
 
 from datasets.image_folder import find_images
+from pipelines.registry import facts_for
 from pipelines.runtimes.registry import is_reference
 from utils.config.schema import ConfigError, load_config
 from utils.core.errors import ExitStatus, UsageError
@@ -147,6 +148,8 @@ class Tune:
         found = find_images(base.dataset.path, base.dataset.limit)
         images = len(found)
         self.base_runtime = {"backend": base.runtime.backend, "spinning": base.runtime.spinning}
+        # The runtime whose fp32 forward the verdicts compare with: torch, or for a file the one reading it as exported.
+        self.reference_backend = facts_for(base.model.network).reference_backend(base.model.network)
         self.images = images
         # detections.csv's names, in the order the runs time them: a first look's are the first ones.
         self.image_names = [path.relative_to(Path(base.dataset.path)).as_posix() for path in found]
@@ -404,7 +407,7 @@ class Tune:
         judged_ways = {entry.candidate.way for entry in self.race.entries if entry.verdict_from == entry.name}
         # The reference is the answer the others are checked against: it needs no check of its own.
         checking = checkers([self._entry(name) for name in order], judged_ways,
-                            lambda way: is_reference(_runtime_of(way)))
+                            lambda way: is_reference(_runtime_of(way), self.reference_backend))
         runs = [self._new_run(self._entry(name), number, name in checking) for name in order]
         current = {"number": number, "field": field_names, "order": order, "capped": capped, "dropped": [],
                    "seconds": 0.0, "look": self._round_look(number, runs)}

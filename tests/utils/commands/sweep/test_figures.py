@@ -1,8 +1,12 @@
-"""A point's figures over its rounds (utils/commands/sweep/figures.py), combined into one row by hand."""
+"""A point's figures over its rounds (utils/commands/sweep/figures.py), combined into one row by hand; and the
+verdict a run without a check of its own may claim."""
+import json
+
 import pytest
 
 from utils.commands.sweep.answer import PointFigures
-from utils.commands.sweep.figures import combine_rounds
+from utils.commands.sweep.figures import agreement_of, combine_rounds
+from utils.storage.finished_run import FinishedRun
 
 
 def _row(p50, images_per_s):
@@ -23,3 +27,18 @@ def test_rounds_combine_into_one_row_by_hand():
     assert combined.round_p50s == (10.0, 14.0, 12.0) and len(combined.samples) == 9
     assert row["p90_ms_per_image"] == pytest.approx(14.2)  # numpy's linear percentile of the 9 pooled batches
     assert combine_rounds([_row(10.0, 100.0)], [first]) == (dict(_row(10.0, 100.0), rounds=1), first)
+
+
+@pytest.mark.parametrize("model, backend, expected", [
+    ("yolov7-tiny", "torch", "reference"),
+    ("yolov7-tiny", "onnxruntime", "unchecked"),
+    # A file's reference is the file on the runtime whose own format it is, at fp32: no check runs there.
+    ("x.onnx", "onnxruntime", "reference"),
+    ("x.onnx", "openvino", "unchecked"),
+    ("x.tflite", "litert", "reference"),
+    ("x.tflite", "openvino", "unchecked"),
+])
+def test_a_run_on_its_familys_reference_is_the_reference(tmp_path, model, backend, expected):
+    (tmp_path / "summary.json").write_text(json.dumps(
+        {"model": model, "runtime": {"backend": backend, "precision": "fp32"}, "agreement": None}))
+    assert agreement_of(FinishedRun(tmp_path)) == expected
