@@ -181,7 +181,7 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 @pytest.mark.parametrize("content, found", [
     (PNG, "looks like a PNG image, first bytes 89 50 4e 47 0d 0a 1a 0a)"),
     (b"\xff\xd8\xff\xe0\x00\x10JFIF\x00", "looks like a JPEG image, first bytes ff d8 ff e0"),
-    (gzip.compress(b"weights"), "looks like a gzip file, first bytes 1f 8b"),
+    (gzip.compress(b"weights", mtime=0), "looks like a gzip file, first bytes 1f 8b"),
     (b"", "(the file is empty)"),
     (b"model:\n  arch: yolov7\n", "looks like text, e.g. YAML, first bytes 'model:\\n  arch: yolov7\\n'"),
     (b"<!DOCTYPE html>\n<html>", "looks like an HTML page, first bytes 3c 21 44 4f"),
