@@ -73,18 +73,11 @@ def sweep(args: argparse.Namespace) -> int:
     from utils.commands.sweep.driver import Sweep
     from utils.launchers import make_launcher
 
-    try:
-        with stop_signals_interrupt():
-            runner = Sweep(args.config, args.overrides, args.sweeps,
-                           launcher=make_launcher(args.launcher, args.ray_address), rounds=args.rounds)
-            runner.prepare()
-    except DetbenchError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return error.status
-    except KeyboardInterrupt as stop:
-        print("interrupted before the sweep started; nothing was written", file=sys.stderr)
-        return ExitStatus.stopped_by(signal_of(stop))
-    return runner.run()
+    from utils.commands.prepared_run import prepare_then_run
+
+    return prepare_then_run(lambda: Sweep(args.config, args.overrides, args.sweeps,
+                                          launcher=make_launcher(args.launcher, args.ray_address), rounds=args.rounds),
+                            "interrupted before the sweep started; nothing was written")
 
 
 def print_tune_advice(summary: dict, args: argparse.Namespace) -> None:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from utils.core.errors import DetbenchError, ExitStatus, UsageError
-from utils.core.interruption import signal_of, stop_signals_interrupt
+from utils.commands.prepared_run import prepare_then_run
+from utils.core.errors import UsageError
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -69,21 +68,10 @@ def _request(args: argparse.Namespace):
 
 
 def capacity_main(argv: list[str]) -> int:
-    try:
-        with stop_signals_interrupt():
-            args = parse_args(argv)
-            from utils.commands.capacity.driver import Capacity
+    def runner():
+        args = parse_args(argv)
+        from utils.commands.capacity.driver import Capacity
 
-            runner = Capacity(_request(args), resume=Path(args.resume) if args.resume else None)
-            runner.prepare()
-    except DetbenchError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return error.status
-    except KeyboardInterrupt as stop:
-        print("interrupted before the search started; nothing was run", file=sys.stderr)
-        return ExitStatus.stopped_by(signal_of(stop))
-    try:
-        return runner.run()
-    except DetbenchError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return error.status
+        return Capacity(_request(args), resume=Path(args.resume) if args.resume else None)
+
+    return prepare_then_run(runner, "interrupted before the search started; nothing was run")

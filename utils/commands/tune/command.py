@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from utils.core.errors import DetbenchError, ExitStatus, UsageError
-from utils.core.interruption import signal_of, stop_signals_interrupt
+from utils.commands.prepared_run import prepare_then_run
+from utils.core.errors import UsageError
 
 DEFAULT_MINUTES = 30.0
 
@@ -81,23 +80,12 @@ def _request(args: argparse.Namespace):
 
 
 def tune_main(argv: list[str]) -> int:
-    try:
-        with stop_signals_interrupt():
-            args = parse_args(argv)
-            from utils.launchers import make_launcher
-            from utils.commands.tune.driver import Tune
+    def runner():
+        args = parse_args(argv)
+        from utils.launchers import make_launcher
+        from utils.commands.tune.driver import Tune
 
-            resume = Path(args.resume) if args.resume else None
-            runner = Tune(_request(args), make_launcher(args.launcher, args.ray_address), resume=resume)
-            runner.prepare()
-    except DetbenchError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return error.status
-    except KeyboardInterrupt as stop:
-        print("interrupted before the race started; nothing was run", file=sys.stderr)
-        return ExitStatus.stopped_by(signal_of(stop))
-    try:
-        return runner.run()
-    except DetbenchError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return error.status
+        resume = Path(args.resume) if args.resume else None
+        return Tune(_request(args), make_launcher(args.launcher, args.ray_address), resume=resume)
+
+    return prepare_then_run(runner, "interrupted before the race started; nothing was run")
