@@ -194,27 +194,27 @@ class Prepare(nn.Module):
 
     def _resized(self, image: np.ndarray, placed: Placement) -> torch.Tensor:
         """The image resized as the recipe says, (h, w, 3) in its channel order: the 8-bit values where an 8-bit
-        resampler ran (copied into the float batch by the caller), else floats."""
+        resampler ran (copied into the float batch by the caller), else floats. Every resampler works on each
+        channel alone, so the channels are put in order after the resize, on the smaller image: reordering a 720p
+        frame first cost 4 ms of a 5 ms preprocess (benchmarks/peers/streams_limit.py)."""
         recipe = self.recipe
-        planes = image if recipe.channels == "bgr" else image[..., ::-1]
         resized = placed.size != (image.shape[1], image.shape[0])
-        if recipe.resampler == "opencv":
-            if resized:
-                planes = cv2.resize(np.ascontiguousarray(planes), placed.size,
-                                    interpolation=OPENCV[recipe.interpolation])
-            return torch.from_numpy(np.ascontiguousarray(planes))
-        if recipe.resampler == "pil":  # PIL's own filters (antialiased on a shrink), on the 8-bit image
-            if resized:
-                planes = np.array(Image.fromarray(np.ascontiguousarray(planes)).resize(
-                    placed.size, PIL_FILTERS[recipe.interpolation]))  # a copy torch may write to
-            return torch.from_numpy(np.ascontiguousarray(planes))
-        values = torch.from_numpy(np.ascontiguousarray(planes).transpose(2, 0, 1)).float()[None]
+        if recipe.resampler in ("opencv", "pil"):
+            planes = np.ascontiguousarray(image)
+            if resized and recipe.resampler == "opencv":
+                planes = cv2.resize(planes, placed.size, interpolation=OPENCV[recipe.interpolation])
+            elif resized:  # PIL's own filters (antialiased on a shrink), on the 8-bit image
+                planes = np.array(Image.fromarray(planes).resize(placed.size, PIL_FILTERS[recipe.interpolation]))
+            ordered = planes if recipe.channels == "bgr" else planes[..., ::-1]
+            return torch.from_numpy(np.ascontiguousarray(ordered))  # a copy torch may write to
+        values = torch.from_numpy(np.ascontiguousarray(image).transpose(2, 0, 1)).float()[None]
         if resized:  # torchvision's tensor resize: the float image, antialiased only where it says so
             mode, size = TORCH[recipe.interpolation], (placed.size[1], placed.size[0])
             smooth = {"antialias": True} if recipe.resampler == "torch_antialias" and mode in ANTIALIASED else {}
             values = F.adaptive_avg_pool2d(values, size) if mode == "area" else F.interpolate(
                 values, size=size, mode=mode, **({} if mode == "nearest" else {"align_corners": False}), **smooth)
-        return values[0].permute(1, 2, 0)
+        planes = values[0] if recipe.channels == "bgr" else values[0].flip(0)
+        return planes.permute(1, 2, 0)
 
 
 class Restore(nn.Module):
