@@ -73,7 +73,7 @@ class FileReading(Reading):
             configure_decoder(stream, self.video.settings.threads)
             self._time_base = stream.time_base
             packets = container.demux(stream)
-            started, first_s = time.monotonic(), None
+            anchor: Optional[tuple[float, float]] = None  # realtime: the first packet's stamp and arrival
             while not self.stopped and self._last < self._last_wanted:
                 try:
                     packet = next(packets)
@@ -87,26 +87,32 @@ class FileReading(Reading):
                 self.book.add(arrived=1)
                 arrival = None
                 if self.video.realtime:
-                    first_s, arrival = self._pace(packet, started, first_s)
+                    anchor, arrival = self._pace(packet, anchor)
                     if arrival is None:
                         break
                 yield Read(packet, arrival)
             yield Read(Flush(stream))
         self.book.end("stopped" if self.stopped else "end of file")
 
-    def _pace(self, packet: av.Packet, started: float, first_s: Optional[float]) -> tuple[Optional[float], Optional[float]]:
-        """Waits until the packet's time after the first packet's (its decode timestamp: the order a camera
-        sends them in); (the first packet's time, the arrival), or an arrival None when stopped meanwhile."""
+    def _pace(self, packet: av.Packet, anchor: Optional[tuple[float, float]]
+              ) -> tuple[Optional[tuple[float, float]], Optional[float]]:
+        """Waits until the packet's time after the first packet's arrival (its decode timestamp: the order a camera
+        sends them in); (the first packet's stamp and arrival, this one's arrival), or an arrival None when stopped
+        meanwhile. Timed from the first packet's arrival, not from opening: a slow first read delays the play, and
+        never brings a later frame forward."""
         stamp = packet.dts if packet.dts is not None else packet.pts
         at = None if stamp is None else float(stamp * packet.time_base)
         if at is None:
-            return first_s, time.monotonic()
-        first_s = at if first_s is None else first_s
-        if self._stop.wait(max(0.0, started + at - first_s - time.monotonic())):
-            return first_s, None
+            return anchor, time.monotonic()
+        if anchor is None:
+            if self._stop.is_set():
+                return anchor, None
+            anchor = (at, time.monotonic())
+        elif self._stop.wait(max(0.0, anchor[1] + at - anchor[0] - time.monotonic())):
+            return anchor, None
         arrival = time.monotonic()
         self._arrivals[None if packet.pts is None else float(packet.pts * packet.time_base)] = arrival
-        return first_s, arrival
+        return anchor, arrival
 
     def decode(self, read: Read) -> list[LoadedImage]:
         if isinstance(read.payload, Flush):

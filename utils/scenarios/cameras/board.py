@@ -5,11 +5,14 @@ Each camera keeps its pending frames, oldest first, under one of three rules:
   Frigate's frame manager does: a detector never works on a stale frame while a fresher one waits);
 - `queue` keeps up to `frames`: a frame arriving when they are all taken is dropped, the waiting ones kept;
 - `wait` (a file not played in real time) keeps up to `frames` and makes its reader wait for room: nothing is
-  dropped, the file is read as fast as the detector takes its frames.
+  dropped, the file is read as fast as the detector takes its frames. Its reader decodes a frame only while a
+  detector asks for one, so decoding runs between the detector's batches, as in a plain read-then-infer loop,
+  not beside its forward: a file has no pace to keep, and on 2 cores a decoder beside a 2-thread forward cost
+  10-20% of the frames/s (benchmarks/peers/streams_limit.py).
 
 A detector takes a batch from the cameras it serves: the first waiting frame (the earliest arrival), then
 whatever else waits, in order of arrival, up to the batch size, without waiting for more (Frigate and DeepStream
-batch so). The pure part (PendingFrames, take_batch) knows nothing of threads; FrameBoard puts it behind one lock.
+batch so). Cameras that all wait fill the batch first, unless each of them has ended or is full. The pure part (PendingFrames, take_batch) knows nothing of threads; FrameBoard puts it behind one lock.
 """
 from __future__ import annotations
 
@@ -82,6 +85,17 @@ def take_batch(pending: Sequence[PendingFrames[Frame]], batch_size: int) -> list
     return batch
 
 
+def batch_is_ready(pending: Sequence[PendingFrames], ended: Sequence[bool], batch_size: int) -> bool:
+    """Whether a detector takes a batch from `pending` now: a frame waits, and either a camera does not wait (its
+    frames are live), the waiting frames fill the batch, or no camera can add one (each has ended or is full)."""
+    waiting = sum(len(frames) for frames in pending)
+    if not waiting:
+        return False
+    if any(frames.policy.mode != WAIT for frames in pending) or waiting >= batch_size:
+        return True
+    return all(done or not frames.has_room() for frames, done in zip(pending, ended))
+
+
 class BoardClosed(Exception):
     """The board takes no more frames: the window has ended, or the run is stopping."""
 
@@ -91,8 +105,28 @@ class FrameBoard(Generic[Frame]):
 
     def __init__(self, policies: Sequence[BusyPolicy]):
         self._pending = [PendingFrames(policy) for policy in policies]
+        self._asked = [0] * len(policies)  # detectors waiting in take() for each camera's frames
+        self._ended = [False] * len(policies)  # the camera's reader offers no more frames
         self._changed = threading.Condition()
         self._closed = False
+
+    def wait_for_demand(self, camera: int, stop: threading.Event) -> None:
+        """Returns once a waiting camera may decode its next frame: a detector asks for one and it has room. Other
+        cameras' frames come at their own pace: no wait. BoardClosed once the board is closed or `stop` is set."""
+        with self._changed:
+            pending = self._pending[camera]
+            if pending.policy.mode != WAIT:
+                return
+            while not (pending.has_room() and self._asked[camera]) and not self._closed and not stop.is_set():
+                self._changed.wait(0.05)
+            if self._closed or stop.is_set():
+                raise BoardClosed()
+
+    def ended(self, camera: int) -> None:
+        """The camera offers no more frames: a batch of waiting cameras need not wait for it."""
+        with self._changed:
+            self._ended[camera] = True
+            self._changed.notify_all()
 
     def offer(self, camera: int, frame: Frame, stop: threading.Event) -> Optional[Frame]:
         """The frame dropped for this one (or None); a waiting camera waits for room first, in short waits so
@@ -114,16 +148,29 @@ class FrameBoard(Generic[Frame]):
         deadline = time.monotonic() + timeout_s
         with self._changed:
             while True:
-                taken = take_batch([self._pending[camera] for camera in cameras], batch_size)
-                if taken:
-                    self._changed.notify_all()  # room for a waiting reader
-                    return [(cameras[index], frame) for index, frame in taken]
+                pending = [self._pending[camera] for camera in cameras]
+                if self._closed or batch_is_ready(pending, [self._ended[camera] for camera in cameras], batch_size):
+                    taken = take_batch(pending, batch_size)
+                    if taken:
+                        self._changed.notify_all()  # room for a waiting reader
+                        return [(cameras[index], frame) for index, frame in taken]
                 if self._closed:
                     return None
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return []
-                self._changed.wait(left)
+                self._ask(cameras, left)
+
+    def _ask(self, cameras: Sequence[int], timeout_s: float) -> None:
+        """Waits up to `timeout_s` for a change, counted meanwhile as asking these cameras for frames."""
+        for camera in cameras:
+            self._asked[camera] += 1
+        self._changed.notify_all()
+        try:
+            self._changed.wait(timeout_s)
+        finally:
+            for camera in cameras:
+                self._asked[camera] -= 1
 
     def close(self) -> None:
         """No frame is offered any more; what waits is still taken."""

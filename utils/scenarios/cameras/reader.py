@@ -1,5 +1,6 @@
 """A camera's own thread: it reads its source and decodes every frame (its decode CPU timed with time.thread_time
-around `decode`), then hands each selected frame to the board, where a busy detector's rule keeps or drops it.
+around `decode`; a file not played in real time only when a detector asks), then hands each selected frame to the
+board, where a busy detector's rule keeps or drops it.
 A file in real time starts again at its end, its frames numbered on; a stream that dies ends its reading with the
 gap recorded, and the thread stays alive, idle, until the run releases it (so the CPU counters of the window,
 which follow the threads alive at its start, keep its time)."""
@@ -92,6 +93,7 @@ class CameraReader:
             self.failure = error
         finally:
             self.ended_s = time.monotonic()
+            self.board.ended(self.camera.index)
             self.ended.set()
             self.released.wait()
 
@@ -139,6 +141,7 @@ class CameraReader:
             self._loop.number += 1
 
     def _decode(self, reading: Reading, read: Read) -> None:
+        self.board.wait_for_demand(self.camera.index, self.stopping)
         got = time.monotonic()
         started = time.thread_time()
         items = reading.decode(read)

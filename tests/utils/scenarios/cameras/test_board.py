@@ -13,6 +13,7 @@ from utils.scenarios.cameras.board import (
     BusyPolicy,
     FrameBoard,
     PendingFrames,
+    batch_is_ready,
     take_batch,
 )
 
@@ -108,3 +109,55 @@ def test_clear_hands_back_every_waiting_frame():
         board.offer(camera, Frame(name, 1.0), never)
     assert sorted(frame.name for _, frame in board.clear()) == ["a", "b", "c"]
     assert board.take([0, 1], 4, 0.01) == []
+
+
+def _waiting(*names: str, frames: int = 4) -> PendingFrames:
+    pending = PendingFrames(BusyPolicy(WAIT, frames))
+    for index, name in enumerate(names):
+        pending.offer(Frame(name, float(index)))
+    return pending
+
+
+def test_waiting_cameras_fill_the_batch_unless_none_can_add_a_frame():
+    assert not batch_is_ready([_waiting(), _waiting()], [False, False], 4)  # nothing waits
+    assert not batch_is_ready([_waiting("a"), _waiting("b")], [False, False], 4)  # both can still add
+    assert batch_is_ready([_waiting("a", "b"), _waiting("c", "d")], [False, False], 4)  # the batch is full
+    assert batch_is_ready([_waiting("a"), _waiting("b")], [True, True], 4)  # both have ended
+    assert not batch_is_ready([_waiting("a"), _waiting("b")], [True, False], 4)  # the second can add
+    assert batch_is_ready([_waiting("a"), _waiting("b", frames=1)], [True, False], 4)  # ended, and full
+
+
+def test_a_live_camera_beside_waiting_ones_is_taken_at_once():
+    live = PendingFrames(BusyPolicy(DROP))
+    live.offer(Frame("live", 0.5))
+    assert batch_is_ready([_waiting("a"), live], [False, False], 4)
+
+
+def test_a_waiting_camera_decodes_only_while_a_detector_asks_and_a_stop_ends_its_wait():
+    board = FrameBoard([BusyPolicy(WAIT, 1)])
+    never, stop = threading.Event(), threading.Event()
+    asked = threading.Event()
+
+    def reader() -> None:
+        board.wait_for_demand(0, never)
+        asked.set()
+        board.offer(0, Frame("a", 1.0), never)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    assert not asked.wait(0.2)  # no detector asks: the file is not decoded ahead
+    assert [frame.name for _, frame in board.take([0], 1, 5.0)] == ["a"]
+    thread.join(5)
+    assert asked.is_set()
+    stop.set()
+    with pytest.raises(BoardClosed):
+        board.wait_for_demand(0, stop)
+
+
+def test_a_live_camera_never_waits_for_demand_and_an_ended_one_lets_a_part_batch_go():
+    board = FrameBoard([BusyPolicy(DROP), BusyPolicy(WAIT, 4)])
+    board.wait_for_demand(0, threading.Event())  # returns at once: a live camera keeps its own pace
+    board.offer(1, Frame("last", 1.0), threading.Event())
+    assert board.take([1], 4, 0.05) == []  # the batch waits for more of the file
+    board.ended(1)
+    assert [frame.name for _, frame in board.take([1], 4, 0.05)] == ["last"]
