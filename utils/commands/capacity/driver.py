@@ -30,6 +30,7 @@ from datasets.sources.locations import is_stream_url
 from pipelines.registry import facts_for
 from pipelines.runtimes.registry import is_reference
 from utils.checks.accuracy.label_free import MIN_IMAGES
+from utils.commands.budgeted_search import BudgetedSearch, run_within_budget
 from utils.commands.capacity.answer import Searched, Setting, capacity_answer, point_text
 from utils.commands.capacity.bound import cameras_bound
 from utils.commands.capacity.files import CAPACITY_CSV, CAPACITY_JSON, write_capacity_files
@@ -50,14 +51,13 @@ from utils.commands.tune.space import (BACKEND, BATCH, MAX_BATCH, PINNING, PRECI
                                        this_machine)
 from utils.commands.tune.state import Entry, Run
 from utils.commands.tune.verdicts import drop_failed, settle_waiting, take_verdict
-from utils.commands.tune.ways import first_look_order, first_looks, halve, undecidable, way_name
+from utils.commands.tune.ways import first_looks, halve, undecidable, way_name
 from utils.config.schema import ConfigError, load_config
 from utils.core.errors import ExitStatus, UsageError
 from utils.launchers.base import Launcher, PointJob, PointOutcome, Stops
 from utils.launchers.local import LocalLauncher
 from utils.scenarios.cameras.settings import camera_settings
 from utils.scenarios.cameras.sources import build_cameras
-from utils.storage.atomic import OutputWriteError
 from utils.storage.finished_run import FinishedRun, RunFilesError
 from utils.storage.run_directory import RunDirectory
 
@@ -308,19 +308,17 @@ class Capacity:
         return self.spent_s + self.clock() - self.started
 
     def run(self) -> int:
-        stops = Stops()
-        try:
-            with stops.handled(), tqdm(total=round(self.budget_s), unit="s", disable=None,
-                                       bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s{postfix}") as self.progress:
-                self._announce()
-                self._work(stops)
-            document = self._write(stopped=stops.received, final=True)
-        except OutputWriteError as error:
-            self.console(f"error: {error}; the runs are in {self.directory.path}")
+        ended = run_within_budget(BudgetedSearch(self.budget_s, self._announced_work,
+                                                 lambda stopped: self._write(stopped=stopped, final=True),
+                                                 self.launcher.close, self.console, self.directory.path))
+        if ended is None:
             return ExitStatus.FAILED
-        finally:
-            self.launcher.close()
-        return self._conclude(document, stops.received)
+        return self._conclude(ended.document, ended.stopped)
+
+    def _announced_work(self, stops: Stops, progress: tqdm) -> None:
+        self.progress = progress
+        self._announce()
+        self._work(stops)
 
     def _announce(self) -> None:
         rate = f" at {self.camera_fps:g} fps" if self.camera_fps else ""

@@ -28,6 +28,7 @@ from utils.config.schema import ConfigError, load_config
 from utils.core.errors import ExitStatus, UsageError
 from utils.preflight.heap_setting import keep_heap_refusal, process_maps
 from utils.storage.finished_run import FinishedRun, RunFilesError
+from utils.commands.budgeted_search import BudgetedSearch, run_within_budget
 from utils.commands.sweep.driver import RoundRun, settle_run
 from utils.commands.sweep.figures import combine_rounds, read_point
 from utils.launchers.base import Launcher, PointJob, PointOutcome, Stops
@@ -47,7 +48,6 @@ from utils.commands.tune.space import BACKEND, BATCH, INT8_FLAGS, NATIVE_FLAGS, 
 from utils.commands.tune.state import Entry, Run, run_dir_name
 from utils.commands.tune.verdicts import check_of, checkers, drop_failed, settle_waiting, take_verdict
 from utils.commands.tune.ways import first_look_order, first_looks, halve, undecidable, way_lines, way_name
-from utils.storage.atomic import OutputWriteError
 from utils.storage.run_directory import RunDirectory
 from utils.commands.tune.files import TUNE_JSON, write_tune_files
 
@@ -238,20 +238,18 @@ class Tune:
 
     # ---- the race ----
     def run(self) -> int:
-        stops = Stops()
-        try:
-            with stops.handled(), tqdm(total=round(self.budget_s), unit="s", disable=None,
-                                       bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s{postfix}") as self.progress:
-                self._announce()
-                self._race(stops)
-            document = self._write(stopped=stops.received, final=True)
-        except OutputWriteError as error:
-            self.console(f"error: {error}; the runs are in {self.directory.path}")
+        ended = run_within_budget(BudgetedSearch(self.budget_s, self._announced_race,
+                                                 lambda stopped: self._write(stopped=stopped, final=True),
+                                                 self.first_launcher.close, self.console, self.directory.path))
+        if ended is None:
             return ExitStatus.FAILED
-        finally:
-            self.first_launcher.close()
-        self._conclude(document, stops.received)
-        return ExitStatus.stopped_by(stops.received) if stops.received else ExitStatus.OK
+        self._conclude(ended.document, ended.stopped)
+        return ExitStatus.stopped_by(ended.stopped) if ended.stopped else ExitStatus.OK
+
+    def _announced_race(self, stops: Stops, progress: tqdm) -> None:
+        self.progress = progress
+        self._announce()
+        self._race(stops)
 
     def _announce(self) -> None:
         tqdm.write(f"tune {self.directory.run_id}: {len(self.space.candidates)} candidates, "
