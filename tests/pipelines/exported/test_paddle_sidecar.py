@@ -25,7 +25,8 @@ def test_no_sidecar_is_none_and_each_step_becomes_a_recipe_step_or_is_named(tmp_
                                                                                         1.0)
     assert config.recipe.mean == (0.0, 0.0, 0.0) and config.labels == ["a", "b"] and config.strides == (8, 16, 32)
     # A black pad is not the recipe's grey: named as not applied; Permute is what any NCHW input is already.
-    assert config.skipped == ("Pad",) and config.said() == "recipe from infer_cfg.yml beside the file (not applied: Pad)"
+    assert config.skipped == ("Pad",)
+    assert config.said() == "recipe from infer_cfg.yml beside the file (not applied: Pad)"
 
 
 def test_a_sidecar_that_is_not_paddles_yaml_is_refused_naming_it(tmp_path):
