@@ -16,11 +16,8 @@ from torch import nn
 
 from benchmark import main
 from pipelines.exported import facts
-from pipelines.boxes.nms import NmsSettings, non_max_suppression
-from pipelines.exported.decoding import cut_rows, normalised_cxcywh_to_xyxy, yolov8_as_yolov5, yolov8_rows_passing
 from pipelines.exported.inspection import ExportedFileError, read_exported
 from pipelines.exported.layouts import read_layout
-from pipelines.settings import NO_CAP
 from utils.config.schema import ConfigError, load_config
 from utils.commands.tune.driver import base_config
 from tests.support.helpers import section_shape_errors
@@ -95,40 +92,6 @@ def detections(tmp_path: Path, file: Path, *overrides: str) -> list[list[float]]
     lines = (tmp_path / "out" / file.stem / "detections.csv").read_text().splitlines()[1:]
     rows = [line.split(",") for line in lines]  # image, class_id, class_name, score, x1, y1, x2, y2
     return [[float(v) for v in row[4:8]] + [float(row[3]), float(row[1])] for row in rows]
-
-
-# Hand-computed decoding ------------------------------------------------------------------------------------
-
-def test_channels_first_rows_gain_an_objectness_of_one():
-    raw = torch.tensor([[[10.0, 20.0], [11.0, 21.0], [4.0, 6.0], [5.0, 7.0], [0.9, 0.1], [0.2, 0.8]]])
-    expected = torch.tensor([[[10, 11, 4, 5, 1, 0.9, 0.2], [20, 21, 6, 7, 1, 0.1, 0.8]]])
-    assert torch.equal(yolov8_as_yolov5(raw), expected)
-
-
-def test_channels_first_rows_that_can_pass_are_found_before_any_row_is_built():
-    raw = torch.tensor([[[10.0, 20.0, 30.0], [11.0, 21.0, 31.0], [4.0, 6.0, 8.0], [5.0, 7.0, 9.0],
-                         [0.9, 0.1, float("nan")], [0.2, 0.25, 0.1]]])
-    rows = yolov8_as_yolov5(raw)[0]
-    passing = yolov8_rows_passing(raw, 0.25)  # the second row's best (0.25) is not above the cut; NaN goes on
-    assert len(passing) == 1
-    torch.testing.assert_close(passing[0], rows[[0, 2]], equal_nan=True, rtol=0, atol=0)
-    torch.testing.assert_close(yolov8_rows_passing(raw, -1.0)[0], rows, equal_nan=True, rtol=0, atol=0)
-    settings = NmsSettings(0.25, 0.5)
-    assert non_max_suppression(passing, settings)[0].tolist() == non_max_suppression(rows[None], settings)[0].tolist()
-
-
-def test_rows_are_cut_strictly_above_the_score_best_first():
-    rows = torch.tensor([[0, 0, 1, 1, 0.3, 2], [0, 0, 2, 2, 0.25, 1], [0, 0, 3, 3, 0.9, 0]])
-    assert cut_rows(rows, 0.25, 10)[:, 4].tolist() == pytest.approx([0.9, 0.3])
-    assert cut_rows(rows, 0.25, 1)[:, 5].tolist() == [0]
-    assert cut_rows(rows, 0.0, NO_CAP)[:, 4].tolist() == pytest.approx([0.9, 0.3, 0.25])  # no cap
-    assert cut_rows(rows, 0.0, 10, classes=[1])[:, 4].tolist() == [0.25]
-
-
-def test_normalised_centre_boxes_become_input_pixels():
-    boxes = torch.tensor([[0.5, 0.25, 0.5, 0.1]])
-    # centre (200, 50), 200 x 20 px in a 400 x 200 input
-    assert normalised_cxcywh_to_xyxy(boxes, 200, 400).tolist() == [[100.0, 40.0, 300.0, 60.0]]
 
 
 # Each layout through the whole run, on ONNX Runtime ----------------------------------------------------------
