@@ -140,3 +140,9 @@ def cli(tmp_path):
     yield start
     for run in runs:
         run.kill()
+
+
+def pytest_collection_modifyitems(items):
+    """The whole runs of the command line first, each file's tests in their order: under `make test` a test file is
+    one worker's at a time, in this order, and the longest files handed out last left one worker finishing alone."""
+    items.sort(key=lambda item: "whole_runs" not in item.path.parts)
