@@ -1,6 +1,8 @@
 """torchvision's detectors as the tests build them (pipelines/dense/, pipelines/rcnn/): the bundled photos as BGR
 arrays and as torchvision takes them, the dense family's pipelines at small sizes, and torchvision's own model on the
 same weights and settings to hold them to."""
+from __future__ import annotations
+
 import cv2
 import numpy as np
 import torch
@@ -26,8 +28,9 @@ def as_rgb_tensor(image: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(image[..., ::-1].transpose(2, 0, 1))).float() / 255.0
 
 
-def pipeline(arch: str, network=None, **postprocess):
-    config = config_for(arch, preprocess=SMALL[arch], postprocess=postprocess)
+def pipeline(arch: str, network=None, preprocess: dict | None = None, **postprocess):
+    """The dense family's pipeline for `arch` at its SMALL sizes (or at `preprocess`), and its config."""
+    config = config_for(arch, preprocess=SMALL[arch] if preprocess is None else preprocess, postprocess=postprocess)
     network = network or family.load_network(arch, None, 0)
     forward = build_runtime("torch", fuse=False, precision="fp32").prepare(
         network, family.example_input(config.preprocess))
