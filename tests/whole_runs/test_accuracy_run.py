@@ -23,7 +23,8 @@ from utils.reporting.run_figures import headline_figures
 pytestmark = pytest.mark.slow  # whole runs of the shapes config
 
 # shapes.yaml runs OpenVINO int8: its accuracy-aware search is test_int8_control_run's, here the plain int8 runs.
-QUICK = quick_args(256, "dataset.limit=6", "benchmark.layer_timing=false", "benchmark.warmup=1",
+# At 160 px: what these tests check (the figures' sources, cuts, verdicts and files) holds at any size.
+QUICK = quick_args(160, "dataset.limit=6", "benchmark.layer_timing=false", "benchmark.warmup=1",
                    "benchmark.repeats=1", "outputs.save_images=false", "outputs.plots=false", "outputs.report=false",
                    "benchmark.agreement.images=6", "runtime.calibration.accuracy_control=false", config="shapes.yaml")
 
@@ -33,7 +34,9 @@ def run(tmp_path: Path, *overrides: str) -> tuple[int, Path]:
 
 
 def test_torch_fp32_run_scores_itself_against_the_labels(tmp_path):
-    code, run_dir = run(tmp_path, "runtime.backend=torch", "runtime.precision=fp32")
+    # At 256 px: the bound below is on how well the trained model finds the shapes, which it does less well
+    # at 160 (0.26 there, too near the bound).
+    code, run_dir = run(tmp_path, "runtime.backend=torch", "runtime.precision=fp32", "preprocess.img_size=256")
     assert code == 0
     summary = json.loads((run_dir / "summary.json").read_text())
     accuracy = summary["accuracy"]

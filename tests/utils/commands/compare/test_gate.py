@@ -1,19 +1,19 @@
 """The regression gate of `compare --fail-above`: its statistics on hand-computed cases, then real runs of
-yolov7-tiny at 128 px: two of the same configuration, and one with an injected slow step (tests/support/slow_step_run.py
-sleeps 250 ms before every NMS). The runs go one after another, each on one thread of the two cores, so each has
-a core to spare for whatever else the machine runs. Started at once, three runs on two cores made two
-identical runs differ by 2.2x in CI: whichever shared a core with another run's start-up was timed at half
-speed."""
+yolov7-tiny at 128 px: two of the same configuration, and one with an injected slow step (the 250 ms sleep
+before every NMS of tests/support/slow_step_run.py). The runs go one after another, each on one thread of the
+two cores, so each has a core to spare for whatever else the machine runs. Started at once, three runs on two
+cores made two identical runs differ by 2.2x in CI: whichever shared a core with another run's start-up was
+timed at half speed."""
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from benchmark import main
+from pipelines.yolo.pipeline import YoloPipeline
 from tests.support.paths import ROOT
+from tests.support.slow_step_run import slow_suppress
 from utils.commands.compare.gate import (Figure, Interval, judge, latency_figure, map_drop_figure, parse_threshold,
                                 single_value_figure, throughput_figure, throughput_ratio_interval, verdict_line)
 
@@ -106,15 +106,17 @@ def test_verdict_line_names_figure_values_interval_and_threshold():
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    """The three runs in this process, one after another (a process of their own each would add its start-up,
+    the imports of torch and the rest, three times over); the slow one with slow_step_run's sleep patched in
+    for its run only."""
     outputs = tmp_path_factory.mktemp("gate")
-    starts = {"base": [sys.executable, str(ROOT / "benchmark.py")],
-              "again": [sys.executable, str(ROOT / "benchmark.py")],
-              "slow": [sys.executable, str(ROOT / "tests" / "support" / "slow_step_run.py")]}
-    for name, command in starts.items():
-        done = subprocess.run(command + RUN + ["--set", f"run.output_dir={outputs}", "--set", f"run.id={name}"],
-                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
-        assert done.returncode == 0, (name, done.stdout[-2000:])
-    return {name: outputs / name for name in starts}
+    for name in ("base", "again", "slow"):
+        with pytest.MonkeyPatch.context() as patch:
+            if name == "slow":
+                patch.setattr(YoloPipeline, "suppress", slow_suppress)
+            code = main(RUN + ["--set", f"run.output_dir={outputs}", "--set", f"run.id={name}"])
+        assert code == 0, name
+    return {name: outputs / name for name in ("base", "again", "slow")}
 
 
 def _gate(capsys, base, new, *options):
