@@ -6,13 +6,14 @@ Each camera keeps its pending frames, oldest first, under one of three rules:
 - `queue` keeps up to `frames`: a frame arriving when they are all taken is dropped, the waiting ones kept;
 - `wait` (a file not played in real time) keeps up to `frames` and makes its reader wait for room: nothing is
   dropped, the file is read as fast as the detector takes its frames. Its reader decodes a frame only while a
-  detector asks for one, so decoding runs between the detector's batches, as in a plain read-then-infer loop,
-  not beside its forward: a file has no pace to keep, and on 2 cores a decoder beside a 2-thread forward cost
-  10-20% of the frames/s (benchmarks/peers/streams_limit.py).
+  detector asks for one, so decoding runs between the detector's batches, as in a plain read-then-infer loop
+  (benchmarks/peers/streams_limit.py), not beside its forward: a file has no pace to keep, and on a machine whose
+  cores the forward's threads fill, a decoder beside them takes its time from theirs.
 
 A detector takes a batch from the cameras it serves: the first waiting frame (the earliest arrival), then
 whatever else waits, in order of arrival, up to the batch size, without waiting for more (Frigate and DeepStream
-batch so). Cameras that all wait fill the batch first, unless each of them has ended or is full. The pure part (PendingFrames, take_batch) knows nothing of threads; FrameBoard puts it behind one lock.
+batch so). Cameras that all wait fill the batch first, unless each of them has ended or is full. The pure part
+(PendingFrames, take_batch, batch_is_ready) knows nothing of threads; FrameBoard puts it behind one lock.
 """
 from __future__ import annotations
 
