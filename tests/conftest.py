@@ -14,6 +14,11 @@ import subprocess
 import time
 import uuid
 
+# Two workers' compute threads share 2 cores: torch's OpenMP threads spinning after each parallel region then take
+# the cores from the other worker's (a whole run took 3 to 20 times as long beside another). Read when libgomp
+# loads, so before anything imports torch; processes the suite starts inherit it. No test times anything.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import pytest
 
 from tests.support.processes import GRACE_S, SESSION_MARK, marked, pids
