@@ -137,7 +137,9 @@ def test_an_rtsp_camera_is_read_from_a_real_rtsp_server(tmp_path):
         counts = reading.counts()
     assert [item.frame for item in got] == list(range(10))
     assert all(item.image.shape == (240, 320, 3) for item in got)
-    assert [item.pts_s for item in got] == sorted(item.pts_s for item in got)
+    # over UDP a frame decoded before the first RTCP report may come without a timestamp: its pts_s stays empty
+    stamped = [item.pts_s for item in got if item.pts_s is not None]
+    assert stamped and stamped == sorted(stamped)
     assert counts.connections == 1 and counts.ended == "stopped"
 
 
