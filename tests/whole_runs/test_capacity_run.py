@@ -22,7 +22,7 @@ def test_batch_sizes_of_the_reference_way_race_before_the_search(tmp_path, capsy
     sets = [part for item in (*SETS, f"run.output_dir={tmp_path}", "run.id=race") for part in ("--set", item)]
     code = capacity_main(["--config", str(CONFIGS / "cameras.yaml"), "--source", str(clip), *QUICK, *sets,
                           "--sweep", "dataset.batch_size=1,2", "--budget-ms", "5000", "--max-drop", "0.9",
-                          "--minutes", "0.75"])
+                          "--minutes", "0.55"])
     out = capsys.readouterr().out
     assert code == 0, out
     folder = tmp_path / "race"
