@@ -1,6 +1,7 @@
 """The ranking of accuracy-aware int8 (int8_repair.py): what each quantized operation, or block of them, wins
 back when it alone is fed float. Every evaluation compiles a model, which is where the search's time goes, so
-a large graph is ranked by blocks first and split down its operations' paths while the evaluations last."""
+a large graph is ranked by blocks first (by runs of consecutive blocks where there are more blocks than
+evaluations) and split down its operations' paths while the evaluations last."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,8 +44,8 @@ def children(unit: Unit, depth: int) -> tuple[list[tuple[str, list[str]]], int]:
 def ranked_units(graph: QuantizedGraph, control: AccuracyControl, base: float, reverted: Sequence[str] = (),
                  max_evaluations: int = 80, progress: bool = True) -> list[Unit]:
     """Units, most costly first (then the smaller, then graph order: the same ranking on every run). Each
-    operation alone where there are at most `max_evaluations`; otherwise top-level blocks first, then the
-    costliest block split one level down its paths, and so on while the evaluations last. A block stays a
+    operation alone where there are at most `max_evaluations`; otherwise top-level blocks first (runs of them
+    where the blocks alone are more than the cap), then the costliest unit split one level down its paths, and so on while the evaluations last. A block stays a
     unit beside its parts: its cost may lie in operations that only win back together (a decode's Concat
     and the operations feeding it). Every evaluation compiles a model, which is where the search's time goes.
     `reverted`: operations already fed float, on top of which the others are ranked (`base` is that model's
@@ -75,11 +76,26 @@ def ranked_units(graph: QuantizedGraph, control: AccuracyControl, base: float, r
                                            len(unit.names), order[unit.names[0]]))
 
 
+def runs_of_blocks(blocks: Sequence[tuple[str, list[str]]], count: int) -> list[tuple[str, list[str]]]:
+    """`blocks` in graph order cut into `count` runs of consecutive blocks, as even as whole blocks allow, each
+    labelled by its first and last block (`/model.0../model.9`): a graph with more blocks than the evaluations
+    allow is ranked by runs first, and a run split into its blocks while evaluations remain."""
+    runs = []
+    for index in range(count):
+        part = blocks[index * len(blocks) // count:(index + 1) * len(blocks) // count]
+        if part:
+            label = part[0][0] if len(part) == 1 else f"{part[0][0]}..{part[-1][0]}"
+            runs.append((label, [name for _, members in part for name in members]))
+    return runs
+
+
 def refined_units(names: Sequence[str], cost_of: Callable[[str, Sequence[str]], Unit], left: Callable[[], int],
                   order: dict[str, int], split: set[str]) -> list[Unit]:
     """Top-level blocks, then the costliest unit split one level down, while `left()` evaluations remain;
     `split` gathers the blocks whose parts were evaluated."""
     top, depth = children(Unit("", tuple(names)), 1)
+    if len(top) > left():
+        top, depth = runs_of_blocks(top, max(1, left() // 2)), 0  # half left to split the costliest runs
     units = [cost_of(label, members) for label, members in top]
     depths = {unit.label: depth for unit in units}
     tried: set[str] = set()

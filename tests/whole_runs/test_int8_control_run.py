@@ -14,10 +14,10 @@ from utils.checks.int8.repair_statement import warnings as int8_warnings
 
 pytestmark = pytest.mark.slow  # whole int8 runs of the shapes config, with the search
 
-BROKEN = quick_args(160, "dataset.limit=24", "runtime.calibration.images=12", "runtime.calibration.keep_float=[]",
+BROKEN = quick_args(160, "dataset.limit=16", "runtime.calibration.images=8", "runtime.calibration.keep_float=[]",
                     "runtime.backend=onnxruntime", "runtime.precision=int8", "benchmark.layer_timing=false",
                     "benchmark.warmup=1", "benchmark.repeats=1", "outputs.save_images=false", "outputs.plots=false",
-                    "runtime.calibration.control_evaluations=16", config="shapes.yaml")
+                    "runtime.calibration.control_evaluations=8", config="shapes.yaml")
 
 
 def test_a_broken_int8_is_repaired_or_called_out_and_the_choice_is_cached(tmp_path, capsys):
@@ -26,7 +26,7 @@ def test_a_broken_int8_is_repaired_or_called_out_and_the_choice_is_cached(tmp_pa
     assert code == 0
     summary = json.loads((run_dir / "summary.json").read_text())
     entry = summary["runtime"]["preparation"]["accuracy_control"]
-    assert entry["judged_on"].startswith("12 calibration images")
+    assert entry["judged_on"].startswith("8 calibration images")
     assert entry["figure"] == "mAP@0.5:0.95 drop against the labels"
     # the decode's Concat of pixel boxes and 0-1 scores quantized costs more than the budget
     assert entry["drop_before"] > entry["target"] and entry["steps"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.runtimes.int8_ranking import block_of, ranked_units
+from pipelines.runtimes.int8_ranking import block_of, ranked_units, runs_of_blocks
 from tests.support.costed_graphs import CostedGraph, control_of
 
 
@@ -50,3 +50,23 @@ def test_a_block_too_large_to_split_into_operations_is_split_down_its_paths():
     # 7 blocks, /model.23's 4 branches, then /model.23/cv2's 10 operations: 21 evaluations, within 25
     assert graph.reverts == 21
     assert [unit.label for unit in units[:3]] == ["/model.23/cv2/op7", "/model.23/cv2", "/model.23"]
+
+
+def test_runs_of_blocks_are_consecutive_and_as_even_as_whole_blocks_allow():
+    blocks = [(f"/model.{index}", [f"/model.{index}/op"]) for index in range(7)]
+    runs = runs_of_blocks(blocks, 3)
+    assert [label for label, _ in runs] == ["/model.0../model.1", "/model.2../model.3", "/model.4../model.6"]
+    assert [name for _, members in runs for name in members] == [f"/model.{index}/op" for index in range(7)]
+    assert runs_of_blocks(blocks[:2], 3) == [("/model.0", ["/model.0/op"]), ("/model.1", ["/model.1/op"])]
+
+
+def test_more_blocks_than_the_cap_are_ranked_by_runs_of_blocks_within_it():
+    # 12 blocks of 5 operations and a cap of 8: 4 runs of 3 blocks, then the costly run's 3 blocks; the costly
+    # block's 5 operations would pass the cap, so the ranking ends there, at 7 models compiled
+    costs = {f"/model.{block}/op{index}": (0.01 if (block, index) == (7, 3) else 0.0)
+             for block in range(12) for index in range(5)}
+    graph = CostedGraph(costs)
+    units = ranked_units(graph, control_of(graph, budget=0.0), 0.01, max_evaluations=8, progress=False)
+    assert graph.reverts == 7
+    assert [unit.label for unit in units[:2]] == ["/model.7", "/model.6../model.8"]
+    assert units[0].cost == pytest.approx(0.01) and units[1].cost == pytest.approx(0.01)
