@@ -98,11 +98,13 @@ def test_a_stopped_race_keeps_what_it_measured_resumes_and_writes_its_answer(tmp
 
 
 def test_first_looks_time_a_few_batches_and_judge_on_the_verdicts_images_then_full_runs_time_every_image(tmp_path):
-    # The first 36 of the labelled scenes: a few more than a verdict's 30, so a full run times more than a first look
-    # does; torch fp32 (the reference) and ONNX Runtime fp32 (judged against it), one schedule each.
+    # The first 16 of the labelled scenes: a few more than the verdict's 12 (benchmark.accuracy.images), so a full
+    # run times more than a first look does; torch fp32 (the reference) and ONNX Runtime fp32 (judged against it),
+    # one schedule each.
     command = [sys.executable, str(ROOT / "benchmark.py"), "tune", *quick_args(128, "benchmark.repeats=2", NO_FIT),
                "--set", f"dataset.path={SHAPES / 'images'}", "--set", f"dataset.labels={SHAPES / 'labels'}",
-               "--set", "dataset.limit=36", "--set", f"model.weights={SHAPES / 'yolov7-tiny-shapes.pt'}",
+               "--set", "dataset.limit=16", "--set", "benchmark.accuracy.images=12",
+               "--set", f"model.weights={SHAPES / 'yolov7-tiny-shapes.pt'}",
                "--set", f"run.output_dir={tmp_path}", "--set", "run.id=race",
                "--sweep", "runtime.backend=torch,onnxruntime",
                "--set", "runtime.precision=fp32",
@@ -118,22 +120,22 @@ def test_first_looks_time_a_few_batches_and_judge_on_the_verdicts_images_then_fu
     assert ("runtime.backend=onnxruntime", 1) in summaries and ("runtime.backend=onnxruntime", 2) in summaries
     for backend in ("runtime.backend=torch", "runtime.backend=onnxruntime"):
         look = summaries[backend, 1]
-        # One timed pass over the first 30 images (30 batches of 1), against every image twice after it.
-        assert look["timed_passes"] == 1 and look["images_processed"] == 30 and runs[backend, 1]["look"] == "first look"
+        # One timed pass over the first 12 images (12 batches of 1), against every image twice after it.
+        assert look["timed_passes"] == 1 and look["images_processed"] == 12 and runs[backend, 1]["look"] == "first look"
         if (backend, 2) in summaries:
-            assert summaries[backend, 2]["timed_passes"] == 2 and summaries[backend, 2]["images_processed"] == 36
+            assert summaries[backend, 2]["timed_passes"] == 2 and summaries[backend, 2]["images_processed"] == 16
             assert runs[backend, 2]["look"] == "full"
-    # The ONNX Runtime look judged itself on 30 images; its full run reused that verdict (detections equal on them).
+    # The ONNX Runtime look judged itself on 12 images; its full run reused that verdict (detections equal on them).
     judged = summaries["runtime.backend=onnxruntime", 1]
-    assert judged["accuracy"]["images"] == 30 and judged["agreement"]["images"] == 30
+    assert judged["accuracy"]["images"] == 12 and judged["agreement"]["images"] == 12
     assert "agreement" not in summaries["runtime.backend=onnxruntime", 2]
     document = json.loads((folder / "sweep.json").read_text())
-    assert document["answer"]["rounds"][0]["look"]["text"] == ("first looks: 1 timed pass of 30 batch(es), verdicts "
-                                                               "on 30 images")
-    assert "round 1 (first looks: 1 timed pass of 30 batch(es), verdicts on 30 images)" in stdout
+    assert document["answer"]["rounds"][0]["look"]["text"] == ("first looks: 1 timed pass of 12 batch(es), verdicts "
+                                                               "on 12 images")
+    assert "round 1 (first looks: 1 timed pass of 12 batch(es), verdicts on 12 images)" in stdout
     rows = {row["point"].split(",")[0]: row for row in document["rows"]}
     assert rows["runtime.backend=onnxruntime"]["looks"] == "first look (round 1); full (round 2)"
-    assert rows["runtime.backend=onnxruntime"]["verdict_images"] == 30
+    assert rows["runtime.backend=onnxruntime"]["verdict_images"] == 12
 
 
 def test_a_throughput_race_runs_loadgen_offline_and_answers_in_samples_per_second(tmp_path):
