@@ -28,6 +28,9 @@ class VideoInfo:
     timestamps: tuple[Optional[float], ...]
     corrupt_packets: int  # packets the demuxer flagged corrupt
     truncated: Optional[str]  # the demuxer's error where the data ended early, None when it ended cleanly
+    # Frames the decoder holds back to put B-frames in order (FFmpeg's has_b_frames): a frame read as it arrives
+    # comes out that many frame intervals later
+    reorder_frames: int = 0
 
     @property
     def frames(self) -> int:
@@ -82,10 +85,11 @@ def probe_video(path: Path, max_pixels: Optional[int]) -> VideoInfo:
         except av.error.FFmpegError as error:
             truncated = ffmpeg_words(error)
         fps = float(stream.average_rate) if stream.average_rate else None
+        reorder = context.has_b_frames
     timestamps = tuple(sorted(pts)) if pts and None not in pts else (None,) * len(pts)
     rotation, codec = _first_frame(path, max_pixels)
     width, height = upright_size(context.width, context.height, rotation)
-    return VideoInfo(path, codec, width, height, fps, timestamps, corrupt, truncated)
+    return VideoInfo(path, codec, width, height, fps, timestamps, corrupt, truncated, reorder)
 
 
 def _first_frame(path: Path, max_pixels: Optional[int]) -> tuple[float, str]:

@@ -1,6 +1,6 @@
 """A camera run's figures into the run record: summary.json `cameras` (typed in utils/record/sections.py),
 cameras.csv's rows (one per camera), the per-frame table, and a warning for every camera whose source gave up
-inside the window."""
+inside the window or whose file's B-frames delay every frame."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -22,7 +22,7 @@ from utils.scenarios.cameras.figures import (
 )
 from utils.scenarios.cameras.frames import FRAME_COLUMNS, FrameRecord, RunClock, frame_row
 from utils.scenarios.cameras.settings import CameraSettings
-from utils.scenarios.cameras.sources import Camera
+from utils.scenarios.cameras.sources import Camera, reorder_warning
 from utils.storage import layout
 
 DEFINITION = (
@@ -128,6 +128,10 @@ def camera_record(record: RunRecord, outcome: CameraOutcome) -> None:
     if not measured:
         record.cameras.update(status=UNAVAILABLE, reason="no frame arrived inside the window (every source had "
                                                           "ended during the warm-up?)")
+    for camera in outcome.cameras:
+        reordering = reorder_warning(camera)
+        if reordering:
+            record.warn(reordering)
     for camera, source in zip(outcome.cameras, sources):
         if source.ended and source.ended not in QUIET_ENDS:
             record.warn(f"camera {camera.name} ({camera.location}) stopped delivering inside the window: "

@@ -112,3 +112,19 @@ def _span_s(timestamps: tuple[Optional[float], ...], fps: Optional[float]) -> fl
         return 1.0 / fps if fps else 0.0
     step = (known[-1] - known[0]) / (len(known) - 1)
     return known[-1] - known[0] + (1.0 / fps if fps else step)
+
+
+def reorder_warning(camera: Camera) -> Optional[str]:
+    """For a camera whose frames arrive at their pace from a file with B-frames: how late its decoder gives each
+    frame out, which its latency from arrival counts; None where no frame waits (cameras send no B-frames)."""
+    if not camera.arrives or camera.names_root is None:
+        return None
+    held = [video.info for video in camera.source.videos if video.info.reorder_frames]
+    if not held:
+        return None
+    info = max(held, key=lambda video: video.reorder_frames / (video.fps or 1.0))
+    delay = f", {1000 * info.reorder_frames / info.fps:.0f} ms at its {info.fps:g} fps" if info.fps else ""
+    return (f"camera {camera.name} ({camera.location}): {info.path.name} has B-frames, so its decoder holds "
+            f"{info.reorder_frames} frame(s) back to reorder them{delay}: every frame's latency from arrival counts "
+            "that wait, which a camera (no B-frames) does not have; to measure as a camera feeds it, re-encode "
+            f"without them: `ffmpeg -i {info.path.name} -c:v libx264 -bf 0 -pix_fmt yuv420p camera.mp4`")

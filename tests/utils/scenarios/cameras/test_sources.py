@@ -1,5 +1,5 @@
 """The cameras built at start-up: a file's first frame decoded and its frames named by camera; every location
-that cannot be read refused with the config key that named it."""
+that cannot be read refused with the config key that named it; a real-time file with B-frames called out."""
 import cv2
 import numpy as np
 import pytest
@@ -9,7 +9,7 @@ from tests.support.clips import moving_shapes, write_clip
 from tests.support.streams import free_port
 from utils.config.schema import config_for
 from utils.scenarios.cameras.settings import camera_settings
-from utils.scenarios.cameras.sources import build_cameras
+from utils.scenarios.cameras.sources import build_cameras, reorder_warning
 
 
 def _cameras(**cameras):
@@ -59,3 +59,18 @@ def test_a_stream_that_refuses_at_start_is_refused_naming_its_key():
     with pytest.raises(DatasetError, match=r"^cameras.sources\[0\]: stream http://127.0.0.1:\d+/cam: the connection "
                                            r"was refused"):
         _cameras(sources=[url], connect_timeout_s=1.0)
+
+
+def test_a_real_time_file_with_b_frames_is_called_out_with_the_wait_it_adds(clip, tmp_path):
+    path, scene = clip
+    reordered = write_clip(tmp_path / "recorded.mp4", scene, fps=15, options={"preset": "medium", "bf": "2"})
+    camera, = _cameras(sources=[str(reordered)])
+    held = camera.source.videos[0].info.reorder_frames
+    assert held > 0
+    warning = reorder_warning(camera)
+    assert f"recorded.mp4 has B-frames, so its decoder holds {held} frame(s) back" in warning
+    assert f"{1000 * held / 15:.0f} ms at its 15 fps" in warning and "-bf 0" in warning
+    # read at the detector's pace, nothing arrives late; a clip as cameras encode it has nothing to reorder
+    assert reorder_warning(_cameras(sources=[str(reordered)], realtime=False)[0]) is None
+    plain, = _cameras(sources=[str(path)])
+    assert plain.source.videos[0].info.reorder_frames == 0 and reorder_warning(plain) is None
