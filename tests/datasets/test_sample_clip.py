@@ -1,3 +1,5 @@
+import av
+
 from datasets.sample_clip import SAMPLES_CLIP, make_samples_clip
 from datasets.sources.settings import DecodeSettings
 from datasets.sources.video_file import VideoFile
@@ -8,6 +10,8 @@ def test_the_shipped_clip_is_720p_at_15_fps_for_4_seconds():
     info = probe_video(SAMPLES_CLIP, None)
     assert (info.codec, info.width, info.height, info.fps, info.frames) == ("h264", 1280, 720, 15.0, 60)
     assert SAMPLES_CLIP.stat().st_size < 1 << 20
+    with av.open(str(SAMPLES_CLIP)) as container:  # as a camera sends it: no frame waits to be reordered
+        assert container.streams.video[0].codec_context.has_b_frames == 0
 
 
 def test_the_maker_zooms_over_each_sample_photo_in_turn(tmp_path):
