@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
-import onnx
 from torch import nn
 from tqdm import tqdm
 
@@ -77,6 +76,8 @@ def file_float_nodes(onnx_path: Path, keep_float: Sequence[str]) -> list[str]:
     or operator type (Concat), and for DECODE every non-convolution node from which no convolution can be
     reached: the decode after the last convolutions (box arithmetic, boxes concatenated beside scores), which no
     single int8 scale holds. An entry naming nothing is an error."""
+    import onnx  # here: a run that quantizes nothing never pays its import (0.7 s, ml_dtypes' mostly)
+
     graph = onnx.load(str(onnx_path), load_external_data=False).graph
     consumers: dict[str, list[int]] = {}
     for index, node in enumerate(graph.node):
@@ -105,6 +106,8 @@ def file_float_nodes(onnx_path: Path, keep_float: Sequence[str]) -> list[str]:
 def decode_nodes(onnx_path: Path, module_paths: Sequence[str]) -> list[str]:
     """Names of the exported graph's non-convolution nodes inside these module paths (the exporter names a
     node of module model.77 /model.77/...)."""
+    import onnx
+
     prefixes = tuple(f"/{path}/" for path in module_paths)
     graph = onnx.load(str(onnx_path), load_external_data=False).graph
     return [node.name for node in graph.node if node.name.startswith(prefixes) and node.op_type not in CONV_OPS]

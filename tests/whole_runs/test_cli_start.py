@@ -17,7 +17,7 @@ import pytest
 from tests.support.paths import ROOT, SAMPLES
 from utils.core.errors import ExitStatus
 
-HEAVY = ("torch", "torchvision", "cv2", "numpy", "pandas", "matplotlib", "PIL", "onnxruntime", "openvino")
+HEAVY = ("torch", "torchvision", "cv2", "numpy", "pandas", "matplotlib", "PIL", "onnxruntime", "openvino", "onnx")
 
 # Runs benchmark.py as `python benchmark.py ARGS` would (its __main__ block included), then lists the heavy
 # modules that were imported on the way.
@@ -72,7 +72,8 @@ def test_config_mistakes_are_answered_before_heavy_libraries_load(tmp_path, case
 @pytest.mark.slow
 def test_a_yolo_run_without_plots_loads_neither_torchvision_nor_matplotlib(tmp_path):
     # torchvision's import brings torch._dynamo (NMS comes from its compiled kernel instead, pipelines/boxes/kernels.py)
-    # and matplotlib is for the plots: together most of a second of every start, tune's runs included.
+    # and matplotlib is for the plots: together most of a second of every start, tune's runs included. onnx (0.6 s,
+    # ml_dtypes' mostly) is for exporting and quantizing, which a torch run does neither of.
     result, stderr = probe(["--config", str(ROOT / "configs" / "samples_tiny.yaml"), "--set", "preprocess.img_size=64",
                             "--set", f"dataset.path={SAMPLES}", "--set", "dataset.limit=2",
                             "--set", f"run.output_dir={tmp_path}",
@@ -80,6 +81,7 @@ def test_a_yolo_run_without_plots_loads_neither_torchvision_nor_matplotlib(tmp_p
     assert result["status"] == 0, stderr
     assert "torch" in result["heavy"] and "pandas" in result["heavy"]  # the run did run, and wrote its tables
     assert "torchvision" not in result["heavy"] and "matplotlib" not in result["heavy"]
+    assert "onnx" not in result["heavy"]
 
 
 @pytest.fixture(scope="module")
