@@ -3,6 +3,7 @@ records: a source's counts told apart over the window, the section of a run stop
 of a measured one and of one where nothing arrived, and the warning for a camera that gave up."""
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -26,9 +27,12 @@ def settings(**cameras):
     return camera_settings(config.cameras, config.dataset, config.benchmark)
 
 
-def cameras():
-    # Only their names and locations reach the record.
-    return [SimpleNamespace(name="cam0", location="a.mp4"), SimpleNamespace(name="cam1", location="rtsp://cam/1")]
+def cameras(reorder_frames: int = 0):
+    # What reaches the record: their names and locations, and the file camera's video for its B-frames.
+    video = SimpleNamespace(info=SimpleNamespace(path=Path("clips/a.mp4"), fps=15.0, reorder_frames=reorder_frames))
+    return [SimpleNamespace(name="cam0", location="a.mp4", arrives=True, names_root=Path("clips"),
+                            source=SimpleNamespace(videos=(video,))),
+            SimpleNamespace(name="cam1", location="rtsp://cam/1", arrives=True, names_root=None, source=None)]
 
 
 def detected(stream: int, arrival: float, measured: bool = True) -> FrameRecord:
@@ -42,8 +46,9 @@ def complete_ends(end_counts=(SourceCounts(), SourceCounts())) -> WindowEnds:
     return ends
 
 
-def outcome(ends: WindowEnds, records, reasons=(None, None), **cameras_settings) -> CameraOutcome:
-    return CameraOutcome(cameras(), settings(**cameras_settings), ends, records,
+def outcome(ends: WindowEnds, records, reasons=(None, None), reorder_frames: int = 0,
+            **cameras_settings) -> CameraOutcome:
+    return CameraOutcome(cameras(reorder_frames), settings(**cameras_settings), ends, records,
                          [{"preprocess": 0.1, "postprocess": 0.1}, {"preprocess": 0.0, "postprocess": 0.0}], [2, 0],
                          0.0, list(reasons), CLOCK)
 
@@ -99,6 +104,14 @@ def test_a_camera_that_gave_up_inside_the_window_is_warned_of():
     camera_record(record, outcome(complete_ends(), [detected(0, 11.0)], reasons=(None, "no answer within 1 s")))
     assert len(record.warnings) == 1
     assert "camera cam1 (rtsp://cam/1) stopped delivering inside the window: no answer" in record.warnings[0]
+
+
+def test_a_file_camera_whose_b_frames_delay_every_frame_is_warned_of():
+    record = RunRecord(identity())
+    camera_record(record, outcome(complete_ends(), [detected(0, 11.0)], reorder_frames=2))
+    assert len(record.warnings) == 1
+    assert record.warnings[0].startswith("camera cam0 (a.mp4): a.mp4 has B-frames, so its decoder holds 2 frame(s) "
+                                         "back to reorder them, 133 ms at its 15 fps")
 
 
 def test_a_window_where_no_frame_arrived_has_no_figures():
