@@ -47,9 +47,9 @@ def ranked_units(graph: QuantizedGraph, control: AccuracyControl, base: float, r
     operation alone where there are at most `max_evaluations`; otherwise top-level blocks first (runs of them
     where the blocks alone are more than the cap), then the costliest unit split one level down its paths, and
     so on while the evaluations last. A block stays a unit beside its parts: its cost may lie in operations
-    that only win back together (a decode's Concat and the operations feeding it). Every evaluation compiles a model, which is where the search's time goes.
-    `reverted`: operations already fed float, on top of which the others are ranked (`base` is that model's
-    drop)."""
+    that only win back together (a decode's Concat and the operations feeding it). Every evaluation compiles a
+    model, which is where the search's time goes. `reverted`: operations already fed float, on top of which the
+    others are ranked (`base` is that model's drop)."""
     already = set(reverted)
     names = [name for name in graph.operations() if name not in already]
     order = {name: index for index, name in enumerate(names)}
