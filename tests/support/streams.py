@@ -73,6 +73,21 @@ def _listening(port: int, deadline: float) -> bool:
     return False
 
 
+def _described(url: str, port: int, deadline: float) -> bool:
+    """Whether the relay answers a DESCRIBE of `url` with 200 before `deadline`: it answers 404 until the push's
+    ANNOUNCE is in, which a loaded machine delays past any fixed wait (a client then fails at once)."""
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1.0) as connection:
+                connection.sendall(f"DESCRIBE {url} RTSP/1.0\r\nCSeq: 1\r\nAccept: application/sdp\r\n\r\n".encode())
+                if connection.recv(64).startswith(b"RTSP/1.0 200"):
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return False
+
+
 @contextlib.contextmanager
 def rtsp_camera(clip: Path, name: str = "cam") -> Iterator[Camera]:
     """`clip` pushed in a loop at its own rate by ffmpeg to rtsp-server-perl, which serves it to clients (over
@@ -92,8 +107,11 @@ def rtsp_camera(clip: Path, name: str = "cam") -> Iterator[Camera]:
                                    "-1", "-i", str(clip), "-c", "copy", "-f", "rtsp",
                                    f"rtsp://127.0.0.1:{source_port}/{name}"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.0)  # the push's ANNOUNCE before a client's DESCRIBE
-        yield Camera(f"rtsp://127.0.0.1:{client_port}/{name}", relay)
+        url = f"rtsp://127.0.0.1:{client_port}/{name}"
+        if not _described(url, client_port, time.monotonic() + START_TIMEOUT_S):
+            raise RuntimeError(f"rtsp-server-perl did not serve {url} within {START_TIMEOUT_S} s (ffmpeg's push "
+                               f"{'ended with ' + str(pusher.poll()) if pusher.poll() is not None else 'still going'})")
+        yield Camera(url, relay)
     finally:
         if pusher is not None:
             _stop(pusher)
