@@ -99,9 +99,16 @@ def point_text(row: dict) -> str:
             + f": {row['verdict']}" + (f" over {len(row['runs'])} runs" if len(row["runs"]) > 1 else ""))
 
 
+def _shown(search: CandidateSearch) -> int:
+    """The most cameras a candidate's own runs served, up to its answer: a search raised to another's floor that
+    serves nothing above it answers the floor, which is that other candidate's to claim, not its own."""
+    largest = search.answer(None).largest
+    return max((count for count, served in search.verdicts().items() if served and count <= largest), default=0)
+
+
 def _best(searched: Sequence[Searched]) -> Optional[Searched]:
     eligible = [entry for entry in searched if entry.eligible]
-    return max(eligible, key=lambda entry: entry.search.answer(None).largest) if eligible else None
+    return max(eligible, key=lambda entry: _shown(entry.search)) if eligible else None
 
 
 def capacity_answer(searched: Sequence[Searched], setting: Setting) -> dict:

@@ -49,6 +49,15 @@ def test_a_contender_from_the_best_answer_that_does_not_beat_it():
     assert (second["floor"], second["largest"], second["first_not_served"]) == (3, 3, 4)
 
 
+def test_a_floor_raised_by_another_candidate_is_that_candidates_answer():
+    # "a" served 1 camera, then searched from "b"'s answer of 2 and failed at 3: it never served 2 itself
+    raised = CandidateSearch("a", 2, [run("a", 1, True), run("a", 3, False)])
+    answer = capacity_answer([Searched(raised, {}, "reference", True), Searched(search("b", 2, [2, 3], floor=1), {},
+                                                                                "equal", True)], SETTING)
+    assert answer["best"]["candidate"] == "b" and answer["best"]["largest"] == 2
+    assert answer["statement"].startswith("2 camera(s) of clip.mp4") and "N=2: p99 100.0 ms" in answer["statement"]
+
+
 def test_a_candidate_whose_verdict_bars_it_is_never_the_answer():
     barred, allowed = search("fast", 6, [1, 2, 4, 8, 6, 7]), search("slow", 2, [1, 2, 4, 3])
     answer = capacity_answer([Searched(barred, {}, "different", False), Searched(allowed, {}, "equal", True)],
