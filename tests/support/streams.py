@@ -109,8 +109,9 @@ def rtsp_camera(clip: Path, name: str = "cam") -> Iterator[Camera]:
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         url = f"rtsp://127.0.0.1:{client_port}/{name}"
         if not _described(url, client_port, time.monotonic() + START_TIMEOUT_S):
-            raise RuntimeError(f"rtsp-server-perl did not serve {url} within {START_TIMEOUT_S} s (ffmpeg's push "
-                               f"{'ended with ' + str(pusher.poll()) if pusher.poll() is not None else 'still going'})")
+            pushed = pusher.poll()
+            state = "still going" if pushed is None else f"ended with {pushed}"
+            raise RuntimeError(f"rtsp-server-perl did not serve {url} within {START_TIMEOUT_S} s (ffmpeg's push {state})")
         yield Camera(url, relay)
     finally:
         if pusher is not None:
