@@ -111,7 +111,8 @@ def rtsp_camera(clip: Path, name: str = "cam") -> Iterator[Camera]:
         if not _described(url, client_port, time.monotonic() + START_TIMEOUT_S):
             pushed = pusher.poll()
             state = "still going" if pushed is None else f"ended with {pushed}"
-            raise RuntimeError(f"rtsp-server-perl did not serve {url} within {START_TIMEOUT_S} s (ffmpeg's push {state})")
+            raise RuntimeError(f"rtsp-server-perl did not serve {url} within {START_TIMEOUT_S} s "
+                               f"(ffmpeg's push {state})")
         yield Camera(url, relay)
     finally:
         if pusher is not None:
