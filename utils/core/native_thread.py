@@ -3,7 +3,6 @@ threads apart (Python before 3.14 leaves every thread named after the process)."
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 from typing import Optional
 
@@ -19,5 +18,14 @@ def name_this_thread(name: str) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        _libc = _open_libc()
     return _libc.prctl(PR_SET_NAME, name.encode()[:NAME_BYTES], 0, 0, 0) == 0
+
+
+def _open_libc() -> ctypes.CDLL:
+    """libc by its soname, never by ctypes.util.find_library: that runs ldconfig in a subprocess, and a process
+    forked meanwhile (a DataLoader worker) inherits its pipe, so the naming thread waited on it for good."""
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:  # a libc other than glibc: prctl is among the process's own symbols
+        return ctypes.CDLL(None, use_errno=True)

@@ -34,3 +34,17 @@ def test_the_memory_samplers_thread_is_named_in_the_kernel():
                 break
             threading.Event().wait(0.005)
         assert _kernel_name(tid) == SAMPLER_NAME
+
+
+def test_naming_a_thread_starts_no_process(monkeypatch):
+    """A subprocess started from a sampler's thread hung runs whose DataLoader forked meanwhile."""
+    import subprocess
+
+    import utils.core.native_thread as native_thread
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a process was started: {args}")
+
+    monkeypatch.setattr(native_thread, "_libc", None)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    assert name_this_thread("no-subprocess")
