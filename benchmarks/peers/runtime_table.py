@@ -63,7 +63,7 @@ GOAL = 1.05  # detbench's forward at most this many times the runtime's own loop
 SCORE_CUT = 0.25  # the candidates whose argmax class the fidelity check compares
 ONNX2TF = venvs.VenvSpec("onnx2tf", (("tensorflow-cpu==2.21.0", "tf-keras==2.21.0", "onnx2tf==1.28.8", "onnx",
                                       "onnx-graphsurgeon", "sng4onnx", "onnxruntime", "psutil",
-                                      "simple-onnx-processing-tools"),))
+                                      "simple-onnx-processing-tools", "ai-edge-litert==2.3.0"),))  # onnx2tf imports it
 ONNX2TF_SAMPLE = "calibration_image_sample_data_20x128x128x3_float32.npy"  # the file onnx2tf would download
 
 
