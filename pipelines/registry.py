@@ -39,6 +39,22 @@ def facts_for(arch: str) -> "FamilyFacts":
     raise UnknownArchitecture(f"model.arch {arch!r} is not a known architecture: use {known_architectures()}")
 
 
+def _file_families() -> tuple["FamilyFacts", ...]:
+    """The families with no architecture of their own: they read only files, given as model.file."""
+    return tuple(facts for facts in FACTS if facts.ARCH_FILES and not facts.ARCHS)
+
+
+def known_files() -> str:
+    """What model.file may be, for a message."""
+    return " or ".join(facts.ARCH_FILE_TEXT for facts in _file_families())
+
+
+def detector_files_in(folder: Path) -> list[Path]:
+    """The files in `folder` a file family reads, by name (an exporter's folder, Ultralytics' `*_openvino_model/`)."""
+    suffixes = tuple(suffix for facts in _file_families() for suffix in facts.ARCH_FILES)
+    return sorted(child for child in folder.iterdir() if child.is_file() and child.suffix in suffixes)
+
+
 def known_architectures() -> str:
     """What model.arch may be, for a message: "one of a, b, c or a path to ..."."""
     files = " or ".join(facts.ARCH_FILE_TEXT for facts in FACTS if facts.ARCH_FILES)

@@ -13,7 +13,7 @@ import yaml
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, create_model,
                       field_validator, model_validator)
 
-from pipelines.registry import FACTS, facts_for, known_architectures, runtime_refusal
+from pipelines.registry import FACTS, detector_files_in, facts_for, known_architectures, known_files, runtime_refusal
 from pipelines.runtimes import registry as runtimes
 from pipelines.runtimes.spec import quantizes
 from pipelines.settings import EVALUATION_KEYS, NO_CAP, SharedPostprocess, SharedPreprocess
@@ -134,8 +134,9 @@ class SharedModel(BaseModel):
     weights: Optional[PathText] = Field(None, description="checkpoint path; null: seeded random weights")
     fuse: bool = Field(True, description="fold Conv+BN and re-parameterise RepConv before running")
     file: Optional[PathText] = Field(None, description=(
-        "an exported detector, an ONNX file or an OpenVINO IR's .xml (its .bin beside it): the file is the "
-        "network, so model.arch and model.weights do not apply (see [models.md](models.md#a-detector-given-as-a-file))"))
+        "an exported detector, an ONNX file, an OpenVINO IR's .xml (its .bin beside it) or a .tflite: the file is "
+        "the network, so model.arch and model.weights do not apply "
+        "(see [models.md](models.md#a-detector-given-as-a-file))"))
 
     @property
     def network(self) -> str:
@@ -164,6 +165,27 @@ class SharedModel(BaseModel):
             return _holdable_path(value)
         raise ValueError(f"must be {known_architectures()}"
                          f"{value_hint(value, [arch for facts in FACTS for arch in facts.ARCHS])}")
+
+    @field_validator("file")
+    @classmethod
+    def _known_file(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and Path(value).is_dir():
+            return _the_file_in(Path(value))
+        # Else the file would be taken for a model.arch, and the message would name that key.
+        if value is None or any(facts.accepts(value) for facts in FACTS):
+            return value
+        raise ValueError(f"must be {known_files()}")
+
+
+def _the_file_in(folder: Path) -> str:
+    """An exporter's folder (Ultralytics' `yolo11n_openvino_model/`) stands for the one detector file inside it."""
+    found = detector_files_in(folder)
+    if len(found) == 1:
+        return str(found[0])
+    if found:
+        raise ValueError(f"{folder} is a folder holding {len(found)} detector files "
+                         f"({', '.join(child.name for child in found)}); set model.file to one of them")
+    raise ValueError(f"{folder} is a folder holding no detector file; set model.file to {known_files()}")
 
 
 def _of_the_families(name: str, shared: type[BaseModel], part: str, doc: str) -> type[_Section]:

@@ -46,6 +46,7 @@ def test_resolved_config_round_trips(tmp_path):
     ("dataset.batch_size=0", ["dataset.batch_size", "greater than or equal to 1"]),
     ("preprocess.img_size=100", ["preprocess.img_size", "multiple of 32", "100"]),
     ("model.arch=yolov9", ["model.arch", "yolov7-tiny", "'yolov9'"]),
+    ("model.file=README.md", ["model.file: must be an exported detector file (.onnx", "'README.md'"]),
     ("postprocess.iou_thres=1.5", ["postprocess.iou_thres", "1.5"]),
     ("run.id=a/b", ["run.id", "plain directory name"]),
     ("extra.key=1", ["extra", "unknown key"]),
@@ -185,3 +186,31 @@ def test_one_detector_per_camera_on_a_stream_each_is_accepted(tmp_path):
                                                       "runtime.streams=4", "runtime.threads=4"])
     assert config.cameras.camera_count == 4 and not config.reads_image_folder
     assert load_config(write(tmp_path, minimal()), []).reads_image_folder
+
+
+def _minimal_onnx(path):
+    """A graph with a yolov8-shaped output, all a config's check of model.file reads."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Constant", [], ["output0"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [0.0]))
+    graph = helper.make_graph([node], "m", [helper.make_tensor_value_info("images", TensorProto.FLOAT,
+                                                                          ["batch", 3, "height", "width"])],
+                              [helper.make_tensor_value_info("output0", TensorProto.FLOAT, [1, 7, 100])])
+    onnx.save(helper.make_model(graph), str(path))
+
+
+def test_a_folder_as_model_file_stands_for_the_one_detector_file_inside_it(tmp_path):
+    folder = tmp_path / "yolo11n_export"
+    folder.mkdir()
+    _minimal_onnx(folder / "yolo11n.onnx")
+    (folder / "metadata.yaml").write_text("imgsz: [64, 64]\n")  # beside it, as exporters write: not a detector
+    config = load_config(write(tmp_path, minimal()), [f"model.file={folder}", "runtime.backend=onnxruntime"])
+    assert config.model.file == str(folder / "yolo11n.onnx")
+    (folder / "yolo11n.xml").write_text("x")
+    with pytest.raises(ConfigError, match=r"holding 2 detector files \(yolo11n.onnx, yolo11n.xml\); set model.file "
+                                          r"to one of them"):
+        load_config(write(tmp_path, minimal()), [f"model.file={folder}"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match=r"holding no detector file; set model.file to an exported detector file"):
+        load_config(write(tmp_path, minimal()), [f"model.file={tmp_path / 'empty'}"])
